@@ -1,0 +1,16 @@
+"""srcgrad: automatic differentiation of Python + NumPy by source
+transformation, with the tf.GradientTape programming model.
+
+The public names of API.md, nothing else.
+"""
+from . import rules  # noqa: F401  (registers the NumPy rules)
+from .errors import NoRuleError, UnsupportedSyntaxError
+from .rules.registry import register_adjoint
+from .tape import GradientTape, UnconnectedGradients
+from .tensor import Tensor, Variable, constant
+
+__all__ = [
+    "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
+    "register_adjoint", "UnsupportedSyntaxError", "NoRuleError",
+]
+__version__ = "0.1.0"

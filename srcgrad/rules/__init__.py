@@ -1,0 +1,5 @@
+"""Adjoint rules: one registry serving the compiler and the tape."""
+from . import registry  # noqa: F401
+from . import helpers  # noqa: F401
+from . import numpy_adjoints  # noqa: F401  (registers the rules)
+from . import nondiff  # noqa: F401

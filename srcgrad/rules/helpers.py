@@ -1,0 +1,164 @@
+"""Run-time helpers used inside rule templates and generated code.
+
+No gast here. Each helper is written with NumPy functions that have rules
+(so it can be differentiated again when a higher-order tape records it), is a
+`primitive` with a rule of its own, or is `nondiff_helper` (its result carries
+no derivative).
+"""
+import functools
+
+import numpy as np
+
+
+def _tensor_module():
+    from .. import tensor
+    return tensor
+
+
+def primitive(f):
+    """Make a Python function a srcgrad primitive: called on Tensors, it runs
+    on their values and is recorded on active tapes with its registered rule."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        tensor = _tensor_module()
+        if any(isinstance(a, tensor.Tensor) for a in args) or any(
+                isinstance(v, tensor.Tensor) for v in kwargs.values()):
+            return tensor.apply(wrapper, args, kwargs)
+        return f(*args, **kwargs)
+    wrapper.__srcgrad_raw__ = f
+    return wrapper
+
+
+def nondiff_helper(f):
+    """A helper whose result carries no derivative: Tensor arguments are
+    unwrapped and a plain ndarray (or Python value) is returned."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        tensor = _tensor_module()
+        args = [tensor.unwrap(a) for a in args]
+        kwargs = {k: tensor.unwrap(v) for k, v in kwargs.items()}
+        return f(*args, **kwargs)
+    wrapper.__srcgrad_raw__ = f
+    return wrapper
+
+
+def _normalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, (tuple, list)):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent `g` back to the shape of `x`, undoing NumPy
+    broadcasting: leading axes `g` has and `x` lacks are summed out, and so
+    are axes where `x` has length 1. A `g` of lower rank (a scalar seed) is
+    broadcast up instead. Result shape: np.shape(x)."""
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    if len(gshape) < len(shape):
+        return np.broadcast_to(g, shape)
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes)
+    return np.reshape(g, shape)
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the cotangent `g` of a reduction of `x` over `axis` back to
+    `x`'s shape (re-inserting reduced axes when keepdims was False)."""
+    shape = np.shape(x)
+    if axis is not None and not keepdims:
+        axes = _normalize_axes(axis, len(shape))
+        g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
+    return np.broadcast_to(g, shape)
+
+
+@nondiff_helper
+def reduction_size(x, y):
+    """How many elements of `x` were reduced into each element of `y`."""
+    return np.size(x) // max(np.size(y), 1)
+
+
+@nondiff_helper
+def max_chooser(x, y, axis=None, keepdims=False):
+    """Where `x` attains its reduced max/min `y`: 1/k at each of k tied
+    positions, 0 elsewhere (ties split evenly, as autograd and JAX do)."""
+    shape = np.shape(x)
+    if axis is not None and not keepdims:
+        axes = _normalize_axes(axis, len(shape))
+        y = np.reshape(y, tuple(1 if i in axes else s for i, s in enumerate(shape)))
+    elif axis is None and not keepdims:
+        y = np.reshape(y, (1,) * len(shape))
+    mask = (x == y).astype(np.result_type(x, np.float32) if np.issubdtype(np.asarray(x).dtype, np.floating) else np.float64)
+    return mask / np.sum(mask, axis=axis, keepdims=True)
+
+
+@nondiff_helper
+def balanced_eq(x, z, y):
+    """1 where x alone attains z = maximum(x, y), 1/2 where x == y, else 0
+    (autograd's convention for maximum/minimum ties)."""
+    x = np.asarray(x)
+    eq = (x == z)
+    return eq / (1.0 + (x == y))
+
+
+@nondiff_helper
+def inverse_axes(axes, x):
+    """The permutation undoing transpose(x, axes); None for a plain reverse."""
+    if axes is None:
+        return None
+    ndim = np.ndim(x)
+    return tuple(np.argsort([a % ndim for a in axes]))
+
+
+@nondiff_helper
+def sign(x):
+    return np.sign(x)
+
+
+def matmul_adjoint_x(g, x, y):
+    """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * y, x)
+    g2 = g
+    if np.ndim(y) == 1:
+        g2 = np.expand_dims(g2, -1)
+    if np.ndim(x) == 1:
+        g2 = np.expand_dims(g2, -2)
+    y2 = y if np.ndim(y) > 1 else np.expand_dims(y, -1)
+    bx = np.matmul(g2, np.swapaxes(y2, -1, -2))
+    if np.ndim(x) == 1:
+        bx = np.squeeze(bx, -2)
+    return unbroadcast(bx, x)
+
+
+def matmul_adjoint_y(g, x, y):
+    """Cotangent of y in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    g2 = g
+    if np.ndim(y) == 1:
+        g2 = np.expand_dims(g2, -1)
+    if np.ndim(x) == 1:
+        g2 = np.expand_dims(g2, -2)
+    x2 = x if np.ndim(x) > 1 else np.expand_dims(x, -2)
+    by = np.matmul(np.swapaxes(x2, -1, -2), g2)
+    if np.ndim(y) == 1:
+        by = np.squeeze(by, -1)
+    return unbroadcast(by, y)
+
+
+@primitive
+def unindex(g, x, index):
+    """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
+    `index` (repeated integer indices accumulate, via np.add.at)."""
+    dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
+    out = np.zeros(np.shape(x), dtype=dtype)
+    np.add.at(out, index, g)
+    return out

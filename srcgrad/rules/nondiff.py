@@ -1,0 +1,35 @@
+"""Functions whose outputs carry no derivative, in one place.
+
+Integer-, boolean- and shape-valued results (argmax, comparisons, floor,
+shape, zeros_like, random draws) pass through both paths with no adjoint.
+"""
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from . import helpers
+from .registry import register_nondiff
+
+register_nondiff(
+    # comparisons and logic
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isfinite, np.isnan, np.isinf,
+    np.all, np.any, np.array_equal, np.allclose, np.isclose,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
+    # integer-valued
+    np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc,
+    np.floor_divide, np.count_nonzero, np.nonzero, np.flatnonzero, np.searchsorted,
+    # shapes and constructors
+    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
+    np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.arange, np.linspace,
+    np.result_type, np.issubdtype,
+    # helpers
+    helpers.reduction_size, helpers.max_chooser, helpers.balanced_eq, helpers.inverse_axes,
+    helpers.sign,
+    # builtins
+    builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
+    builtins.enumerate, builtins.zip, builtins.reversed, builtins.tuple, builtins.list,
+    math.floor, math.ceil,
+)

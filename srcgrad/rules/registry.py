@@ -1,0 +1,160 @@
+"""The rule registry: one table of adjoint rules used by both paths.
+
+A rule is a small template function in the field's notation (`d[x]` is the
+cotangent of `x`), registered for a primitive (a NumPy function or ufunc, or
+one of srcgrad's helpers):
+
+    @register_adjoint(np.exp)
+    def exp(z, x, out=None):
+        d[x] = d[z] * z
+
+The first parameter is the primal output; the others mirror the primitive's
+signature and defaults so that a call site binds with
+`inspect.signature(template).bind`. The compiler inlines the body into
+generated code (transforms/inline.py); the tape compiles the same body once
+per set of needed cotangents into a VJP function (`Rule.vjp`).
+"""
+import inspect
+import textwrap
+import threading
+
+import gast
+
+from ..transforms import ast_util, inline as inline_mod
+from ..transforms.naming import Namer
+
+_ADJOINTS = {}
+_NONDIFF = set()
+_lock = threading.Lock()
+
+
+class Rule:
+    """An adjoint rule: a parsed template plus its compiled VJPs.
+
+    Attributes: `primitive` (the function it differentiates), `name`,
+    `output` (name of the primal-output parameter), `params` (the other
+    parameters, in order), `diff_params` (those with a `d[p] = ...`
+    contribution), `tree` (the template's gast FunctionDef).
+    """
+
+    def __init__(self, primitive, template):
+        self.primitive = primitive
+        self.template = template
+        self.name = template.__name__
+        self.signature = inspect.signature(template)
+        src = textwrap.dedent(inspect.getsource(template))
+        tree = gast.parse(src).body[0]
+        tree.decorator_list = []
+        self.tree = tree
+        names = [p for p in self.signature.parameters]
+        self.output = names[0]
+        self.params = names[1:]
+        diff = []
+        for stmt in tree.body:
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+                p = inline_mod.is_d(stmt.targets[0])
+                if p is not None:
+                    if p not in self.params:
+                        raise ValueError("rule %s assigns d[%s], which is not a parameter" % (self.name, p))
+                    if p not in diff:
+                        diff.append(p)
+        self.diff_params = tuple(diff)
+        self.globals = template.__globals__
+        self._vjps = {}
+
+    def __repr__(self):
+        return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
+
+    def bind(self, output, args, kwargs):
+        """Bind a call's arguments to the template's parameters; returns an
+        ordered dict {param: value} with defaults applied (output excluded).
+        Raises TypeError when the call does not fit the primitive's signature."""
+        bound = self.signature.bind(output, *args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        values.pop(self.output)
+        return values
+
+    def vjp(self, needed):
+        """The VJP function computing cotangents of the params in `needed`:
+        `vjp(g, z, **bound) -> tuple` aligned with `diff_params` (None where
+        not needed). Compiled once per `needed` set from the template."""
+        needed = frozenset(needed)
+        fn = self._vjps.get(needed)
+        if fn is None:
+            fn = self._compile_vjp(needed)
+            self._vjps[needed] = fn
+        return fn
+
+    def _compile_vjp(self, needed):
+        namer = Namer(set(self.params) | {self.output, "_g"} | set(self.globals))
+        targets = {p: ("_b_" + p if p in needed else None) for p in self.diff_params}
+        namer.reserve(t for t in targets.values() if t)
+        bindings = {p: ast_util.name(p) for p in self.params}
+        body = inline_mod.inline(self.tree, self.output, "_g", bindings, targets, set(), namer)
+        assigned = set()
+        for stmt in body:
+            assigned |= ast_util.names_stored(stmt)
+        ret = ast_util.tuple_([
+            ast_util.name(targets[p]) if targets[p] and targets[p] in assigned else ast_util.const(None)
+            for p in self.diff_params])
+        fdef = ast_util.function_def("vjp_" + self.name, ["_g", self.output] + self.params,
+                                     body + [ast_util.return_(ret)])
+        src = ast_util.to_source(ast_util.module([fdef]))
+        namespace = {}
+        exec(compile(src, "<srcgrad rule %s>" % self.name, "exec"), self.globals, namespace)
+        fn = namespace["vjp_" + self.name]
+        fn.__srcgrad_source__ = src
+        return fn
+
+
+def register_adjoint(primitive):
+    """Decorator registering the adjoint rule of `primitive`.
+
+    The decorated template's first parameter is the primal output, the others
+    mirror `primitive`'s signature. In the body, `d[z]` reads the output's
+    cotangent and `d[x] = expr` contributes the cotangent of input `x`; any
+    other assignment is a temporary. No control flow on values. Rules must be
+    broadcast-safe: use `unbroadcast(g, x)` to sum a cotangent back to `x`'s
+    shape. The same template is inlined by the compiler and compiled into a
+    VJP for the tape. Returns the template unchanged. Registering a second
+    rule for the same primitive replaces the first.
+    """
+    def decorator(template):
+        rule = Rule(primitive, template)
+        with _lock:
+            _ADJOINTS[primitive] = rule
+            _NONDIFF.discard(primitive)
+        return template
+    return decorator
+
+
+def register_nondiff(*functions):
+    """Declare functions whose outputs carry no derivative (argmax, shape...)."""
+    with _lock:
+        for f in functions:
+            _NONDIFF.add(f)
+
+
+def adjoint_rule(primitive):
+    """The Rule registered for `primitive`, or None."""
+    try:
+        return _ADJOINTS.get(primitive)
+    except TypeError:  # unhashable
+        return None
+
+
+def is_nondiff(primitive):
+    try:
+        return primitive in _NONDIFF
+    except TypeError:
+        return False
+
+
+def adjoint_rules():
+    """A copy of the registry: {primitive: Rule}."""
+    return dict(_ADJOINTS)
+
+
+def nondiff_functions():
+    return set(_NONDIFF)

@@ -1,0 +1,452 @@
+"""GradientTape: the thread-local tape stack, tape entries and the reverse sweep.
+
+Semantics follow `tf.GradientTape` (see ../shared/seeds and API.md):
+operations run inside the context are recorded when at least one input is
+watched; trainable Variables are watched when read (unless
+`watch_accessed_variables=False`). Entries reference their inputs and outputs
+by Tensor id; `gradient` accumulates cotangents in a dict keyed by id during
+a sweep over the entries in reverse order of recording (a reverse
+topological order).
+
+Higher order: while another tape is recording, VJPs run on Tensors (op-by-op
+entries with the recorded input Tensors; compiled entries through their
+fused forward+reverse function), so the outer tape records the backward pass.
+"""
+import contextlib
+import enum
+import threading
+import warnings
+
+import numpy as np
+
+from .tensor import Tensor, Variable, _wrap, is_differentiable_dtype, unwrap
+
+_local = threading.local()
+
+
+def _stack():
+    stack = getattr(_local, "tapes", None)
+    if stack is None:
+        stack = _local.tapes = []
+    return stack
+
+
+def recording_tapes():
+    """The tapes of this thread that are currently recording."""
+    stack = getattr(_local, "tapes", None)
+    if not stack:
+        return ()
+    return [t for t in stack if t._recording]
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradient` returns for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _unconnected(value):
+    if isinstance(value, UnconnectedGradients):
+        return value
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError("Unknown value for unconnected_gradients: %r" % (value,)) from None
+
+
+# ------------------------------------------------------------ nested structures
+
+def flatten(structure):
+    """Leaves of a nested list/tuple/dict structure, dicts in sorted-key order."""
+    if isinstance(structure, dict):
+        out = []
+        for k in sorted(structure):
+            out.extend(flatten(structure[k]))
+        return out
+    if isinstance(structure, (list, tuple)):
+        out = []
+        for s in structure:
+            out.extend(flatten(s))
+        return out
+    return [structure]
+
+
+def pack_as(structure, leaves):
+    """Rebuild `structure` with `leaves` (inverse of flatten)."""
+    it = iter(leaves)
+
+    def build(s):
+        if isinstance(s, dict):
+            return type(s)((k, build(s[k])) for k in sorted(s)) if type(s) is dict else {k: build(s[k]) for k in sorted(s)}
+        if isinstance(s, tuple) and hasattr(s, "_fields"):
+            return type(s)(*[build(e) for e in s])
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(e) for e in s)
+        return next(it)
+    return build(structure)
+
+
+# -------------------------------------------------------------------- entries
+
+class OpEntry:
+    """One recorded NumPy operation: `out = rule.primitive(*args)`."""
+
+    __slots__ = ("rule", "params", "input_ids", "bound", "bound_raw", "output", "output_ids")
+
+    def __init__(self, rule, args, kwargs, raw_args, raw_kwargs, output):
+        self.rule = rule
+        self.bound = rule.bind(output, args, kwargs)
+        self.bound_raw = rule.bind(output._value, raw_args, raw_kwargs)
+        self.params = [p for p in rule.diff_params if isinstance(self.bound.get(p), Tensor)]
+        self.input_ids = [self.bound[p]._id for p in self.params]
+        self.output = output
+        self.output_ids = [output._id]
+
+    def vjp(self, cotangents, needed, higher_order):
+        params = [p for p, n in zip(self.params, needed) if n]
+        fn = self.rule.vjp(params)
+        g = cotangents[0]
+        if higher_order:
+            result = fn(g, self.output, **self.bound)
+        else:
+            result = fn(unwrap(g), self.output._value, **self.bound_raw)
+        by_param = dict(zip(self.rule.diff_params, result))
+        return [by_param.get(p) if n else None for p, n in zip(self.params, needed)]
+
+
+class CallEntry:
+    """One call of a compiled (`@sg.function`) function: a single entry whose
+    VJP is the generated adjoint code."""
+
+    __slots__ = ("input_ids", "inputs", "output_ids", "outputs", "backward", "joint", "residuals")
+
+    def __init__(self, inputs, outputs, backward, joint, residuals):
+        self.inputs = inputs            # Tensors, aligned with the compiled function's active leaves
+        self.input_ids = [t._id for t in inputs]
+        self.outputs = outputs
+        self.output_ids = [t._id for t in outputs]
+        self.backward = backward        # bwd(residuals, *cotangents) -> tuple, raw arrays
+        self.joint = joint              # joint(*inputs, *cotangents) -> tuple, any values
+        self.residuals = residuals
+
+    def vjp(self, cotangents, needed, higher_order):
+        gs = [g if g is not None else np.zeros_like(o._value) for g, o in zip(cotangents, self.outputs)]
+        if higher_order:
+            result = self.joint(self.inputs, gs)
+        else:
+            result = self.backward(self.residuals, [unwrap(g) for g in gs])
+        return [r if n else None for r, n in zip(result, needed)]
+
+
+# ----------------------------------------------------------------------- tape
+
+class GradientTape:
+    """Record operations for automatic differentiation (`tf.GradientTape`).
+
+    Args:
+      persistent: allow more than one `gradient`/`jacobian` call; resources
+        are kept until the tape is garbage collected.
+      watch_accessed_variables: watch every trainable Variable read while the
+        tape is recording.
+
+    Use as a context manager; operations executed inside, with at least one
+    watched input, are recorded. Calls of `@sg.function` functions are
+    recorded as one entry each, whose backward is generated adjoint code.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._recording = False
+        self._entered = False
+        self._released = False
+        self._entries = []
+        self._tracked = set()       # ids of watched tensors and recorded outputs
+        self._watched = {}          # id -> Tensor/Variable explicitly or automatically watched
+        self._lock = threading.Lock()
+
+    # -- context
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape.")
+        _stack().append(self)
+        self._entered = True
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._recording:
+            self._recording = False
+        stack = _stack()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                del stack[i]
+                break
+        return False
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stop recording operations on this tape.
+
+        Raises RuntimeError if the tape was never entered, and
+        ValueError("Tape is not recording.") if it is not recording now (its
+        context has exited, or inside another stop_recording of it)."""
+        if not self._entered:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        self._recording = False
+        try:
+            yield
+        finally:
+            self._recording = True
+
+    def reset(self):
+        """Clear all information stored in this tape (as exiting and
+        re-entering the context with a new tape)."""
+        with self._lock:
+            self._entries = []
+            self._tracked = set()
+            self._watched = {}
+            self._released = False
+
+    # -- watching
+    def watch(self, tensor):
+        """Ensure `tensor` (a Tensor, Variable or nested structure of them) is
+        traced by this tape. Integer and boolean tensors are not
+        differentiable: watching one warns and does nothing (as TF). Raises
+        ValueError for anything that is not a Tensor."""
+        for t in flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError("Passed in object %r of type %r, not a Tensor or Variable"
+                                 % (t, type(t).__name__))
+            if not is_differentiable_dtype(t.dtype):
+                warnings.warn("The dtype of the watched tensor must be floating (e.g. float64), "
+                              "got %s" % t.dtype, UserWarning, stacklevel=2)
+                continue
+            self._watched[t._id] = t
+            self._tracked.add(t._id)
+
+    def watched_variables(self):
+        """Variables watched by this tape, in order of construction."""
+        vs = [t for t in self._watched.values() if isinstance(t, Variable)]
+        return tuple(sorted(vs, key=lambda v: v._id))
+
+    def _should_record(self, inputs):
+        """Watch accessed trainable Variables; True if any input is tracked."""
+        hit = False
+        for t in inputs:
+            if (self._watch_accessed_variables and isinstance(t, Variable) and t._trainable
+                    and t._id not in self._tracked and is_differentiable_dtype(t.dtype)):
+                self._watched[t._id] = t
+                self._tracked.add(t._id)
+            if t._id in self._tracked:
+                hit = True
+        return hit
+
+    def _record(self, entry):
+        self._entries.append(entry)
+        self._tracked.update(entry.output_ids)
+
+    # -- differentiation
+    def _check_usable(self):
+        if self._released:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
+                               "of gradients (or jacobians)")
+
+    def _release(self):
+        if not self._persistent:
+            self._released = True
+            self._entries = []
+            self._tracked = set()
+
+    @contextlib.contextmanager
+    def _paused(self):
+        """Inside a tape's own context its gradient computation is not
+        recorded on itself."""
+        was = self._recording
+        if was:
+            warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
+                          "is significantly less efficient than calling it outside the context "
+                          "(it causes the gradient ops to be recorded on the tape, leading to "
+                          "increased CPU and memory usage). Only call GradientTape.gradient inside "
+                          "the context if you actually want to trace the gradient in order to "
+                          "compute higher order derivatives.", UserWarning, stacklevel=4)
+            self._recording = False
+        try:
+            yield
+        finally:
+            self._recording = was
+
+    def _sweep(self, targets, seeds, sources):
+        """Reverse sweep: cotangents of `sources` (list of Tensors) given
+        `seeds` for `targets`. Returns a list aligned with sources (None where
+        unconnected)."""
+        higher_order = bool(recording_tapes())
+        source_ids = [s._id if isinstance(s, Tensor) else None for s in sources]
+        reach = {i for i in source_ids if i is not None and i in self._tracked}
+        relevant = []
+        for e in self._entries:
+            if any(i in reach for i in e.input_ids):
+                relevant.append(e)
+                reach.update(e.output_ids)
+        cot = {}
+
+        def accumulate(i, g):
+            if i in cot:
+                cot[i] = cot[i] + g
+            else:
+                cot[i] = g
+        for t, s in zip(targets, seeds):
+            if t._id in reach:
+                accumulate(t._id, s)
+        for e in reversed(relevant):
+            gs = [cot.get(o) for o in e.output_ids]
+            if all(g is None for g in gs):
+                continue
+            needed = [i in reach for i in e.input_ids]
+            for i, g in zip(e.input_ids, e.vjp(gs, needed, higher_order)):
+                if g is not None and i in reach:
+                    accumulate(i, g)
+        return [cot.get(i) if i is not None else None for i in source_ids]
+
+    def _finish(self, g, source, unconnected):
+        if g is None:
+            if unconnected is UnconnectedGradients.ZERO and isinstance(source, Tensor):
+                return Tensor(np.zeros_like(source._value))
+            return None
+        if isinstance(g, Tensor):
+            return g
+        g = np.asarray(g)
+        shape = source.shape
+        if g.shape != shape:
+            g = np.broadcast_to(g, shape)
+        if g.dtype != source.dtype and is_differentiable_dtype(source.dtype):
+            g = g.astype(source.dtype)
+        if not g.flags.writeable:
+            g = g.copy()
+        return Tensor(g)
+
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """Gradient of `target` with respect to `sources`.
+
+        target: a Tensor or nested structure of Tensors (several targets are
+          summed, as in TF). sources: a Tensor/Variable or nested structure.
+        output_gradients: cotangents for the targets, same structure and
+          shapes (None entries mean ones). Returns the structure of
+          `sources`, each a Tensor of the source's shape and dtype, or None
+          (zeros with unconnected_gradients="zero") where unconnected.
+
+        Raises RuntimeError on a second call on a non-persistent tape;
+        ValueError for a Variable target, a non-Tensor source, a bad
+        unconnected_gradients value or output_gradients that do not match.
+        """
+        self._check_usable()
+        unconnected = _unconnected(unconnected_gradients)
+        targets = flatten(target)
+        for t in targets:
+            if isinstance(t, Variable):
+                raise ValueError("GradientTape.gradient is not supported for variable targets.")
+            if not isinstance(t, Tensor):
+                raise ValueError("target must be a Tensor or a nested structure of Tensors, got %r"
+                                 % type(t).__name__)
+        flat_sources = flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise ValueError("sources must be Tensors or Variables, got %r" % type(s).__name__)
+        seeds = self._seeds(targets, output_gradients)
+        with self._paused():
+            grads = self._sweep(targets, seeds, flat_sources)
+        self._release()
+        return pack_as(sources, [self._finish(g, s, unconnected) for g, s in zip(grads, flat_sources)])
+
+    def _seeds(self, targets, output_gradients):
+        higher_order = bool(recording_tapes()) and not (len(recording_tapes()) == 1 and self._recording)
+        if output_gradients is None:
+            return [np.ones_like(t._value) for t in targets]
+        grads = flatten(output_gradients) if isinstance(output_gradients, (list, tuple, dict)) else [output_gradients]
+        if len(grads) != len(targets):
+            raise ValueError("output_gradients has %d element(s) but target has %d"
+                             % (len(grads), len(targets)))
+        seeds = []
+        for t, g in zip(targets, grads):
+            if g is None:
+                seeds.append(np.ones_like(t._value))
+                continue
+            shape = np.shape(g)
+            if tuple(shape) != tuple(t.shape):
+                raise ValueError("Mismatch between output_gradients shape %s and target shape %s"
+                                 % (tuple(shape), tuple(t.shape)))
+            seeds.append(g if (higher_order and isinstance(g, Tensor)) else np.asarray(unwrap(g), dtype=t.dtype))
+        return seeds
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """Jacobian of `target` (one Tensor) with respect to `sources`
+        (nested structure): each result has shape target.shape + source.shape.
+        Computed as one VJP per element of target (a loop of reverse sweeps).
+
+        Raises RuntimeError on a released tape, or on a non-persistent tape
+        with experimental_use_pfor=False (as TF)."""
+        self._check_usable()
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError("GradientTape must be created with persistent=True to compute the "
+                               "jacobian with experimental_use_pfor=False.")
+        unconnected = _unconnected(unconnected_gradients)
+        if not isinstance(target, Tensor):
+            raise ValueError("jacobian target must be a Tensor")
+        flat_sources = flatten(sources)
+        n = target.size
+        rows = [[] for _ in flat_sources]
+        with self._paused():
+            for j in range(n):
+                seed = np.zeros(n, dtype=target.dtype)
+                seed[j] = 1
+                grads = self._sweep([target], [seed.reshape(target.shape)], flat_sources)
+                for k, g in enumerate(grads):
+                    rows[k].append(g)
+        self._release()
+        out = []
+        for s, row in zip(flat_sources, rows):
+            if all(g is None for g in row):
+                out.append(None if unconnected is UnconnectedGradients.NONE
+                           else Tensor(np.zeros(target.shape + s.shape, dtype=s.dtype)))
+                continue
+            full = [np.broadcast_to(unwrap(g), s.shape) if g is not None else np.zeros(s.shape, s.dtype)
+                    for g in row]
+            out.append(Tensor(np.stack(full).reshape(target.shape + s.shape).astype(s.dtype)))
+        return pack_as(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians: target [b, y1..yn], source [b, x1..xm] ->
+        [b, y1..yn, x1..xm], assuming target[i] depends only on source[i].
+        One VJP per element of target[0] (seeding all examples at once).
+        An unconnected target gives zeros (as TF). Raises ValueError when the
+        first dimensions differ or a rank is below 1."""
+        self._check_usable()
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError("GradientTape must be created with persistent=True to compute the "
+                               "batch_jacobian with experimental_use_pfor=False.")
+        _unconnected(unconnected_gradients)
+        if target.ndim < 1 or source.ndim < 1:
+            raise ValueError("batch_jacobian needs target and source of rank >= 1, got shapes %s and %s"
+                             % (target.shape, source.shape))
+        if target.shape[0] != source.shape[0]:
+            raise ValueError("Need first dimension of target shape (%s) and source shape (%s) to match."
+                             % (target.shape, source.shape))
+        b = target.shape[0]
+        inner = target.shape[1:]
+        m = int(np.prod(inner)) if inner else 1
+        result = np.zeros((b, m) + source.shape[1:], dtype=source.dtype)
+        with self._paused():
+            for j in range(m):
+                seed = np.zeros((b, m), dtype=target.dtype)
+                seed[:, j] = 1
+                (g,) = self._sweep([target], [seed.reshape(target.shape)], [source])
+                if g is not None:
+                    result[:, j] = np.broadcast_to(unwrap(g), source.shape)
+        self._release()
+        return Tensor(result.reshape((b,) + inner + source.shape[1:]))

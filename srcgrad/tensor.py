@@ -1,0 +1,323 @@
+"""Values: Tensor, Variable, constant, and NumPy dispatch.
+
+A `Tensor` wraps an immutable `np.ndarray`. Python operators and NumPy's
+dispatch protocols (`__array_ufunc__`, NEP 13; `__array_function__`, NEP 18)
+route every operation on Tensors through `apply`, which computes on the raw
+arrays and, when a recording tape watches an input, appends one tape entry
+whose VJP comes from the rule registry (the op-by-op path).
+"""
+import itertools
+import operator
+
+import numpy as np
+
+from .errors import NoRuleError
+from .rules import registry
+
+_ids = itertools.count(1)
+
+
+def unwrap(x):
+    """The raw value of a Tensor/Variable (ndarray); other objects unchanged.
+    Lists and tuples are unwrapped element-wise."""
+    if isinstance(x, Tensor):
+        return x._value
+    if type(x) in (list, tuple):
+        return type(x)(unwrap(e) for e in x)
+    return x
+
+
+def _wrap(result):
+    if isinstance(result, (np.ndarray, np.generic)):
+        return Tensor(result)
+    if type(result) is tuple:
+        return tuple(_wrap(r) for r in result)
+    return result
+
+
+def is_differentiable_dtype(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+def _tensors_in(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif type(v) in (list, tuple):
+            yield from _tensors_in(v)
+
+
+def apply(func, args, kwargs=None):
+    """Run `func(*args, **kwargs)` on raw values; record it on every
+    recording tape that watches one of its Tensor inputs.
+
+    Returns Tensors in place of arrays. Raises NoRuleError when a watched
+    input reaches a function with no adjoint rule.
+    """
+    from .tape import recording_tapes  # the tape module imports this one
+
+    kwargs = kwargs or {}
+    raw_func = getattr(func, "__srcgrad_raw__", func)
+    raw_args = [unwrap(a) for a in args]
+    raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+    result = raw_func(*raw_args, **raw_kwargs)
+    tapes = recording_tapes()
+    if not tapes:
+        return _wrap(result)
+    inputs = list(_tensors_in(list(args) + list(kwargs.values())))
+    watching = [t for t in tapes if t._should_record(inputs)]
+    if (not watching or registry.is_nondiff(func)
+            or not isinstance(result, (np.ndarray, np.generic))
+            or not is_differentiable_dtype(np.result_type(result))):
+        return _wrap(result)
+    rule = registry.adjoint_rule(func)
+    if rule is None:
+        raise NoRuleError(func)
+    out = Tensor(result)
+    from .tape import OpEntry
+    entry = OpEntry(rule, args, kwargs, raw_args, raw_kwargs, out)
+    if entry.input_ids:
+        for t in watching:
+            t._record(entry)
+    return out
+
+
+def _binary(ufunc):
+    def method(self, other):
+        return ufunc(self, other)
+
+    def rmethod(self, other):
+        return ufunc(other, self)
+    return method, rmethod
+
+
+class Tensor:
+    """An immutable value wrapping an `np.ndarray`, as `tf.Tensor`.
+
+    Supports the Python operators, indexing and NumPy dispatch: `np.sin(t)`,
+    `np.sum(t, axis=0)` and `t @ w` return Tensors and are recorded on
+    recording tapes that watch `t`. `repr` follows TF:
+    `srcgrad.Tensor(6.0, shape=(), dtype=float64)`.
+    """
+
+    __array_priority__ = 100
+    __slots__ = ("_value", "_id", "__weakref__")
+
+    def __init__(self, value, dtype=None):
+        self._value = np.asarray(value, dtype=dtype)
+        self._id = next(_ids)
+
+    # -- basic protocol
+    def numpy(self):
+        """The value as an ndarray (a copy for Variables)."""
+        return self._value
+
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return self._value.size
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._value
+        return self._value.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError("srcgrad Tensors are immutable: out= is not supported")
+        kwargs.pop("out", None)
+        if method == "__call__":
+            return apply(ufunc, inputs, kwargs)
+        return apply(getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return apply(func, args, kwargs)
+
+    def __repr__(self):
+        if self._value.ndim == 0:
+            body = str(self._value[()])
+        else:
+            body = np.array2string(self._value, separator=" ")
+        if "\n" in body:
+            body = "\n" + body
+        return "srcgrad.Tensor(%s, shape=%s, dtype=%s)" % (body, self.shape, self.dtype.name)
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        return operator.index(self._value)
+
+    def __len__(self):
+        if not self._value.ndim:
+            raise TypeError("len() of a 0-d Tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def item(self):
+        return self._value.item()
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    # -- operators (all through NumPy ufuncs, hence recorded)
+    __add__, __radd__ = _binary(np.add)
+    __sub__, __rsub__ = _binary(np.subtract)
+    __mul__, __rmul__ = _binary(np.multiply)
+    __truediv__, __rtruediv__ = _binary(np.true_divide)
+    __floordiv__, __rfloordiv__ = _binary(np.floor_divide)
+    __mod__, __rmod__ = _binary(np.remainder)
+    __pow__, __rpow__ = _binary(np.power)
+    __matmul__, __rmatmul__ = _binary(np.matmul)
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def __pos__(self):
+        return np.positive(self)
+
+    def __abs__(self):
+        return np.absolute(self)
+
+    def __lt__(self, o):
+        return np.less(self, o)
+
+    def __le__(self, o):
+        return np.less_equal(self, o)
+
+    def __gt__(self, o):
+        return np.greater(self, o)
+
+    def __ge__(self, o):
+        return np.greater_equal(self, o)
+
+    def __eq__(self, o):
+        return np.equal(self, o)
+
+    def __ne__(self, o):
+        return np.not_equal(self, o)
+
+    def __getitem__(self, index):
+        return apply(operator.getitem, (self, unwrap(index)))
+
+    # -- ndarray methods users write
+    @property
+    def T(self):
+        return np.transpose(self)
+
+    def sum(self, axis=None, keepdims=False):
+        return np.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return np.mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return np.reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    def dot(self, other):
+        return np.dot(self, other)
+
+
+class Variable(Tensor):
+    """A mutable value, as `tf.Variable`.
+
+    `initial_value`: scalar, list or array (float64 for Python floats, as
+    NumPy). `trainable=True` Variables read inside a tape are watched
+    automatically (unless the tape has `watch_accessed_variables=False`). The
+    result of an operation on a Variable is a Tensor. `assign*` replace the
+    stored array (never mutate it in place), so values a tape recorded stay
+    valid. Raises ValueError on an assignment of a different shape.
+    """
+
+    __slots__ = ("_trainable", "_name")
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        value = initial_value._value if isinstance(initial_value, Tensor) else initial_value
+        super().__init__(np.array(value, dtype=dtype))
+        self._trainable = bool(trainable)
+        self._name = name if name is not None else "Variable"
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def name(self):
+        return self._name
+
+    def numpy(self):
+        return self._value.copy()
+
+    def assign(self, value):
+        """Replace the value; shape must match. Returns self."""
+        new = np.array(unwrap(value), dtype=self._value.dtype)
+        if new.shape != self._value.shape:
+            raise ValueError("Cannot assign a value of shape %s to Variable %r of shape %s"
+                             % (new.shape, self._name, self._value.shape))
+        self._value = new
+        return self
+
+    def assign_add(self, delta):
+        return self.assign(self._value + unwrap(delta))
+
+    def assign_sub(self, delta):
+        return self.assign(self._value - unwrap(delta))
+
+    def __repr__(self):
+        return "<srcgrad.Variable '%s' shape=%s dtype=%s, numpy=%s>" % (
+            self._name, self.shape, self.dtype.name, np.array2string(self._value, separator=" "))
+
+    def __hash__(self):
+        return id(self)
+
+
+def constant(value, dtype=None):
+    """A Tensor from a scalar, list or array (copied), as `tf.constant`.
+    Python floats give float64 (NumPy's default), unlike TF's float32."""
+    if isinstance(value, Tensor):
+        value = value._value
+    return Tensor(np.array(value, dtype=dtype))

@@ -1,0 +1,187 @@
+"""AST helpers. The only module that calls gast node constructors.
+
+Code is generated from quoted Python (`quote`), so that the rest of the
+compiler never depends on the constructor signatures of a gast version.
+"""
+import ast
+import copy
+import re
+
+import gast
+
+
+def quote(src):
+    """Parse `src` (statements) and return a list of gast statement nodes."""
+    return gast.parse(src).body
+
+
+def quote_expr(src):
+    """Parse `src` (an expression) and return a gast expression node."""
+    return gast.parse(src).body[0].value
+
+
+def name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def assign(target, value):
+    """`target = value`; target is a str or a node (ctx fixed to Store)."""
+    if isinstance(target, str):
+        target = name(target, store=True)
+    else:
+        target = set_store(copy.deepcopy(target))
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def tuple_(elts, store=False):
+    return gast.Tuple(elts=list(elts), ctx=gast.Store() if store else gast.Load())
+
+
+def call(func, args, keywords=()):
+    if isinstance(func, str):
+        func = quote_expr(func)
+    return gast.Call(func=func, args=list(args), keywords=list(keywords))
+
+
+def keyword(arg, value):
+    return gast.keyword(arg=arg, value=value)
+
+
+def expr_stmt(value):
+    return gast.Expr(value=value)
+
+
+def if_(test, body, orelse):
+    return gast.If(test=test, body=list(body) or [gast.Pass()], orelse=list(orelse))
+
+
+def for_(target, iter_, body):
+    return gast.For(target=target, iter=iter_, body=list(body) or [gast.Pass()], orelse=[], type_comment=None)
+
+
+def return_(value):
+    return gast.Return(value=value)
+
+
+def function_def(fname, params, body, defaults=()):
+    args = gast.arguments(
+        args=[name(p, store=False) for p in params],
+        posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=list(defaults),
+    )
+    for a in args.args:
+        a.ctx = gast.Param()
+    return gast.FunctionDef(name=fname, args=args, body=list(body) or [gast.Pass()],
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+
+
+COMMENT_PREFIX = "#sg-comment# "
+
+
+def comment(text):
+    """A comment line, carried as a string-constant expression and printed as
+    `# text` by `to_source`."""
+    return gast.Expr(value=gast.Constant(value=COMMENT_PREFIX + text, kind=None))
+
+
+_COMMENT_LINE = re.compile(r"^(\s*)(\'\'\'|\"\"\"|'|\")" + re.escape(COMMENT_PREFIX) + r"(.*)\2$")
+
+
+def _print_comments(src):
+    out = []
+    for line in src.split("\n"):
+        m = _COMMENT_LINE.match(line)
+        if m:
+            line = m.group(1) + "# " + m.group(3).encode().decode("unicode_escape")
+        out.append(line)
+    return "\n".join(out)
+
+
+def module(body):
+    return gast.Module(body=list(body), type_ignores=[])
+
+
+def set_store(node):
+    if isinstance(node, (gast.Name, gast.Subscript, gast.Attribute)):
+        node.ctx = gast.Store()
+    elif isinstance(node, (gast.Tuple, gast.List)):
+        node.ctx = gast.Store()
+        for e in node.elts:
+            set_store(e)
+    elif isinstance(node, gast.Starred):
+        set_store(node.value)
+    return node
+
+
+def set_load(node):
+    for n in gast.walk(node):
+        if hasattr(n, "ctx") and not isinstance(n.ctx, gast.Param):
+            n.ctx = gast.Load()
+    return node
+
+
+def to_source(node):
+    """Unparse a gast node with the standard library's ast.unparse."""
+    tree = ast.fix_missing_locations(gast.gast_to_ast(node))
+    return _print_comments(ast.unparse(tree))
+
+
+def names_loaded(node):
+    """The set of Name ids read anywhere in `node`."""
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def names_stored(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def is_simple(node):
+    """A Name or a Constant: what ANF leaves as operands."""
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def slice_to_expr(node):
+    """Turn subscript slice syntax into an ordinary expression:
+    `a:b` -> `slice(a, b, None)`, tuples element-wise. Used when an index
+    moves into a call argument (the adjoint of x[idx])."""
+    node = copy.deepcopy(node)
+    if isinstance(node, gast.Slice):
+        parts = [node.lower, node.upper, node.step]
+        return call(name("slice"), [p if p is not None else const(None) for p in parts])
+    if isinstance(node, gast.Tuple):
+        return tuple_([slice_to_expr(e) for e in node.elts])
+    return node
+
+
+class Substitute(gast.NodeTransformer):
+    """Replace Name loads by expressions: mapping {id: node or str}."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            new = self.mapping[node.id]
+            if isinstance(new, str):
+                return gast.Name(id=new, ctx=node.ctx, annotation=None, type_comment=None)
+            if isinstance(node.ctx, gast.Load):
+                return copy.deepcopy(new)
+        return node
+
+
+def substitute(node, mapping):
+    return Substitute(mapping).visit(node)
+
+
+def copy_location(new, old):
+    """Copy line info (and srcgrad's origin annotation) from old to new."""
+    if hasattr(old, "lineno"):
+        new.lineno = old.lineno
+    origin = getattr(old, "_sg_origin", None)
+    if origin is not None:
+        new._sg_origin = origin
+    return new
