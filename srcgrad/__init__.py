@@ -4,7 +4,9 @@ transformation, with the tf.GradientTape programming model.
 The public names of API.md, nothing else.
 """
 from . import rules  # noqa: F401  (registers the NumPy rules)
+from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
+from .function import function, grad, source, value_and_grad
 from .rules.registry import register_adjoint
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable, constant
@@ -12,5 +14,6 @@ from .tensor import Tensor, Variable, constant
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "UnsupportedSyntaxError", "NoRuleError",
+    "function", "grad", "value_and_grad", "source", "show",
 ]
 __version__ = "0.1.0"

@@ -185,3 +185,27 @@ def copy_location(new, old):
     if origin is not None:
         new._sg_origin = origin
     return new
+
+
+class _LoadRenamer(gast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.mapping:
+            node.id = self.mapping[node.id]
+        return node
+
+
+def substitute_loads(node, mapping):
+    """Rename Name loads in place (also inside annotations' bound expressions)."""
+    if not mapping:
+        return node
+    r = _LoadRenamer(mapping)
+    r.visit(node)
+    for n in gast.walk(node):
+        op = getattr(n, "_sg_op", None)
+        if op is not None:
+            for e in list(op.bindings.values()) + list(op.args) + list(op.keywords.values()):
+                r.visit(e)
+    return node

@@ -1,0 +1,414 @@
+"""@function, grad, value_and_grad, source: the compiler's pass list and cache.
+
+The passes, in order (each requires the ones before it):
+
+    parse -> check (the fence; at decoration time, before any user code runs)
+          -> resolve (names -> objects, leaves such as self.kernel)      [per argument kinds]
+          -> anf (one op per statement, SSA names)                       [per active mask]
+          -> activity -> reverse (+ inline rules) -> codegen -> compile -> cache
+
+A `Program` caches the resolution for one set of argument kinds (array-like
+or an object's type); it compiles and caches one `Compiled` per mask of
+active inputs. A call that finds a global rebound since it was resolved
+resolves again instead of running stale code.
+"""
+import copy
+import functools
+import inspect
+import threading
+import weakref
+
+import gast
+import numpy as np
+
+from . import tape as tape_mod
+from .errors import UnsupportedSyntaxError
+from .tensor import Tensor, is_differentiable_dtype, unwrap
+from .transforms import activity, anf, check, codegen, parse, resolve, reverse
+
+
+def _unwrap_nested(x):
+    if isinstance(x, Tensor):
+        return x._value
+    if type(x) in (list, tuple):
+        return type(x)(_unwrap_nested(e) for e in x)
+    if type(x) is dict:
+        return {k: _unwrap_nested(v) for k, v in x.items()}
+    return x
+
+
+def _arraylike(v):
+    return isinstance(v, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
+
+
+class Compiled:
+    """The generated code for one (function, argument kinds, active inputs).
+
+    fwd(*inputs) -> (*outputs, residuals); bwd(residuals, *cotangents) ->
+    tuple of cotangents of the active inputs; joint(*inputs, *cotangents)
+    -> the same, forward and reverse sweeps fused (the code sg.source shows).
+    """
+
+    def __init__(self, program, mask):
+        self.program = program
+        self.mask = tuple(mask)
+        parsed = program.parsed
+        res = _copy_resolution(program.resolution)
+        namer = res.namer
+        fdef = anf.anf(parsed, res)
+        inputs = program.inputs
+        self.inputs = inputs
+        self.active_inputs = [n for n, m in zip(inputs, self.mask) if m]
+        ret = fdef.body[-1]
+        outputs = [e.id for e in ret.value.elts] if hasattr(ret.value, "elts") else [ret.value.id]
+        self.outputs = outputs
+        self.tuple_output = hasattr(ret.value, "elts")
+        active = activity.analyze(fdef, self.active_inputs, outputs, program.callee_outputs)
+        self.output_active = tuple(o in active for o in outputs)
+        gen = reverse.generate(parsed, fdef, active, namer, program.namespace, program.compile_callee)
+        name = parsed.node.name
+        fwd, bwd, joint, self.residuals = codegen.assemble(name, inputs, self.active_inputs, gen)
+        defaults = {joint.name: tuple(1.0 for _ in outputs)}
+        fns = codegen.build([fwd, bwd, joint], gen.injected, parsed.func,
+                            "%s (%s)" % (name, ", ".join(self.active_inputs)), defaults)
+        self.fwd = fns[fwd.name]
+        self.bwd_fn = fns[bwd.name]
+        self.joint_fn = fns[joint.name]
+        self.source = self.joint_fn.__srcgrad_source__
+        self.split_source = fns[fwd.name].__srcgrad_source__ + "\n\n" + self.bwd_fn.__srcgrad_source__
+
+    def bwd(self, residuals, *cotangents):
+        return self.bwd_fn(residuals, *cotangents)
+
+    def joint(self, *args):
+        result = self.joint_fn(*args)
+        return result if len(self.active_inputs) != 1 else (result,)
+
+
+def _copy_resolution(res):
+    """A copy whose AST can be transformed; resolved objects are shared."""
+    memo = {}
+    for n in gast.walk(res.node):
+        if hasattr(n, "_sg_callee"):
+            memo[id(n._sg_callee)] = n._sg_callee
+    new = copy.copy(res)
+    new.node = copy.deepcopy(res.node, memo)
+    new.namer = copy.deepcopy(res.namer)
+    return new
+
+
+class Program:
+    """A resolved function for one set of argument kinds; compiles per mask."""
+
+    def __init__(self, function, examples):
+        self.function = function
+        self.parsed = function._parsed
+        self.namespace = resolve.Namespace(self.parsed.func)
+        self.resolution = resolve.resolve(self.parsed, examples)
+        self.inputs = list(self.parsed.params) + [leaf.name for leaf in self.resolution.leaves]
+        self.leaves = self.resolution.leaves
+        self.free = dict(self.resolution.free)
+        self._compiled = {}
+        self._lock = threading.RLock()
+        self._compiling = set()
+
+    def is_current(self):
+        """False when a global or closure name was rebound since resolution."""
+        for name, obj in self.free.items():
+            found, now = self.namespace.lookup(name)
+            if not found or now is not obj:
+                return False
+        return True
+
+    def compile(self, mask):
+        mask = tuple(bool(m) for m in mask)
+        c = self._compiled.get(mask)
+        if c is None:
+            with self._lock:
+                c = self._compiled.get(mask)
+                if c is None:
+                    if mask in self._compiling:
+                        raise UnsupportedSyntaxError(
+                            "recursion", self.parsed.filename, self.parsed.firstlineno)
+                    self._compiling.add(mask)
+                    try:
+                        c = Compiled(self, mask)
+                    finally:
+                        self._compiling.discard(mask)
+                    self._compiled[mask] = c
+        return c
+
+    def compile_callee(self, callee, mask):
+        fn = as_function(callee, fence=True)
+        program = fn._program_for(None)
+        if program.leaves:
+            leaf = program.leaves[0]
+            raise UnsupportedSyntaxError(
+                "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,
+                program.parsed.filename, program.parsed.firstlineno, None,
+                "pass it as an argument, or decorate the outer function only")
+        return program.compile(mask)
+
+    def callee_outputs(self, op, mask):
+        c = self.compile_callee(op.callee, mask)
+        return c.output_active
+
+
+class Function:
+    """A function decorated with `@sg.function` (see API.md).
+
+    Outside any tape, or with no watched input, it calls the user's function
+    unchanged. Inside a recording tape with a watched input (a parameter, or
+    a Variable it reads as a global, closure cell or attribute such as
+    `self.kernel`), it runs the compiled forward sweep on plain ndarrays and
+    records one tape entry whose backward is the generated adjoint.
+
+    Raises UnsupportedSyntaxError at decoration for constructs srcgrad cannot
+    differentiate, and SourceNotFoundError when the source is unavailable.
+    """
+
+    def __init__(self, python_function, fence=True):
+        self.python_function = python_function
+        functools.update_wrapper(self, python_function)
+        self._parsed = parse.parse(python_function)
+        if fence:
+            check.check(self._parsed)
+        self._signature = inspect.signature(python_function)
+        self._programs = {}
+        self._lock = threading.RLock()
+
+    def __repr__(self):
+        return "<srcgrad.function %s>" % getattr(self.python_function, "__qualname__", "?")
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    # -- programs
+    def _kinds(self, values):
+        return tuple("array" if (_arraylike(v) or v is None) else type(v) for v in values)
+
+    def _program_for(self, params):
+        """The Program for these parameter values (None: assume arrays)."""
+        if params is None:
+            key = None
+            examples = {p: _Object() for p in self._parsed.params if p in ("self", "cls")}
+        else:
+            key = self._kinds(params.values())
+            examples = {p: v for p, v in params.items() if not (_arraylike(v) or v is None)}
+        program = self._programs.get(key)
+        if program is None or not program.is_current():
+            with self._lock:
+                program = Program(self, examples)
+                self._programs[key] = program
+        return program
+
+    def _bind(self, args, kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    # -- calls
+    def __call__(self, *args, **kwargs):
+        tapes = tape_mod.recording_tapes()
+        if not tapes:
+            return self.python_function(*args, **kwargs)
+        params = self._bind(args, kwargs)
+        program = self._program_for(params)
+        values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+        mask = []
+        for v in values:
+            active = False
+            if isinstance(v, Tensor) and is_differentiable_dtype(v.dtype):
+                for t in tapes:
+                    if t._should_record([v]):
+                        active = True
+            mask.append(active)
+        if not any(mask):
+            return self.python_function(*args, **kwargs)
+        compiled = program.compile(mask)
+        raw = [_unwrap_nested(v) for v in values]
+        result = compiled.fwd(*raw)
+        outputs, residuals = result[:-1], result[-1]
+        wrapped = []
+        active_out = []
+        for o, is_active in zip(outputs, compiled.output_active):
+            if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
+                t = Tensor(np.asarray(o))
+                if is_active and is_differentiable_dtype(t.dtype):
+                    active_out.append(t)
+                wrapped.append(t)
+            else:
+                wrapped.append(o)
+        if active_out:
+            inputs = [v for v, m in zip(values, compiled.mask) if m]
+            out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
+                         if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
+            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, outputs),
+                                       _joint(compiled, values, out_index, outputs), residuals)
+            for t in tapes:
+                if t._should_record(inputs):
+                    t._record(entry)
+        if compiled.tuple_output:
+            return tuple(wrapped)
+        return wrapped[0]
+
+
+def _full_cotangents(out_index, outputs, gs):
+    full = [0.0] * len(outputs)
+    for i, g in zip(out_index, gs):
+        full[i] = g
+    return full
+
+
+def _backward(compiled, out_index, outputs):
+    def backward(residuals, gs):
+        return compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs))
+    return backward
+
+
+def _joint(compiled, values, out_index, outputs):
+    values = list(values)
+
+    def joint(inputs, gs):
+        args = list(values)
+        it = iter(inputs)
+        for i, m in enumerate(compiled.mask):
+            if m:
+                args[i] = next(it)
+        args = [a if isinstance(a, Tensor) else _unwrap_nested(a) for a in args]
+        return compiled.joint(*args, *_full_cotangents(out_index, outputs, gs))
+    return joint
+
+
+class _Object:
+    """Stands for an object argument (self) when no example is available."""
+
+
+_functions = weakref.WeakKeyDictionary()
+_functions_lock = threading.Lock()
+
+
+def as_function(f, fence=True):
+    """The Function wrapping `f` (cached per Python function)."""
+    if isinstance(f, Function):
+        return f
+    if isinstance(f, functools.partial) and isinstance(f.func, Function):
+        return f.func
+    raw = getattr(f, "__func__", f)  # bound methods
+    with _functions_lock:
+        fn = _functions.get(raw)
+        if fn is None:
+            fn = Function(raw, fence=fence)
+            _functions[raw] = fn
+    return fn
+
+
+def function(f):
+    """Decorator: make `f` differentiable by source transformation.
+
+    `f` may take Tensors, Variables, ndarrays, Python scalars and nested
+    tuples/lists/dicts of them, and return an array or a tuple of arrays.
+    Raises UnsupportedSyntaxError (construct, file, line) at decoration for
+    Python that srcgrad 0.1 cannot differentiate (see README, "What Python is
+    supported").
+    """
+    return Function(f)
+
+
+def _wrt_tuple(wrt):
+    return (wrt,) if isinstance(wrt, int) else tuple(wrt)
+
+
+def _grad_inputs(fn, args, kwargs, wrt):
+    params = fn._bind(args, kwargs)
+    program = fn._program_for(params)
+    names = list(params)
+    for i in wrt:
+        if not 0 <= i < len(names):
+            raise ValueError("wrt index %d out of range for %s with %d parameters"
+                             % (i, fn.__name__, len(names)))
+    values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    mask = [i in wrt for i in range(len(values))]
+    raw = []
+    for i, v in enumerate(values):
+        v = _unwrap_nested(v)
+        if mask[i]:
+            a = np.asarray(v)
+            if not is_differentiable_dtype(a.dtype):
+                a = a.astype(np.float64)
+            v = a
+        raw.append(v)
+    return program, mask, raw
+
+
+def grad(f, wrt=(0,), preserve_result=False):
+    """Return a function computing the gradient of scalar-valued `f`.
+
+    wrt: positional index or tuple of indices of the arguments to
+    differentiate. The returned function takes f's arguments and returns the
+    gradient (an ndarray of the argument's shape and floating dtype; integer
+    arguments are promoted to float64), a tuple of them when len(wrt) > 1,
+    and `(value, gradient)` with preserve_result=True. A non-scalar `f` gives
+    the gradient of its sum (as GradientTape.gradient does). The code that
+    runs is the one `sg.source(f, wrt)` shows.
+    """
+    fn = as_function(f)
+    wrt = _wrt_tuple(wrt)
+
+    def gradient(*args, **kwargs):
+        program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
+        compiled = program.compile(mask)
+        if preserve_result:
+            result = compiled.fwd(*raw)
+            outs, residuals = result[:-1], result[-1]
+            if len(outs) != 1:
+                raise TypeError("grad needs a function with one output; %s returns %d"
+                                % (fn.__name__, len(outs)))
+            grads = compiled.bwd(residuals, np.ones_like(outs[0]))
+            value = outs[0]
+        else:
+            grads = compiled.joint(*raw)
+        grads = tuple(_as_input_dtype(g, raw[i]) for g, i in zip(grads, [i for i, m in enumerate(mask) if m]))
+        g = grads[0] if len(wrt) == 1 else grads
+        return (value, g) if preserve_result else g
+
+    gradient.__name__ = "d%sd%s" % (fn.__name__, "_".join(fn._parsed.params[i] for i in wrt
+                                                          if i < len(fn._parsed.params)))
+    gradient.__doc__ = "Gradient of %s with respect to arguments %s (generated by srcgrad)." % (fn.__name__, wrt)
+    return gradient
+
+
+def _as_input_dtype(g, x):
+    g = np.asarray(g)
+    shape = np.shape(x)
+    if g.shape != shape:
+        g = np.broadcast_to(g, shape)
+    dtype = np.asarray(x).dtype
+    if g.dtype != dtype and is_differentiable_dtype(dtype):
+        g = g.astype(dtype)
+    if not g.flags.writeable:
+        g = g.copy()
+    return g
+
+
+def value_and_grad(f, wrt=(0,)):
+    """`grad(f, wrt, preserve_result=True)`: returns (value, gradient)."""
+    return grad(f, wrt, preserve_result=True)
+
+
+def source(f, wrt=(0,), mode="reverse"):
+    """The generated Python source (str) of the derivative of `f` with
+    respect to the positional arguments `wrt`: the fused forward and reverse
+    sweeps that `sg.grad` runs. mode="forward" (JVP code) is not in srcgrad
+    0.1 and raises NotImplementedError."""
+    if mode == "forward":
+        raise NotImplementedError("forward mode (JVP code) is not in srcgrad 0.1")
+    if mode != "reverse":
+        raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
+    fn = as_function(f)
+    wrt = _wrt_tuple(wrt)
+    program = fn._program_for(None)
+    mask = [i in wrt for i in range(len(program.inputs))]
+    return program.compile(mask).source

@@ -1,0 +1,392 @@
+"""A-normal form: one primitive operation per statement, then SSA names for
+straight-line code.
+
+Requires: resolve. Guarantees, for the returned body:
+- every assignment is `name = op` or `a, b = user_call(...)`, where the
+  operands of `op` are names, constants, or tuples of them, and the
+  assignment carries `_sg_op` (an `Op` saying which rule, callee or
+  non-differentiable operation it is);
+- `if` tests are names; `for` loops iterate over `range(...)` of names;
+- the function ends with `return name` or `return a, b` (distinct names);
+- a name assigned only at the top level is assigned once (later versions are
+  `x_1`, `x_2`); a name assigned inside a branch or loop ("stacked") is never
+  read by the operation that assigns it.
+"""
+import builtins
+import copy
+import inspect
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from ..errors import UnsupportedSyntaxError
+from ..rules import registry
+from . import ast_util
+
+_BINOPS = {
+    gast.Add: (np.add, "add"), gast.Sub: (np.subtract, "sub"), gast.Mult: (np.multiply, "mul"),
+    gast.Div: (np.true_divide, "div"), gast.Pow: (np.power, "pow"), gast.MatMult: (np.matmul, "matmul"),
+    gast.Mod: (np.remainder, "mod"), gast.FloorDiv: (np.floor_divide, "floordiv"),
+}
+_UNARY = {gast.USub: (np.negative, "neg"), gast.UAdd: (np.positive, "pos")}
+
+# ndarray methods -> (NumPy function, how positional arguments pack)
+_METHODS = {
+    "sum": (np.sum, None), "mean": (np.mean, None), "max": (np.max, None), "min": (np.min, None),
+    "reshape": (np.reshape, "shape"), "transpose": (np.transpose, "axes"), "dot": (np.dot, None),
+    "squeeze": (np.squeeze, None), "swapaxes": (np.swapaxes, None),
+}
+_COPY_METHODS = {"copy", "astype", "numpy"}
+_NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype", "nbytes", "itemsize", "argmax", "argmin",
+                  "tolist", "nonzero", "all", "any", "item"}
+
+
+@dataclass
+class Op:
+    """What the right-hand side of an ANF assignment computes.
+
+    kind: "copy" (t = a), "rule" (a primitive with an adjoint rule; `rule`
+    and `bindings` {param: expression}), "call" (a user function, transformed
+    recursively; `callee`, `args`, `keywords`), "nondiff" (no derivative), or
+    "opaque" (a callable srcgrad knows nothing about; `obj`).
+    """
+    kind: str
+    rule: object = None
+    bindings: dict = field(default_factory=dict)
+    callee: object = None
+    args: list = field(default_factory=list)
+    keywords: dict = field(default_factory=dict)
+    obj: object = None
+    source: str = ""
+
+    def operand_names(self):
+        """Names whose cotangents this op contributes to, per differentiable operand."""
+        if self.kind == "copy":
+            return [self.args[0].id] if isinstance(self.args[0], gast.Name) else []
+        if self.kind == "rule":
+            out = []
+            for p in self.rule.diff_params:
+                e = self.bindings.get(p)
+                if isinstance(e, gast.Name):
+                    out.append(e.id)
+            return out
+        if self.kind == "call":
+            return [a.id for a in list(self.args) + list(self.keywords.values()) if isinstance(a, gast.Name)]
+        return []
+
+
+def _user_function(obj):
+    from ..function import Function
+    if isinstance(obj, Function):
+        return obj.python_function
+    code = getattr(obj, "__code__", None)
+    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None:
+        return None
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("numpy") or module.startswith("srcgrad."):
+        return None
+    return obj
+
+
+class _ANF:
+    def __init__(self, parsed, namer):
+        self.parsed = parsed
+        self.namer = namer
+
+    def fail(self, node, construct, hint=None):
+        filename, lineno, col = self.parsed.origin(node)
+        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+
+    # -- statements
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant):
+                return []  # docstring or bare constant
+            s._sg_forward_only = True
+            return [s]
+        if isinstance(s, gast.Pass):
+            return []
+        if isinstance(s, gast.AugAssign):
+            value = gast.BinOp(left=ast_util.name(s.target.id), op=s.op, right=s.value)
+            new = ast_util.copy_location(ast_util.assign(s.target.id, value), s)
+            return self.stmt(new)
+        if isinstance(s, gast.AnnAssign):
+            return self.stmt(ast_util.copy_location(ast_util.assign(s.target, s.value), s))
+        if isinstance(s, gast.Assign):
+            out = []
+            if len(s.targets) != 1:
+                self.fail(s, "chained assignment (a = b = ...)")
+            target = s.targets[0]
+            hint = target.id if isinstance(target, gast.Name) else None
+            value, op = self.top(s.value, out, hint)
+            new = ast_util.copy_location(ast_util.assign(target, value), s)
+            if isinstance(target, gast.Tuple) and op.kind not in ("call", "nondiff"):
+                op = Op("unpack", args=[value], source=op.source)
+            new._sg_op = op
+            out.append(new)
+            return out
+        if isinstance(s, gast.If):
+            out = []
+            test = self.simple(s.test, out, "cond", force_name=True)
+            new = ast_util.if_(test, self.block(s.body), self.block(s.orelse))
+            ast_util.copy_location(new, s)
+            out.append(new)
+            return out
+        if isinstance(s, gast.For):
+            out = []
+            it = s.iter
+            args = [self.simple(a, out, "n") for a in it.args]
+            new = ast_util.for_(ast_util.set_store(copy.deepcopy(s.target)),
+                                ast_util.call(ast_util.name("range"), args), self.block(s.body))
+            ast_util.copy_location(new, s)
+            out.append(new)
+            return out
+        if isinstance(s, gast.Return):
+            out = []
+            elts = s.value.elts if isinstance(s.value, gast.Tuple) else [s.value]
+            names = []
+            for e in elts:
+                n = self.simple(e, out, "out", force_name=True)
+                if n.id in names:
+                    tmp = self.namer.fresh(n.id + "_out")
+                    a = ast_util.copy_location(ast_util.assign(tmp, ast_util.name(n.id)), s)
+                    a._sg_op = Op("copy", args=[ast_util.name(n.id)])
+                    out.append(a)
+                    n = ast_util.name(tmp)
+                names.append(n.id)
+            value = ast_util.tuple_([ast_util.name(n) for n in names]) if isinstance(s.value, gast.Tuple) \
+                else ast_util.name(names[0])
+            out.append(ast_util.copy_location(ast_util.return_(value), s))
+            return out
+        self.fail(s, type(s).__name__ + " statement")
+
+    # -- expressions
+    def simple(self, e, out, hint, force_name=False):
+        """Flatten `e` into statements appended to `out`; return a Name or Constant."""
+        if isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and not force_name):
+            return e
+        if isinstance(e, (gast.Tuple, gast.List)) and not force_name:
+            e.elts = [self.simple(x, out, hint) for x in e.elts]
+            return e
+        value, op = self.top(e, out, hint)
+        tmp = self.namer.fresh(op.source or hint or "t")
+        a = ast_util.copy_location(ast_util.assign(tmp, value), e)
+        a._sg_op = op
+        out.append(a)
+        return ast_util.name(tmp)
+
+    def _index(self, sl, out):
+        if isinstance(sl, gast.Slice):
+            for f in ("lower", "upper", "step"):
+                v = getattr(sl, f)
+                if v is not None:
+                    setattr(sl, f, self.simple(v, out, "i"))
+            return sl
+        if isinstance(sl, gast.Tuple):
+            sl.elts = [self._index(x, out) for x in sl.elts]
+            return sl
+        return self.simple(sl, out, "i")
+
+    def top(self, e, out, hint=None):
+        """Flatten the operands of `e`; return (e with simple operands, Op)."""
+        def base(n):
+            return n.id if isinstance(n, gast.Name) and not n.id.startswith("_") else None
+
+        if isinstance(e, (gast.Name, gast.Constant)):
+            return e, Op("copy" if isinstance(e, gast.Name) else "nondiff", args=[e], source=hint or "t")
+        if isinstance(e, gast.BinOp):
+            e.left = self.simple(e.left, out, hint)
+            e.right = self.simple(e.right, out, hint)
+            fn, nm = _BINOPS.get(type(e.op), (None, "op"))
+            src = nm + ("_" + base(e.left) if base(e.left) else "")
+            return e, self.classify_fn(fn, [e.left, e.right], {}, e, src)
+        if isinstance(e, gast.UnaryOp):
+            e.operand = self.simple(e.operand, out, hint)
+            if type(e.op) in _UNARY:
+                fn, nm = _UNARY[type(e.op)]
+                return e, self.classify_fn(fn, [e.operand], {}, e, nm + ("_" + base(e.operand) if base(e.operand) else ""))
+            return e, Op("nondiff", source="not")
+        if isinstance(e, gast.Compare):
+            e.left = self.simple(e.left, out, hint)
+            e.comparators = [self.simple(c, out, hint) for c in e.comparators]
+            return e, Op("nondiff", source="cond")
+        if isinstance(e, gast.Subscript):
+            e.value = self.simple(e.value, out, hint)
+            e.slice = self._index(e.slice, out)
+            rule = registry.adjoint_rule(operator.getitem)
+            src = (base(e.value) or "item") + "_i"
+            return e, Op("rule", rule=rule, bindings={"x": e.value, "index": ast_util.slice_to_expr(e.slice)},
+                         source=src)
+        if isinstance(e, gast.Attribute):
+            e.value = self.simple(e.value, out, hint)
+            src = (base(e.value) + "_" if base(e.value) else "") + e.attr
+            if e.attr == "T":
+                return e, self.classify_fn(np.transpose, [e.value], {}, e, src)
+            if e.attr in ("real", "imag"):
+                return e, Op("opaque", obj="ndarray." + e.attr, source=src)
+            return e, Op("nondiff", source=src)
+        if isinstance(e, (gast.Tuple, gast.List)):
+            e.elts = [self.simple(x, out, hint) for x in e.elts]
+            return e, Op("pack", source=hint or "t")
+        if isinstance(e, gast.JoinedStr):
+            return e, Op("nondiff", source="s")
+        if isinstance(e, gast.Call):
+            return self.call(e, out, hint)
+        self.fail(e, type(e).__name__ + " expression")
+
+    def call(self, e, out, hint):
+        func = e.func
+        if hasattr(func, "_sg_method"):
+            func.value = self.simple(func.value, out, hint)
+        e.args = [self.simple(a, out, hint) for a in e.args]
+        for k in e.keywords:
+            k.value = self.simple(k.value, out, hint)
+        kwargs = {k.arg: k.value for k in e.keywords}
+        if hasattr(func, "_sg_method"):
+            m = func._sg_method
+            recv = func.value
+            src = m + ("_" + recv.id if isinstance(recv, gast.Name) and not recv.id.startswith("_") else "")
+            if m in _COPY_METHODS:
+                return e, Op("copy", args=[recv], source=src)
+            if m in _NONDIFF_ATTRS:
+                return e, Op("nondiff", source=src)
+            if m in ("ravel", "flatten"):
+                return e, self.classify_fn(np.reshape, [recv, ast_util.const(-1)], {}, e, src)
+            if m not in _METHODS:
+                return e, Op("opaque", obj="ndarray." + m, source=src)
+            fn, pack = _METHODS[m]
+            args = list(e.args)
+            if pack and (len(args) > 1 or (len(args) == 1 and isinstance(args[0], gast.Constant)
+                                            and isinstance(args[0].value, int))):
+                args = [ast_util.tuple_(args)]
+            if pack == "axes" and not args:
+                args = []
+            return e, self.classify_fn(fn, [recv] + args, kwargs, e, src)
+        obj = getattr(func, "_sg_callee", None)
+        name = getattr(obj, "__name__", None) or "call"
+        if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
+            return e, Op("opaque", obj=obj, source=name)
+        return e, self.classify_fn(obj, list(e.args), kwargs, e, name)
+
+    def classify_fn(self, fn, args, kwargs, node, source):
+        if fn is builtins.abs:
+            fn = np.absolute
+        elif fn in (builtins.max, builtins.min) and len(args) == 2 and not kwargs:
+            fn = np.maximum if fn is builtins.max else np.minimum
+        elif fn is builtins.float and len(args) == 1:
+            return Op("copy", args=[args[0]], source=source)
+        rule = registry.adjoint_rule(fn)
+        if rule is not None:
+            try:
+                bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
+            except TypeError as exc:
+                self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc))
+            bound.apply_defaults()
+            bindings = {}
+            for p, v in bound.arguments.items():
+                if p == rule.output:
+                    continue
+                bindings[p] = v if isinstance(v, gast.AST) else ast_util.const(v)
+            return Op("rule", rule=rule, bindings=bindings, source=source)
+        if registry.is_nondiff(fn):
+            return Op("nondiff", source=source)
+        user = _user_function(fn)
+        if user is not None:
+            try:
+                sig = inspect.signature(user)
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                self.fail(node, "this call of %s (%s)" % (getattr(user, "__name__", user), exc))
+            bound.apply_defaults()
+            ordered = []
+            for p, v in bound.arguments.items():
+                if sig.parameters[p].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                    self.fail(node, "a call of a function with *args/**kwargs")
+                ordered.append(v if isinstance(v, gast.AST) else ast_util.const(v))
+            op = Op("call", callee=user, args=ordered, source=source)
+            op.node = node
+            return op
+        return Op("opaque", obj=fn, source=source)
+
+
+def anf(parsed, resolution):
+    """Put `resolution.node`'s body in A-normal form (in place), then give
+    top-level reassignments fresh SSA names. Returns the FunctionDef."""
+    node = resolution.node
+    namer = resolution.namer
+    t = _ANF(parsed, namer)
+    body = t.block(node.body)
+    if not body or not isinstance(body[-1], gast.Return):
+        raise UnsupportedSyntaxError("a function without a return value", parsed.filename,
+                                     parsed.firstlineno, None, "return the value to differentiate")
+    defined = set(resolution.params) | {leaf.name for leaf in resolution.leaves}
+    node.body = _ssa(body, set(defined), namer)
+    node._sg_stacked = stacked_names(node.body)
+    node._sg_inputs = sorted(defined)
+    node.body = _no_self_reference(node.body, node._sg_stacked, namer)
+    return node
+
+
+def stacked_names(body):
+    """Names assigned inside a branch or loop."""
+    names = set()
+    for s in body:
+        if isinstance(s, (gast.If, gast.For)):
+            for inner in gast.walk(s):
+                if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store):
+                    names.add(inner.id)
+    return names
+
+
+def _ssa(body, defined, namer):
+    stacked = stacked_names(body)
+    current = {}
+    out = []
+    for s in body:
+        ast_util.substitute_loads(s, current)
+        if isinstance(s, gast.Assign):
+            targets = s.targets[0].elts if isinstance(s.targets[0], gast.Tuple) else [s.targets[0]]
+            for tgt in targets:
+                n = tgt.id
+                if n in stacked:
+                    continue
+                if n in defined:
+                    new = namer.fresh(n)
+                    current[n] = new
+                    tgt.id = new
+                defined.add(n)
+        out.append(s)
+    return out
+
+
+def _no_self_reference(body, stacked, namer):
+    out = []
+    for s in body:
+        if isinstance(s, gast.If):
+            s.body = _no_self_reference(s.body, stacked, namer)
+            s.orelse = _no_self_reference(s.orelse, stacked, namer)
+        elif isinstance(s, gast.For):
+            s.body = _no_self_reference(s.body, stacked, namer)
+        elif isinstance(s, gast.Assign) and hasattr(s, "_sg_op"):
+            targets = ast_util.names_stored(s.targets[0])
+            if targets & stacked and targets & ast_util.names_loaded(s.value):
+                if isinstance(s.targets[0], gast.Name):
+                    tgt = s.targets[0].id
+                    tmp = namer.fresh(s._sg_op.source or "t")
+                    first = ast_util.copy_location(ast_util.assign(tmp, s.value), s)
+                    first._sg_op = s._sg_op
+                    second = ast_util.copy_location(ast_util.assign(tgt, ast_util.name(tmp)), s)
+                    second._sg_op = Op("copy", args=[ast_util.name(tmp)])
+                    out.extend([first, second])
+                    stacked.add(tmp)
+                    continue
+        out.append(s)
+    return out

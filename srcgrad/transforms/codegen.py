@@ -1,0 +1,119 @@
+"""Assemble the generated functions, print them and compile them.
+
+Requires: reverse. Produces three functions from one forward sweep and one
+reverse sweep:
+  f_fwd(*inputs) -> (*outputs, residuals)           split forward (tape entry)
+  f_bwd(residuals, *output_cotangents) -> tuple      split adjoint (tape backward)
+  dfdx(*inputs, *output_cotangents=1.0) -> grads     fused, what sg.source shows
+
+The generated code shares the user function's live globals and closure cells
+(it is built as a closure, never by copying or mutating the namespace), and
+its source is registered in `linecache`, so tracebacks through it show real
+lines.
+"""
+import itertools
+import linecache
+import types
+
+import gast
+
+from . import ast_util
+from .reverse import STACK
+
+_counter = itertools.count()
+
+
+def _stored_in_order(body):
+    seen = []
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in seen:
+                seen.append(n.id)
+    return seen
+
+
+def _loaded_in_order(body):
+    seen = []
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in seen:
+                seen.append(n.id)
+    return seen
+
+
+def assemble(name, inputs, active_inputs, gen):
+    """Build the three FunctionDefs. Returns (fwd, bwd, joint, residual names)."""
+    np_name = gen.gen.np_name()
+    outputs = gen.outputs
+    seeds = [gen.seeds[o] for o in outputs]
+    # Names first assigned inside a branch or loop are pushed before they
+    # have a value: start them at None.
+    preinit = [ast_util.assign(n, ast_util.const(None))
+               for n in sorted(gen.pushed - set(inputs) - gen.first_defined)]
+    stack_init = [ast_util.assign(STACK, gast.List(elts=[], ctx=gast.Load()))] if gen.pushed else []
+    fwd_core = stack_init + preinit + gen.fwd_body
+
+    def grad_of(x):
+        a = gen.adjoints.get(x)
+        if a is not None and a in gen.materialized:
+            return ast_util.name(a)
+        return ast_util.call(ast_util.quote_expr(np_name + ".zeros_like"), [ast_util.name(x)])
+
+    grads = [grad_of(x) for x in active_inputs]
+    defined = set(inputs) | set(_stored_in_order(fwd_core))
+    residuals = [n for n in _loaded_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
+                 if n in defined and n not in gen.rev_locals]
+    res_tuple = ast_util.tuple_([ast_util.name(n) for n in residuals])
+
+    fwd = ast_util.function_def(
+        name + "_fwd", inputs,
+        [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
+        + fwd_core
+        + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
+    unpack = []
+    if residuals:
+        unpack.append(ast_util.assign(ast_util.tuple_([ast_util.name(n, True) for n in residuals], store=True)
+                                      if len(residuals) != 1 else residuals[0],
+                                      ast_util.name("_residuals") if len(residuals) != 1 else
+                                      gast.Subscript(value=ast_util.name("_residuals"), slice=ast_util.const(0),
+                                                     ctx=gast.Load())))
+    if STACK in residuals:
+        unpack.append(ast_util.assign(STACK, ast_util.call(ast_util.name("list"), [ast_util.name(STACK)])))
+    bwd = ast_util.function_def(
+        name + "_bwd", ["_residuals"] + seeds,
+        [ast_util.comment("Reverse sweep of %s: output cotangents -> input cotangents" % name)]
+        + unpack + gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
+    wrt = active_inputs[0] if active_inputs else "x"
+    jname = "d%sd%s" % (name, wrt)
+    jbody = [ast_util.comment("Forward sweep")] + fwd_core + [ast_util.comment("Reverse sweep")] + gen.rev_body
+    jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
+    joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
+                                  defaults=[ast_util.const(1.0) for _ in seeds])
+    return fwd, bwd, joint, residuals
+
+
+def build(fdefs, injected, func, title, defaults):
+    """Compile `fdefs` (gast FunctionDefs) as closures over the user function's
+    cells plus the `injected` {name: object}. Returns {name: function}, each
+    with `__srcgrad_source__` holding its own readable source."""
+    code = func.__code__
+    cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+    factory_params = list(code.co_freevars) + [n for n in injected if n not in cells]
+    names = [f.name for f in fdefs]
+    factory = ast_util.function_def("_sg_factory", factory_params,
+                                    list(fdefs) + [ast_util.return_(ast_util.tuple_(
+                                        [ast_util.name(n) for n in names]))])
+    src = ast_util.to_source(ast_util.module([factory]))
+    filename = "<srcgrad-generated %s #%d>" % (title, next(_counter))
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    module_code = compile(src, filename, "exec")
+    fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == "_sg_factory")
+    out = {}
+    for c in fcode.co_consts:
+        if isinstance(c, types.CodeType) and c.co_name in names:
+            closure = tuple(cells[n] if n in cells else types.CellType(injected[n]) for n in c.co_freevars)
+            fn = types.FunctionType(c, func.__globals__, c.co_name, defaults.get(c.co_name), closure)
+            fdef = fdefs[names.index(c.co_name)]
+            fn.__srcgrad_source__ = ast_util.to_source(fdef)
+            out[c.co_name] = fn
+    return out

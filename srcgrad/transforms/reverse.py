@@ -1,0 +1,395 @@
+"""Reverse mode: generate the forward sweep and the reverse (adjoint) sweep.
+
+Requires: anf (one primitive per statement, SSA for straight-line code) and
+activity. Guarantees: `Generated.fwd_body` computes the primal values and
+saves, on `_stack`, every value a stacked name had before it was
+overwritten inside a branch or loop; `Generated.rev_body` computes the
+adjoints `bx` of the active inputs from the output cotangents, popping the
+saved values so each statement's rule sees the values it saw going forward.
+
+Adjoints are symbolic zeros until first written (the first contribution is
+an assignment, never `0 +`); before a branch or loop is reversed, the
+adjoints it touches are materialized with `np.zeros_like`. Rules are inlined
+from the registry (inline.py). Calls of user functions become calls of their
+own split forward/adjoint (`g_fwd` / `g_bwd`).
+"""
+import inspect
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from ..errors import NoRuleError, UnsupportedSyntaxError
+from . import ast_util
+from .inline import inline
+
+STACK = "_stack"
+
+
+@dataclass
+class Generated:
+    fwd_body: list
+    rev_body: list
+    adjoints: dict                 # primal name -> adjoint name
+    rev_locals: set
+    injected: dict = field(default_factory=dict)   # name in code -> object
+    pushed: set = field(default_factory=set)
+
+
+def _targets(stmt):
+    t = stmt.targets[0]
+    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+class ReverseGenerator:
+    def __init__(self, parsed, fdef, active, namer, namespace, compile_callee, outputs):
+        self.parsed = parsed
+        self.fdef = fdef
+        self.active = active
+        self.stacked = set(fdef._sg_stacked)
+        self.namer = namer
+        self.ns = namespace
+        self.compile_callee = compile_callee
+        self.outputs = outputs
+        self.adj = {}
+        self.rev_locals = set()
+        self.injected = {}
+        self.last_comment = None
+
+    # -- names
+    def adjoint(self, name):
+        if name not in self.adj:
+            base = "b" + name if not name.startswith("_") else "_b" + name.lstrip("_")
+            self.adj[name] = self.namer.fresh(base)
+            self.rev_locals.add(self.adj[name])
+        return self.adj[name]
+
+    def inject(self, name, value):
+        """A name the generated code can use for `value` (a closure cell)."""
+        if self.injected.get(name, value) is value and name in self.injected:
+            return name
+        found, current = self.ns.lookup(name)
+        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
+            self.namer.reserve([name])
+            self.injected[name] = value
+            return name
+        alias = self.namer.fresh("_sg_" + name)
+        self.injected[alias] = value
+        return alias
+
+    def np_name(self):
+        return self.inject("np", np)
+
+    def fail(self, node, construct, hint=None):
+        filename, lineno, col = self.parsed.origin(node)
+        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+
+    # -- preparation: user calls
+    def prepare_calls(self, body, depth=0):
+        for s in body:
+            if isinstance(s, gast.If):
+                self.prepare_calls(s.body, depth + 1)
+                self.prepare_calls(s.orelse, depth + 1)
+            elif isinstance(s, gast.For):
+                self.prepare_calls(s.body, depth + 1)
+            elif isinstance(s, gast.Assign) and s._sg_op.kind == "call":
+                op = s._sg_op
+                callee_params = op.args
+                mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in callee_params)
+                if not any(mask) or not any(t in self.active for t in _targets(s)):
+                    continue
+                compiled = self.compile_callee(op.callee, mask)
+                base = getattr(op.callee, "__name__", "g")
+                s._sg_callee = compiled
+                s._sg_params = callee_params
+                s._sg_fwd_name = self.inject(base + "_fwd", compiled.fwd)
+                s._sg_bwd_name = self.inject(base + "_bwd", compiled.bwd)
+                s._sg_res = self.namer.fresh(base + "_res")
+                if depth:
+                    self.stacked.add(s._sg_res)
+
+    def mark_first_definitions(self, body, inputs):
+        """A top-level assignment that defines a name for the first time
+        needs no push: there is no earlier value to restore."""
+        seen = set(inputs)
+        for s in body:
+            if isinstance(s, gast.Assign):
+                names = set(_targets(s))
+                if hasattr(s, "_sg_res"):
+                    names.add(s._sg_res)
+                s._sg_first = names - seen
+                seen |= names
+            else:
+                for n in gast.walk(s):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        seen.add(n.id)
+                    if isinstance(n, gast.Assign) and hasattr(n, "_sg_res"):
+                        seen.add(n._sg_res)
+        self.first_defined = set()
+        for s in body:
+            self.first_defined |= getattr(s, "_sg_first", set())
+
+    # -- forward sweep
+    def fwd_block(self, body):
+        out = []
+        for s in body:
+            if isinstance(s, gast.Assign):
+                targets = _targets(s)
+                if hasattr(s, "_sg_callee"):
+                    targets = targets + [s._sg_res]
+                for t in targets:
+                    if t in self.stacked and t not in getattr(s, "_sg_first", ()):
+                        push = ast_util.expr_stmt(ast_util.call(STACK + ".append", [ast_util.name(t)]))
+                        push._sg_push = t
+                        out.append(push)
+                if hasattr(s, "_sg_callee"):
+                    elts = [ast_util.name(t, store=True) for t in targets]
+                    call = ast_util.call(ast_util.name(s._sg_fwd_name), [_as_load(e) for e in s._sg_params])
+                    new = ast_util.copy_location(ast_util.assign(ast_util.tuple_(elts, store=True), call), s)
+                    out.append(new)
+                else:
+                    out.append(s)
+            elif isinstance(s, gast.If):
+                out.append(ast_util.copy_location(
+                    ast_util.if_(s.test, self.fwd_block(s.body), self.fwd_block(s.orelse)), s))
+            elif isinstance(s, gast.For):
+                out.append(ast_util.copy_location(ast_util.for_(s.target, s.iter, self.fwd_block(s.body)), s))
+            elif isinstance(s, gast.Expr):
+                out.append(s)
+        return out
+
+    # -- reverse sweep
+    def rev_block(self, body, materialized):
+        out = []
+        for s in reversed(body):
+            out.extend(self.rev_stmt(s, materialized))
+        return out
+
+    def comment(self, s):
+        filename, lineno, _ = self.parsed.origin(s)
+        if (filename, lineno) == self.last_comment:
+            return []
+        self.last_comment = (filename, lineno)
+        text = self.parsed.line_text(lineno)
+        return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, _short(filename), lineno))]
+
+    def touched(self, stmts):
+        names = set()
+        for s in stmts:
+            for n in gast.walk(s):
+                if isinstance(n, gast.Assign) and hasattr(n, "_sg_op"):
+                    names |= {t for t in _targets(n) if t in self.active}
+                    names |= {o for o in n._sg_op.operand_names() if o in self.active}
+        return names
+
+    def materialize(self, names, materialized):
+        out = []
+        for n in sorted(names):
+            a = self.adjoint(n)
+            if a not in materialized:
+                out.append(ast_util.assign(a, ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"),
+                                                            [ast_util.name(n)])))
+                materialized.add(a)
+        return out
+
+    def rev_stmt(self, s, materialized):
+        if isinstance(s, gast.Expr):
+            return []
+        if isinstance(s, gast.If):
+            pre = self.materialize(self.touched([s]), materialized)
+            self.last_comment = None
+            body = self.rev_block(s.body, materialized)
+            orelse = self.rev_block(s.orelse, materialized)
+            if not body and not orelse:
+                return pre
+            return pre + [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
+        if isinstance(s, gast.For):
+            pre = self.materialize(self.touched([s]), materialized)
+            self.last_comment = None
+            body = self.rev_block(s.body, materialized)
+            if not body:
+                return pre
+            it = ast_util.call(ast_util.name("reversed"), [s.iter])
+            self.last_comment = None
+            return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
+        if not isinstance(s, gast.Assign):
+            return []
+        op = s._sg_op
+        targets = _targets(s)
+        live = [t for t in targets if t in self.active and self.adjoint(t) in materialized]
+        code = []
+        if live:
+            code = self.adjoint_code(s, op, targets, materialized)
+            if code:
+                code = self.comment(s) + code
+        restore = []
+        for t in reversed(targets + ([s._sg_res] if hasattr(s, "_sg_res") else [])):
+            if t in self.stacked:
+                if t in self.active and self.adjoint(t) in materialized:
+                    a = self.adjoint(t)
+                    restore.append(ast_util.assign(a, ast_util.call(
+                        ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(a)])))
+                if t not in getattr(s, "_sg_first", ()):
+                    pop = ast_util.assign(t, ast_util.call(STACK + ".pop", []))
+                    pop._sg_pop = t
+                    restore.append(pop)
+        return code + restore
+
+    def accumulate(self, name, value, materialized):
+        a = self.adjoint(name)
+        if a in materialized:
+            value = gast.BinOp(left=ast_util.name(a), op=gast.Add(), right=value)
+        else:
+            materialized.add(a)
+        return ast_util.assign(a, value)
+
+    def adjoint_code(self, s, op, targets, materialized):
+        t = targets[0]
+        if op.kind == "copy":
+            src = op.args[0]
+            if isinstance(src, gast.Name) and src.id in self.active:
+                return [self.accumulate(src.id, ast_util.name(self.adjoint(t)), materialized)]
+            return []
+        if op.kind == "rule":
+            rule = op.rule
+            tmap = {}
+            for p in rule.diff_params:
+                e = op.bindings.get(p)
+                if isinstance(e, gast.Name) and e.id in self.active:
+                    tmap[p] = self.adjoint(e.id)
+                elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
+                    if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                        self.fail(s, "a tuple or list of differentiated values passed to %s" % rule.name)
+            if not tmap:
+                return []
+            gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
+            code = inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized, self.namer, gmap)
+            for c in code:
+                self.rev_locals |= ast_util.names_stored(c)
+            return code
+        if op.kind == "call":
+            if not hasattr(s, "_sg_callee"):
+                return []
+            compiled = s._sg_callee
+            cots = []
+            for tname in targets:
+                a = self.adjoint(tname)
+                if tname in self.active and a in materialized:
+                    cots.append(ast_util.name(a))
+                else:
+                    cots.append(ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"),
+                                              [ast_util.name(tname)]))
+            active_params = [e for e, m in zip(s._sg_params, compiled.mask) if m]
+            temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
+            self.rev_locals |= set(temps)
+            call = ast_util.call(ast_util.name(s._sg_bwd_name), [ast_util.name(s._sg_res)] + cots)
+            code = [ast_util.assign(ast_util.tuple_([ast_util.name(x, True) for x in temps], store=True)
+                                    if len(temps) != 1 else temps[0],
+                                    call if len(temps) != 1 else gast.Subscript(
+                                        value=call, slice=ast_util.const(0), ctx=gast.Load()))]
+            for e, tmp in zip(active_params, temps):
+                code.append(self.accumulate(e.id, ast_util.name(tmp), materialized))
+            return code
+        if op.kind == "opaque":
+            active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
+            if active_in:
+                filename, lineno, _ = self.parsed.origin(s)
+                raise NoRuleError(op.obj, filename, lineno)
+            return []
+        if op.kind in ("pack", "unpack"):
+            self.fail(s, "a tuple or list holding differentiated values",
+                      "unpack tuples returned by your own functions directly: a, b = f(x)")
+        return []
+
+
+def _as_load(e):
+    return ast_util.set_load(e) if isinstance(e, gast.AST) else e
+
+
+def _short(filename):
+    import os
+    return os.path.basename(filename)
+
+
+def _template_globals(rule):
+    cached = getattr(rule, "_free_names", None)
+    if cached is not None:
+        return cached
+    params = set(rule.params) | {rule.output, "d"}
+    stored = set()
+    for s in rule.tree.body:
+        stored |= ast_util.names_stored(s)
+    loaded = set()
+    for s in rule.tree.body:
+        loaded |= ast_util.names_loaded(s)
+    free = sorted(n for n in loaded - params - stored if n in rule.globals)
+    rule._free_names = free
+    return free
+
+
+def generate(parsed, fdef, active, namer, namespace, compile_callee):
+    """Generate forward and reverse sweeps for the ANF'd `fdef`."""
+    ret = fdef.body[-1]
+    outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
+    gen = ReverseGenerator(parsed, fdef, active, namer, namespace, compile_callee, outputs)
+    body = fdef.body[:-1]
+    gen.prepare_calls(body)
+    gen.mark_first_definitions(body, list(fdef._sg_inputs))
+    fwd = gen.fwd_block(body)
+    materialized = set()
+    for o in outputs:
+        if o in active:
+            materialized.add(gen.adjoint(o))
+    seeds = {o: gen.adjoint(o) for o in outputs}
+    rev = gen.rev_block(body, materialized)
+    result = Generated(fwd, rev, gen.adj, gen.rev_locals | set(seeds.values()), gen.injected)
+    result.outputs = outputs
+    result.seeds = seeds
+    result.materialized = materialized
+    result.gen = gen
+    result.first_defined = gen.first_defined
+    _prune_stack(result)
+    return result
+
+
+def _prune_stack(g):
+    """Keep only the pushes and pops of names the reverse sweep reads."""
+    def strip_pops(stmts):
+        out = []
+        for s in stmts:
+            if getattr(s, "_sg_pop", None) is not None:
+                continue
+            out.append(s)
+        return out
+
+    read = set()
+    for s in g.rev_body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                read.add(n.id)
+
+    def filt(stmts, attr):
+        out = []
+        for s in stmts:
+            name = getattr(s, attr, None)
+            if name is not None and name not in read:
+                continue
+            if isinstance(s, gast.If):
+                s.body = filt(s.body, attr) or [gast.Pass()]
+                s.orelse = filt(s.orelse, attr)
+                if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and attr == "_sg_pop":
+                    continue
+            elif isinstance(s, gast.For):
+                s.body = filt(s.body, attr) or [gast.Pass()]
+                if all(isinstance(x, gast.Pass) for x in s.body) and attr == "_sg_pop":
+                    continue
+            out.append(s)
+        return out
+    g.rev_body = filt(g.rev_body, "_sg_pop")
+    g.fwd_body = filt(g.fwd_body, "_sg_push")
+    pushed = set()
+    for s in g.fwd_body:
+        for n in gast.walk(s):
+            if getattr(n, "_sg_push", None) is not None:
+                pushed.add(n._sg_push)
+    g.pushed = pushed
