@@ -183,7 +183,7 @@ class Function:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        return functools.partial(self.__call__, obj)
+        return BoundFunction(self, obj)
 
     # -- programs
     def _kinds(self, values):
@@ -193,7 +193,7 @@ class Function:
         """The Program for these parameter values (None: assume arrays)."""
         if params is None:
             key = None
-            examples = {p: _Object() for p in self._parsed.params if p in ("self", "cls")}
+            examples = {}
         else:
             key = self._kinds(params.values())
             examples = {p: v for p, v in params.items() if not (_arraylike(v) or v is None)}
@@ -255,6 +255,21 @@ class Function:
         return wrapped[0]
 
 
+class BoundFunction:
+    """An @sg.function method bound to an instance."""
+
+    def __init__(self, function, instance):
+        self.function = function
+        self.instance = instance
+        functools.update_wrapper(self, function.python_function)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(self.instance, *args, **kwargs)
+
+    def __repr__(self):
+        return "<bound srcgrad.function %s of %r>" % (self.function.__name__, self.instance)
+
+
 def _full_cotangents(out_index, outputs, gs):
     full = [0.0] * len(outputs)
     for i, g in zip(out_index, gs):
@@ -282,10 +297,6 @@ def _joint(compiled, values, out_index, outputs):
     return joint
 
 
-class _Object:
-    """Stands for an object argument (self) when no example is available."""
-
-
 _functions = weakref.WeakKeyDictionary()
 _functions_lock = threading.Lock()
 
@@ -294,8 +305,8 @@ def as_function(f, fence=True):
     """The Function wrapping `f` (cached per Python function)."""
     if isinstance(f, Function):
         return f
-    if isinstance(f, functools.partial) and isinstance(f.func, Function):
-        return f.func
+    if isinstance(f, BoundFunction):
+        return f.function
     raw = getattr(f, "__func__", f)  # bound methods
     with _functions_lock:
         fn = _functions.get(raw)
@@ -409,6 +420,15 @@ def source(f, wrt=(0,), mode="reverse"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
     wrt = _wrt_tuple(wrt)
-    program = fn._program_for(None)
-    mask = [i in wrt for i in range(len(program.inputs))]
+    if isinstance(f, BoundFunction):
+        # a bound method: `self` is known, and its Variables (self.kernel)
+        # are inputs, as under a tape; wrt counts the arguments after self.
+        params = dict.fromkeys(fn._parsed.params)
+        params[fn._parsed.params[0]] = f.instance
+        program = fn._program_for(params)
+        n = len(fn._parsed.params)
+        mask = [(i - 1) in wrt for i in range(n)] + [True] * len(program.leaves)
+    else:
+        program = fn._program_for(None)
+        mask = [i in wrt for i in range(len(program.inputs))]
     return program.compile(mask).source
