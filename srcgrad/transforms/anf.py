@@ -94,6 +94,7 @@ class _ANF:
     def __init__(self, parsed, namer):
         self.parsed = parsed
         self.namer = namer
+        self.temps = set()
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -135,7 +136,7 @@ class _ANF:
             return out
         if isinstance(s, gast.If):
             out = []
-            test = self.simple(s.test, out, "cond", force_name=True)
+            test = self.simple(s.test, out, None, force_name=True, name="cond")
             new = ast_util.if_(test, self.block(s.body), self.block(s.orelse))
             ast_util.copy_location(new, s)
             out.append(new)
@@ -154,7 +155,7 @@ class _ANF:
             elts = s.value.elts if isinstance(s.value, gast.Tuple) else [s.value]
             names = []
             for e in elts:
-                n = self.simple(e, out, "out", force_name=True)
+                n = self.simple(e, out, None, force_name=True, name="out")
                 if n.id in names:
                     tmp = self.namer.fresh(n.id + "_out")
                     a = ast_util.copy_location(ast_util.assign(tmp, ast_util.name(n.id)), s)
@@ -169,19 +170,27 @@ class _ANF:
         self.fail(s, type(s).__name__ + " statement")
 
     # -- expressions
-    def simple(self, e, out, hint, force_name=False):
-        """Flatten `e` into statements appended to `out`; return a Name or Constant."""
+    def simple(self, e, out, hint, force_name=False, name=None):
+        """Flatten `e` into statements appended to `out`; return a Name or
+        Constant. A new temporary is called `name` if given, else after the op."""
         if isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and not force_name):
             return e
         if isinstance(e, (gast.Tuple, gast.List)) and not force_name:
             e.elts = [self.simple(x, out, hint) for x in e.elts]
             return e
         value, op = self.top(e, out, hint)
-        tmp = self.namer.fresh(op.source or hint or "t")
+        tmp = self.namer.fresh(name or op.source or hint or "t")
+        self.temps.add(tmp)
         a = ast_util.copy_location(ast_util.assign(tmp, value), e)
         a._sg_op = op
         out.append(a)
         return ast_util.name(tmp)
+
+    def base(self, n):
+        """A user's variable name to name a temporary after, or None."""
+        if isinstance(n, gast.Name) and not n.id.startswith("_") and n.id not in self.temps:
+            return n.id
+        return None
 
     def _index(self, sl, out):
         if isinstance(sl, gast.Slice):
@@ -197,8 +206,7 @@ class _ANF:
 
     def top(self, e, out, hint=None):
         """Flatten the operands of `e`; return (e with simple operands, Op)."""
-        def base(n):
-            return n.id if isinstance(n, gast.Name) and not n.id.startswith("_") else None
+        base = self.base
 
         if isinstance(e, (gast.Name, gast.Constant)):
             return e, Op("copy" if isinstance(e, gast.Name) else "nondiff", args=[e], source=hint or "t")
@@ -253,7 +261,7 @@ class _ANF:
         if hasattr(func, "_sg_method"):
             m = func._sg_method
             recv = func.value
-            src = m + ("_" + recv.id if isinstance(recv, gast.Name) and not recv.id.startswith("_") else "")
+            src = m + ("_" + self.base(recv) if self.base(recv) else "")
             if m in _COPY_METHODS:
                 return e, Op("copy", args=[recv], source=src)
             if m in _NONDIFF_ATTRS:
@@ -272,6 +280,8 @@ class _ANF:
             return e, self.classify_fn(fn, [recv] + args, kwargs, e, src)
         obj = getattr(func, "_sg_callee", None)
         name = getattr(obj, "__name__", None) or "call"
+        if e.args and self.base(e.args[0]):
+            name = name + "_" + self.base(e.args[0])
         if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
             return e, Op("opaque", obj=obj, source=name)
         return e, self.classify_fn(obj, list(e.args), kwargs, e, name)

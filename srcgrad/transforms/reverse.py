@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedSyntaxError
-from . import ast_util
+from . import ast_util, optimize
 from .inline import inline
 
 STACK = "_stack"
@@ -263,7 +263,8 @@ class ReverseGenerator:
             if not tmap:
                 return []
             gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
-            code = inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized, self.namer, gmap)
+            code = optimize.fold(inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
+                                        self.namer, gmap))
             for c in code:
                 self.rev_locals |= ast_util.names_stored(c)
             return code
