@@ -43,7 +43,7 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
             if op.kind == "copy":
                 if any(n in varied for n in op.operand_names()):
                     new = targets
-            elif op.kind == "rule":
+            elif op.kind in ("rule", "opaque"):
                 if any(n in varied for n in op.operand_names()):
                     new = targets
             elif op.kind == "call":
@@ -69,7 +69,7 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
             if not any(t in useful for t in _targets(s)):
                 continue
             op = s._sg_op
-            if op.kind in ("copy", "rule", "call"):
+            if op.kind in ("copy", "rule", "call", "opaque"):
                 names = op.operand_names()
             elif op.kind in ("unpack", "pack"):
                 names = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)]

@@ -74,6 +74,9 @@ class Op:
             return out
         if self.kind == "call":
             return [a.id for a in list(self.args) + list(self.keywords.values()) if isinstance(a, gast.Name)]
+        if self.kind == "opaque":
+            # no rule: tracked so that a differentiated use can be reported
+            return [n.id for n in self.args if isinstance(n, gast.Name)]
         return []
 
 
@@ -239,7 +242,7 @@ class _ANF:
             if e.attr == "T":
                 return e, self.classify_fn(np.transpose, [e.value], {}, e, src)
             if e.attr in ("real", "imag"):
-                return e, Op("opaque", obj="ndarray." + e.attr, source=src)
+                return e, Op("opaque", obj="ndarray." + e.attr, source=src, args=_names_in(e))
             return e, Op("nondiff", source=src)
         if isinstance(e, (gast.Tuple, gast.List)):
             e.elts = [self.simple(x, out, hint) for x in e.elts]
@@ -269,7 +272,7 @@ class _ANF:
             if m in ("ravel", "flatten"):
                 return e, self.classify_fn(np.reshape, [recv, ast_util.const(-1)], {}, e, src)
             if m not in _METHODS:
-                return e, Op("opaque", obj="ndarray." + m, source=src)
+                return e, Op("opaque", obj="ndarray." + m, source=src, args=_names_in(e))
             fn, pack = _METHODS[m]
             args = list(e.args)
             if pack and (len(args) > 1 or (len(args) == 1 and isinstance(args[0], gast.Constant)
@@ -283,7 +286,7 @@ class _ANF:
         if e.args and self.base(e.args[0]):
             name = name + "_" + self.base(e.args[0])
         if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
-            return e, Op("opaque", obj=obj, source=name)
+            return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         return e, self.classify_fn(obj, list(e.args), kwargs, e, name)
 
     def classify_fn(self, fn, args, kwargs, node, source):
@@ -324,7 +327,11 @@ class _ANF:
             op = Op("call", callee=user, args=ordered, source=source)
             op.node = node
             return op
-        return Op("opaque", obj=fn, source=source)
+        return Op("opaque", obj=fn, source=source, args=_names_in(node))
+
+
+def _names_in(node):
+    return [n for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def anf(parsed, resolution):
