@@ -261,23 +261,22 @@ class GradientTape:
             self._entries = []
             self._tracked = set()
 
-    @contextlib.contextmanager
-    def _paused(self):
-        """Inside a tape's own context its gradient computation is not
-        recorded on itself."""
-        was = self._recording
-        if was:
+    def _inside_context(self):
+        """`gradient` called inside the tape's own context, as TF: a
+        non-persistent tape stops recording; a persistent one warns and
+        records the gradient computation on itself (so it can be
+        differentiated again)."""
+        if not self._recording:
+            return
+        if not self._persistent:
+            self.__exit__(None, None, None)
+        else:
             warnings.warn("Calling GradientTape.gradient on a persistent tape inside its context "
                           "is significantly less efficient than calling it outside the context "
                           "(it causes the gradient ops to be recorded on the tape, leading to "
                           "increased CPU and memory usage). Only call GradientTape.gradient inside "
                           "the context if you actually want to trace the gradient in order to "
-                          "compute higher order derivatives.", UserWarning, stacklevel=4)
-            self._recording = False
-        try:
-            yield
-        finally:
-            self._recording = was
+                          "compute higher order derivatives.", UserWarning, stacklevel=3)
 
     def _sweep(self, targets, seeds, sources):
         """Reverse sweep: cotangents of `sources` (list of Tensors) given
@@ -357,13 +356,13 @@ class GradientTape:
             if not isinstance(s, Tensor):
                 raise ValueError("sources must be Tensors or Variables, got %r" % type(s).__name__)
         seeds = self._seeds(targets, output_gradients)
-        with self._paused():
-            grads = self._sweep(targets, seeds, flat_sources)
+        self._inside_context()
+        grads = self._sweep(targets, seeds, flat_sources)
         self._release()
         return pack_as(sources, [self._finish(g, s, unconnected) for g, s in zip(grads, flat_sources)])
 
     def _seeds(self, targets, output_gradients):
-        higher_order = bool(recording_tapes()) and not (len(recording_tapes()) == 1 and self._recording)
+        higher_order = bool(recording_tapes())
         if output_gradients is None:
             return [np.ones_like(t._value) for t in targets]
         grads = flatten(output_gradients) if isinstance(output_gradients, (list, tuple, dict)) else [output_gradients]
@@ -400,13 +399,13 @@ class GradientTape:
         flat_sources = flatten(sources)
         n = target.size
         rows = [[] for _ in flat_sources]
-        with self._paused():
-            for j in range(n):
-                seed = np.zeros(n, dtype=target.dtype)
-                seed[j] = 1
-                grads = self._sweep([target], [seed.reshape(target.shape)], flat_sources)
-                for k, g in enumerate(grads):
-                    rows[k].append(g)
+        self._inside_context()
+        for j in range(n):
+            seed = np.zeros(n, dtype=target.dtype)
+            seed[j] = 1
+            grads = self._sweep([target], [seed.reshape(target.shape)], flat_sources)
+            for k, g in enumerate(grads):
+                rows[k].append(g)
         self._release()
         out = []
         for s, row in zip(flat_sources, rows):
@@ -441,12 +440,12 @@ class GradientTape:
         inner = target.shape[1:]
         m = int(np.prod(inner)) if inner else 1
         result = np.zeros((b, m) + source.shape[1:], dtype=source.dtype)
-        with self._paused():
-            for j in range(m):
-                seed = np.zeros((b, m), dtype=target.dtype)
-                seed[:, j] = 1
-                (g,) = self._sweep([target], [seed.reshape(target.shape)], [source])
-                if g is not None:
-                    result[:, j] = np.broadcast_to(unwrap(g), source.shape)
+        self._inside_context()
+        for j in range(m):
+            seed = np.zeros((b, m), dtype=target.dtype)
+            seed[:, j] = 1
+            (g,) = self._sweep([target], [seed.reshape(target.shape)], [source])
+            if g is not None:
+                result[:, j] = np.broadcast_to(unwrap(g), source.shape)
         self._release()
         return Tensor(result.reshape((b,) + inner + source.shape[1:]))

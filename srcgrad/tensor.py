@@ -308,8 +308,9 @@ class Variable(Tensor):
         return self.assign(self._value - unwrap(delta))
 
     def __repr__(self):
+        value = str(self._value[()]) if self._value.ndim == 0 else np.array2string(self._value, separator=" ")
         return "<srcgrad.Variable '%s' shape=%s dtype=%s, numpy=%s>" % (
-            self._name, self.shape, self.dtype.name, np.array2string(self._value, separator=" "))
+            self._name, self.shape, self.dtype.name, value)
 
     def __hash__(self):
         return id(self)

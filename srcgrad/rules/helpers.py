@@ -104,8 +104,9 @@ def balanced_eq(x, z, y):
     """1 where x alone attains z = maximum(x, y), 1/2 where x == y, else 0
     (autograd's convention for maximum/minimum ties)."""
     x = np.asarray(x)
-    eq = (x == z)
-    return eq / (1.0 + (x == y))
+    dtype = np.result_type(x, np.float32) if np.issubdtype(x.dtype, np.inexact) else np.float64
+    eq = (x == z).astype(dtype)
+    return eq / (1 + (x == y)).astype(dtype)
 
 
 @nondiff_helper
