@@ -77,11 +77,20 @@ class Compiled:
         self.source = self.joint_fn.__srcgrad_source__
         self.split_source = fns[fwd.name].__srcgrad_source__ + "\n\n" + self.bwd_fn.__srcgrad_source__
 
+    @staticmethod
+    def run(fn, *args):
+        """Call generated function `fn`; an exception gets a note naming the
+        user's file and line."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            raise codegen.annotate(exc, fn)
+
     def bwd(self, residuals, *cotangents):
-        return self.bwd_fn(residuals, *cotangents)
+        return self.run(self.bwd_fn, residuals, *cotangents)
 
     def joint(self, *args):
-        result = self.joint_fn(*args)
+        result = self.run(self.joint_fn, *args)
         return result if len(self.active_inputs) != 1 else (result,)
 
 
@@ -229,7 +238,7 @@ class Function:
             return self.python_function(*args, **kwargs)
         compiled = program.compile(mask)
         raw = [_unwrap_nested(v) for v in values]
-        result = compiled.fwd(*raw)
+        result = compiled.run(compiled.fwd, *raw)
         outputs, residuals = result[:-1], result[-1]
         wrapped = []
         active_out = []
@@ -372,7 +381,7 @@ def grad(f, wrt=(0,), preserve_result=False):
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
         if preserve_result:
-            result = compiled.fwd(*raw)
+            result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
             if len(outs) != 1:
                 raise TypeError("grad needs a function with one output; %s returns %d"

@@ -109,11 +109,44 @@ def build(fdefs, injected, func, title, defaults):
     module_code = compile(src, filename, "exec")
     fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == "_sg_factory")
     out = {}
+    linemap = {}
+    for fdef in fdefs:
+        for node in gast.walk(fdef):
+            origin = getattr(node, "_sg_origin", None)
+            if origin is not None and isinstance(node, gast.stmt) and not isinstance(node, (gast.If, gast.For)):
+                linemap.setdefault(ast_util.to_source(node).strip().split("\n")[0], origin)
     for c in fcode.co_consts:
         if isinstance(c, types.CodeType) and c.co_name in names:
             closure = tuple(cells[n] if n in cells else types.CellType(injected[n]) for n in c.co_freevars)
             fn = types.FunctionType(c, func.__globals__, c.co_name, defaults.get(c.co_name), closure)
             fdef = fdefs[names.index(c.co_name)]
             fn.__srcgrad_source__ = ast_util.to_source(fdef)
+            fn.__srcgrad_filename__ = filename
+            fn.__srcgrad_linemap__ = linemap
             out[c.co_name] = fn
     return out
+
+
+def annotate(exc, fn):
+    """Add a note to `exc`, raised inside generated function `fn`, naming the
+    user's file and line the failing generated statement came from."""
+    filename = getattr(fn, "__srcgrad_filename__", None)
+    if filename is None or not hasattr(exc, "add_note"):
+        return exc
+    tb = exc.__traceback__
+    lineno = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    if lineno is None:
+        return exc
+    text = linecache.getline(filename, lineno).strip()
+    origin = fn.__srcgrad_linemap__.get(text)
+    if origin is not None:
+        user_file, user_line, _ = origin
+        exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"
+                     % (user_file, user_line, linecache.getline(user_file, user_line).strip()))
+    else:
+        exc.add_note("srcgrad: raised in generated code: %s" % text)
+    return exc
