@@ -399,6 +399,7 @@ class GradientTape:
         flat_sources = flatten(sources)
         n = target.size
         rows = [[] for _ in flat_sources]
+        higher_order = bool(recording_tapes())
         self._inside_context()
         for j in range(n):
             seed = np.zeros(n, dtype=target.dtype)
@@ -412,6 +413,9 @@ class GradientTape:
             if all(g is None for g in row):
                 out.append(None if unconnected is UnconnectedGradients.NONE
                            else Tensor(np.zeros(target.shape + s.shape, dtype=s.dtype)))
+                continue
+            if higher_order:
+                out.append(_stack_recorded(row, target.shape, s))
                 continue
             full = [np.broadcast_to(unwrap(g), s.shape) if g is not None else np.zeros(s.shape, s.dtype)
                     for g in row]
@@ -449,3 +453,19 @@ class GradientTape:
                 result[:, j] = np.broadcast_to(unwrap(g), source.shape)
         self._release()
         return Tensor(result.reshape((b,) + inner + source.shape[1:]))
+
+
+def _stack_recorded(rows, target_shape, source):
+    """Stack Jacobian rows (Tensors recorded by an outer tape) into shape
+    target_shape + source.shape with recorded operations only (one-hot
+    outer products), so the Jacobian itself can be differentiated."""
+    n = len(rows)
+    total = None
+    for j, g in enumerate(rows):
+        if g is None:
+            continue
+        onehot = np.zeros((n,) + (1,) * len(source.shape), dtype=source.dtype)
+        onehot[j] = 1
+        term = onehot * np.reshape(g, (1,) + source.shape)
+        total = term if total is None else total + term
+    return np.reshape(total, tuple(target_shape) + source.shape)

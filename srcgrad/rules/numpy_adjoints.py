@@ -50,6 +50,13 @@ def power(z, x, y, out=None, dtype=None):
     d[y] = unbroadcast(d[z] * z * np.log(x), y)
 
 
+@register_adjoint(np.remainder)
+def remainder(z, x, y, out=None, dtype=None):
+    """x % y = x - floor(x / y) * y, piecewise linear."""
+    d[x] = unbroadcast(d[z], x)
+    d[y] = unbroadcast(-d[z] * np.floor_divide(x, y), y)
+
+
 @register_adjoint(np.negative)
 def negative(z, x, out=None, dtype=None):
     d[x] = -d[z]
