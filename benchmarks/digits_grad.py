@@ -25,29 +25,21 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 try:
     import srcgrad as sg
 except ImportError:  # running from a source checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    sys.path.insert(0, ROOT)
     import srcgrad as sg
 
-HIDDEN = 64
-L2 = 1e-4
+import digits  # noqa: E402  (examples/digits.py: the loss being timed)
 
-
-def loss_body(W1, b1, W2, b2, x, y_onehot):
-    """The digits loss of examples/digits.py, undecorated."""
-    h = np.tanh(x @ W1 + b1)
-    logits = h @ W2 + b2
-    shifted = logits - np.max(logits, axis=1, keepdims=True)
-    log_norm = np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    log_probs = shifted - log_norm
-    nll = -np.mean(np.sum(y_onehot * log_probs, axis=1))
-    return nll + L2 * (np.sum(W1 * W1) + np.sum(W2 * W2))
-
-
-loss_compiled = sg.function(loss_body)
-grad_compiled = sg.grad(loss_body, wrt=(0, 1, 2, 3))
+HIDDEN = digits.HIDDEN
+L2 = digits.L2
+loss_compiled = digits.loss_fn                 # @sg.function
+loss_body = digits.loss_fn.python_function      # the same body, undecorated
+grad_compiled = sg.grad(loss_compiled, wrt=(0, 1, 2, 3))
 
 
 def make_data(seed=0):

@@ -123,36 +123,34 @@ def sign(x):
     return np.sign(x)
 
 
-def matmul_adjoint_x(g, x, y):
-    """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+def _matmul_adjoint(g, x, y, wrt_x):
+    """Cotangent of x (wrt_x) or y in z = x @ y: dX = dZ Y^T, dY = X^T dZ
+    (Giles 2008, 2.2.2), promoting 1-d operands as matmul does and summing
+    broadcast batch axes back."""
     if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(g * y, x)
+        return unbroadcast(g * (y if wrt_x else x), x if wrt_x else y)
     g2 = g
     if np.ndim(y) == 1:
         g2 = np.expand_dims(g2, -1)
     if np.ndim(x) == 1:
         g2 = np.expand_dims(g2, -2)
-    y2 = y if np.ndim(y) > 1 else np.expand_dims(y, -1)
-    bx = np.matmul(g2, np.swapaxes(y2, -1, -2))
-    if np.ndim(x) == 1:
-        bx = np.squeeze(bx, -2)
-    return unbroadcast(bx, x)
+    if wrt_x:
+        y2 = y if np.ndim(y) > 1 else np.expand_dims(y, -1)
+        b = np.matmul(g2, np.swapaxes(y2, -1, -2))
+        return unbroadcast(np.squeeze(b, -2) if np.ndim(x) == 1 else b, x)
+    x2 = x if np.ndim(x) > 1 else np.expand_dims(x, -2)
+    b = np.matmul(np.swapaxes(x2, -1, -2), g2)
+    return unbroadcast(np.squeeze(b, -1) if np.ndim(y) == 1 else b, y)
+
+
+def matmul_adjoint_x(g, x, y):
+    """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    return _matmul_adjoint(g, x, y, True)
 
 
 def matmul_adjoint_y(g, x, y):
     """Cotangent of y in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(g * x, y)
-    g2 = g
-    if np.ndim(y) == 1:
-        g2 = np.expand_dims(g2, -1)
-    if np.ndim(x) == 1:
-        g2 = np.expand_dims(g2, -2)
-    x2 = x if np.ndim(x) > 1 else np.expand_dims(x, -2)
-    by = np.matmul(np.swapaxes(x2, -1, -2), g2)
-    if np.ndim(y) == 1:
-        by = np.squeeze(by, -1)
-    return unbroadcast(by, y)
+    return _matmul_adjoint(g, x, y, False)
 
 
 @primitive

@@ -23,22 +23,15 @@ from .reverse import STACK
 _counter = itertools.count()
 
 
-def _stored_in_order(body):
-    seen = []
+def _names_in_order(body, ctx):
+    """Names read (ctx=gast.Load) or written (gast.Store) in `body`, in order
+    of first appearance."""
+    seen = {}
     for s in body:
         for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in seen:
-                seen.append(n.id)
-    return seen
-
-
-def _loaded_in_order(body):
-    seen = []
-    for s in body:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in seen:
-                seen.append(n.id)
-    return seen
+            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
+                seen.setdefault(n.id, None)
+    return list(seen)
 
 
 def assemble(name, inputs, active_inputs, gen):
@@ -60,8 +53,8 @@ def assemble(name, inputs, active_inputs, gen):
         return ast_util.call(ast_util.quote_expr(np_name + ".zeros_like"), [ast_util.name(x)])
 
     grads = [grad_of(x) for x in active_inputs]
-    defined = set(inputs) | set(_stored_in_order(fwd_core))
-    residuals = [n for n in _loaded_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
+    defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
+    residuals = [n for n in _names_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))], gast.Load)
                  if n in defined and n not in gen.rev_locals]
     res_tuple = ast_util.tuple_([ast_util.name(n) for n in residuals])
 
