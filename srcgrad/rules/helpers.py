@@ -153,6 +153,24 @@ def matmul_adjoint_y(g, x, y):
     return _matmul_adjoint(g, x, y, False)
 
 
+def dot_adjoint(g, x, y, wrt_x):
+    """Cotangent of x (wrt_x) or y in z = np.dot(x, y). For operands of rank
+    <= 2 this is matmul's; for N-d operands np.dot contracts the last axis of
+    x with the second-to-last of y (the last when y is 1-d), and the
+    cotangents are the transposed contractions (tensordot)."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0 or (nx <= 2 and ny <= 2):
+        return _matmul_adjoint(g, x, y, wrt_x)
+    k_axis_y = 0 if ny == 1 else ny - 2
+    other_y = [i for i in range(ny) if i != k_axis_y]
+    if wrt_x:
+        g_axes = list(range(nx - 1, np.ndim(g)))
+        return np.tensordot(g, y, axes=(g_axes, other_y))
+    lead = list(range(nx - 1))
+    b = np.tensordot(x, g, axes=(lead, lead))      # (k, y's other axes...)
+    return np.moveaxis(b, 0, k_axis_y)
+
+
 @primitive
 def unindex(g, x, index):
     """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at

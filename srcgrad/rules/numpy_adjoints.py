@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .helpers import (balanced_eq, inverse_axes, matmul_adjoint_x, matmul_adjoint_y,
+from .helpers import (balanced_eq, dot_adjoint, inverse_axes, matmul_adjoint_x, matmul_adjoint_y,
                       max_chooser, reduction_size, sign, unbroadcast, unindex, unreduce)
 from .registry import register_adjoint
 
@@ -161,9 +161,9 @@ def matmul(z, x, y, out=None, dtype=None):
 
 @register_adjoint(np.dot)
 def dot(z, x, y, out=None):
-    """np.dot equals matmul for operands of rank <= 2 (and scalars)."""
-    d[x] = matmul_adjoint_x(d[z], x, y)
-    d[y] = matmul_adjoint_y(d[z], x, y)
+    """np.dot: matmul's rule for rank <= 2, tensordot contractions beyond."""
+    d[x] = dot_adjoint(d[z], x, y, True)
+    d[y] = dot_adjoint(d[z], x, y, False)
 
 
 # ---------------------------------------------------------- shape and indexing
