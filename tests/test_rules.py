@@ -195,6 +195,22 @@ def f_pow_const_base(x, w):
     return np.sum((2.0 ** x) * w)
 
 
+def f_mod_op(x, y, w):
+    return np.sum((x % y) * w)
+
+
+def f_mod_np(x, y, w):
+    return np.sum(np.remainder(x, y) * w)
+
+
+def f_mod_np_mod(x, y, w):
+    return np.sum(np.mod(x, y) * w)
+
+
+def f_mod_const(x, w):
+    return np.sum((x % 1.5) * w)
+
+
 # -- elementwise unary
 
 def f_neg_op(x, w):
@@ -280,6 +296,7 @@ def f_where_leaky(x, w):
 
 
 # -- reductions, every axis / keepdims combination on a (3, 4) input
+
 # np.sum
 def f_sum_axNone(x, w):
     return np.sum(np.sum(x) * w)
@@ -322,6 +339,7 @@ def f_sum_axm1_kd(x, w):
 
 
 # np.mean
+
 def f_mean_axNone(x, w):
     return np.sum(np.mean(x) * w)
 
@@ -363,6 +381,15 @@ def f_mean_axm1_kd(x, w):
 
 
 # np.max
+
+def f_amax_ax1(x, w):
+    return np.sum(np.amax(x, axis=1) * w)
+
+
+def f_amin_ax0_kd(x, w):
+    return np.sum(np.amin(x, axis=0, keepdims=True) * w)
+
+
 def f_max_axNone(x, w):
     return np.sum(np.max(x) * w)
 
@@ -404,6 +431,7 @@ def f_max_axm1_kd(x, w):
 
 
 # np.min
+
 def f_min_axNone(x, w):
     return np.sum(np.min(x) * w)
 
@@ -442,6 +470,7 @@ def f_min_axm1(x, w):
 
 def f_min_axm1_kd(x, w):
     return np.sum(np.min(x, axis=-1, keepdims=True) * w)
+
 
 # -- reductions on 3-d inputs, and with the axis passed as an argument
 
@@ -706,6 +735,12 @@ class Case:
         return list(inspect.signature(self.fn).parameters)[i]
 
 
+def _ag_bcast(a, b):
+    """`a` broadcast against `b` by adding zeros: autograd's where and
+    broadcast_to do not sum broadcast cotangents back, its add does."""
+    return a + anp.zeros(np.broadcast_shapes(anp.shape(a), anp.shape(b)))
+
+
 def _ag_reduce(agf, axis, keepdims):
     def ref(x):
         return agf(x, axis=axis, keepdims=keepdims)
@@ -748,20 +783,28 @@ CASES = [
     C("pow_op_23_scalar", f_pow_op, lambda x, y: x ** y, (P(2, 3), R()), np.power),
     C("pow_op_scalar_23", f_pow_op, lambda x, y: x ** y, (P(), R(2, 3)), np.power),
     C("pow_const_base", f_pow_const_base, lambda x: 2.0 ** x, (R(3, 4),), np.power),
+    C("mod_op_34_4", f_mod_op, lambda x, y: x % y, (R(3, 4), NZ(4)), np.remainder),
+    C("mod_np_31_14", f_mod_np, lambda x, y: anp.remainder(x, y), (R(3, 1), NZ(1, 4)), np.remainder),
+    C("mod_np_mod_scalar_23", f_mod_np_mod, lambda x, y: anp.mod(x, y), (R(), NZ(2, 3)), np.mod),
+    C("mod_const", f_mod_const, lambda x: x % 1.5, (R(3, 4),), np.remainder),
 
     # ---- unary elementwise
     C("neg_op", f_neg_op, lambda x: -x, (R(3, 4),), np.negative),
     C("neg_np", f_neg_np, lambda x: anp.negative(x), (R(3, 4),), np.negative),
-    C("pos_op", f_pos_op, lambda x: +x, (R(3, 4),), np.positive),
+    C("pos_op", f_pos_op, lambda x: x, (R(3, 4),), np.positive),  # ArrayBox has no unary +
     C("pos_np", f_pos_np, lambda x: x, (R(3, 4),), np.positive),
     C("exp", f_exp, lambda x: anp.exp(x), (R(3, 4),), np.exp),
     C("exp_scalar", f_exp, lambda x: anp.exp(x), (R(),), np.exp),
     C("log", f_log, lambda x: anp.log(x), (P(3, 4),), np.log),
     C("log_scalar", f_log, lambda x: anp.log(x), (P(),), np.log),
     C("sqrt", f_sqrt, lambda x: anp.sqrt(x), (P(3, 4),), np.sqrt),
+    C("sqrt_3d", f_sqrt, lambda x: anp.sqrt(x), (P(2, 3, 4),), np.sqrt),
     C("tanh", f_tanh, lambda x: anp.tanh(x), (R(3, 4),), np.tanh),
+    C("tanh_scalar", f_tanh, lambda x: anp.tanh(x), (R(),), np.tanh),
     C("sin", f_sin, lambda x: anp.sin(x), (R(3, 4),), np.sin),
+    C("sin_3d", f_sin, lambda x: anp.sin(x), (R(2, 3, 4),), np.sin),
     C("cos", f_cos, lambda x: anp.cos(x), (R(3, 4),), np.cos),
+    C("cos_scalar", f_cos, lambda x: anp.cos(x), (R(),), np.cos),
     C("abs", f_abs, lambda x: anp.abs(x), (NZ(3, 4),), np.abs),
     C("absolute", f_absolute, lambda x: anp.absolute(x), (NZ(2, 3, 4),), np.absolute),
 
@@ -776,11 +819,11 @@ CASES = [
     C("minimum_const", f_minimum_const, lambda x: anp.minimum(x, 0.25), (NZ(3, 4),), np.minimum),
     C("where_cmp_34_34", f_where_cmp, lambda x, y: anp.where(x > 0.0, x, y), (NZ(3, 4), R(3, 4)),
       np.where),
-    C("where_cmp_34_4", f_where_cmp, lambda x, y: anp.where(x > 0.0, x, y), (NZ(3, 4), R(4)),
-      np.where),
-    C("where_cmp_23_scalar", f_where_cmp, lambda x, y: anp.where(x > 0.0, x, y), (NZ(2, 3), R()),
-      np.where),
-    C("where_mask_31_14_34", f_where_mask, lambda c, x, y: anp.where(c, x, y),
+    C("where_cmp_34_4", f_where_cmp, lambda x, y: anp.where(x > 0.0, x, _ag_bcast(y, x)),
+      (NZ(3, 4), R(4)), np.where),
+    C("where_cmp_23_scalar", f_where_cmp, lambda x, y: anp.where(x > 0.0, x, _ag_bcast(y, x)),
+      (NZ(2, 3), R()), np.where),
+    C("where_mask_31_14_34", f_where_mask, lambda c, x, y: anp.where(c, _ag_bcast(x, y), y),
       (B(3, 1), R(1, 4), R(3, 4)), np.where),
     C("where_zero", f_where_zero, lambda c, x: anp.where(c, x, 0.0), (B(3, 4), R(3, 4)), np.where),
     C("where_leaky", f_where_leaky, lambda x: anp.where(x > 0.0, x, 0.1 * x), (NZ(3, 4),), np.where),
@@ -802,6 +845,8 @@ CASES += [
     C("sum_3d_ax02", f_sum_3d_ax02, _ag_reduce(anp.sum, (0, 2), False), (R(2, 3, 4),), np.sum),
     C("mean_3d_axm1_kd", f_mean_3d_axm1_kd, _ag_reduce(anp.mean, -1, True), (R(2, 3, 4),), np.mean),
     C("max_3d_ax1", f_max_3d_ax1, _ag_reduce(anp.max, 1, False), (R(2, 3, 4),), np.max),
+    C("amax_ax1", f_amax_ax1, _ag_reduce(anp.max, 1, False), (R(3, 4),), np.amax),
+    C("amin_ax0_kd", f_amin_ax0_kd, _ag_reduce(anp.min, 0, True), (R(3, 4),), np.amin),
     C("min_3d_ax20_kd", f_min_3d_ax20_kd, _ag_reduce(anp.min, (2, 0), True), (R(2, 3, 4),), np.min),
     C("sum_axis_arg_1", f_sum_axis_arg, lambda x, axis: anp.sum(x, axis=axis),
       (R(3, 4), Static(1)), np.sum),
@@ -886,9 +931,9 @@ CASES += [
       np.expand_dims),
     C("squeeze", f_squeeze, lambda x: anp.squeeze(x), (R(3, 1, 4),), np.squeeze),
     C("squeeze_axis", f_squeeze_axis, lambda x: anp.squeeze(x, axis=1), (R(3, 1, 1),), np.squeeze),
-    C("broadcast_to_row", f_broadcast_to_row, lambda x: anp.broadcast_to(x, (3, 4)), (R(4),),
+    C("broadcast_to_row", f_broadcast_to_row, lambda x: x + anp.zeros((3, 4)), (R(4),),
       np.broadcast_to),
-    C("broadcast_to_3d", f_broadcast_to_3d, lambda x: anp.broadcast_to(x, (2, 3, 4)), (R(3, 1),),
+    C("broadcast_to_3d", f_broadcast_to_3d, lambda x: x + anp.zeros((2, 3, 4)), (R(3, 1),),
       np.broadcast_to),
 
     # ---- indexing: x[...] is operator.getitem; repeated indices accumulate

@@ -148,6 +148,10 @@ def min(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
     d[x] = unreduce(d[y], x, axis, keepdims) * max_chooser(x, y, axis, keepdims)
 
 
+# NumPy 2 keeps np.amax/np.amin as functions distinct from np.max/np.min.
+register_adjoint(np.amax)(max)
+register_adjoint(np.amin)(min)
+
 # -------------------------------------------------------------- linear algebra
 
 
