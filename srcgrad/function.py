@@ -23,7 +23,7 @@ import numpy as np
 
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
-from .tensor import Tensor, is_differentiable_dtype, unwrap
+from .tensor import Tensor, is_differentiable_dtype
 from .transforms import activity, anf, check, codegen, parse, resolve, reverse
 
 

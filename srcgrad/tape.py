@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .tensor import Tensor, Variable, _wrap, is_differentiable_dtype, unwrap
+from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap
 
 _local = threading.local()
 
@@ -77,7 +77,8 @@ def pack_as(structure, leaves):
 
     def build(s):
         if isinstance(s, dict):
-            return type(s)((k, build(s[k])) for k in sorted(s)) if type(s) is dict else {k: build(s[k]) for k in sorted(s)}
+            values = {k: build(s[k]) for k in sorted(s)}   # leaves come in sorted-key order
+            return {k: values[k] for k in s}                # the caller's key order
         if isinstance(s, tuple) and hasattr(s, "_fields"):
             return type(s)(*[build(e) for e in s])
         if isinstance(s, (list, tuple)):

@@ -157,26 +157,6 @@ def slice_to_expr(node):
     return node
 
 
-class Substitute(gast.NodeTransformer):
-    """Replace Name loads by expressions: mapping {id: node or str}."""
-
-    def __init__(self, mapping):
-        self.mapping = mapping
-
-    def visit_Name(self, node):
-        if node.id in self.mapping:
-            new = self.mapping[node.id]
-            if isinstance(new, str):
-                return gast.Name(id=new, ctx=node.ctx, annotation=None, type_comment=None)
-            if isinstance(node.ctx, gast.Load):
-                return copy.deepcopy(new)
-        return node
-
-
-def substitute(node, mapping):
-    return Substitute(mapping).visit(node)
-
-
 def copy_location(new, old):
     """Copy line info (and srcgrad's origin annotation) from old to new."""
     if hasattr(old, "lineno"):

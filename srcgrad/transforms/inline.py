@@ -11,8 +11,7 @@ A rule template (see srcgrad/rules/numpy_adjoints.py) reads like the maths:
 cotangent variable for `d[z]`, and turns each `d[x] = e` into `bx = e` (first
 contribution, symbolic zero before) or `bx = bx + e` (accumulation). A
 contribution to an operand that is a constant or inactive is dropped, and
-temporaries only those used are removed. Temporaries are renamed
-hygienically. Used by the compiler (reverse.py) and, with the identity
+so are the temporaries only it used. Temporaries are renamed hygienically. Used by the compiler (reverse.py) and, with the identity
 binding, by the registry to build the tape's VJP functions: one template,
 two paths.
 """

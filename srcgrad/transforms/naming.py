@@ -26,7 +26,3 @@ class Namer:
         name = "%s_%d" % (base, i)
         self.used.add(name)
         return name
-
-    def adjoint(self, primal):
-        """The adjoint (cotangent) variable of `primal`: `bx` for `x`."""
-        return self.fresh("b" + primal.lstrip("_") if not primal.startswith("_") else "_b" + primal.lstrip("_"))

@@ -13,13 +13,12 @@ adjoints it touches are materialized with `np.zeros_like`. Rules are inlined
 from the registry (inline.py). Calls of user functions become calls of their
 own split forward/adjoint (`g_fwd` / `g_bwd`).
 """
-import inspect
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from . import ast_util, optimize
 from .inline import inline
 
@@ -171,7 +170,7 @@ class ReverseGenerator:
             return []
         self.last_comment = (filename, lineno)
         text = self.parsed.line_text(lineno)
-        return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, _short(filename), lineno))]
+        return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, short(filename), lineno))]
 
     def touched(self, stmts):
         names = set()
@@ -305,11 +304,6 @@ class ReverseGenerator:
 
 def _as_load(e):
     return ast_util.set_load(e) if isinstance(e, gast.AST) else e
-
-
-def _short(filename):
-    import os
-    return os.path.basename(filename)
 
 
 def _template_globals(rule):
