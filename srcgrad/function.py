@@ -214,6 +214,9 @@ class Function:
         return program
 
     def _bind(self, args, kwargs):
+        params = self._parsed.params
+        if not kwargs and len(args) == len(params) == self._parsed.n_positional:
+            return dict(zip(params, args))   # the common case, without inspect
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return dict(bound.arguments)

@@ -63,5 +63,6 @@ def parse(func):
                             (n.col_offset + indent) if hasattr(n, "col_offset") else None)
     node.decorator_list = []
     parsed = Parsed(func, node, filename, firstlineno)
-    parsed.params = [a.id for a in node.args.posonlyargs + node.args.args]
+    parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    parsed.n_positional = len(node.args.posonlyargs) + len(node.args.args)
     return parsed
