@@ -55,8 +55,10 @@ def unbroadcast(g, x):
     broadcasting: leading axes `g` has and `x` lacks are summed out, and so
     are axes where `x` has length 1. A `g` of lower rank (a scalar seed) is
     broadcast up instead. Result shape: np.shape(x)."""
-    shape = np.shape(x)
-    gshape = np.shape(g)
+    try:
+        shape, gshape = x.shape, g.shape      # arrays and Tensors: no function calls
+    except AttributeError:
+        shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
     if len(gshape) < len(shape):
