@@ -224,11 +224,12 @@ class ReverseGenerator:
         restore = []
         for t in reversed(targets + ([s._sg_res] if hasattr(s, "_sg_res") else [])):
             if t in self.stacked:
-                if t in self.active and self.adjoint(t) in materialized:
+                first = t in getattr(s, "_sg_first", ())
+                if t in self.active and self.adjoint(t) in materialized and not first:
                     a = self.adjoint(t)
                     restore.append(ast_util.assign(a, ast_util.call(
                         ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(a)])))
-                if t not in getattr(s, "_sg_first", ()):
+                if not first:
                     pop = ast_util.assign(t, ast_util.call(STACK + ".pop", []))
                     pop._sg_pop = t
                     restore.append(pop)
