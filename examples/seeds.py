@@ -219,14 +219,33 @@ def watched_constant():
     return tape.gradient(y, x)
 
 
-def reset_example():
-    """API page: reset() inside the context is the same as a new tape: only
-    the loss recorded after it is differentiated (here 2 x -> 6.0, not 6 x)."""
+def _loss_fn(x):
+    return 2.0 * x * x              # d/dx = 4 x = 12.0 at 3.0
+
+
+def _other_loss_fn(x):
+    return x * x                    # d/dx = 2 x = 6.0 at 3.0
+
+
+def reset_two_tapes():
+    """API page, first block: a second tape only differentiates
+    other_loss_fn, not loss_fn: 6.0 (not 18.0)."""
     x = sg.Variable(3.0)
     with sg.GradientTape() as t:
-        loss = 2.0 * x * x          # d/dx = 12.0, forgotten by reset()
+        loss = _loss_fn(x)
+    with sg.GradientTape() as t:
+        loss += _other_loss_fn(x)
+    return t.gradient(loss, x)
+
+
+def reset_example():
+    """API page, second block: reset() inside the context is equivalent to
+    the two tapes above: only other_loss_fn is differentiated: 6.0."""
+    x = sg.Variable(3.0)
+    with sg.GradientTape() as t:
+        loss = _loss_fn(x)
         t.reset()
-        loss = x * x                # d/dx = 6.0
+        loss += _other_loss_fn(x)
     return t.gradient(loss, x)
 
 
@@ -275,10 +294,12 @@ def main():
     _, _, dl_dw, dl_db = simple_function()
     print(dl_dw)
     print(dl_db)
+    print("dl_dw shape:", dl_dw.shape, " dl_db shape:", dl_db.shape)
     layer, grad = dense_layer()
     for var, g in zip(layer.trainable_variables, grad):
         print(f"{var.name}, shape: {g.shape}")
     print("watched constant x**2:", watched_constant().numpy())
+    print("two tapes (loss_fn forgotten):", reset_two_tapes().numpy())
     print("after reset:", reset_example().numpy())
     g, untraced = stop_recording_example()
     print("stop_recording:", g.numpy(), untraced)

@@ -67,7 +67,8 @@ class Compiled:
         self.output_active = tuple(o in active for o in outputs)
         gen = reverse.generate(parsed, fdef, active, namer, program.namespace, program.compile_callee)
         name = parsed.node.name
-        fwd, bwd, joint, self.residuals = codegen.assemble(name, inputs, self.active_inputs, gen)
+        fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
+            name, inputs, self.active_inputs, gen)
         defaults = {joint.name: tuple(1.0 for _ in outputs)}
         fns = codegen.build([fwd, bwd, joint], gen.injected, parsed.func,
                             "%s (%s)" % (name, ", ".join(self.active_inputs)), defaults)
@@ -254,7 +255,9 @@ class Function:
             else:
                 wrapped.append(o)
         if active_out:
+            # inputs the outputs do not depend on stay unconnected (None), as on TF's tape
             inputs = [v for v, m in zip(values, compiled.mask) if m]
+            inputs = [v for v, c in zip(inputs, compiled.connected) if c]
             out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
                          if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
             entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, outputs),
@@ -289,9 +292,13 @@ def _full_cotangents(out_index, outputs, gs):
     return full
 
 
+def _connected(compiled, cotangents):
+    return [g for g, c in zip(cotangents, compiled.connected) if c]
+
+
 def _backward(compiled, out_index, outputs):
     def backward(residuals, gs):
-        return compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs))
+        return _connected(compiled, compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs)))
     return backward
 
 
@@ -301,11 +308,12 @@ def _joint(compiled, values, out_index, outputs):
     def joint(inputs, gs):
         args = list(values)
         it = iter(inputs)
-        for i, m in enumerate(compiled.mask):
-            if m:
+        active = [i for i, m in enumerate(compiled.mask) if m]
+        for i, c in zip(active, compiled.connected):
+            if c:
                 args[i] = next(it)
         args = [a if isinstance(a, Tensor) else _unwrap_nested(a) for a in args]
-        return compiled.joint(*args, *_full_cotangents(out_index, outputs, gs))
+        return _connected(compiled, compiled.joint(*args, *_full_cotangents(out_index, outputs, gs)))
     return joint
 
 

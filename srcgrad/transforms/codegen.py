@@ -53,6 +53,7 @@ def assemble(name, inputs, active_inputs, gen):
         return ast_util.call(ast_util.quote_expr(np_name + ".zeros_like"), [ast_util.name(x)])
 
     grads = [grad_of(x) for x in active_inputs]
+    connected = tuple(gen.adjoints.get(x) in gen.materialized for x in active_inputs)
     defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
     residuals = [n for n in _names_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))], gast.Load)
                  if n in defined and n not in gen.rev_locals]
@@ -82,7 +83,7 @@ def assemble(name, inputs, active_inputs, gen):
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
                                   defaults=[ast_util.const(1.0) for _ in seeds])
-    return fwd, bwd, joint, residuals
+    return fwd, bwd, joint, residuals, connected
 
 
 def build(fdefs, injected, func, title, defaults):
