@@ -1,0 +1,95 @@
+"""Bad input: clear errors naming the user's file and line, and nothing left
+half-done (the tape, the caches and other functions keep working)."""
+import os
+
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from srcgrad.errors import ResolutionError, SourceNotFoundError
+from gradcheck import check_close
+
+THIS_FILE = os.path.basename(__file__)
+
+
+def line_of(func, text):
+    import inspect
+    lines, start = inspect.getsourcelines(func)
+    for i, line in enumerate(lines):
+        if text in line:
+            return start + i
+    raise AssertionError(text)
+
+
+def uses_undefined(x):
+    return np.sum(x * undefined_scale)  # noqa: F821
+
+
+def shape_mismatch(x, W):
+    h = np.tanh(x @ W)
+    return np.sum(h)
+
+
+def good(x):
+    return np.sum(np.sin(x) * x)
+
+
+def test_unresolvable_name_names_file_line_and_name():
+    with pytest.raises(ResolutionError) as info:
+        sg.grad(uses_undefined)(np.ones(3))
+    message = str(info.value)
+    assert "undefined_scale" in message and THIS_FILE in message
+    assert str(line_of(uses_undefined, "undefined_scale")) in message
+    check_close(sg.grad(good)(np.ones(3)), np.cos(1.0) + np.sin(1.0) + np.zeros(3))
+
+
+def test_function_without_source():
+    namespace = {}
+    exec("def made_by_exec(x):\n    return x * 2\n", {"np": np}, namespace)
+    with pytest.raises(SourceNotFoundError, match="made_by_exec"):
+        sg.function(namespace["made_by_exec"])
+    with pytest.raises(SourceNotFoundError):
+        sg.function(np.sin)
+
+
+def test_error_inside_generated_code_points_at_the_users_line():
+    x = sg.constant(np.ones((2, 3)))
+    f = sg.function(shape_mismatch)
+    with sg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        with pytest.raises(ValueError) as info:
+            f(x, np.ones((4, 2)))          # 3 != 4: the user's shapes are wrong
+        y = f(x, np.ones((3, 2)))           # the same function still works
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert THIS_FILE in notes and str(line_of(shape_mismatch, "h = np.tanh")) in notes
+    assert "h = np.tanh(x @ W)" in notes
+    g = tape.gradient(y, x)
+    check_close(g.numpy(), (1 - np.tanh(np.ones((2, 3)) @ np.ones((3, 2))) ** 2) @ np.ones((2, 3)))
+
+
+def test_unsupported_syntax_error_is_a_syntax_error_with_location():
+    def local_while(x):
+        while np.sum(x) < 10:
+            x = x * 2
+        return x
+
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.function(local_while)
+    err = info.value
+    assert isinstance(err, SyntaxError)
+    assert err.construct == "while loop"
+    assert err.filename.endswith(THIS_FILE) and err.lineno == line_of(local_while, "while np.sum")
+    assert "while np.sum(x) < 10:" in str(err)
+
+
+def test_grad_rejects_out_of_range_wrt():
+    with pytest.raises(ValueError, match="wrt"):
+        sg.grad(good, wrt=(1,))(np.ones(3))
+
+
+def test_variable_target_and_bad_sources():
+    v = sg.Variable(1.0)
+    with sg.GradientTape() as t:
+        y = v * 2.0
+    with pytest.raises(ValueError):
+        t.gradient(y, [v, "not a tensor"])
