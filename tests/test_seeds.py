@@ -28,66 +28,36 @@ def value(t, expected, dtype=np.float64):
     np.testing.assert_allclose(v, expected, rtol=1e-12, atol=0)
 
 
-def test_square_gradient():
-    g = seeds.square_gradient()
-    value(g, 6.0)
-    assert repr(g) == SIX
+# example -> the values the documents print (None: no gradient)
+DOCUMENT_VALUES = [
+    (seeds.square_gradient, 6.0),
+    (seeds.nested_tapes, (6.0, 2.0)),
+    (seeds.persistent_tape, (108.0, 6.0)),
+    (seeds.watch_accessed_variables_off, (6.0, None)),
+    (seeds.unwatched_variable_answer, (4.0, None)),
+    (seeds.variable_square, 6.0),
+    (seeds.what_the_tape_watches, (6.0, None, None, None)),
+    (seeds.what_the_tape_watches_without_x3, (6.0, None, None, None)),
+    (seeds.watching_everything, (6.0, 6.0, 6.0, 6.0)),
+    (seeds.persistent_variable, (108.0, 6.0)),
+    (seeds.nested_variable, (6.0, 2.0)),
+    (seeds.watched_constant, 6.0),
+    (seeds.reset_example, 6.0),
+    (seeds.stop_recording_example, (6.0, None)),
+]
 
 
-def test_nested_tapes():
-    d1, d2 = seeds.nested_tapes()
-    value(d1, 6.0)
-    value(d2, 2.0)
-
-
-def test_persistent_tape():
-    dz, dy = seeds.persistent_tape()
-    value(dz, 108.0)
-    value(dy, 6.0)
-
-
-def test_watch_accessed_variables_off():
-    ga, gb = seeds.watch_accessed_variables_off()
-    value(ga, 6.0)
-    assert gb is None
-
-
-def test_unwatched_variable_answer():
-    gx, gw = seeds.unwatched_variable_answer()
-    value(gx, 4.0)
-    assert repr(gx) == "srcgrad.Tensor(4.0, shape=(), dtype=float64)"
-    assert gw is None
-
-
-def test_variable_square():
-    value(seeds.variable_square(), 6.0)
-
-
-@pytest.mark.parametrize("example", [seeds.what_the_tape_watches, seeds.what_the_tape_watches_without_x3])
-def test_what_the_tape_watches(example):
-    grads = example()
-    assert isinstance(grads, list) and len(grads) == 4
-    value(grads[0], 6.0)
-    assert grads[1] is None and grads[2] is None and grads[3] is None
-
-
-def test_watching_everything():
-    grads = seeds.watching_everything()
-    assert isinstance(grads, list) and len(grads) == 4
-    for g in grads:
-        value(g, 6.0)
-
-
-def test_persistent_variable():
-    dz, dy = seeds.persistent_variable()
-    value(dz, 108.0)
-    value(dy, 6.0)
-
-
-def test_nested_variable():
-    d1, d2 = seeds.nested_variable()
-    value(d1, 6.0)
-    value(d2, 2.0)
+@pytest.mark.parametrize("example, expected", DOCUMENT_VALUES, ids=[f.__name__ for f, _ in DOCUMENT_VALUES])
+def test_document_values(example, expected):
+    got = example()
+    if not isinstance(expected, tuple):
+        got, expected = (got,), (expected,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        if e is None:
+            assert g is None
+        else:
+            assert value(g) == e
 
 
 def test_jacobian_example():
@@ -134,24 +104,6 @@ def test_dense_layer_call_is_compiled():
     out = layer(sg.constant(x))
     assert isinstance(out, sg.Tensor)
     np.testing.assert_allclose(out.numpy(), np.maximum(x @ layer.kernel.numpy() + layer.bias.numpy(), 0.0))
-
-
-def test_watched_constant():
-    value(seeds.watched_constant(), 6.0)
-
-
-def test_reset_two_tapes():
-    value(seeds.reset_two_tapes(), 6.0)
-
-
-def test_reset_example():
-    value(seeds.reset_example(), 6.0)
-
-
-def test_stop_recording_example():
-    g, untraced = seeds.stop_recording_example()
-    value(g, 6.0)
-    assert untraced is None
 
 
 def test_script_prints_the_documents_values():
