@@ -94,10 +94,10 @@ class OpEntry:
 
     __slots__ = ("rule", "params", "input_ids", "bound", "bound_raw", "output", "output_ids")
 
-    def __init__(self, rule, args, kwargs, raw_args, raw_kwargs, output):
+    def __init__(self, rule, args, kwargs, output):
         self.rule = rule
         self.bound = rule.bind(output, args, kwargs)
-        self.bound_raw = rule.bind(output._value, raw_args, raw_kwargs)
+        self.bound_raw = {k: unwrap(v) for k, v in self.bound.items()}
         self.params = [p for p in rule.diff_params if isinstance(self.bound.get(p), Tensor)]
         self.input_ids = [self.bound[p]._id for p in self.params]
         self.output = output

@@ -75,7 +75,7 @@ def apply(func, args, kwargs=None):
         raise NoRuleError(func)
     out = Tensor(result)
     from .tape import OpEntry
-    entry = OpEntry(rule, args, kwargs, raw_args, raw_kwargs, out)
+    entry = OpEntry(rule, args, kwargs, out)
     if entry.input_ids:
         for t in watching:
             t._record(entry)

@@ -61,6 +61,9 @@ class Rule:
         self.diff_params = tuple(diff)
         self.globals = template.__globals__
         self._vjps = {}
+        params = list(self.signature.parameters.values())[1:]
+        self._defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+        self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
 
     def __repr__(self):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
@@ -69,6 +72,10 @@ class Rule:
         """Bind a call's arguments to the template's parameters; returns an
         ordered dict {param: value} with defaults applied (output excluded).
         Raises TypeError when the call does not fit the primitive's signature."""
+        if not kwargs and self._n_required <= len(args) <= len(self.params):
+            values = dict(self._defaults)          # the common case, without inspect
+            values.update(zip(self.params, args))
+            return values
         bound = self.signature.bind(output, *args, **kwargs)
         bound.apply_defaults()
         values = dict(bound.arguments)
