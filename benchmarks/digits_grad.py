@@ -10,6 +10,9 @@ training set (1347 images):
   (e) numpy fwd  the plain NumPy forward pass alone (the floor)
   (f) torch/jax  when installed (skipped otherwise)
 
+and the peak memory of one gradient on the full training set (tracemalloc)
+for the NumPy-based paths.
+
 Before timing, every gradient is checked against autograd's with
 `np.allclose`, so a fast wrong answer cannot win. Each time is the best of
 5 repeats of N loops (N chosen by `timeit.Timer.autorange`).
@@ -20,6 +23,7 @@ import argparse
 import os
 import sys
 import timeit
+import tracemalloc
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -184,6 +188,20 @@ def best_time(fn, repeat, min_time):
     return min(timer.repeat(repeat=repeat, number=number)) / number, number
 
 
+def peak_memory(fn):
+    """Peak bytes allocated (tracemalloc; NumPy reports its buffers to it)
+    during one call of `fn`, above what was allocated before it."""
+    fn()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
 def fmt(seconds):
     if seconds < 1e-3:
         return "%7.1f us" % (seconds * 1e6)
@@ -227,6 +245,18 @@ def main(argv=None):
             ref = results["(a) compiled tape", label][0]
             row += " | %s %7.2fx %9d" % (fmt(t), t / ref, number)
         print(row)
+    # Peak memory of one gradient on the full training set. Only for the
+    # NumPy-based paths: torch and JAX allocate outside tracemalloc's view.
+    label, x, y = settings[-1]
+    methods = build_methods(params, x, y)
+    print("\npeak memory of one gradient, %s (tracemalloc)" % label)
+    ref = None
+    for name in ("(a) compiled tape", "(b) op-by-op tape", "(c) sg.grad", "(d) autograd",
+                 "(e) numpy forward only"):
+        if name in methods:
+            peak = peak_memory(methods[name])
+            ref = ref or peak
+            print("%-24s | %8.2f MB %7.2fx" % (name, peak / 2 ** 20, peak / ref))
     missing = [lib for lib in ("torch", "jax") if not any(lib in n for n in names)]
     if missing:
         print("\n(not installed, skipped: %s)" % ", ".join(missing))
