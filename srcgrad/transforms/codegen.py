@@ -18,7 +18,6 @@ import types
 import gast
 
 from . import ast_util
-from .reverse import STACK
 
 _counter = itertools.count()
 
@@ -43,7 +42,8 @@ def assemble(name, inputs, active_inputs, gen):
     # have a value: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
                for n in sorted(gen.pushed - set(inputs) - gen.first_defined)]
-    stack_init = [ast_util.assign(STACK, gast.List(elts=[], ctx=gast.Load()))] if gen.pushed else []
+    stack = gen.gen.stack
+    stack_init = [ast_util.assign(stack, gast.List(elts=[], ctx=gast.Load()))] if gen.pushed else []
     fwd_core = stack_init + preinit + gen.fwd_body
 
     def grad_of(x):
@@ -58,6 +58,7 @@ def assemble(name, inputs, active_inputs, gen):
     residuals = [n for n in _names_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))], gast.Load)
                  if n in defined and n not in gen.rev_locals]
     res_tuple = ast_util.tuple_([ast_util.name(n) for n in residuals])
+    res_param = gen.gen.namer.fresh("_residuals")
 
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
@@ -68,13 +69,14 @@ def assemble(name, inputs, active_inputs, gen):
     if residuals:
         unpack.append(ast_util.assign(ast_util.tuple_([ast_util.name(n, True) for n in residuals], store=True)
                                       if len(residuals) != 1 else residuals[0],
-                                      ast_util.name("_residuals") if len(residuals) != 1 else
-                                      gast.Subscript(value=ast_util.name("_residuals"), slice=ast_util.const(0),
+                                      ast_util.name(res_param) if len(residuals) != 1 else
+                                      gast.Subscript(value=ast_util.name(res_param), slice=ast_util.const(0),
                                                      ctx=gast.Load())))
-    if STACK in residuals:
-        unpack.append(ast_util.assign(STACK, ast_util.call(ast_util.name("list"), [ast_util.name(STACK)])))
+    if stack in residuals:
+        # the reverse sweep pops: give it its own copy, so a persistent tape can run it again
+        unpack.append(ast_util.assign(stack, ast_util.call(ast_util.name("list"), [ast_util.name(stack)])))
     bwd = ast_util.function_def(
-        name + "_bwd", ["_residuals"] + seeds,
+        name + "_bwd", [res_param] + seeds,
         [ast_util.comment("Reverse sweep of %s: output cotangents -> input cotangents" % name)]
         + unpack + gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
     wrt = active_inputs[0] if active_inputs else "x"

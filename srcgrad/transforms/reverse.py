@@ -22,7 +22,6 @@ from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from . import ast_util, optimize
 from .inline import inline
 
-STACK = "_stack"
 
 
 @dataclass
@@ -51,6 +50,7 @@ class ReverseGenerator:
         self.compile_callee = compile_callee
         self.outputs = outputs
         self.adj = {}
+        self.stack = namer.fresh("_stack")   # saved values, pushed forward, popped in reverse
         self.rev_locals = set()
         self.injected = {}
         self.last_comment = None
@@ -138,7 +138,7 @@ class ReverseGenerator:
                     targets = targets + [s._sg_res]
                 for t in targets:
                     if t in self.stacked and t not in getattr(s, "_sg_first", ()):
-                        push = ast_util.expr_stmt(ast_util.call(STACK + ".append", [ast_util.name(t)]))
+                        push = ast_util.expr_stmt(ast_util.call(self.stack + ".append", [ast_util.name(t)]))
                         push._sg_push = t
                         out.append(push)
                 if hasattr(s, "_sg_callee"):
@@ -230,7 +230,7 @@ class ReverseGenerator:
                     restore.append(ast_util.assign(a, ast_util.call(
                         ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(a)])))
                 if not first:
-                    pop = ast_util.assign(t, ast_util.call(STACK + ".pop", []))
+                    pop = ast_util.assign(t, ast_util.call(self.stack + ".pop", []))
                     pop._sg_pop = t
                     restore.append(pop)
         return code + restore
