@@ -119,7 +119,7 @@ class _ANF:
         if isinstance(s, gast.Pass):
             return []
         if isinstance(s, gast.AugAssign):
-            value = gast.BinOp(left=ast_util.name(s.target.id), op=s.op, right=s.value)
+            value = ast_util.binop(ast_util.name(s.target.id), s.op, s.value)
             new = ast_util.copy_location(ast_util.assign(s.target.id, value), s)
             return self.stmt(new)
         if isinstance(s, gast.AnnAssign):

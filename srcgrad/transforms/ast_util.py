@@ -20,8 +20,35 @@ def quote_expr(src):
     return gast.parse(src).body[0].value
 
 
-def name(id_, store=False):
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+def name(id_, store=False, ctx=None):
+    if ctx is None:
+        ctx = gast.Store() if store else gast.Load()
+    return gast.Name(id=id_, ctx=ctx, annotation=None, type_comment=None)
+
+
+def binop(left, op, right):
+    """`left op right`; op is a gast operator node, e.g. gast.Add()."""
+    return gast.BinOp(left=left, op=op, right=right)
+
+
+def add(left, right):
+    return binop(left, gast.Add(), right)
+
+
+def item(value, index):
+    """`value[index]` for a constant index."""
+    return gast.Subscript(value=value, slice=const(index), ctx=gast.Load())
+
+
+def pass_():
+    return gast.Pass()
+
+
+def unpack(names, value):
+    """`a, b = value`, or `a = value[0]` for a single name (value a tuple)."""
+    if len(names) == 1:
+        return assign(names[0], item(value, 0))
+    return assign(tuple_([name(n, True) for n in names], store=True), value)
 
 
 def const(value):

@@ -67,11 +67,7 @@ def assemble(name, inputs, active_inputs, gen):
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
-        unpack.append(ast_util.assign(ast_util.tuple_([ast_util.name(n, True) for n in residuals], store=True)
-                                      if len(residuals) != 1 else residuals[0],
-                                      ast_util.name(res_param) if len(residuals) != 1 else
-                                      gast.Subscript(value=ast_util.name(res_param), slice=ast_util.const(0),
-                                                     ctx=gast.Load())))
+        unpack.append(ast_util.unpack(residuals, ast_util.name(res_param)))
     if stack in residuals:
         # the reverse sweep pops: give it its own copy, so a persistent tape can run it again
         unpack.append(ast_util.assign(stack, ast_util.call(ast_util.name("list"), [ast_util.name(stack)])))

@@ -52,11 +52,11 @@ class _Rewrite(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.renames:
-            return gast.Name(id=self.renames[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+            return ast_util.name(self.renames[node.id], ctx=node.ctx)
         if node.id in self.bindings and isinstance(node.ctx, gast.Load):
             return copy.deepcopy(self.bindings[node.id])
         if node.id in self.globals_map and isinstance(node.ctx, gast.Load):
-            return gast.Name(id=self.globals_map[node.id], ctx=node.ctx, annotation=None, type_comment=None)
+            return ast_util.name(self.globals_map[node.id], ctx=node.ctx)
         return node
 
 
@@ -95,7 +95,7 @@ def inline(tree, output, cotangent, bindings, targets, materialized, namer, glob
                 continue
             value = rewrite.visit(copy.deepcopy(stmt.value))
             if target in materialized:
-                value = gast.BinOp(left=ast_util.name(target), op=gast.Add(), right=value)
+                value = ast_util.add(ast_util.name(target), value)
             else:
                 materialized.add(target)
             out.append(ast_util.assign(target, value))

@@ -238,7 +238,7 @@ class ReverseGenerator:
     def accumulate(self, name, value, materialized):
         a = self.adjoint(name)
         if a in materialized:
-            value = gast.BinOp(left=ast_util.name(a), op=gast.Add(), right=value)
+            value = ast_util.add(ast_util.name(a), value)
         else:
             materialized.add(a)
         return ast_util.assign(a, value)
@@ -284,10 +284,7 @@ class ReverseGenerator:
             temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
             self.rev_locals |= set(temps)
             call = ast_util.call(ast_util.name(s._sg_bwd_name), [ast_util.name(s._sg_res)] + cots)
-            code = [ast_util.assign(ast_util.tuple_([ast_util.name(x, True) for x in temps], store=True)
-                                    if len(temps) != 1 else temps[0],
-                                    call if len(temps) != 1 else gast.Subscript(
-                                        value=call, slice=ast_util.const(0), ctx=gast.Load()))]
+            code = [ast_util.unpack(temps, call)]
             for e, tmp in zip(active_params, temps):
                 code.append(self.accumulate(e.id, ast_util.name(tmp), materialized))
             return code
@@ -371,12 +368,12 @@ def _prune_stack(g):
             if name is not None and name not in read:
                 continue
             if isinstance(s, gast.If):
-                s.body = filt(s.body, attr) or [gast.Pass()]
+                s.body = filt(s.body, attr) or [ast_util.pass_()]
                 s.orelse = filt(s.orelse, attr)
                 if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and attr == "_sg_pop":
                     continue
             elif isinstance(s, gast.For):
-                s.body = filt(s.body, attr) or [gast.Pass()]
+                s.body = filt(s.body, attr) or [ast_util.pass_()]
                 if all(isinstance(x, gast.Pass) for x in s.body) and attr == "_sg_pop":
                     continue
             out.append(s)
