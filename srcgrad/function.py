@@ -148,9 +148,15 @@ class Program:
                     self._compiled[mask] = c
         return c
 
-    def compile_callee(self, callee, mask):
-        fn = as_function(callee, fence=True)
-        program = fn._program_for(None)
+    def compile_callee(self, op, mask):
+        """Compile the user function called by `op` for the active `mask`."""
+        fn = as_function(op.callee, fence=True)
+        if op.receiver is not None:
+            params = dict.fromkeys(fn._parsed.params)
+            params[fn._parsed.params[0]] = op.receiver
+            program = fn._program_for(params)
+        else:
+            program = fn._program_for(None)
         if program.leaves:
             leaf = program.leaves[0]
             raise UnsupportedSyntaxError(
@@ -160,8 +166,7 @@ class Program:
         return program.compile(mask)
 
     def callee_outputs(self, op, mask):
-        c = self.compile_callee(op.callee, mask)
-        return c.output_active
+        return self.compile_callee(op, mask).output_active
 
 
 class Function:

@@ -279,18 +279,25 @@ class GradientTape:
                           "the context if you actually want to trace the gradient in order to "
                           "compute higher order derivatives.", UserWarning, stacklevel=3)
 
-    def _sweep(self, targets, seeds, sources):
-        """Reverse sweep: cotangents of `sources` (list of Tensors) given
-        `seeds` for `targets`. Returns a list aligned with sources (None where
-        unconnected)."""
-        higher_order = bool(recording_tapes())
-        source_ids = [s._id if isinstance(s, Tensor) else None for s in sources]
-        reach = {i for i in source_ids if i is not None and i in self._tracked}
+    def _reachable(self, sources):
+        """The entries on a path from `sources`, in recording order, and the
+        ids they reach (forward reachability; computed once per gradient or
+        jacobian)."""
+        reach = {s._id for s in sources if isinstance(s, Tensor) and s._id in self._tracked}
         relevant = []
         for e in self._entries:
             if any(i in reach for i in e.input_ids):
                 relevant.append(e)
                 reach.update(e.output_ids)
+        return relevant, reach
+
+    def _sweep(self, targets, seeds, sources, reachable=None):
+        """Reverse sweep: cotangents of `sources` (list of Tensors) given
+        `seeds` for `targets`. Returns a list aligned with sources (None where
+        unconnected)."""
+        higher_order = bool(recording_tapes())
+        source_ids = [s._id if isinstance(s, Tensor) else None for s in sources]
+        relevant, reach = reachable or self._reachable(sources)
         cot = {}
 
         def accumulate(i, g):
@@ -402,10 +409,11 @@ class GradientTape:
         rows = [[] for _ in flat_sources]
         higher_order = bool(recording_tapes())
         self._inside_context()
+        reachable = self._reachable(flat_sources)
         for j in range(n):
             seed = np.zeros(n, dtype=target.dtype)
             seed[j] = 1
-            grads = self._sweep([target], [seed.reshape(target.shape)], flat_sources)
+            grads = self._sweep([target], [seed.reshape(target.shape)], flat_sources, reachable)
             for k, g in enumerate(grads):
                 rows[k].append(g)
         self._release()
@@ -446,10 +454,11 @@ class GradientTape:
         m = int(np.prod(inner)) if inner else 1
         result = np.zeros((b, m) + source.shape[1:], dtype=source.dtype)
         self._inside_context()
+        reachable = self._reachable([source])
         for j in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
             seed[:, j] = 1
-            (g,) = self._sweep([target], [seed.reshape(target.shape)], [source])
+            (g,) = self._sweep([target], [seed.reshape(target.shape)], [source], reachable)
             if g is not None:
                 result[:, j] = np.broadcast_to(unwrap(g), source.shape)
         self._release()

@@ -832,3 +832,50 @@ def test_no_rule_on_constant_is_fine():
     x, c = rand(4), rand(4, scale=0.5)
     g = check_function(i0_on_constant, (x, c), wrt=(0,), autograd_ok=False)
     check_close(g[0], np.i0(c))
+
+
+class TwoLayer:
+    """A model whose decorated method calls helper methods."""
+
+    def __init__(self, seed=0):
+        r = np.random.default_rng(seed)
+        self.W = sg.Variable(r.normal(size=(3, 4)))
+        self.V = sg.Variable(r.normal(size=(4, 2)))
+        self.scale = 0.5
+
+    def act(self, h):
+        return np.tanh(h) * self.scale       # reads a plain attribute: fine
+
+    def reads_variable(self, h):
+        return h @ self.V                    # reads a Variable inside a helper
+
+    @sg.function
+    def __call__(self, x):
+        return np.sum(self.act(x @ self.W) ** 2)
+
+    @sg.function
+    def uses_reads_variable(self, x):
+        return np.sum(self.reads_variable(self.act(x @ self.W)))
+
+
+def test_method_calling_a_helper_method():
+    model = TwoLayer()
+    x = rand(5, 3)
+    with sg.GradientTape() as tape:
+        y = model(x)
+    gW = tape.gradient(y, model.W)
+    W = model.W.numpy()
+    check_close(gW.numpy(), numerical_grad(lambda w: np.sum((np.tanh(x @ w) * 0.5) ** 2), W))
+    with sg.GradientTape() as tape:
+        y2 = TwoLayer.__call__.python_function(model, x)
+    check_close(tape.gradient(y2, model.W).numpy(), gW.numpy(), rtol=1e-12)
+
+
+def test_helper_method_reading_a_variable_is_a_clear_error():
+    model = TwoLayer()
+    with pytest.raises(sg.UnsupportedSyntaxError, match="self.V"):
+        with sg.GradientTape():
+            model.uses_reads_variable(rand(5, 3))
+    with sg.GradientTape() as tape:       # the model and the tape still work
+        y = model(rand(5, 3))
+    assert tape.gradient(y, model.W) is not None

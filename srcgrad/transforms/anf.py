@@ -60,6 +60,7 @@ class Op:
     keywords: dict = field(default_factory=dict)
     obj: object = None
     source: str = ""
+    receiver: object = None
 
     def operand_names(self):
         """Names whose cotangents this op contributes to, per differentiable operand."""
@@ -287,7 +288,16 @@ class _ANF:
             name = name + "_" + self.base(e.args[0])
         if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
-        return e, self.classify_fn(obj, list(e.args), kwargs, e, name)
+        args = list(e.args)
+        if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and _user_function(obj) is not None:
+            # a bound method of the user's (self.helper(x)): the receiver is its first argument
+            func.value = self.simple(func.value, out, hint)
+            args = [func.value] + args
+            receiver = obj.__self__
+            op = self.classify_fn(obj.__func__, args, kwargs, e, name)
+            op.receiver = receiver      # the example `self`, so the callee resolves self.attr exactly
+            return e, op
+        return e, self.classify_fn(obj, args, kwargs, e, name)
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if fn is builtins.abs:

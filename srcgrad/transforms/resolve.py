@@ -195,10 +195,27 @@ class _Resolver(gast.NodeTransformer):
             if func.attr in ARRAY_ATTRS and not is_object:
                 func._sg_method = func.attr
             else:
-                func._sg_callee = None
+                func._sg_callee = self._example_attribute(func) if is_object else None
                 func._sg_opaque_method = True
             return node
         self._error(func, "calling the result of an expression is not supported")
+
+    def _example_attribute(self, node):
+        """The object `node` (a chain such as self.helper) names for the
+        example arguments, or None."""
+        ch = _chain(node)
+        if ch is None:
+            return None
+        root, steps = ch
+        known, value, _ = self._root_value(root)
+        if not known:
+            return None
+        try:
+            for kind, key, _ in steps:
+                value = getattr(value, key) if kind == "attr" else value[key]
+        except Exception:
+            return None
+        return value
 
     def _is_object_expr(self, node):
         """Is `node` a chain ending on a (known) non-array object?"""

@@ -97,7 +97,7 @@ class ReverseGenerator:
                 mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in callee_params)
                 if not any(mask) or not any(t in self.active for t in _targets(s)):
                     continue
-                compiled = self.compile_callee(op.callee, mask)
+                compiled = self.compile_callee(op, mask)
                 base = getattr(op.callee, "__name__", "g")
                 s._sg_callee = compiled
                 s._sg_params = callee_params
@@ -290,6 +290,11 @@ class ReverseGenerator:
             return code
         if op.kind == "opaque":
             active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
+            if active_in and getattr(op.obj, "__self__", None) is not None and hasattr(
+                    getattr(op.obj, "__func__", None), "__code__"):
+                self.fail(s, "a call of the method %s on a differentiated value"
+                          % getattr(op.obj, "__qualname__", op.obj),
+                          "call a module-level function instead, passing what it reads as arguments")
             if active_in:
                 filename, lineno, _ = self.parsed.origin(s)
                 raise NoRuleError(op.obj, filename, lineno)
