@@ -879,3 +879,19 @@ def test_helper_method_reading_a_variable_is_a_clear_error():
     with sg.GradientTape() as tape:       # the model and the tape still work
         y = model(rand(5, 3))
     assert tape.gradient(y, model.W) is not None
+
+
+def rotate(u, v):
+    s = np.sin(u + v)
+    return s * u, np.cos(v) - s
+
+
+def loop_carried_tuple(x, y):
+    for i in range(3):
+        x, y = rotate(x, y)       # targets are also the arguments, in a loop
+    return np.sum(x * y)
+
+
+def test_tuple_assignment_whose_targets_are_its_arguments():
+    x, y = rand(3), rand(3)
+    check_function(loop_carried_tuple, (x, y), wrt=(0, 1))

@@ -41,6 +41,16 @@ def blocks(draw, depth=0, indent="    "):
         choice = draw(st.integers(0, 4 if depth < 2 else 0))
         if choice <= 2:
             lines.append("%s%s = %s" % (indent, draw(st.sampled_from(VARS)), draw(expressions())))
+        elif choice == 4 and draw(st.booleans()):
+            # a call of a helper defined in the module (transformed recursively)
+            u, v = draw(st.sampled_from(VARS)), draw(st.sampled_from(VARS))
+            if draw(st.booleans()):
+                t1, t2 = draw(st.sampled_from(VARS)), draw(st.sampled_from(VARS))
+                if t1 != t2:
+                    lines.append("%s%s, %s = pair(%s, %s)" % (indent, t1, t2, u, v))
+                    continue
+            lines.append("%s%s = helper(%s, scale=%s)" % (indent, draw(st.sampled_from(VARS)), u,
+                                                          draw(st.sampled_from(["0.5", "2.0"]))))
         elif choice == 3:
             test = "np.sum(%s) > %s" % (draw(st.sampled_from(VARS)), draw(st.sampled_from(["0.0", "0.5", "-0.5"])))
             lines.append("%sif %s:" % (indent, test))
@@ -49,16 +59,32 @@ def blocks(draw, depth=0, indent="    "):
                 lines.append("%selse:" % indent)
                 lines += draw(blocks(depth + 1, indent + "    "))
         else:
-            lines.append("%sfor i in range(%d):" % (indent, draw(st.integers(1, 3))))
+            start, stop, step = draw(st.sampled_from([(0, 2, 1), (1, 4, 1), (0, 5, 2), (3, 0, -1)]))
+            lines.append("%sfor i in range(%d, %d, %d):" % (indent, start, stop, step))
             lines += draw(blocks(depth + 1, indent + "    "))
     return lines
 
 
 _counter = itertools.count()
 
+HELPERS = """import numpy as np
+
+
+def helper(v, scale=1.0):
+    w = np.tanh(v * scale)
+    if np.sum(w) > 0.0:
+        w = w * 0.5
+    return w
+
+
+def pair(u, v):
+    s = np.sin(u + v)
+    return s * u, np.cos(v) - s
+"""
+
 
 def load(tmp_dir, lines):
-    src = "import numpy as np\n\n\ndef f(x, y):\n    a = x * 1.0\n    b = y * 1.0\n%s\n    return np.sum(a * b + x)\n" % "\n".join(lines)
+    src = HELPERS + "\n\ndef f(x, y):\n    a = x * 1.0\n    b = y * 1.0\n%s\n    return np.sum(a * b + x)\n" % "\n".join(lines)
     path = tmp_dir / ("prog_%d.py" % next(_counter))
     path.write_text(src)
     spec = importlib.util.spec_from_file_location(path.stem, path)

@@ -405,15 +405,21 @@ def _no_self_reference(body, stacked, namer):
         elif isinstance(s, gast.Assign) and hasattr(s, "_sg_op"):
             targets = ast_util.names_stored(s.targets[0])
             if targets & stacked and targets & ast_util.names_loaded(s.value):
-                if isinstance(s.targets[0], gast.Name):
-                    tgt = s.targets[0].id
-                    tmp = namer.fresh(s._sg_op.source or "t")
-                    first = ast_util.copy_location(ast_util.assign(tmp, s.value), s)
-                    first._sg_op = s._sg_op
-                    second = ast_util.copy_location(ast_util.assign(tgt, ast_util.name(tmp)), s)
-                    second._sg_op = Op("copy", args=[ast_util.name(tmp)])
-                    out.extend([first, second])
-                    stacked.add(tmp)
-                    continue
+                # t = f(t) becomes tmp = f(t); t = tmp (also for a, b = g(a, b))
+                target = s.targets[0]
+                names = [e.id for e in target.elts] if isinstance(target, gast.Tuple) else [target.id]
+                temps = [namer.fresh((s._sg_op.source or "t") if len(names) == 1 else n + "_new")
+                         for n in names]
+                new_target = ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True) \
+                    if isinstance(target, gast.Tuple) else temps[0]
+                first = ast_util.copy_location(ast_util.assign(new_target, s.value), s)
+                first._sg_op = s._sg_op
+                out.append(first)
+                for n, tmp in zip(names, temps):
+                    copy_ = ast_util.copy_location(ast_util.assign(n, ast_util.name(tmp)), s)
+                    copy_._sg_op = Op("copy", args=[ast_util.name(tmp)])
+                    out.append(copy_)
+                stacked.update(temps)
+                continue
         out.append(s)
     return out
