@@ -17,7 +17,9 @@ import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 
 VARS = ["x", "y", "a", "b"]
-UNARY = ["np.sin({})", "np.tanh({})", "np.cos({})", "({} * 0.5)", "np.exp(np.tanh({}))"]
+UNARY = ["np.sin({0})", "np.tanh({0})", "np.cos({0})", "({0} * 0.5)", "np.exp(np.tanh({0}))",
+         "np.maximum({0}, 0.1)", "{0} / (2.0 + np.tanh({0}))", "{0}[::-1]", "np.where({0} > 0, {0}, 0.5 * {0})",
+         "np.mean({0}) + {0} * 0.5", "np.sqrt({0} * {0} + 1.0)", "-{0}"]
 # bounded, so that loops cannot blow values up beyond what finite differences resolve
 BINARY = ["np.tanh({} + {})", "np.sin({} - {})", "np.tanh({} * {})", "{} * 0.9 + {} * 0.1"]
 
@@ -31,7 +33,7 @@ def expressions(draw):
         return draw(st.sampled_from(UNARY)).format(u)
     if kind == 1:
         return draw(st.sampled_from(BINARY)).format(u, v)
-    return draw(st.sampled_from(UNARY)).format(draw(st.sampled_from(BINARY)).format(u, v))
+    return draw(st.sampled_from(UNARY)).format("(%s)" % draw(st.sampled_from(BINARY)).format(u, v))
 
 
 @st.composite
