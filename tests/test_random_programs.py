@@ -122,3 +122,31 @@ def test_random_program(tmp_path, lines, seed):
                                    err_msg=src)
     check_close(gx, numerical_grad(lambda v: f(v, y), x), rtol=1e-5, atol=1e-6)
     check_close(gy, numerical_grad(lambda v: f(x, v), y), rtol=1e-5, atol=1e-6)
+
+
+def second_order(fn, x, y, v):
+    """Hessian-vector product d/dx <grad_x fn(x, y), v> by nested tapes."""
+    xt, yt = sg.constant(x), sg.constant(y)
+    with sg.GradientTape() as outer:
+        outer.watch(xt)
+        with sg.GradientTape() as inner:
+            inner.watch([xt, yt])
+            out = fn(xt, yt)
+        g = inner.gradient(out, xt, unconnected_gradients="zero")
+        gv = np.sum(g * v)
+    return outer.gradient(gv, xt, unconnected_gradients="zero")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=blocks(), seed=st.integers(0, 2 ** 16))
+def test_random_program_second_order(tmp_path, lines, seed):
+    f, src = load(tmp_path, lines)
+    rng = np.random.default_rng(seed)
+    x, y, v = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+    hv_compiled = second_order(sg.function(f), x, y, v)
+    hv_op = second_order(f, x, y, v)
+    np.testing.assert_allclose(hv_compiled.numpy(), hv_op.numpy(), rtol=1e-9, atol=1e-12, err_msg=src)
+    # and against finite differences of the (compiled) gradient
+    grad_x = sg.grad(f, wrt=0)
+    fd = numerical_grad(lambda w: np.sum(grad_x(w, y) * v), x)
+    check_close(hv_op.numpy(), fd, rtol=1e-4, atol=1e-5)
