@@ -895,3 +895,22 @@ def loop_carried_tuple(x, y):
 def test_tuple_assignment_whose_targets_are_its_arguments():
     x, y = rand(3), rand(3)
     check_function(loop_carried_tuple, (x, y), wrt=(0, 1))
+
+
+def dense_tanh(x, W, b):
+    return np.sum(np.tanh(x @ W + b))
+
+
+def test_split_forward_keeps_only_the_shape_of_shape_only_residuals():
+    from srcgrad.function import as_function
+    from srcgrad.rules.helpers import ShapeOf
+    x, W, b = rand(5, 3), rand(3, 4), rand(4)
+    compiled = as_function(dense_tanh)._program_for(None).compile([False, True, True])
+    *outputs, residuals = compiled.fwd(x, W, b)
+    saved = dict(zip(compiled.residuals, residuals))
+    # x @ W is only needed for its shape (to unbroadcast b's cotangent); tanh's output is needed
+    assert isinstance(saved["matmul_x"], ShapeOf) and saved["matmul_x"].shape == (5, 4)
+    assert isinstance(saved["tanh"], np.ndarray)
+    gW, gb = compiled.bwd(residuals, 1.0)
+    check_close(gW, numerical_grad(lambda w: dense_tanh(x, w, b), W))
+    check_close(gb, numerical_grad(lambda v: dense_tanh(x, W, v), b))

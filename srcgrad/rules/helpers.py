@@ -42,6 +42,37 @@ def nondiff_helper(f):
     return wrapper
 
 
+class ShapeOf:
+    """Stands in for a residual array of which the adjoint reads only the
+    shape and dtype (the second argument of unbroadcast/unreduce, say), so
+    the split forward sweep need not keep its values alive."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x):
+        self.shape = np.shape(x)
+        self.dtype = getattr(x, "dtype", None) or np.result_type(x)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self):
+        return "ShapeOf(shape=%s, dtype=%s)" % (self.shape, self.dtype)
+
+
+def _shape(x):
+    return x.shape if isinstance(x, ShapeOf) else np.shape(x)
+
+
+def _size(x):
+    return x.size if isinstance(x, ShapeOf) else np.size(x)
+
+
 def _normalize_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
@@ -58,7 +89,7 @@ def unbroadcast(g, x):
     try:
         shape, gshape = x.shape, g.shape      # arrays and Tensors: no function calls
     except AttributeError:
-        shape, gshape = np.shape(x), np.shape(g)
+        shape, gshape = _shape(x), np.shape(g)
     if gshape == shape:
         return g
     if len(gshape) < len(shape):
@@ -74,7 +105,7 @@ def unbroadcast(g, x):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the cotangent `g` of a reduction of `x` over `axis` back to
     `x`'s shape (re-inserting reduced axes when keepdims was False)."""
-    shape = np.shape(x)
+    shape = _shape(x)
     if axis is not None and not keepdims:
         axes = _normalize_axes(axis, len(shape))
         g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
@@ -84,7 +115,7 @@ def unreduce(g, x, axis=None, keepdims=False):
 @nondiff_helper
 def reduction_size(x, y):
     """How many elements of `x` were reduced into each element of `y`."""
-    return np.size(x) // max(np.size(y), 1)
+    return _size(x) // max(_size(y), 1)
 
 
 @nondiff_helper

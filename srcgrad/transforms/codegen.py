@@ -17,6 +17,7 @@ import types
 
 import gast
 
+from ..rules import helpers
 from . import ast_util
 
 _counter = itertools.count()
@@ -31,6 +32,34 @@ def _names_in_order(body, ctx):
             if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
                 seen.setdefault(n.id, None)
     return list(seen)
+
+
+# helper -> positions of the arguments it reads only the shape of
+_SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1)}
+
+
+def _shape_only(body, injected, names):
+    """The names in `names` that `body` reads only as shape arguments."""
+    shape_fns = {}
+    for alias, obj in injected.items():
+        for fn, positions in _SHAPE_ARGS.items():
+            if obj is fn:
+                shape_fns[alias] = positions
+    shape_reads = set()
+    for stmt in body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_fns:
+                for i in shape_fns[n.func.id]:
+                    if i < len(n.args) and isinstance(n.args[i], gast.Name):
+                        shape_reads.add(id(n.args[i]))
+    all_reads, only_shape = set(), set(names)
+    for stmt in body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in only_shape:
+                all_reads.add(n.id)
+                if id(n) not in shape_reads:
+                    only_shape.discard(n.id)
+    return only_shape & all_reads
 
 
 def assemble(name, inputs, active_inputs, gen):
@@ -57,7 +86,12 @@ def assemble(name, inputs, active_inputs, gen):
     defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
     residuals = [n for n in _names_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))], gast.Load)
                  if n in defined and n not in gen.rev_locals]
-    res_tuple = ast_util.tuple_([ast_util.name(n) for n in residuals])
+    # Residuals the adjoint reads only for their shape are saved as ShapeOf.
+    shape_only = _shape_only(gen.rev_body, gen.injected, residuals)
+    shape_of = gen.gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
+    res_tuple = ast_util.tuple_([
+        ast_util.call(ast_util.name(shape_of), [ast_util.name(n)]) if n in shape_only else ast_util.name(n)
+        for n in residuals])
     res_param = gen.gen.namer.fresh("_residuals")
 
     fwd = ast_util.function_def(
