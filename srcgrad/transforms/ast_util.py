@@ -44,6 +44,11 @@ def pass_():
     return gast.Pass()
 
 
+def delete(names):
+    """`del a, b, c`."""
+    return gast.Delete(targets=[name(n, ctx=gast.Del()) for n in names])
+
+
 def unpack(names, value):
     """`a, b = value`, or `a = value[0]` for a single name (value a tuple)."""
     if len(names) == 1:

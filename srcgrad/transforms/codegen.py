@@ -111,7 +111,18 @@ def assemble(name, inputs, active_inputs, gen):
         + unpack + gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
     wrt = active_inputs[0] if active_inputs else "x"
     jname = "d%sd%s" % (name, wrt)
-    jbody = [ast_util.comment("Forward sweep")] + fwd_core + [ast_util.comment("Reverse sweep")] + gen.rev_body
+    # Between the sweeps, drop what the reverse sweep does not read (as the
+    # split forward does by returning only the residuals).
+    free = []
+    defined_once = gen.first_defined - set(inputs)
+    dead = [n for n in _names_in_order(fwd_core, gast.Store) if n in defined_once and n not in residuals]
+    if dead:
+        free.append(ast_util.delete(dead))
+    for n in residuals:
+        if n in shape_only and n in defined_once:
+            free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
+    jbody = ([ast_util.comment("Forward sweep")] + fwd_core + free
+             + [ast_util.comment("Reverse sweep")] + gen.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
                                   defaults=[ast_util.const(1.0) for _ in seeds])
