@@ -121,6 +121,8 @@ def assemble(name, inputs, active_inputs, gen):
     for n in residuals:
         if n in shape_only and n in defined_once:
             free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
+    if free:
+        free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
     jbody = ([ast_util.comment("Forward sweep")] + fwd_core + free
              + [ast_util.comment("Reverse sweep")] + gen.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
