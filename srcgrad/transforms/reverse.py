@@ -23,7 +23,6 @@ from . import ast_util, optimize
 from .inline import inline
 
 
-
 @dataclass
 class Generated:
     fwd_body: list
@@ -72,6 +71,9 @@ class ReverseGenerator:
             self.namer.reserve([name])
             self.injected[name] = value
             return name
+        for alias, v in self.injected.items():
+            if v is value and alias.startswith("_sg_" + name):
+                return alias
         alias = self.namer.fresh("_sg_" + name)
         self.injected[alias] = value
         return alias
