@@ -10,9 +10,15 @@ import functools
 import numpy as np
 
 
+_tensor = None
+
+
 def _tensor_module():
-    from .. import tensor
-    return tensor
+    global _tensor
+    if _tensor is None:
+        from .. import tensor   # imported late: tensor imports the rules
+        _tensor = tensor
+    return _tensor
 
 
 def primitive(f):
@@ -50,8 +56,10 @@ class ShapeOf:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, x):
-        self.shape = np.shape(x)
-        self.dtype = getattr(x, "dtype", None) or np.result_type(x)
+        try:
+            self.shape, self.dtype = x.shape, x.dtype
+        except AttributeError:          # Python scalars
+            self.shape, self.dtype = np.shape(x), np.result_type(x)
 
     @property
     def ndim(self):
