@@ -76,7 +76,6 @@ class Compiled:
         self.bwd_fn = fns[bwd.name]
         self.joint_fn = fns[joint.name]
         self.source = self.joint_fn.__srcgrad_source__
-        self.split_source = fns[fwd.name].__srcgrad_source__ + "\n\n" + self.bwd_fn.__srcgrad_source__
 
     @staticmethod
     def run(fn, *args):

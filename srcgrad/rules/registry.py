@@ -161,7 +161,3 @@ def is_nondiff(primitive):
 def adjoint_rules():
     """A copy of the registry: {primitive: Rule}."""
     return dict(_ADJOINTS)
-
-
-def nondiff_functions():
-    return set(_NONDIFF)

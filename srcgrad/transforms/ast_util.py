@@ -79,10 +79,6 @@ def call(func, args, keywords=()):
     return gast.Call(func=func, args=list(args), keywords=list(keywords))
 
 
-def keyword(arg, value):
-    return gast.keyword(arg=arg, value=value)
-
-
 def expr_stmt(value):
     return gast.Expr(value=value)
 
@@ -169,11 +165,6 @@ def names_loaded(node):
 
 def names_stored(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-def is_simple(node):
-    """A Name or a Constant: what ANF leaves as operands."""
-    return isinstance(node, (gast.Name, gast.Constant))
 
 
 def slice_to_expr(node):
