@@ -34,11 +34,10 @@ srcgrad compiles from source (`inspect.getsource`), so every case function
 is a real `def` in this file, using the module-level `np`.
 """
 import functools
-import inspect
+import importlib
+import pathlib
 import operator
 import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
 import autograd
 import autograd.numpy as anp
@@ -59,54 +58,8 @@ F32_RTOL, F32_ATOL = 1e-3, 1e-5        # (e): float32 against float64
 # Inputs
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Arg:
-    """An array input drawn at random. `domain`: "real" (standard normal),
-    "pos" (uniform [0.5, 2], for log, sqrt, the base of **), "nonzero"
-    (|x| in [0.5, 1.5], for divisors and kinks at 0) or "bool" (a mask).
-    `diff`: whether the case differentiates it."""
-    shape: tuple
-    domain: str = "real"
-    diff: bool = True
+from rulecase import Arg, Case, Static, R, P, NZ, B, ND, _draw, _ag_bcast, _ag_reduce  # noqa: F401
 
-
-@dataclass(frozen=True)
-class Static:
-    """A non-differentiated Python value (axis, index array) passed as is."""
-    value: Any
-
-
-def R(*shape):
-    return Arg(shape)
-
-
-def P(*shape):
-    return Arg(shape, "pos")
-
-
-def NZ(*shape):
-    return Arg(shape, "nonzero")
-
-
-def B(*shape):
-    return Arg(shape, "bool", diff=False)
-
-
-def ND(*shape):
-    """A float input the case does not differentiate."""
-    return Arg(shape, "real", diff=False)
-
-
-def _draw(rng, arg):
-    if arg.domain == "real":
-        return rng.normal(0.0, 1.0, arg.shape)
-    if arg.domain == "pos":
-        return rng.uniform(0.5, 2.0, arg.shape)
-    if arg.domain == "nonzero":
-        return rng.choice([-1.0, 1.0], arg.shape) * rng.uniform(0.5, 1.5, arg.shape)
-    if arg.domain == "bool":
-        return rng.random(arg.shape) > 0.5
-    raise ValueError(arg.domain)
 
 
 # ---------------------------------------------------------------------------
@@ -714,39 +667,6 @@ def f_unindex(g, x, idx, w):
 # The table
 # ---------------------------------------------------------------------------
 
-@dataclass(eq=False)
-class Case:
-    """One row: `fn(*inputs, w)` is srcgrad's loss; `ref(*inputs)` is the
-    operation written with autograd.numpy (the loss is sum(ref * w));
-    `covers` is the NumPy callable whose registered rule the row exercises."""
-    name: str
-    fn: Callable
-    ref: Callable
-    inputs: tuple
-    covers: Any
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def wrt(self):
-        """Indices of the differentiated inputs."""
-        return tuple(i for i, a in enumerate(self.inputs) if isinstance(a, Arg) and a.diff)
-
-    def param_name(self, i):
-        return list(inspect.signature(self.fn).parameters)[i]
-
-
-def _ag_bcast(a, b):
-    """`a` broadcast against `b` by adding zeros: autograd's where and
-    broadcast_to do not sum broadcast cotangents back, its add does."""
-    return a + anp.zeros(np.broadcast_shapes(anp.shape(a), anp.shape(b)))
-
-
-def _ag_reduce(agf, axis, keepdims):
-    def ref(x):
-        return agf(x, axis=axis, keepdims=keepdims)
-    return ref
-
-
 C = Case
 CASES = [
     # ---- + - * / ** with broadcasting undone: (3,4) op (4,), (3,1) op (1,4),
@@ -955,6 +875,10 @@ CASES += [
     C("unindex", f_unindex, lambda g, x, idx: anp.dot(np.eye(x.shape[0])[idx].T, g),
       (R(3, 3), ND(4, 3), Static(np.array([0, 2, 0]))), unindex),
 ]
+
+# The per-family tables: every tests/cases_*.py module's CASES.
+for _path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
+    CASES += importlib.import_module(_path.stem).CASES
 
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

@@ -2,4 +2,8 @@
 from . import registry  # noqa: F401
 from . import helpers  # noqa: F401
 from . import numpy_adjoints  # noqa: F401  (registers the rules)
+from . import numpy_elementwise  # noqa: F401
+from . import numpy_reductions  # noqa: F401
+from . import numpy_linalg  # noqa: F401
+from . import numpy_shapes  # noqa: F401
 from . import nondiff  # noqa: F401

@@ -1,0 +1,1 @@
+"""Adjoint rules for NumPy: linalg (see numpy_adjoints.py for the notation)."""
