@@ -90,29 +90,59 @@ def pack_as(structure, leaves):
 # -------------------------------------------------------------------- entries
 
 class OpEntry:
-    """One recorded NumPy operation: `out = rule.primitive(*args)`."""
+    """One recorded NumPy operation: `out = rule.primitive(*args)`.
 
-    __slots__ = ("rule", "params", "input_ids", "bound", "bound_raw", "output", "output_ids")
+    A differentiable parameter may hold one Tensor or a list/tuple of values
+    (np.stack's `arrays`, einsum's `*operands`): each Tensor in it is an
+    input slot `(param, index)`, and the rule's `d[param]` is a list aligned
+    with it. A primitive returning a tuple or list of arrays (np.split,
+    linalg.eigh) has one output per element; its rule reads `d[z]` as a list
+    with zeros for the outputs that received no cotangent.
+    """
+
+    __slots__ = ("rule", "params", "slots", "input_ids", "bound", "bound_raw", "output", "output_ids")
 
     def __init__(self, rule, args, kwargs, output):
         self.rule = rule
         self.bound = rule.bind(output, args, kwargs)
         self.bound_raw = {k: unwrap(v) for k, v in self.bound.items()}
-        self.params = [p for p in rule.diff_params if isinstance(self.bound.get(p), Tensor)]
-        self.input_ids = [self.bound[p]._id for p in self.params]
+        slots = []
+        for p in rule.diff_params:
+            v = self.bound.get(p)
+            if isinstance(v, Tensor):
+                slots.append((p, None, v))
+            elif type(v) in (list, tuple):
+                slots.extend((p, i, e) for i, e in enumerate(v) if isinstance(e, Tensor))
+        self.slots = [(p, i) for p, i, _ in slots]
+        self.params = [p for p, _, _ in slots]
+        self.input_ids = [t._id for _, _, t in slots]
         self.output = output
-        self.output_ids = [output._id]
+        if isinstance(output, Tensor):
+            self.output_ids = [output._id]
+        else:
+            self.output_ids = [o._id for o in output]
 
     def vjp(self, cotangents, needed, higher_order):
-        params = [p for p, n in zip(self.params, needed) if n]
+        params = {p for p, n in zip(self.params, needed) if n}
         fn = self.rule.vjp(params)
-        g = cotangents[0]
-        if higher_order:
-            result = fn(g, self.output, **self.bound)
+        if isinstance(self.output, Tensor):
+            g = cotangents[0]
+            out = self.output if higher_order else self.output._value
         else:
-            result = fn(unwrap(g), self.output._value, **self.bound_raw)
+            g = [c if c is not None else np.zeros_like(o._value) for c, o in zip(cotangents, self.output)]
+            if not higher_order:
+                g = [unwrap(c) for c in g]
+            out = self.output if higher_order else unwrap(self.output)
+        if higher_order:
+            result = fn(g, out, **self.bound)
+        else:
+            result = fn(unwrap(g), out, **self.bound_raw)
         by_param = dict(zip(self.rule.diff_params, result))
-        return [by_param.get(p) if n else None for p, n in zip(self.params, needed)]
+        grads = []
+        for (p, i), n in zip(self.slots, needed):
+            r = by_param.get(p) if n else None
+            grads.append(r if (i is None or r is None) else r[i])
+        return grads
 
 
 class CallEntry:

@@ -30,9 +30,21 @@ def unwrap(x):
 def _wrap(result):
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor(result)
-    if type(result) is tuple:
-        return tuple(_wrap(r) for r in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):    # eigh, svd, slogdet
+        return type(result)(*[_wrap(r) for r in result])
+    if type(result) in (tuple, list):
+        return type(result)(_wrap(r) for r in result)
     return result
+
+
+def _differentiable_result(result):
+    """True for a floating/complex array, or a tuple/list of arrays with one."""
+    if isinstance(result, (np.ndarray, np.generic)):
+        return is_differentiable_dtype(np.result_type(result))
+    if isinstance(result, (tuple, list)) and result:
+        return all(isinstance(r, (np.ndarray, np.generic)) for r in result) and any(
+            is_differentiable_dtype(np.result_type(r)) for r in result)
+    return False
 
 
 def is_differentiable_dtype(dtype):
@@ -66,14 +78,12 @@ def apply(func, args, kwargs=None):
         return _wrap(result)
     inputs = list(_tensors_in(list(args) + list(kwargs.values())))
     watching = [t for t in tapes if t._should_record(inputs)]
-    if (not watching or registry.is_nondiff(func)
-            or not isinstance(result, (np.ndarray, np.generic))
-            or not is_differentiable_dtype(np.result_type(result))):
+    if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
         return _wrap(result)
     rule = registry.adjoint_rule(func)
     if rule is None:
         raise NoRuleError(func)
-    out = Tensor(result)
+    out = _wrap(result)
     from .tape import OpEntry
     entry = OpEntry(rule, args, kwargs, out)
     if entry.input_ids:

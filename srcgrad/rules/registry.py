@@ -8,6 +8,11 @@ one of srcgrad's helpers):
     def exp(z, x, out=None):
         d[x] = d[z] * z
 
+A parameter holding a list/tuple of arrays (np.stack's `arrays`, einsum's
+`*operands`) gets a list as its cotangent: `d[arrays] = [g0, g1, ...]`. A
+primitive returning a tuple/list of arrays (np.split, linalg.eigh) reads its
+output cotangents as `d[z][0]`, `d[z][1]`... (zeros for unused outputs).
+
 The first parameter is the primal output; the others mirror the primitive's
 signature and defaults so that a call site binds with
 `inspect.signature(template).bind`. The compiler inlines the body into
@@ -64,6 +69,12 @@ class Rule:
         params = list(self.signature.parameters.values())[1:]
         self._defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
         self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
+        self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self.varargs = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+        # `d[z][i]` in the body: the primitive returns a tuple/list of arrays
+        self.sequence_output = any(
+            isinstance(n, gast.Subscript) and inline_mod.is_d(n.value) == self.output
+            for n in gast.walk(tree))
 
     def __repr__(self):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
@@ -72,7 +83,7 @@ class Rule:
         """Bind a call's arguments to the template's parameters; returns an
         ordered dict {param: value} with defaults applied (output excluded).
         Raises TypeError when the call does not fit the primitive's signature."""
-        if not kwargs and self._n_required <= len(args) <= len(self.params):
+        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
             values = dict(self._defaults)          # the common case, without inspect
             values.update(zip(self.params, args))
             return values
