@@ -24,7 +24,7 @@ import numpy as np
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .tensor import Tensor, is_differentiable_dtype
-from .transforms import activity, anf, check, codegen, parse, resolve, reverse
+from .transforms import activity, anf, check, codegen, lower, parse, resolve, reverse
 
 
 def _unwrap_nested(x):
@@ -185,8 +185,8 @@ class Function:
         self.python_function = python_function
         functools.update_wrapper(self, python_function)
         self._parsed = parse.parse(python_function)
-        if fence:
-            check.check(self._parsed)
+        check.check(self._parsed)
+        lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
         self._programs = {}
         self._lock = threading.RLock()

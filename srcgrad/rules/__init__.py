@@ -6,4 +6,5 @@ from . import numpy_elementwise  # noqa: F401
 from . import numpy_reductions  # noqa: F401
 from . import numpy_linalg  # noqa: F401
 from . import numpy_shapes  # noqa: F401
+from . import containers  # noqa: F401
 from . import nondiff  # noqa: F401

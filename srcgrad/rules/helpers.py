@@ -215,7 +215,11 @@ def dot_adjoint(g, x, y, wrt_x):
 @primitive
 def unindex(g, x, index):
     """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
-    `index` (repeated integer indices accumulate, via np.add.at)."""
+    `index` (repeated integer indices accumulate, via np.add.at). For a
+    list, tuple or dict `x`, the same structure (containers.py)."""
+    if isinstance(x, (list, tuple, dict)):
+        from .containers import unindex_container
+        return unindex_container(g, x, index)
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
     np.add.at(out, index, g)

@@ -74,6 +74,7 @@ class Rule:
         # `d[z][i]` in the body: the primitive returns a tuple/list of arrays
         self.sequence_output = any(
             isinstance(n, gast.Subscript) and inline_mod.is_d(n.value) == self.output
+            and isinstance(n.slice, (gast.Constant, gast.Slice, gast.UnaryOp))
             for n in gast.walk(tree))
 
     def __repr__(self):

@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
-from ..rules import registry
+from ..rules import containers, registry
 from . import ast_util
 
 _BINOPS = {
@@ -72,7 +72,11 @@ class Op:
                 e = self.bindings.get(p)
                 if isinstance(e, gast.Name):
                     out.append(e.id)
+                elif isinstance(e, (gast.List, gast.Tuple)):
+                    out.extend(x.id for x in e.elts if isinstance(x, gast.Name))
             return out
+        if self.kind == "pack":
+            return [n.id for n in self.args if isinstance(n, gast.Name)]
         if self.kind == "call":
             return [a.id for a in list(self.args) + list(self.keywords.values()) if isinstance(a, gast.Name)]
         if self.kind == "opaque":
@@ -119,6 +123,9 @@ class _ANF:
             return [s]
         if isinstance(s, gast.Pass):
             return []
+        if isinstance(s, (gast.Assert, gast.Raise)):
+            s._sg_forward_only = True
+            return [s]
         if isinstance(s, gast.AugAssign):
             value = ast_util.binop(ast_util.name(s.target.id), s.op, s.value)
             new = ast_util.copy_location(ast_util.assign(s.target.id, value), s)
@@ -130,17 +137,34 @@ class _ANF:
             if len(s.targets) != 1:
                 self.fail(s, "chained assignment (a = b = ...)")
             target = s.targets[0]
+            if isinstance(target, gast.List):
+                target = ast_util.set_store(ast_util.tuple_(target.elts))
+            if isinstance(target, gast.Tuple):
+                return out + self.unpack(target, s.value, s)
             hint = target.id if isinstance(target, gast.Name) else None
             value, op = self.top(s.value, out, hint)
             new = ast_util.copy_location(ast_util.assign(target, value), s)
-            if isinstance(target, gast.Tuple) and op.kind not in ("call", "nondiff"):
-                op = Op("unpack", args=[value], source=op.source)
             new._sg_op = op
+            out.append(new)
+            return out
+        if isinstance(s, gast.While):
+            out = []
+            count = self.namer.fresh("_trips")
+            out.append(self._assign(count, ast_util.const(0), Op("nondiff", source="n"), s))
+            cond = self.namer.fresh("cond")
+            self.condition(copy.deepcopy(s.test), cond, out, s)
+            body = self.block(s.body)
+            body.append(self._assign(count, ast_util.quote_expr("%s + 1" % count), Op("nondiff"), s))
+            self.condition(s.test, cond, body, s)
+            new = ast_util.copy_location(gast.While(test=ast_util.name(cond), body=body, orelse=[]), s)
+            new._sg_count = count
             out.append(new)
             return out
         if isinstance(s, gast.If):
             out = []
-            test = self.simple(s.test, out, None, force_name=True, name="cond")
+            cond = self.namer.fresh("cond")
+            self.condition(s.test, cond, out, s)
+            test = ast_util.name(cond)
             new = ast_util.if_(test, self.block(s.body), self.block(s.orelse))
             ast_util.copy_location(new, s)
             out.append(new)
@@ -172,6 +196,56 @@ class _ANF:
             out.append(ast_util.copy_location(ast_util.return_(value), s))
             return out
         self.fail(s, type(s).__name__ + " statement")
+
+    def _assign(self, target, value, op, where):
+        a = ast_util.copy_location(ast_util.assign(target, value), where)
+        a._sg_op = op
+        return a
+
+    def condition(self, test, name, out, where):
+        """`name = test`, evaluated as written (short-circuit and all): a
+        condition is never differentiated."""
+        out.append(self._assign(name, test, Op("nondiff", source="cond"), where))
+
+    def unpack(self, target, value, s):
+        """`a, b = value`: a user call keeps its tuple target; a tuple
+        display is a parallel assignment; anything else is read by index
+        (`a = t[0]`, `*rest = t[1:]`), for arrays and containers alike."""
+        out = []
+        elts = target.elts
+        starred = [i for i, e in enumerate(elts) if isinstance(e, gast.Starred)]
+        if isinstance(value, (gast.Tuple, gast.List)) and not starred and len(value.elts) == len(elts) and \
+                not any(isinstance(e, gast.Starred) for e in value.elts):
+            temps = []
+            for e in value.elts:
+                v, op = self.top(e, out, "t")
+                tmp = self.namer.fresh("_" + (elts[len(temps)].id if isinstance(elts[len(temps)], gast.Name)
+                                              else "t"))
+                self.temps.add(tmp)
+                out.append(self._assign(tmp, v, op, s))
+                temps.append(tmp)
+            for t, tmp in zip(elts, temps):
+                out.extend(self.stmt(ast_util.copy_location(ast_util.assign(t, ast_util.name(tmp)), s)))
+            return out
+        v, op = self.top(value, out, None)
+        if op.kind in ("call", "nondiff") and not starred and all(isinstance(e, gast.Name) for e in elts):
+            new = self._assign(target, v, op, s)
+            return out + [new]
+        tmp = self.namer.fresh("_seq")
+        self.temps.add(tmp)
+        out.append(self._assign(tmp, v, op, s))
+        n = len(elts)
+        for i, e in enumerate(elts):
+            if starred and i == starred[0]:
+                lo, hi = i, i - n + 1
+                index = "%s[%d:%s]" % (tmp, lo, hi if hi < 0 else "")
+                out.extend(self.stmt(ast_util.copy_location(
+                    ast_util.assign(e.value, ast_util.quote_expr(index)), s)))
+                continue
+            k = i if not starred or i < starred[0] else i - n
+            out.extend(self.stmt(ast_util.copy_location(
+                ast_util.assign(e, ast_util.quote_expr("%s[%d]" % (tmp, k))), s)))
+        return out
 
     # -- expressions
     def simple(self, e, out, hint, force_name=False, name=None):
@@ -246,8 +320,42 @@ class _ANF:
                 return e, Op("opaque", obj="ndarray." + e.attr, source=src, args=_names_in(e))
             return e, Op("nondiff", source=src)
         if isinstance(e, (gast.Tuple, gast.List)):
+            if any(isinstance(x, gast.Starred) for x in e.elts):
+                self.fail(e, "a starred element in a list or tuple display")
             e.elts = [self.simple(x, out, hint) for x in e.elts]
-            return e, Op("pack", source=hint or "t")
+            return e, Op("pack", source=hint or "t", args=list(e.elts))
+        if isinstance(e, gast.Dict):
+            if any(k is None for k in e.keys):
+                self.fail(e, "** in a dict display")
+            e.keys = [self.simple(k, out, hint) for k in e.keys]
+            e.values = [self.simple(v, out, hint) for v in e.values]
+            return e, Op("pack", source=hint or "d", args=list(e.values))
+        if isinstance(e, gast.IfExp):
+            tmp = self.namer.fresh(hint or "t")
+            cond = self.namer.fresh("cond")
+            self.condition(e.test, cond, out, e)
+            body, orelse = [], []
+            for branch, expr in ((body, e.body), (orelse, e.orelse)):
+                v, op = self.top(expr, branch, hint)
+                branch.append(self._assign(tmp, v, op, e))
+            out.append(ast_util.copy_location(ast_util.if_(ast_util.name(cond), body, orelse), e))
+            return ast_util.name(tmp), Op("copy", args=[ast_util.name(tmp)], source=hint or "t")
+        if isinstance(e, gast.BoolOp):
+            # a and b -> t = a; if t: t = b   (the value, short-circuit kept)
+            tmp = self.namer.fresh(hint or "t")
+            v, op = self.top(e.values[0], out, hint)
+            out.append(self._assign(tmp, v, op, e))
+            block = out
+            for value in e.values[1:]:
+                cond = self.namer.fresh("cond")
+                test = ("bool(%s)" if isinstance(e.op, gast.And) else "not %s") % tmp
+                self.condition(ast_util.quote_expr(test), cond, block, e)
+                inner = []
+                v, op = self.top(value, inner, hint)
+                inner.append(self._assign(tmp, v, op, e))
+                block.append(ast_util.copy_location(ast_util.if_(ast_util.name(cond), inner, []), e))
+                block = inner
+            return ast_util.name(tmp), Op("copy", args=[ast_util.name(tmp)], source=hint or "t")
         if isinstance(e, gast.JoinedStr):
             return e, Op("nondiff", source="s")
         if isinstance(e, gast.Call):
@@ -306,6 +414,10 @@ class _ANF:
             fn = np.maximum if fn is builtins.max else np.minimum
         elif fn is builtins.float and len(args) == 1:
             return Op("copy", args=[args[0]], source=source)
+        elif fn is builtins.list and len(args) == 1:
+            fn = containers.as_list
+        elif fn is builtins.tuple and len(args) == 1:
+            fn = containers.as_tuple
         rule = registry.adjoint_rule(fn)
         if rule is not None:
             try:
@@ -317,6 +429,8 @@ class _ANF:
             for p, v in bound.arguments.items():
                 if p == rule.output:
                     continue
+                if isinstance(v, (tuple, list)) and any(isinstance(x, gast.AST) for x in v):
+                    v = ast_util.tuple_([x if isinstance(x, gast.AST) else ast_util.const(x) for x in v])
                 bindings[p] = v if isinstance(v, gast.AST) else ast_util.const(v)
             return Op("rule", rule=rule, bindings=bindings, source=source)
         if registry.is_nondiff(fn):
@@ -358,6 +472,7 @@ def anf(parsed, resolution):
     node.body = _ssa(body, set(defined), namer)
     node._sg_stacked = stacked_names(node.body)
     node._sg_inputs = sorted(defined)
+    node._sg_examples = getattr(resolution, "examples", {})
     node.body = _no_self_reference(node.body, node._sg_stacked, namer)
     return node
 
@@ -366,7 +481,7 @@ def stacked_names(body):
     """Names assigned inside a branch or loop."""
     names = set()
     for s in body:
-        if isinstance(s, (gast.If, gast.For)):
+        if isinstance(s, (gast.If, gast.For, gast.While)):
             for inner in gast.walk(s):
                 if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store):
                     names.add(inner.id)
@@ -400,7 +515,7 @@ def _no_self_reference(body, stacked, namer):
         if isinstance(s, gast.If):
             s.body = _no_self_reference(s.body, stacked, namer)
             s.orelse = _no_self_reference(s.orelse, stacked, namer)
-        elif isinstance(s, gast.For):
+        elif isinstance(s, (gast.For, gast.While)):
             s.body = _no_self_reference(s.body, stacked, namer)
         elif isinstance(s, gast.Assign) and hasattr(s, "_sg_op"):
             targets = ast_util.names_stored(s.targets[0])

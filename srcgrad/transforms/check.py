@@ -1,16 +1,19 @@
 """The fence: reject Python that srcgrad cannot differentiate, before any
 transform runs and before any user code runs.
 
-Requires: parse. Guarantees: what passes uses only straight-line code,
-if/elif/else, `for` over `range(...)`, one `return` at the end, calls,
-operators, attribute and subscript reads, and tuple assignment.
+Requires: parse. Guarantees: what passes uses only the statements and
+expressions lower.py and anf.py know: assignments (also to elements, and
+unpacking with a starred target), if/elif/else, for and while loops (no
+else clause) with break and continue, return anywhere, local def and lambda,
+list comprehensions, assert, raise and print. Not supported: try, with,
+yield, async, global/nonlocal, del, import, class definitions inside, exec,
+eval, match, attribute assignment, set/dict comprehensions, :=.
 """
 import gast
 
 from ..errors import UnsupportedSyntaxError
 
 _STATEMENTS = {
-    gast.While: "while loop",
     gast.Try: "try statement",
     gast.With: "with statement",
     gast.AsyncWith: "async with statement",
@@ -22,11 +25,6 @@ _STATEMENTS = {
     gast.Import: "import statement",
     gast.ImportFrom: "import statement",
     gast.ClassDef: "class definition",
-    gast.FunctionDef: "nested function definition",
-    gast.Raise: "raise statement",
-    gast.Assert: "assert statement",
-    gast.Break: "break statement",
-    gast.Continue: "continue statement",
 }
 if hasattr(gast, "Match"):
     _STATEMENTS[gast.Match] = "match statement"
@@ -37,17 +35,10 @@ _EXPRESSIONS = {
     gast.Yield: "yield",
     gast.YieldFrom: "yield from",
     gast.Await: "await",
-    gast.Lambda: "lambda",
-    gast.IfExp: "conditional expression",
-    gast.BoolOp: "and/or expression",
-    gast.ListComp: "list comprehension",
     gast.SetComp: "set comprehension",
     gast.DictComp: "dict comprehension",
-    gast.GeneratorExp: "generator expression",
     gast.NamedExpr: "assignment expression (:=)",
-    gast.Dict: "dict display",
     gast.Set: "set display",
-    gast.Starred: "starred expression",
 }
 
 _EXEC_NAMES = {"exec": "exec()", "eval": "eval()", "globals": "globals()", "locals": "locals()"}
@@ -67,60 +58,50 @@ def check(parsed):
         _fail(parsed, fdef, "*args parameter")
     if args.kwarg is not None:
         _fail(parsed, fdef, "**kwargs parameter")
-    body = fdef.body
-    returns = [n for n in gast.walk(fdef) if isinstance(n, gast.Return)]
-    for stmt in body:
+    for stmt in fdef.body:
         _check_stmt(parsed, stmt)
-    for r in returns:
-        if r is not body[-1]:
-            _fail(parsed, r, "return before the end of the function",
-                  "return once, as the last statement")
 
 
 def _check_stmt(parsed, stmt):
     for cls, construct in _STATEMENTS.items():
         if isinstance(stmt, cls):
-            hint = None
-            if cls is gast.While:
-                hint = "use a for loop over range()"
-            _fail(parsed, stmt, construct, hint)
+            _fail(parsed, stmt, construct)
     if isinstance(stmt, gast.Assign):
         for t in stmt.targets:
             _check_target(parsed, t)
         _check_expr(parsed, stmt.value)
     elif isinstance(stmt, gast.AugAssign):
-        if not isinstance(stmt.target, gast.Name):
-            _check_target(parsed, stmt.target)
+        _check_target(parsed, stmt.target)
         _check_expr(parsed, stmt.value)
     elif isinstance(stmt, gast.AnnAssign):
         if stmt.value is None:
             return
         _check_target(parsed, stmt.target)
         _check_expr(parsed, stmt.value)
-    elif isinstance(stmt, gast.Expr):
-        _check_expr(parsed, stmt.value)
+    elif isinstance(stmt, (gast.Expr, gast.Return, gast.Assert, gast.Raise)):
+        for node in (getattr(stmt, f, None) for f in ("value", "test", "msg", "exc", "cause")):
+            if node is not None:
+                _check_expr(parsed, node)
     elif isinstance(stmt, gast.If):
         _check_expr(parsed, stmt.test)
         for s in stmt.body + stmt.orelse:
             _check_stmt(parsed, s)
-    elif isinstance(stmt, gast.For):
+    elif isinstance(stmt, (gast.For, gast.While)):
         if stmt.orelse:
-            _fail(parsed, stmt, "for-else")
-        if not isinstance(stmt.target, gast.Name):
-            _fail(parsed, stmt.target, "for loop with a tuple target")
-        it = stmt.iter
-        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
-                and not it.keywords):
-            _fail(parsed, stmt, "for loop over something other than range()",
-                  "iterate over range(len(...)) and index")
-        _check_expr(parsed, it)
+            _fail(parsed, stmt, "%s-else" % ("for" if isinstance(stmt, gast.For) else "while"))
+        if isinstance(stmt, gast.For):
+            _check_target(parsed, stmt.target)
+            _check_expr(parsed, stmt.iter)
+        else:
+            _check_expr(parsed, stmt.test)
         for s in stmt.body:
             _check_stmt(parsed, s)
-    elif isinstance(stmt, gast.Return):
-        if stmt.value is None:
-            _fail(parsed, stmt, "return without a value")
-        _check_expr(parsed, stmt.value)
-    elif isinstance(stmt, gast.Pass):
+    elif isinstance(stmt, gast.FunctionDef):
+        if stmt.decorator_list:
+            _fail(parsed, stmt, "a decorated nested function")
+        for s in stmt.body:
+            _check_stmt(parsed, s)
+    elif isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
         pass
     else:
         _fail(parsed, stmt, type(stmt).__name__ + " statement")
@@ -131,12 +112,15 @@ def _check_target(parsed, t):
         return
     if isinstance(t, (gast.Tuple, gast.List)):
         for e in t.elts:
-            if not isinstance(e, gast.Name):
-                construct = "starred assignment" if isinstance(e, gast.Starred) else "nested unpacking"
-                _fail(parsed, e, construct)
+            _check_target(parsed, e.value if isinstance(e, gast.Starred) else e)
         return
     if isinstance(t, gast.Subscript):
-        _fail(parsed, t, "element assignment (x[i] = ...)")
+        inner = t.value
+        while isinstance(inner, gast.Subscript):
+            inner = inner.value
+        if not isinstance(inner, gast.Name):
+            _fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)")
+        return
     if isinstance(t, gast.Attribute):
         _fail(parsed, t, "attribute assignment (obj.attr = ...)")
     _fail(parsed, t, "assignment to " + type(t).__name__)

@@ -60,7 +60,8 @@ class _Rewrite(gast.NodeTransformer):
         return node
 
 
-def inline(tree, output, cotangent, bindings, targets, materialized, namer, globals_map=None):
+def inline(tree, output, cotangent, bindings, targets, materialized, namer, globals_map=None,
+           accumulate=None):
     """Inline the template `tree` (a gast FunctionDef) at a call site.
 
     output: the name of the primal output variable (the rule's first parameter
@@ -68,6 +69,9 @@ def inline(tree, output, cotangent, bindings, targets, materialized, namer, glob
     bindings: {param: gast expression} for the other parameters.
     targets: {param: adjoint variable name, or None to drop}.
     materialized: set of adjoint names that already hold a value; updated.
+    accumulate(target, value) -> expression: how a second contribution is
+      added (default `target + value`; the compiler passes add_cotangents
+      for containers).
     Returns a list of gast statements.
     """
     globals_map = globals_map or {}
@@ -95,7 +99,7 @@ def inline(tree, output, cotangent, bindings, targets, materialized, namer, glob
                 continue
             value = rewrite.visit(copy.deepcopy(stmt.value))
             if target in materialized:
-                value = ast_util.add(ast_util.name(target), value)
+                value = accumulate(target, value) if accumulate else ast_util.add(ast_util.name(target), value)
             else:
                 materialized.add(target)
             out.append(ast_util.assign(target, value))

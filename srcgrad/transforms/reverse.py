@@ -15,10 +15,13 @@ own split forward/adjoint (`g_fwd` / `g_bwd`).
 """
 from dataclasses import dataclass, field
 
+import operator
+
 import gast
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..rules import containers
 from . import ast_util, optimize
 from .inline import inline
 
@@ -91,7 +94,7 @@ class ReverseGenerator:
             if isinstance(s, gast.If):
                 self.prepare_calls(s.body, depth + 1)
                 self.prepare_calls(s.orelse, depth + 1)
-            elif isinstance(s, gast.For):
+            elif isinstance(s, (gast.For, gast.While)):
                 self.prepare_calls(s.body, depth + 1)
             elif isinstance(s, gast.Assign) and s._sg_op.kind == "call":
                 op = s._sg_op
@@ -155,7 +158,10 @@ class ReverseGenerator:
                     ast_util.if_(s.test, self.fwd_block(s.body), self.fwd_block(s.orelse)), s))
             elif isinstance(s, gast.For):
                 out.append(ast_util.copy_location(ast_util.for_(s.target, s.iter, self.fwd_block(s.body)), s))
-            elif isinstance(s, gast.Expr):
+            elif isinstance(s, gast.While):
+                out.append(ast_util.copy_location(gast.While(test=s.test, body=self.fwd_block(s.body),
+                                                             orelse=[]), s))
+            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)):
                 out.append(s)
         return out
 
@@ -183,13 +189,19 @@ class ReverseGenerator:
                     names |= {o for o in n._sg_op.operand_names() if o in self.active}
         return names
 
+    def zeros(self, name, like):
+        """`np.zeros_like(like)`, or zeros_tree for a (possible) container."""
+        if name in self.dynamic:
+            return ast_util.call(ast_util.name(self.inject("zeros_tree", containers.zeros_tree)),
+                                 [ast_util.name(like)])
+        return ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(like)])
+
     def materialize(self, names, materialized):
         out = []
         for n in sorted(names):
             a = self.adjoint(n)
             if a not in materialized:
-                out.append(ast_util.assign(a, ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"),
-                                                            [ast_util.name(n)])))
+                out.append(ast_util.assign(a, self.zeros(n, n)))
                 materialized.add(a)
         return out
 
@@ -213,6 +225,15 @@ class ReverseGenerator:
             it = ast_util.call(ast_util.name("reversed"), [s.iter])
             self.last_comment = None
             return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
+        if isinstance(s, gast.While):
+            pre = self.materialize(self.touched([s]), materialized)
+            self.last_comment = None
+            body = self.rev_block(s.body, materialized)
+            if not body:
+                return pre
+            self.last_comment = None
+            it = ast_util.call(ast_util.name("range"), [ast_util.name(s._sg_count)])
+            return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
         if not isinstance(s, gast.Assign):
             return []
         op = s._sg_op
@@ -229,18 +250,24 @@ class ReverseGenerator:
                 first = t in getattr(s, "_sg_first", ())
                 if t in self.active and self.adjoint(t) in materialized and not first:
                     a = self.adjoint(t)
-                    restore.append(ast_util.assign(a, ast_util.call(
-                        ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(a)])))
+                    restore.append(ast_util.assign(a, self.zeros(t, a)))
                 if not first:
                     pop = ast_util.assign(t, ast_util.call(self.stack + ".pop", []))
                     pop._sg_pop = t
                     restore.append(pop)
         return code + restore
 
+    def add_expr(self, adjoint_name, value):
+        """`b + value`, or add_cotangents(b, value) for a (possible) container."""
+        if adjoint_name in self.dynamic_adjoints:
+            return ast_util.call(ast_util.name(self.inject("add_cotangents", containers.add_cotangents)),
+                                 [ast_util.name(adjoint_name), value])
+        return ast_util.add(ast_util.name(adjoint_name), value)
+
     def accumulate(self, name, value, materialized):
         a = self.adjoint(name)
         if a in materialized:
-            value = ast_util.add(ast_util.name(a), value)
+            value = self.add_expr(a, value)
         else:
             materialized.add(a)
         return ast_util.assign(a, value)
@@ -255,18 +282,27 @@ class ReverseGenerator:
         if op.kind == "rule":
             rule = op.rule
             tmap = {}
+            spread = []         # (list display, name of its cotangent list)
             for p in rule.diff_params:
                 e = op.bindings.get(p)
                 if isinstance(e, gast.Name) and e.id in self.active:
                     tmap[p] = self.adjoint(e.id)
+                elif isinstance(e, (gast.List, gast.Tuple)):
+                    if any(isinstance(n, gast.Name) and n.id in self.active for n in e.elts):
+                        tmap[p] = self.namer.fresh("_b" + p)
+                        spread.append((e, tmap[p]))
                 elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
                     if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
-                        self.fail(s, "a tuple or list of differentiated values passed to %s" % rule.name)
+                        self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
             if not tmap:
                 return []
             gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
             code = optimize.fold(inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
-                                        self.namer, gmap))
+                                        self.namer, gmap, accumulate=self.add_expr))
+            for e, tmp in spread:
+                for k, elt in enumerate(e.elts):
+                    if isinstance(elt, gast.Name) and elt.id in self.active:
+                        code.append(self.accumulate(elt.id, ast_util.item(ast_util.name(tmp), k), materialized))
             for c in code:
                 self.rev_locals |= ast_util.names_stored(c)
             return code
@@ -301,10 +337,64 @@ class ReverseGenerator:
                 filename, lineno, _ = self.parsed.origin(s)
                 raise NoRuleError(op.obj, filename, lineno)
             return []
-        if op.kind in ("pack", "unpack"):
-            self.fail(s, "a tuple or list holding differentiated values",
-                      "unpack tuples returned by your own functions directly: a, b = f(x)")
+        if op.kind == "pack":
+            v = s.value
+            pairs = zip(v.keys, v.values) if isinstance(v, gast.Dict) else (
+                (ast_util.const(k), e) for k, e in enumerate(v.elts))
+            code = []
+            for key, elt in pairs:
+                if isinstance(elt, gast.Name) and elt.id in self.active:
+                    read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
+                                          ctx=gast.Load())
+                    code.append(self.accumulate(elt.id, read, materialized))
+            return code
         return []
+
+
+operator_getitem = operator.getitem
+
+
+def dynamic_names(fdef):
+    """Names that may hold a list, tuple or dict (their cotangents are added
+    with add_cotangents and zeroed with zeros_tree): parameters given
+    non-array values, containers built in the function, and anything
+    copied, indexed or returned by a user call from those. Rule outputs
+    (arrays) are not, unless the rule returns a sequence."""
+    examples = getattr(fdef, "_sg_examples", {})
+    dynamic = {p for p, v in examples.items() if isinstance(v, (list, tuple, dict))}
+    assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
+    changed = True
+    while changed:
+        changed = False
+        for s in assigns:
+            op = s._sg_op
+            names = _targets(s)
+            if op.kind == "pack":
+                new = True
+            elif op.kind == "rule":
+                prim = op.rule.primitive
+                if op.rule.sequence_output or prim is containers.setitem:
+                    new = prim is not containers.setitem or _binding_dynamic(op.bindings.get("x"), dynamic)
+                elif prim is operator_getitem:
+                    new = _binding_dynamic(op.bindings.get("x"), dynamic)
+                else:
+                    new = False
+            elif op.kind == "copy":
+                new = _binding_dynamic(op.args[0], dynamic)
+            elif op.kind == "call":
+                new = False
+            else:
+                new = False
+            if new:
+                for n in names:
+                    if n not in dynamic:
+                        dynamic.add(n)
+                        changed = True
+    return dynamic
+
+
+def _binding_dynamic(e, dynamic):
+    return isinstance(e, gast.Name) and e.id in dynamic
 
 
 def _as_load(e):
@@ -332,6 +422,11 @@ def generate(parsed, fdef, active, namer, namespace, compile_callee):
     ret = fdef.body[-1]
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(parsed, fdef, active, namer, namespace, compile_callee, outputs)
+    for n in gast.walk(fdef):
+        if getattr(n, "_sg_helper", False):
+            n.id = gen.inject(n.id, n._sg_callee)
+    gen.dynamic = dynamic_names(fdef)
+    gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in active}
     body = fdef.body[:-1]
     gen.prepare_calls(body)
     gen.mark_first_definitions(body, list(fdef._sg_inputs))
@@ -379,7 +474,7 @@ def _prune_stack(g):
                 s.orelse = filt(s.orelse, attr)
                 if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and attr == "_sg_pop":
                     continue
-            elif isinstance(s, gast.For):
+            elif isinstance(s, (gast.For, gast.While)):
                 s.body = filt(s.body, attr) or [ast_util.pass_()]
                 if all(isinstance(x, gast.Pass) for x in s.body) and attr == "_sg_pop":
                     continue

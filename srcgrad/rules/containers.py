@@ -1,0 +1,204 @@
+"""Lists, tuples and dicts in differentiated code, and element assignment.
+
+The cotangent of a list or tuple is a list of its elements' cotangents, the
+cotangent of a dict a dict; an element with no derivative (an int, a string)
+has None. The compiler lowers mutation to functions that return new
+containers (transforms/lower.py), so derivative code never mutates the
+caller's values, and an overwritten value is simply the old object:
+
+    xs.append(v)   ->  xs = list_append(xs, v)
+    x[i] = v       ->  x = setitem(x, i, v)      (arrays, lists and dicts)
+
+Each has an adjoint rule here, used by both paths. On the op-by-op tape,
+containers are plain Python values holding Tensors, and only the array
+operations on those Tensors are recorded.
+"""
+import builtins
+
+import numpy as np
+
+from .helpers import primitive, unbroadcast
+from .registry import register_adjoint
+
+_SEQ = (list, tuple)
+
+
+def zeros_tree(x):
+    """Zeros shaped like `x`: np.zeros_like for a floating array or number,
+    the same structure for lists/tuples (as lists) and dicts, None for
+    values that carry no derivative."""
+    if isinstance(x, _SEQ):
+        return [zeros_tree(e) for e in x]
+    if isinstance(x, dict):
+        return {k: zeros_tree(v) for k, v in x.items()}
+    if x is None or isinstance(x, (str, bytes, bool)):
+        return None
+    try:
+        if np.result_type(x).kind in "fc":
+            return np.zeros_like(x)
+    except TypeError:
+        return None
+    return np.zeros_like(x, dtype=np.float64) if np.result_type(x).kind in "iu" else None
+
+
+def add_cotangents(a, b):
+    """a + b for cotangents: element-wise for lists and dicts, None is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, _SEQ) and isinstance(b, _SEQ):
+        return [add_cotangents(x, y) for x, y in zip(a, b)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add_cotangents(out.get(k), v)
+        return out
+    return a + b
+
+
+def unindex_container(g, x, index):
+    """The adjoint of `x[index]` for a list, tuple or dict `x`: zeros shaped
+    like `x` with `g` at `index` (a slice places the elements of `g`)."""
+    out = zeros_tree(x)
+    if isinstance(index, slice):
+        positions = range(len(x))[index]
+        for p, v in zip(positions, g):
+            out[p] = add_cotangents(out[p], v)
+        return out
+    out[index] = g
+    return out
+
+
+def list_append(xs, v):
+    """A new list: `xs` followed by `v` (the compiler's `xs.append(v)`)."""
+    return list(xs) + [v]
+
+
+@register_adjoint(list_append)
+def list_append_(z, xs, v):
+    d[xs] = d[z][:-1]
+    d[v] = d[z][-1]
+
+
+def list_extend(xs, ys):
+    """A new list: `xs` followed by the elements of `ys` (`xs.extend(ys)`)."""
+    return list(xs) + list(ys)
+
+
+@register_adjoint(list_extend)
+def list_extend_(z, xs, ys):
+    d[xs] = d[z][:len(xs)]
+    d[ys] = seq_cotangent(d[z][len(xs):], ys)
+
+
+def seq_cotangent(g, x):
+    """A list cotangent `g` for `x`: as is for a list or tuple, stacked for
+    an array (whose rows the list held). None entries are zeros."""
+    if isinstance(x, (_SEQ, dict)):
+        return g
+    rows = [np.zeros_like(x[i]) if e is None else e for i, e in enumerate(g)]
+    return np.stack(rows) if rows else np.zeros_like(x)
+
+
+def as_list(x):
+    """`list(x)` in differentiated code: the elements of a sequence, or the
+    rows of an array."""
+    return list(x)
+
+
+@register_adjoint(as_list)
+def as_list_(z, x):
+    d[x] = seq_cotangent(d[z][:], x)
+
+
+def as_tuple(x):
+    """`tuple(x)` in differentiated code."""
+    return tuple(x)
+
+
+@register_adjoint(as_tuple)
+def as_tuple_(z, x):
+    d[x] = seq_cotangent(d[z][:], x)
+
+
+def sum_(iterable, start=0):
+    """The built-in `sum` over a list/tuple of arrays or an array's rows."""
+    return builtins.sum(iterable, start)
+
+
+@register_adjoint(builtins.sum)
+def builtin_sum(z, iterable, start=0):
+    """d/dx_i sum(x) = 1 for every element (unbroadcast to its shape)."""
+    d[iterable] = sum_adjoint(d[z], iterable)
+    d[start] = unbroadcast(d[z], start)
+
+
+def sum_adjoint(g, xs):
+    """The cotangent of each element of `xs` in sum(xs)."""
+    if isinstance(xs, _SEQ):
+        return [unbroadcast(g, x) if zeros_tree(x) is not None else None for x in xs]
+    return np.broadcast_to(g, np.shape(xs)) * 1
+
+
+def setitem(x, index, v):
+    """`x` with `x[index] = v`, as a new value (`x` is not mutated): the
+    compiler's element assignment, for arrays (a copy, NumPy's casting
+    rules), lists and dicts."""
+    if isinstance(x, list):
+        out = list(x)
+        if isinstance(index, slice):
+            out[index] = list(v)
+        else:
+            out[index] = v
+        return out
+    if isinstance(x, dict):
+        out = dict(x)
+        out[index] = v
+        return out
+    return array_setitem(x, index, v)
+
+
+@primitive
+def array_setitem(x, index, v):
+    """A copy of array `x` with `out[index] = v`."""
+    out = np.array(x, copy=True)
+    out[index] = v
+    return out
+
+
+@register_adjoint(setitem)
+def setitem_(z, x, index, v):
+    """z = x with z[index] = v: the overwritten entries of x get no
+    cotangent; v gets the cotangent of the entries it set (summed back over
+    broadcasting)."""
+    d[x] = zero_at(d[z], index)
+    d[v] = value_cotangent(d[z], index, v)
+
+
+register_adjoint(array_setitem)(setitem_)
+
+
+def zero_at(g, index):
+    """`g` with the entries at `index` zeroed (a new value)."""
+    if isinstance(g, list):
+        out = list(g)
+        if isinstance(index, slice):
+            out[index] = [None] * len(range(len(g))[index])
+        else:
+            out[index] = None
+        return out
+    if isinstance(g, dict):
+        out = dict(g)
+        out[index] = None
+        return out
+    return array_setitem(g, index, 0.0)
+
+
+def value_cotangent(g, index, v):
+    """The cotangent of the value assigned at `index`: g[index], summed back
+    to v's shape (NumPy broadcast v when it set the entries)."""
+    part = g[index]
+    if isinstance(v, (_SEQ, dict)) or part is None:
+        return part
+    return unbroadcast(part, v)

@@ -1,0 +1,258 @@
+"""Forward mode: generate tangent (JVP) code.
+
+Requires: anf (one primitive per statement) and activity (the active names:
+varied by an input that has a tangent, and useful to an output).
+Guarantees: `generate` returns a FunctionDef
+
+    f_jvp(*inputs, *tangents of the active inputs) -> (outputs, output tangents)
+
+(`return y, dy` for one output, `return (a, b), (da, db)` for a tuple; None
+for an output with no tangent) that runs the primal statements in order and,
+after each one, computes the tangent `dx` of each active target. Control
+flow is kept as it is: forward mode needs no stack. Tangent rules are
+inlined from the tangent registry (rules/tangents.py) with symbolic zeros
+dropped; a primitive with an adjoint rule but no tangent rule becomes a call
+of the runtime helper `transpose_jvp` (srcgrad/forward.py). A call of a user
+function becomes a call of its own generated `g_jvp`. A name assigned a
+value that carries no tangent (a constant before a loop that makes it
+active) gets `dx = np.zeros_like(x)`, so every active name has a tangent
+whenever it has a value.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..rules import tangents as tangent_rules
+from . import ast_util, optimize
+
+
+def _targets(stmt):
+    t = stmt.targets[0]
+    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+def _free_names(rule):
+    """Globals a template reads (np, helpers), to inject into generated code."""
+    params = set(rule.params) | {rule.output, "t"}
+    stored, loaded = set(), set()
+    for s in rule.tree.body:
+        stored |= ast_util.names_stored(s)
+        loaded |= ast_util.names_loaded(s)
+    return sorted(n for n in loaded - params - stored if n in rule.globals)
+
+
+class ForwardGenerator:
+    def __init__(self, parsed, active, namer, namespace, compile_callee):
+        self.parsed = parsed
+        self.active = active
+        self.namer = namer
+        self.ns = namespace
+        self.compile_callee = compile_callee     # (op, mask) -> the callee's forward compilation
+        self.tan = {}
+        self.injected = {}
+        self.last_comment = None
+
+    # -- names
+    def tangent(self, name):
+        if name not in self.tan:
+            base = "d" + name if not name.startswith("_") else "_d" + name.lstrip("_")
+            self.tan[name] = self.namer.fresh(base)
+        return self.tan[name]
+
+    def inject(self, name, value):
+        """A name the generated code can use for `value` (bound in its closure)."""
+        for alias, v in self.injected.items():
+            if v is value and (alias == name or alias.startswith("_sg_" + name)):
+                return alias
+        found, current = self.ns.lookup(name)
+        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
+            self.namer.reserve([name])
+            self.injected[name] = value
+            return name
+        alias = self.namer.fresh("_sg_" + name)
+        self.injected[alias] = value
+        return alias
+
+    def zeros_like(self):
+        return self.inject("np", np) + ".zeros_like"
+
+    def fail(self, node, construct, hint=None):
+        filename, lineno, col = self.parsed.origin(node)
+        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+
+    def is_active(self, e):
+        return isinstance(e, gast.Name) and e.id in self.active
+
+    # -- statements
+    def block(self, body):
+        out = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def comment(self, s):
+        filename, lineno, _ = self.parsed.origin(s)
+        if (filename, lineno) == self.last_comment:
+            return []
+        self.last_comment = (filename, lineno)
+        return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno), short(filename), lineno))]
+
+    def stmt(self, s):
+        if isinstance(s, gast.If):
+            self.last_comment = None
+            body, orelse = self.block(s.body), self.block(s.orelse)
+            self.last_comment = None
+            return self.comment(s) + [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
+        if isinstance(s, gast.For):
+            head = self.comment(s)
+            self.last_comment = None
+            body = self.block(s.body)
+            self.last_comment = None
+            return head + [ast_util.copy_location(ast_util.for_(s.target, s.iter, body), s)]
+        if isinstance(s, gast.Assign):
+            code, done = self.tangent_code(s)
+            primal = [] if getattr(s, "_sg_jvp_call", False) else [s]   # a user call: its JVP call computes both
+            for t in _targets(s):       # an active name assigned a constant: its tangent is zero
+                if t in self.active and t not in done:
+                    code.append(ast_util.assign(self.tangent(t), ast_util.call(self.zeros_like(),
+                                                                               [ast_util.name(t)])))
+            return self.comment(s) + primal + code
+        return [s]     # print(...) and other expressions run as written
+
+    def tangent_code(self, s):
+        """The statements computing the tangents of `s`'s targets, and the
+        set of targets they define."""
+        op = s._sg_op
+        targets = _targets(s)
+        if not any(t in self.active for t in targets):
+            return [], set()
+        t = targets[0]
+        if op.kind == "copy":
+            src = op.args[0]
+            if self.is_active(src):
+                return [ast_util.assign(self.tangent(t), ast_util.name(self.tangent(src.id)))], {t}
+            return [], set()
+        if op.kind == "rule":
+            return self.rule_code(s, op.rule.primitive, op.rule, op.bindings, t)
+        if op.kind == "call":
+            return self.call_code(s, op, targets)
+        if op.kind == "opaque":
+            active_in = [n for n in op.args if self.is_active(n)]
+            if not active_in:
+                return [], set()
+            rule = tangent_rules.tangent_rule(op.obj) if callable(op.obj) else None
+            if rule is not None and isinstance(s.value, gast.Call):
+                try:
+                    bound = rule.signature.bind(ast_util.name("_z"), *s.value.args,
+                                                **{k.arg: k.value for k in s.value.keywords})
+                except TypeError as exc:
+                    self.fail(s, "this call of %s (%s)" % (rule.name, exc))
+                bound.apply_defaults()
+                bindings = {p: v if isinstance(v, gast.AST) else ast_util.const(v)
+                            for p, v in bound.arguments.items() if p != rule.output}
+                return self.rule_code(s, op.obj, None, bindings, t)
+            filename, lineno, _ = self.parsed.origin(s)
+            raise NoRuleError(op.obj, filename, lineno)
+        if op.kind in ("pack", "unpack"):
+            if any(self.is_active(n) for n in gast.walk(s.value)):
+                self.fail(s, "a tuple or list holding differentiated values",
+                          "unpack tuples returned by your own functions directly: a, b = f(x)")
+        return [], set()
+
+    def rule_code(self, s, primitive, adjoint, bindings, t):
+        rule = tangent_rules.tangent_rule(primitive)
+        params = rule.tangent_params if rule is not None else adjoint.diff_params
+        tnames = {}
+        for p in params:
+            e = bindings.get(p)
+            if self.is_active(e):
+                tnames[p] = self.tangent(e.id)
+            elif e is not None and any(self.is_active(n) for n in gast.walk(e)):
+                self.fail(s, "a tuple or list of differentiated values passed to %s"
+                          % getattr(primitive, "__name__", primitive))
+        if not tnames:
+            return [], set()
+        dt = self.tangent(t)
+        if rule is None:
+            # no tangent rule: transpose the adjoint rule's VJP at run time
+            from .. import forward as runtime   # the run-time module (no gast)
+            helper = self.inject("transpose_jvp", runtime.transpose_jvp)
+            prim = self.inject(getattr(primitive, "__name__", "primitive"), primitive)
+            tans = ast_util.tuple_([ast_util.name(tnames[p]) if p in tnames else ast_util.const(None)
+                                    for p in adjoint.diff_params])
+            args = [ast_util.name(prim), ast_util.name(t), tans] + [
+                _as_load(bindings.get(p, ast_util.const(None))) for p in adjoint.params]
+            return [ast_util.assign(dt, ast_util.call(ast_util.name(helper), args))], {t}
+        for p in [p for p in bindings if p not in rule.params]:
+            default = adjoint.signature.parameters[p].default if adjoint is not None else None
+            e = bindings[p]
+            if not (isinstance(e, gast.Constant) and type(e.value) is type(default) and e.value == default):
+                self.fail(s, "this call of %s (its tangent rule %s has no parameter %s)"
+                          % (getattr(primitive, "__name__", primitive), rule.name, p))
+        gmap = {n: self.inject(n, rule.globals[n]) for n in _free_names(rule)}
+        zeros = self.zeros_like()
+        bind = {p: bindings[p] for p in rule.params if p in bindings}
+        for p in rule.params:
+            if p not in bind and p in rule.defaults:
+                bind[p] = ast_util.const(rule.defaults[p])
+        stmts, value = tangent_rules.inline(rule, t, bind, tnames, self.namer, gmap, zeros)
+        if isinstance(value, tangent_rules.Zero):
+            return [], set()
+        return optimize.fold(stmts + [ast_util.assign(dt, value)]), {t}
+
+    def call_code(self, s, op, targets):
+        mask = tuple(self.is_active(e) for e in op.args)
+        if not any(mask):
+            return [], set()
+        compiled = self.compile_callee(op, mask)
+        if compiled.tuple_output != isinstance(s.targets[0], gast.Tuple):
+            self.fail(s, "a tuple or list holding differentiated values",
+                      "unpack tuples returned by your own functions directly: a, b = f(x)")
+        base = getattr(op.callee, "__name__", "g")
+        fn = self.inject(base + "_jvp", compiled.jvp_fn)
+        args = [_as_load(e) for e in op.args] + [ast_util.name(self.tangent(e.id))
+                                                 for e, m in zip(op.args, mask) if m]
+        done = {t for t, a in zip(targets, compiled.output_active) if a}
+        tans = [ast_util.name(self.tangent(t) if t in done and t in self.active else "_", store=True)
+                for t in targets]
+        prim = s.targets[0]
+        tan = ast_util.tuple_(tans, store=True) if compiled.tuple_output else tans[0]
+        call = ast_util.call(ast_util.name(fn), args)
+        new = ast_util.copy_location(
+            ast_util.assign(ast_util.tuple_([ast_util.set_store(_copy(prim)), tan], store=True), call), s)
+        s._sg_jvp_call = True
+        return [new], done & self.active
+
+
+def _copy(node):
+    return copy.deepcopy(node)
+
+
+def _as_load(e):
+    return ast_util.set_load(_copy(e)) if isinstance(e, gast.AST) else e
+
+
+def generate(parsed, fdef, inputs, active_inputs, active, namer, namespace, compile_callee):
+    """Generate the JVP function for the ANF'd `fdef`. Returns (FunctionDef,
+    injected {name: object}, output names, tuple_output)."""
+    ret = fdef.body[-1]
+    tuple_output = isinstance(ret.value, gast.Tuple)
+    outputs = [e.id for e in ret.value.elts] if tuple_output else [ret.value.id]
+    gen = ForwardGenerator(parsed, active, namer, namespace, compile_callee)
+    tangent_params = [gen.tangent(n) for n in active_inputs]
+    body = gen.block(fdef.body[:-1])
+
+    def out_tangent(o):
+        return ast_util.name(gen.tangent(o)) if (o in active or o in active_inputs) else ast_util.const(None)
+    if tuple_output:
+        ret_value = ast_util.tuple_([ast_util.tuple_([ast_util.name(o) for o in outputs]),
+                                     ast_util.tuple_([out_tangent(o) for o in outputs])])
+    else:
+        ret_value = ast_util.tuple_([ast_util.name(outputs[0]), out_tangent(outputs[0])])
+    name = parsed.node.name
+    jvp = ast_util.function_def(name + "_jvp", list(inputs) + tangent_params,
+                                [ast_util.comment("Primal and tangent of %s, statement by statement" % name)]
+                                + body + [ast_util.return_(ret_value)])
+    return jvp, gen.injected, outputs, tuple_output

@@ -1,0 +1,509 @@
+"""Lowering: rewrite everyday Python into the core the differentiator handles.
+
+Requires: parse, check. Runs once per function, on syntax alone (before
+names are resolved). Guarantees, for the returned body:
+- `for` loops iterate over `range(...)` with a Name target: a loop over a
+  sequence (array rows, list, tuple), `zip`, `enumerate`, `reversed` or
+  `dict.items()/keys()/values()` becomes an index loop that reads
+  `seq[i]` (the read is differentiated like any indexing);
+- `break`, `continue` and `return` before the end are gone: they set flags,
+  the statements after them are guarded by `if not flag`, loops that can be
+  left early are `while` loops testing the flags, and the function ends with
+  one `return` (the AutoGraph/Tangent construction: Moldovan et al.,
+  "AutoGraph: Imperative-style Coding with Graph-based Performance", 2019);
+- element assignment `x[i] = v` (also `x[i] += v`, dict items, list items)
+  is the functional `x = setitem(x, i, v)`, so the derivative code never
+  mutates the caller's arrays and the overwritten values are kept (the old
+  `x` is saved like any overwritten name); `xs.append(v)` and
+  `xs.extend(ys)` are `xs = list_append(xs, v)` / `list_extend`;
+- local functions (`def` and `lambda` inside the function) are inlined
+  where they are called, and list comprehensions become loops;
+- docstrings and `pass` are dropped; `print`, `assert` stay (forward only).
+"""
+import builtins
+import copy
+
+import gast
+
+from ..errors import UnsupportedSyntaxError
+from ..rules import containers
+from . import ast_util
+from .naming import Namer
+
+
+def _q(src, **nodes):
+    """Statements parsed from `src`, with Names `nodes` replaced by copies of
+    the given nodes."""
+    stmts = ast_util.quote(src)
+
+    class Sub(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in nodes:
+                new = copy.deepcopy(nodes[node.id])
+                if isinstance(node.ctx, gast.Load):
+                    ast_util.set_load(new)
+                else:
+                    ast_util.set_store(new)
+                return new
+            return node
+    return [Sub().visit(s) for s in stmts]
+
+
+def _qe(src, **nodes):
+    return _q(src, **nodes)[0].value
+
+
+def _helper(fn, name):
+    """A Name calling srcgrad helper `fn`, resolved already (no lookup)."""
+    n = ast_util.name(name)
+    n._sg_callee = fn
+    n._sg_helper = True
+    return n
+
+
+def _locate(stmts, node):
+    for s in stmts:
+        for n in gast.walk(s):
+            if not hasattr(n, "_sg_origin") and hasattr(node, "_sg_origin"):
+                n._sg_origin = node._sg_origin
+    return stmts
+
+
+def _jumps(stmts, kinds):
+    """Does `stmts` contain a statement of `kinds` (not counting break and
+    continue inside nested loops)?"""
+    def walk(s, in_loop):
+        if isinstance(s, gast.Return) and gast.Return in kinds:
+            return True
+        if isinstance(s, (gast.Break, gast.Continue)) and type(s) in kinds and not in_loop:
+            return True
+        if isinstance(s, (gast.For, gast.While)):
+            return any(walk(c, True) for c in s.body)
+        if isinstance(s, gast.If):
+            return any(walk(c, in_loop) for c in s.body + s.orelse)
+        return False
+    return any(walk(s, False) for s in stmts)
+
+
+class _Lowerer:
+    def __init__(self, parsed):
+        self.parsed = parsed
+        used = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
+        self.namer = Namer(used | set(parsed.params) | set(dir(builtins)))
+        self.local_fns = {}
+        self.locals = set(parsed.params) | {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
+                                            and isinstance(n.ctx, gast.Store)}
+
+    def fail(self, node, construct, hint=None):
+        filename, lineno, col = self.parsed.origin(node)
+        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+
+    # ------------------------------------------------------------ entry
+    def run(self):
+        fdef = self.parsed.node
+        body = self.local_functions(fdef.body)
+        body = self.hoist_block(body)
+        body = self.sequences(body)
+        body = self.mutations(body)
+        self.ret = None
+        last = body[-1] if body else None
+        early = [n for s in body[:-1] for n in gast.walk(s) if isinstance(n, gast.Return)]
+        if isinstance(last, (gast.If, gast.For, gast.While)):
+            early += [n for n in gast.walk(last) if isinstance(n, gast.Return)]
+        if early:
+            returns = early + ([last] if isinstance(last, gast.Return) else [])
+            arity = {len(r.value.elts) if isinstance(r.value, gast.Tuple) else None for r in returns
+                     if r.value is not None}
+            if len(arity) == 1 and None not in arity:
+                self.ret = ("_return", [self.namer.fresh("_retval%d" % i) for i in range(arity.pop())])
+            else:
+                self.ret = ("_return", [self.namer.fresh("_retval")])
+            self.ret = (self.namer.fresh("_return"), self.ret[1])
+            flag, values = self.ret
+            body = _q("%s = False" % flag) + self.exits(body, None)
+            out = ast_util.tuple_([ast_util.name(v) for v in values]) if len(values) > 1 else ast_util.name(values[0])
+            body.append(ast_util.copy_location(ast_util.return_(out), last if last is not None else fdef))
+        else:
+            body = self.exits(body, None)
+        fdef.body = body
+        return fdef
+
+    # ------------------------------------------------- local functions
+    def local_functions(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef):
+                if s.decorator_list:
+                    self.fail(s, "a decorated nested function")
+                self.local_fns[s.name] = s
+                continue
+            if (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+                    and isinstance(s.value, gast.Lambda)):
+                self.local_fns[s.targets[0].id] = s.value
+                continue
+            for field in ("body", "orelse"):
+                if isinstance(s, (gast.If, gast.For, gast.While)) and getattr(s, field, None):
+                    setattr(s, field, self.local_functions(getattr(s, field)))
+            out.append(s)
+        return out
+
+    def inline_call(self, call, target):
+        """Statements computing the local function call `call` into `target`."""
+        fn = self.local_fns[call.func.id]
+        args = fn.args
+        params = [a.id for a in args.args]
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            self.fail(call, "a local function with *args, **kwargs or keyword-only parameters")
+        renames = {}
+        stored = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, (gast.Store, gast.Param))}
+        for n in stored:
+            renames[n] = self.namer.fresh("%s_%s" % (call.func.id, n))
+        values = {}
+        for p, a in zip(params, call.args):
+            values[p] = a
+        for k in call.keywords:
+            if k.arg not in params:
+                self.fail(call, "an unknown keyword %r in a call of %s" % (k.arg, call.func.id))
+            values[k.arg] = k.value
+        defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+        pre = []
+        for p in params:
+            v = values.get(p, defaults.get(p))
+            if v is None:
+                self.fail(call, "a call of %s without argument %r" % (call.func.id, p))
+            pre.append(ast_util.copy_location(ast_util.assign(renames[p], copy.deepcopy(v)), call))
+        if isinstance(fn, gast.Lambda):
+            body = [ast_util.copy_location(gast.Return(value=copy.deepcopy(fn.body)), fn)]
+        else:
+            body = copy.deepcopy(fn.body)
+            if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+                body = body[1:]
+        for s in body:
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        # a local function's returns: lowered on its own, then its result is assigned
+        sub = _Lowerer.__new__(_Lowerer)
+        sub.parsed, sub.namer, sub.local_fns = self.parsed, self.namer, dict(self.local_fns)
+        sub.locals = self.locals | set(renames.values())
+        fake = copy.copy(self.parsed.node)
+        fake.body = body
+        sub.parsed = copy.copy(self.parsed)
+        sub.parsed.node = fake
+        if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == call.func.id
+               for n in gast.walk(fake)):
+            self.fail(call, "a recursive local function (%s)" % call.func.id, "define it at module level")
+        lowered = sub.run().body
+        ret = lowered[-1]
+        if not isinstance(ret, gast.Return):
+            self.fail(call, "a local function without a return value")
+        return pre + lowered[:-1] + [ast_util.copy_location(ast_util.assign(target, ret.value), call)]
+
+    # ---------------------------------------------------------- hoisting
+    def _hoistable(self, node):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in self.local_fns:
+            return True
+        return isinstance(node, (gast.ListComp, gast.GeneratorExp))
+
+    def hoist_block(self, stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(s, (gast.If, gast.For, gast.While)) and getattr(s, field, None):
+                    setattr(s, field, self.hoist_block(getattr(s, field)))
+            pre = []
+            roots = []
+            if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)):
+                roots = [s]
+            elif isinstance(s, (gast.If, gast.For)):
+                roots = [s.test if isinstance(s, gast.If) else s.iter]
+            elif isinstance(s, gast.While):
+                if any(self._hoistable(n) for n in gast.walk(s.test)):
+                    self.fail(s, "a call of a local function in a while condition")
+            for root in roots:
+                self._hoist(root, pre, s)
+            out.extend(pre)
+            out.append(s)
+        return out
+
+    def _hoist(self, root, pre, stmt):
+        class H(gast.NodeTransformer):
+            def generic_visit(h, node):
+                if isinstance(node, (gast.Lambda, gast.IfExp, gast.BoolOp)) and node is not root:
+                    if any(self._hoistable(n) for n in gast.walk(node)):
+                        self.fail(node, "a local function call or comprehension inside a lambda, "
+                                  "conditional expression or and/or")
+                    return node
+                node = super(H, h).generic_visit(node)
+                if node is not root and self._hoistable(node):
+                    tmp = self.namer.fresh(node.func.id if isinstance(node, gast.Call) else "comp")
+                    if isinstance(node, gast.Call):
+                        pre.extend(self.inline_call(node, tmp))
+                    else:
+                        pre.extend(self.comprehension(node, tmp))
+                    return ast_util.copy_location(ast_util.name(tmp), node)
+                return node
+        H().visit(root)
+        if isinstance(stmt, gast.Assign) and self._hoistable(stmt.value):
+            tmp = self.namer.fresh("t")
+            if isinstance(stmt.value, gast.Call):
+                pre.extend(self.inline_call(stmt.value, tmp))
+            else:
+                pre.extend(self.comprehension(stmt.value, tmp))
+            stmt.value = ast_util.name(tmp)
+
+    def comprehension(self, comp, target):
+        """[elt for t in it if c ...] -> target = []; for ...: if c: target = list_append(...)"""
+        if any(g.is_async for g in comp.generators):
+            self.fail(comp, "async comprehension")
+        renames = {}
+        for g in comp.generators:
+            for n in gast.walk(g.target):
+                if isinstance(n, gast.Name):
+                    renames.setdefault(n.id, self.namer.fresh(n.id))
+
+        def rename(node):
+            node = copy.deepcopy(node)
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+            return node
+        inner = _q("T = APPEND(T, E)", T=ast_util.name(target), E=rename(comp.elt),
+                   APPEND=_helper(containers.list_append, "list_append"))
+        for g in reversed(comp.generators):
+            for cond in reversed(g.ifs):
+                inner = [ast_util.if_(rename(cond), inner, [])]
+            inner = [ast_util.for_(rename(g.target), rename(g.iter), inner)]
+        out = _q("T = []", T=ast_util.name(target)) + inner
+        return _locate(out, comp)
+
+    # ---------------------------------------------------------- sequences
+    def sequences(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body = self.sequences(s.body)
+                s.orelse = self.sequences(s.orelse)
+            elif isinstance(s, gast.While):
+                s.body = self.sequences(s.body)
+            elif isinstance(s, gast.For):
+                s.body = self.sequences(s.body)
+                out.extend(self.for_loop(s))
+                continue
+            out.append(s)
+        return out
+
+    def for_loop(self, s):
+        it = s.iter
+        fname = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
+        if fname == "range" and isinstance(s.target, gast.Name) and not it.keywords:
+            return [s]
+        i = self.namer.fresh("_i")
+        pre, reads, count, index = [], [], None, ast_util.name(i)
+        target = s.target
+        if fname in ("zip", "enumerate", "reversed") and not it.keywords or (
+                fname == "enumerate" and [k.arg for k in it.keywords] == ["start"]):
+            args = list(it.args)
+            if fname == "reversed" and len(args) == 1:
+                seq = self.namer.fresh("_seq")
+                pre += _q("S = list(A)", S=ast_util.name(seq), A=args[0]) if _is_range(args[0]) else \
+                    _q("S = A", S=ast_util.name(seq), A=args[0])
+                count = _qe("len(S)", S=ast_util.name(seq))
+                index = _qe("len(S) - 1 - I", S=ast_util.name(seq), I=ast_util.name(i))
+                reads.append((target, _qe("S[K]", S=ast_util.name(seq), K=index)))
+            elif fname == "zip":
+                if not isinstance(target, gast.Tuple) or len(target.elts) != len(args):
+                    self.fail(s, "a zip loop whose target does not unpack every sequence")
+                seqs = []
+                for a in args:
+                    seq = self.namer.fresh("_seq")
+                    pre += _q("S = A", S=ast_util.name(seq), A=a)
+                    seqs.append(ast_util.name(seq))
+                count = ast_util.call(ast_util.name("min"), [_qe("len(S)", S=q) for q in seqs]) \
+                    if len(seqs) > 1 else _qe("len(S)", S=seqs[0])
+                for t, q in zip(target.elts, seqs):
+                    reads.append((t, _qe("S[I]", S=q, I=index)))
+            elif fname == "enumerate" and len(args) == 1:
+                if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
+                    self.fail(s, "an enumerate loop whose target is not (index, value)")
+                seq = self.namer.fresh("_seq")
+                pre += _q("S = A", S=ast_util.name(seq), A=args[0])
+                count = _qe("len(S)", S=ast_util.name(seq))
+                start = it.keywords[0].value if it.keywords else ast_util.const(0)
+                reads.append((target.elts[0], _qe("I + START", I=index, START=start)))
+                reads.append((target.elts[1], _qe("S[I]", S=ast_util.name(seq), I=index)))
+            else:
+                self.fail(s, "this form of %s() in a for loop" % fname)
+        elif (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
+              and it.func.attr in ("items", "keys", "values")):
+            seq = self.namer.fresh("_dict")
+            keys = self.namer.fresh("_keys")
+            pre += _q("S = A\nK = list(S)", S=ast_util.name(seq), A=it.func.value, K=ast_util.name(keys))
+            count = _qe("len(K)", K=ast_util.name(keys))
+            key = _qe("K[I]", K=ast_util.name(keys), I=index)
+            if it.func.attr == "items":
+                if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
+                    self.fail(s, "an items() loop whose target is not (key, value)")
+                reads.append((target.elts[0], key))
+                reads.append((target.elts[1], _qe("S[K]", S=ast_util.name(seq), K=target.elts[0])))
+            elif it.func.attr == "keys":
+                reads.append((target, key))
+            else:
+                reads.append((target, _qe("S[KEY]", S=ast_util.name(seq), KEY=key)))
+        else:
+            seq = self.namer.fresh("_seq")
+            pre += _q("S = list(A)", S=ast_util.name(seq), A=it) if _is_range(it) else \
+                _q("S = A", S=ast_util.name(seq), A=it)
+            count = _qe("len(S)", S=ast_util.name(seq))
+            reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
+        body = []
+        for t, value in reads:
+            body.append(ast_util.assign(t, value))
+        body = _locate(body, s) + s.body
+        loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
+        ast_util.copy_location(loop, s)
+        return _locate(pre, s) + [loop]
+
+    # ---------------------------------------------------------- mutations
+    def mutations(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body = self.mutations(s.body)
+                s.orelse = self.mutations(s.orelse)
+            elif isinstance(s, (gast.For, gast.While)):
+                s.body = self.mutations(s.body)
+            elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Subscript):
+                read = copy.deepcopy(s.target)
+                ast_util.set_load(read)
+                new = ast_util.assign(s.target, ast_util.binop(read, s.op, s.value))
+                out.extend(self.mutations([ast_util.copy_location(new, s)]))
+                continue
+            elif isinstance(s, gast.Assign) and any(isinstance(t, gast.Subscript) for t in s.targets):
+                if len(s.targets) != 1:
+                    self.fail(s, "chained element assignment")
+                out.extend(_locate(self.setitem(s.targets[0], s.value, s), s))
+                continue
+            elif (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
+                  and isinstance(s.value.func, gast.Attribute) and s.value.func.attr in ("append", "extend")
+                  and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1
+                  and s.value.func.value.id in self.locals):
+                xs = s.value.func.value.id
+                fn = containers.list_append if s.value.func.attr == "append" else containers.list_extend
+                new = _q("XS = F(XS, V)", XS=ast_util.name(xs), V=s.value.args[0],
+                         F=_helper(fn, s.value.func.attr == "append" and "list_append" or "list_extend"))
+                out.extend(_locate(new, s))
+                continue
+            out.append(s)
+        return out
+
+    def setitem(self, target, value, s):
+        """`base[i][j] = v` -> t = base[i]; t = setitem(t, j, v); base = setitem(base, i, t)."""
+        if isinstance(target.value, gast.Name):
+            base = target.value.id
+            if base not in self.locals:
+                self.fail(s, "assignment to an element of %s, which is not a local variable" % base)
+            return _q("X = SET(X, I, V)", X=ast_util.name(base), I=ast_util.slice_to_expr(target.slice),
+                      V=value, SET=_helper(containers.setitem, "setitem"))
+        if isinstance(target.value, gast.Subscript):
+            tmp = self.namer.fresh("_part")
+            inner = copy.deepcopy(target.value)
+            ast_util.set_load(inner)
+            out = [ast_util.assign(tmp, inner)]
+            out += _q("X = SET(X, I, V)", X=ast_util.name(tmp), I=ast_util.slice_to_expr(target.slice),
+                      V=value, SET=_helper(containers.setitem, "setitem"))
+            return out + self.setitem(target.value, ast_util.name(tmp), s)
+        self.fail(s, "assignment to an attribute's element (obj.attr[i] = ...)")
+
+    # ---------------------------------------------------------- exits
+    def exits(self, stmts, loop):
+        """Replace break/continue/return (inside `loop`: (brk, cont) flag
+        names) by flags; guard what follows them."""
+        out = []
+        for k, s in enumerate(stmts):
+            new, flags = self.exit_stmt(s, loop)
+            out.extend(new)
+            if flags and k + 1 < len(stmts):
+                rest = self.exits(stmts[k + 1:], loop)
+                test = " or ".join(sorted(flags))
+                guard = ast_util.if_(_qe("not (%s)" % test), rest, [])
+                guard.test._sg_condition = True
+                out.append(ast_util.copy_location(guard, stmts[k + 1]))
+                return out
+        return out
+
+    def exit_stmt(self, s, loop):
+        """(lowered statements, flags they may set that end the block)."""
+        if isinstance(s, gast.Break):
+            if loop is None:
+                self.fail(s, "break outside a loop")
+            return _locate(_q("%s = True" % loop[0]), s), {loop[0]}
+        if isinstance(s, gast.Continue):
+            return _locate(_q("%s = True" % loop[1]), s), {loop[1]}
+        if isinstance(s, gast.Return):
+            if self.ret is None:
+                return [s], set()
+            flag, values = self.ret
+            if s.value is None:
+                self.fail(s, "return without a value")
+            if len(values) > 1:
+                new = [ast_util.assign(v, e) for v, e in zip(values, s.value.elts)]
+            else:
+                new = [ast_util.assign(values[0], s.value)]
+            new += _q("%s = True" % flag)
+            return _locate(new, s), {flag}
+        if isinstance(s, gast.If):
+            flags = set()
+            if loop is not None:
+                if _jumps([s], {gast.Break}):
+                    flags.add(loop[0])
+                if _jumps([s], {gast.Continue}):
+                    flags.add(loop[1])
+            if self.ret is not None and _jumps([s], {gast.Return}):
+                flags.add(self.ret[0])
+            s.body = self.exits(s.body, loop)
+            s.orelse = self.exits(s.orelse, loop)
+            return [s], flags
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s)
+        return [s], set()
+
+    def loop(self, s):
+        has_break = _jumps(s.body, {gast.Break})
+        has_cont = _jumps(s.body, {gast.Continue})
+        has_ret = self.ret is not None and _jumps(s.body, {gast.Return})
+        brk = self.namer.fresh("_break") if has_break else None
+        cont = self.namer.fresh("_continue") if has_cont else None
+        body = self.exits(s.body, (brk, cont))
+        if cont:
+            body = _locate(_q("%s = False" % cont), s) + body
+        flags = [f for f in (brk, self.ret[0] if has_ret else None) if f]
+        pre = _locate(_q("%s = False" % brk), s) if brk else []
+        if not flags:
+            s.body = body
+            return pre + [s], set()
+        stop = "not (%s)" % " or ".join(flags)
+        if isinstance(s, gast.While):
+            test = gast.BoolOp(op=gast.And(), values=[_qe(stop), s.test])
+            new = ast_util.copy_location(gast.While(test=test, body=body, orelse=[]), s)
+            new.test._sg_condition = True
+            return pre + [new], ({self.ret[0]} if has_ret else set())
+        # for i in range(...) that can be left early: an index loop as a while loop
+        r, k = self.namer.fresh("_range"), self.namer.fresh("_k")
+        pre += _locate(_q("R = RANGE\nK = 0", R=ast_util.name(r), RANGE=s.iter, K=ast_util.name(k)), s)
+        head = _locate(_q("T = R[K]\nK = K + 1", T=s.target, R=ast_util.name(r), K=ast_util.name(k)), s)
+        test = _qe("K < len(R) and %s" % stop, K=ast_util.name(k), R=ast_util.name(r))
+        test._sg_condition = True
+        new = ast_util.copy_location(gast.While(test=test, body=head + body, orelse=[]), s)
+        return pre + [new], ({self.ret[0]} if has_ret else set())
+
+
+def _is_range(node):
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "range"
+
+
+def lower(parsed):
+    """Lower `parsed.node` in place (see the module docstring)."""
+    _Lowerer(parsed).run()
+    return parsed
