@@ -94,6 +94,24 @@ class Compiled:
         return result if len(self.active_inputs) != 1 else (result,)
 
 
+class _Pending:
+    """A recursive call's compiled callee, while it is being compiled: its
+    functions are looked up when called. Every output counts as active."""
+
+    def __init__(self, program, mask):
+        self.program = program
+        self.mask = mask
+        ret = program.parsed.node.body[-1]
+        n = len(ret.value.elts) if isinstance(ret.value, gast.Tuple) else 1
+        self.output_active = (True,) * n
+
+    def fwd(self, *args):
+        return self.program._compiled[self.mask].fwd(*args)
+
+    def bwd(self, *args):
+        return self.program._compiled[self.mask].bwd(*args)
+
+
 def _copy_resolution(res):
     """A copy whose AST can be transformed; resolved objects are shared."""
     memo = {}
@@ -137,8 +155,7 @@ class Program:
                 c = self._compiled.get(mask)
                 if c is None:
                     if mask in self._compiling:
-                        raise UnsupportedSyntaxError(
-                            "recursion", self.parsed.filename, self.parsed.firstlineno)
+                        return _Pending(self, mask)     # recursion: bound when compiled
                     self._compiling.add(mask)
                     try:
                         c = Compiled(self, mask)

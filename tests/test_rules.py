@@ -46,7 +46,7 @@ import pytest
 
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
-from srcgrad.rules.helpers import unindex
+from srcgrad.rules.helpers import unindex, unindex_array
 
 FD_RTOL, FD_ATOL = 1e-5, 1e-6          # (a), (b): against finite differences
 PATH_RTOL, PATH_ATOL = 1e-12, 1e-15    # (c): srcgrad's paths against each other
@@ -873,7 +873,7 @@ CASES += [
     C("getitem_mask", f_getitem_mask, lambda x: x[x > 0.0], (NZ(3, 4),), operator.getitem),
     # unindex(g, x, idx) scatters g into zeros shaped like x: linear in g
     C("unindex", f_unindex, lambda g, x, idx: anp.dot(np.eye(x.shape[0])[idx].T, g),
-      (R(3, 3), ND(4, 3), Static(np.array([0, 2, 0]))), unindex),
+      (R(3, 3), ND(4, 3), Static(np.array([0, 2, 0]))), (unindex, unindex_array)),
 ]
 
 # The per-family tables: every tests/cases_*.py module's CASES.

@@ -17,7 +17,7 @@ import builtins
 
 import numpy as np
 
-from .helpers import primitive, unbroadcast
+from .helpers import primitive, unbroadcast, unindex_array
 from .registry import register_adjoint
 
 _SEQ = (list, tuple)
@@ -33,12 +33,14 @@ def zeros_tree(x):
         return {k: zeros_tree(v) for k, v in x.items()}
     if x is None or isinstance(x, (str, bytes, bool)):
         return None
+    dtype = getattr(x, "dtype", None)
     try:
-        if np.result_type(x).kind in "fc":
-            return np.zeros_like(x)
+        kind = np.dtype(dtype).kind if dtype is not None else np.result_type(x).kind
     except TypeError:
         return None
-    return np.zeros_like(x, dtype=np.float64) if np.result_type(x).kind in "iu" else None
+    if kind in "fc":
+        return np.zeros_like(x)
+    return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
 
 
 def add_cotangents(a, b):
@@ -202,3 +204,9 @@ def value_cotangent(g, index, v):
     if isinstance(v, (_SEQ, dict)) or part is None:
         return part
     return unbroadcast(part, v)
+
+
+@register_adjoint(unindex_array)
+def unindex_array_(z, g, x, index):
+    """unindex is linear in g; its adjoint gathers: d[g] = d[z][index]."""
+    d[g] = d[z][index]

@@ -212,14 +212,20 @@ def dot_adjoint(g, x, y, wrt_x):
     return np.moveaxis(b, 0, k_axis_y)
 
 
-@primitive
 def unindex(g, x, index):
     """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
     `index` (repeated integer indices accumulate, via np.add.at). For a
-    list, tuple or dict `x`, the same structure (containers.py)."""
+    list, tuple or dict `x`, the same structure (containers.py), built in
+    plain Python so that Tensors inside stay connected."""
     if isinstance(x, (list, tuple, dict)):
         from .containers import unindex_container
         return unindex_container(g, x, index)
+    return unindex_array(g, x, index)
+
+
+@primitive
+def unindex_array(g, x, index):
+    """unindex for an array `x` (a primitive: recorded on tapes)."""
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
     np.add.at(out, index, g)
