@@ -24,7 +24,7 @@ import numpy as np
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .tensor import Tensor, is_differentiable_dtype
-from .transforms import activity, anf, check, codegen, lower, parse, resolve, reverse
+from .transforms import activity, anf, ast_util, check, codegen, lower, naming, parse, resolve, reverse
 
 
 def _unwrap_nested(x):
@@ -167,6 +167,8 @@ class Program:
     def compile_callee(self, op, mask):
         """Compile the user function called by `op` for the active `mask`."""
         fn = as_function(op.callee, fence=True)
+        if getattr(op, "spec", None) is not None:
+            fn = fn.specialize(*op.spec)
         if op.receiver is not None:
             params = dict.fromkeys(fn._parsed.params)
             params[fn._parsed.params[0]] = op.receiver
@@ -207,6 +209,73 @@ class Function:
         self._signature = inspect.signature(python_function)
         self._programs = {}
         self._lock = threading.RLock()
+        args = self._parsed.node.args
+        self._varargs = (args.vararg.id if args.vararg is not None else None,
+                         args.kwarg.id if args.kwarg is not None else None)
+        self._specializations = {}
+
+    def specialize(self, n_extra, kw_names):
+        """This function with `*args` replaced by `n_extra` positional
+        parameters and `**kwargs` by keyword parameters for `kw_names` (the
+        body starts with `args = (args_0, ...)`, `kwargs = {'k': kwargs_k}`):
+        the form the compiler differentiates, one per call shape."""
+        key = (n_extra, tuple(kw_names))
+        spec = self._specializations.get(key)
+        if spec is not None:
+            return spec
+        vararg, varkw = self._varargs
+        parsed = copy.copy(self._parsed)
+        node = copy.deepcopy(self._parsed.node)
+        parsed.node = node
+        used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params)
+        namer = naming.Namer(used)
+        extra = [namer.fresh("%s_%d" % (vararg, i)) for i in range(n_extra)] if vararg else []
+        kws = [namer.fresh("%s_%s" % (varkw, k)) for k in kw_names] if varkw else []
+        pre = []
+        if vararg:
+            pre += ast_util.quote("%s = (%s)" % (vararg, "".join(e + ", " for e in extra)))
+        if varkw:
+            pre += ast_util.quote("%s = {%s}" % (varkw, ", ".join("%r: %s" % (k, n) for k, n in zip(kw_names, kws))))
+        for stmt in pre:
+            for n in gast.walk(stmt):
+                n._sg_origin = (parsed.filename, parsed.firstlineno, None)
+        node.body = pre + node.body
+        node.args.vararg = node.args.kwarg = None
+        for e in extra:
+            node.args.args.append(ast_util.name(e, ctx=gast.Param()))
+        for e in kws:
+            node.args.kwonlyargs.append(ast_util.name(e, ctx=gast.Param()))
+            node.args.kw_defaults.append(None)
+        n_pos = parsed.n_positional
+        parsed.params = parsed.params[:n_pos] + extra + parsed.params[n_pos:] + kws
+        parsed.n_positional = n_pos + len(extra)
+        spec = object.__new__(Function)
+        spec.__dict__.update(self.__dict__)
+        spec._parsed = parsed
+        P = inspect.Parameter
+        spec._signature = inspect.Signature(
+            [P(p, P.POSITIONAL_OR_KEYWORD) for p in parsed.params[:parsed.n_positional]]
+            + [P(p, P.KEYWORD_ONLY) for p in parsed.params[parsed.n_positional:]])
+        spec._programs = {}
+        spec._lock = threading.RLock()
+        spec._varargs = (None, None)
+        spec._specializations = {}
+        spec._kw_map = dict(zip(kw_names, kws))
+        self._specializations[key] = spec
+        return spec
+
+    def _for_call(self, args, kwargs):
+        """(function, args, kwargs) with *args/**kwargs specialized away."""
+        if self._varargs == (None, None):
+            return self, args, kwargs
+        bound = inspect.signature(self.python_function).bind(*args, **kwargs)
+        vararg, varkw = self._varargs
+        extra = bound.arguments.get(vararg, ()) if vararg else ()
+        kw = bound.arguments.get(varkw, {}) if varkw else {}
+        spec = self.specialize(len(extra), sorted(kw))
+        kwargs = {k: v for k, v in kwargs.items() if k not in kw}
+        kwargs.update({spec._kw_map[k]: v for k, v in kw.items()})
+        return spec, args, kwargs
 
     def __repr__(self):
         return "<srcgrad.function %s>" % getattr(self.python_function, "__qualname__", "?")
@@ -248,6 +317,12 @@ class Function:
         tapes = tape_mod.recording_tapes()
         if not tapes:
             return self.python_function(*args, **kwargs)
+        if self._varargs != (None, None):
+            spec, sargs, skwargs = self._for_call(args, kwargs)
+            return spec._call_traced(tapes, sargs, skwargs, args, kwargs)
+        return self._call_traced(tapes, args, kwargs, args, kwargs)
+
+    def _call_traced(self, tapes, args, kwargs, user_args, user_kwargs):
         params = self._bind(args, kwargs)
         program = self._program_for(params)
         values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
@@ -260,7 +335,7 @@ class Function:
                         active = True
             mask.append(active)
         if not any(mask):
-            return self.python_function(*args, **kwargs)
+            return self.python_function(*user_args, **user_kwargs)
         compiled = program.compile(mask)
         raw = [_unwrap_nested(v) for v in values]
         result = compiled.run(compiled.fwd, *raw)
@@ -374,6 +449,7 @@ def _wrt_tuple(wrt):
 
 
 def _grad_inputs(fn, args, kwargs, wrt):
+    fn, args, kwargs = fn._for_call(args, kwargs)
     params = fn._bind(args, kwargs)
     program = fn._program_for(params)
     names = list(params)

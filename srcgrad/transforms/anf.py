@@ -15,6 +15,7 @@ Requires: resolve. Guarantees, for the returned body:
 import builtins
 import copy
 import inspect
+import math
 import operator
 from dataclasses import dataclass, field
 
@@ -41,6 +42,14 @@ _METHODS = {
 _COPY_METHODS = {"copy", "astype", "numpy"}
 _NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype", "nbytes", "itemsize", "argmax", "argmin",
                   "tolist", "nonzero", "all", "any", "item"}
+
+
+# math-module functions on Python floats use the NumPy function's rule
+_MATH_TO_NUMPY = {f: getattr(np, n) for n, f in vars(math).items()
+                  if callable(f) and callable(getattr(np, n, None)) and not n.startswith("_")}
+_MATH_TO_NUMPY.update({math.atan2: np.arctan2, math.asin: np.arcsin, math.acos: np.arccos,
+                       math.atan: np.arctan, math.asinh: np.arcsinh, math.acosh: np.arccosh,
+                       math.atanh: np.arctanh, math.fabs: np.absolute, math.pow: np.power})
 
 
 @dataclass
@@ -103,6 +112,7 @@ class _ANF:
         self.parsed = parsed
         self.namer = namer
         self.temps = set()
+        self.packs = {}        # name -> the tuple/dict display assigned to it
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -146,6 +156,8 @@ class _ANF:
             new = ast_util.copy_location(ast_util.assign(target, value), s)
             new._sg_op = op
             out.append(new)
+            if op.kind == "pack" and isinstance(target, gast.Name):
+                self.packs[target.id] = value
             return out
         if isinstance(s, gast.While):
             out = []
@@ -366,7 +378,28 @@ class _ANF:
         func = e.func
         if hasattr(func, "_sg_method"):
             func.value = self.simple(func.value, out, hint)
-        e.args = [self.simple(a, out, hint) for a in e.args]
+        args = []
+        for a in e.args:
+            if isinstance(a, gast.Starred):
+                pack = self.packs.get(a.value.id) if isinstance(a.value, gast.Name) else None
+                if not isinstance(pack, (gast.Tuple, gast.List)):
+                    self.fail(a, "*args in a call, unless args is the function's own *args or a tuple display")
+                args.extend(copy.deepcopy(pack.elts))
+            else:
+                args.append(a)
+        e.args = [self.simple(a, out, hint) for a in args]
+        keywords = []
+        for k in e.keywords:
+            if k.arg is None:
+                pack = self.packs.get(k.value.id) if isinstance(k.value, gast.Name) else None
+                if not isinstance(pack, gast.Dict) or not all(isinstance(x, gast.Constant) for x in pack.keys):
+                    self.fail(k.value, "**kwargs in a call, unless kwargs is the function's own **kwargs "
+                                       "or a dict display")
+                keywords.extend(gast.keyword(arg=key.value, value=copy.deepcopy(v))
+                                for key, v in zip(pack.keys, pack.values))
+            else:
+                keywords.append(k)
+        e.keywords = keywords
         for k in e.keywords:
             k.value = self.simple(k.value, out, hint)
         kwargs = {k.arg: k.value for k in e.keywords}
@@ -419,6 +452,8 @@ class _ANF:
         elif fn is builtins.tuple and len(args) == 1:
             fn = containers.as_tuple
         rule = registry.adjoint_rule(fn)
+        if rule is None and fn in _MATH_TO_NUMPY:
+            rule = registry.adjoint_rule(_MATH_TO_NUMPY[fn])   # math.exp(a): np.exp's rule
         if rule is not None:
             try:
                 bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
@@ -443,12 +478,26 @@ class _ANF:
             except TypeError as exc:
                 self.fail(node, "this call of %s (%s)" % (getattr(user, "__name__", user), exc))
             bound.apply_defaults()
-            ordered = []
+            ordered, extra, kw = [], [], {}
             for p, v in bound.arguments.items():
-                if sig.parameters[p].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                    self.fail(node, "a call of a function with *args/**kwargs")
-                ordered.append(v if isinstance(v, gast.AST) else ast_util.const(v))
+                kind = sig.parameters[p].kind
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    extra = list(v)
+                elif kind is inspect.Parameter.VAR_KEYWORD:
+                    kw = dict(v)
+                else:
+                    ordered.append(v if isinstance(v, gast.AST) else ast_util.const(v))
+            spec = None
+            if any(k.kind in (k.VAR_POSITIONAL, k.VAR_KEYWORD) for k in sig.parameters.values()):
+                # the callee specialized to this call's shape (Function.specialize)
+                n_pos = sum(1 for k in sig.parameters.values()
+                            if k.kind in (k.POSITIONAL_ONLY, k.POSITIONAL_OR_KEYWORD))
+                names = sorted(kw)
+                ordered = ordered[:n_pos] + [a if isinstance(a, gast.AST) else ast_util.const(a) for a in extra] \
+                    + ordered[n_pos:] + [kw[k] for k in names]
+                spec = (len(extra), tuple(names))
             op = Op("call", callee=user, args=ordered, source=source)
+            op.spec = spec
             op.node = node
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))

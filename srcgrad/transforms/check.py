@@ -53,11 +53,6 @@ def check(parsed):
     """Raise UnsupportedSyntaxError (construct, file, line) for the first
     unsupported construct in `parsed`'s function."""
     fdef = parsed.node
-    args = fdef.args
-    if args.vararg is not None:
-        _fail(parsed, fdef, "*args parameter")
-    if args.kwarg is not None:
-        _fail(parsed, fdef, "**kwargs parameter")
     for stmt in fdef.body:
         _check_stmt(parsed, stmt)
 
@@ -131,7 +126,5 @@ def _check_expr(parsed, expr):
         for cls, construct in _EXPRESSIONS.items():
             if isinstance(node, cls):
                 _fail(parsed, node, construct)
-        if isinstance(node, gast.keyword) and node.arg is None:
-            _fail(parsed, expr, "**kwargs in a call")
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in _EXEC_NAMES:
             _fail(parsed, node, _EXEC_NAMES[node.func.id])
