@@ -124,6 +124,9 @@ def _copy_resolution(res):
     return new
 
 
+_hoisting = threading.local()
+
+
 class Program:
     """A resolved function for one set of argument kinds; compiles per mask."""
 
@@ -132,12 +135,50 @@ class Program:
         self.parsed = function._parsed
         self.namespace = resolve.Namespace(self.parsed.func)
         self.resolution = resolve.resolve(self.parsed, examples)
+        self.free = dict(self.resolution.free)
+        self._hoist_callee_leaves()
         self.inputs = list(self.parsed.params) + [leaf.name for leaf in self.resolution.leaves]
         self.leaves = self.resolution.leaves
-        self.free = dict(self.resolution.free)
         self._compiled = {}
         self._lock = threading.RLock()
         self._compiling = set()
+
+    def _hoist_callee_leaves(self):
+        """Variables that called user functions read as globals or closure
+        cells are inputs here too: the call passes them on, so they stay
+        connected to the tape. (Resolution.callee_leaves: callee -> the
+        local names passed for its leaves, in its input order.)"""
+        res = self.resolution
+        res.callee_leaves = {}
+        hoisted = {}
+        busy = _hoisting.__dict__.setdefault("busy", set())
+        me = self.parsed.func
+        busy.add(me)
+        try:
+            for n in gast.walk(res.node):
+                obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
+                user = anf._user_function(obj) if obj is not None else None
+                if user is None or user in busy or user in res.callee_leaves or inspect.ismethod(obj):
+                    continue
+                try:
+                    program = as_function(user)._program_for(None)
+                except Exception:
+                    continue            # reported when the call is compiled
+                names = []
+                for leaf in program.leaves:
+                    if leaf.kind != "free":
+                        names = None
+                        break
+                    key = (id(leaf.namespace or program.namespace), leaf.root)
+                    if key not in hoisted:
+                        hoisted[key] = resolve.Leaf(res.namer.fresh(leaf.root), "free", leaf.root, (),
+                                                    leaf.text, leaf.namespace or program.namespace)
+                        res.leaves.append(hoisted[key])
+                    names.append(hoisted[key].name)
+                if names:
+                    res.callee_leaves[user] = names
+        finally:
+            busy.discard(me)
 
     def is_current(self):
         """False when a global or closure name was rebound since resolution."""
@@ -175,8 +216,9 @@ class Program:
             program = fn._program_for(params)
         else:
             program = fn._program_for(None)
-        if program.leaves:
-            leaf = program.leaves[0]
+        chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
+        if chain:
+            leaf = chain[0]
             raise UnsupportedSyntaxError(
                 "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,
                 program.parsed.filename, program.parsed.firstlineno, None,

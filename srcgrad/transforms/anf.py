@@ -496,6 +496,8 @@ class _ANF:
                 ordered = ordered[:n_pos] + [a if isinstance(a, gast.AST) else ast_util.const(a) for a in extra] \
                     + ordered[n_pos:] + [kw[k] for k in names]
                 spec = (len(extra), tuple(names))
+            # Variables the callee reads as globals: passed on (Program._hoist_callee_leaves)
+            ordered += [ast_util.name(n) for n in self.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
             op.node = node
@@ -513,6 +515,7 @@ def anf(parsed, resolution):
     node = resolution.node
     namer = resolution.namer
     t = _ANF(parsed, namer)
+    t.callee_leaves = getattr(resolution, "callee_leaves", {})
     body = t.block(node.body)
     if not body or not isinstance(body[-1], gast.Return):
         raise UnsupportedSyntaxError("a function without a return value", parsed.filename,

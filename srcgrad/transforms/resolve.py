@@ -41,9 +41,12 @@ class Leaf:
     root: str            # parameter or free name the chain starts from
     steps: tuple         # (("attr", name) | ("item", constant), ...)
     text: str            # as the user wrote it, for messages and comments
+    namespace: object = None   # a called function's namespace (a hoisted leaf)
 
     def fetch(self, params, namespace):
         """The leaf's value for a call: params is {name: value}."""
+        if self.namespace is not None:
+            return self.namespace.lookup(self.root)[1]
         value = params[self.root] if self.root in params else namespace.lookup(self.root)[1]
         for kind, key in self.steps:
             value = getattr(value, key) if kind == "attr" else value[key]
