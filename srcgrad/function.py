@@ -375,6 +375,10 @@ class Function:
                 for t in tapes:
                     if t._should_record([v]):
                         active = True
+            elif type(v) in (list, tuple, dict):     # a container of Tensors: active as a whole
+                leaves = [e for e in tape_mod.flatten(v)
+                          if isinstance(e, Tensor) and is_differentiable_dtype(e.dtype)]
+                active = any(t._should_record(leaves) for t in tapes) if leaves else False
             mask.append(active)
         if not any(mask):
             return self.python_function(*user_args, **user_kwargs)
@@ -395,10 +399,10 @@ class Function:
         if active_out:
             # inputs the outputs do not depend on stay unconnected (None), as on TF's tape
             inputs = [v for v, m in zip(values, compiled.mask) if m]
-            inputs = [v for v, c in zip(inputs, compiled.connected) if c]
+            inputs = _flat_inputs([v for v, c in zip(inputs, compiled.connected) if c])
             out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
                          if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
-            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, outputs),
+            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, outputs, values),
                                        _joint(compiled, values, out_index, outputs), residuals)
             for t in tapes:
                 if t._should_record(inputs):
@@ -434,14 +438,48 @@ def _connected(compiled, cotangents):
     return [g for g, c in zip(cotangents, compiled.connected) if c]
 
 
-def _backward(compiled, out_index, outputs):
+def _flat_inputs(values):
+    """Tape inputs: a Tensor as is, a container as its Tensor leaves."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        else:
+            out.extend(e for e in tape_mod.flatten(v) if isinstance(e, Tensor))
+    return out
+
+
+def _flat_cotangents(values, cotangents):
+    """The cotangents aligned with _flat_inputs(values): a container's
+    cotangent (same structure) is flattened the same way."""
+    out = []
+    for v, g in zip(values, cotangents):
+        if isinstance(v, Tensor):
+            out.append(g)
+        else:
+            leaves = tape_mod.flatten(v)
+            gleaves = tape_mod.flatten(g) if g is not None else [None] * len(leaves)
+            out.extend(c for e, c in zip(leaves, gleaves) if isinstance(e, Tensor))
+    return out
+
+
+def _connected_values(compiled, values):
+    active = [v for v, m in zip(values, compiled.mask) if m]
+    return [v for v, c in zip(active, compiled.connected) if c]
+
+
+def _backward(compiled, out_index, outputs, values):
+    connected_values = _connected_values(compiled, values)
+
     def backward(residuals, gs):
-        return _connected(compiled, compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs)))
+        cots = _connected(compiled, compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs)))
+        return _flat_cotangents(connected_values, cots)
     return backward
 
 
 def _joint(compiled, values, out_index, outputs):
     values = list(values)
+    connected_values = _connected_values(compiled, values)
 
     def joint(inputs, gs):
         args = list(values)
@@ -449,9 +487,16 @@ def _joint(compiled, values, out_index, outputs):
         active = [i for i, m in enumerate(compiled.mask) if m]
         for i, c in zip(active, compiled.connected):
             if c:
-                args[i] = next(it)
-        args = [a if isinstance(a, Tensor) else _unwrap_nested(a) for a in args]
-        return _connected(compiled, compiled.joint(*args, *_full_cotangents(out_index, outputs, gs)))
+                v = values[i]
+                if isinstance(v, Tensor):
+                    args[i] = next(it)
+                else:       # a container: its Tensor leaves replaced in order
+                    leaves = [next(it) if isinstance(e, Tensor) else e for e in tape_mod.flatten(v)]
+                    args[i] = tape_mod.pack_as(v, leaves)
+        args = [a if isinstance(a, Tensor) or type(a) in (list, tuple, dict) else _unwrap_nested(a)
+                for a in args]
+        cots = _connected(compiled, compiled.joint(*args, *_full_cotangents(out_index, outputs, gs)))
+        return _flat_cotangents(connected_values, cots)
     return joint
 
 
@@ -505,12 +550,20 @@ def _grad_inputs(fn, args, kwargs, wrt):
     for i, v in enumerate(values):
         v = _unwrap_nested(v)
         if mask[i]:
-            a = np.asarray(v)
-            if not is_differentiable_dtype(a.dtype):
-                a = a.astype(np.float64)
-            v = a
+            v = _float_tree(v)
         raw.append(v)
     return program, mask, raw
+
+
+def _float_tree(v):
+    """An argument differentiated by grad: floating arrays (integers are
+    promoted to float64), lists/tuples/dicts of them kept as containers."""
+    if type(v) in (list, tuple):
+        return type(v)(_float_tree(e) for e in v)
+    if type(v) is dict:
+        return {k: _float_tree(e) for k, e in v.items()}
+    a = np.asarray(v)
+    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
 
 def grad(f, wrt=(0,), preserve_result=False):
@@ -551,6 +604,13 @@ def grad(f, wrt=(0,), preserve_result=False):
 
 
 def _as_input_dtype(g, x):
+    if type(x) in (list, tuple):
+        gs = g if isinstance(g, (list, tuple)) else [None] * len(x)
+        return type(x)(_as_input_dtype(gi if gi is not None else np.zeros_like(xi), xi) for gi, xi in zip(gs, x))
+    if type(x) is dict:
+        gs = g if isinstance(g, dict) else {}
+        return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
+                for k, xi in x.items()}
     g = np.asarray(g)
     shape = np.shape(x)
     if g.shape != shape:

@@ -17,6 +17,7 @@ import builtins
 
 import numpy as np
 
+from . import helpers
 from .helpers import primitive, unbroadcast, unindex_array
 from .registry import register_adjoint
 
@@ -41,6 +42,17 @@ def zeros_tree(x):
     if kind in "fc":
         return np.zeros_like(x)
     return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
+
+
+def zeros_for(value, cotangent):
+    """A zero cotangent for `value` (a value the reverse sweep has just
+    restored, whose shape may differ from the later value's): zeros shaped
+    like `value`, or like the old `cotangent` while `value` is unset."""
+    if value is None or isinstance(value, helpers.ShapeOf):
+        value = cotangent
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc":
+        return np.zeros_like(value)
+    return zeros_tree(value)
 
 
 def add_cotangents(a, b):

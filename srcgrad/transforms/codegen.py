@@ -79,7 +79,7 @@ def assemble(name, inputs, active_inputs, gen):
         a = gen.adjoints.get(x)
         if a is not None and a in gen.materialized:
             return ast_util.name(a)
-        return ast_util.call(ast_util.quote_expr(np_name + ".zeros_like"), [ast_util.name(x)])
+        return gen.gen.zeros(x, x)
 
     grads = [grad_of(x) for x in active_inputs]
     connected = tuple(gen.adjoints.get(x) in gen.materialized for x in active_inputs)

@@ -248,13 +248,16 @@ class ReverseGenerator:
         for t in reversed(targets + ([s._sg_res] if hasattr(s, "_sg_res") else [])):
             if t in self.stacked:
                 first = t in getattr(s, "_sg_first", ())
-                if t in self.active and self.adjoint(t) in materialized and not first:
-                    a = self.adjoint(t)
-                    restore.append(ast_util.assign(a, self.zeros(t, a)))
                 if not first:
                     pop = ast_util.assign(t, ast_util.call(self.stack + ".pop", []))
                     pop._sg_pop = t
                     restore.append(pop)
+                if t in self.active and self.adjoint(t) in materialized and not first:
+                    # the restored (earlier) value's cotangent starts at zero, in its own shape
+                    a = self.adjoint(t)
+                    fn = self.inject("zeros_for", containers.zeros_for)
+                    restore.append(ast_util.assign(a, ast_util.call(ast_util.name(fn),
+                                                                    [ast_util.name(t), ast_util.name(a)])))
         return code + restore
 
     def add_expr(self, adjoint_name, value):
