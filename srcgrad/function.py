@@ -210,9 +210,12 @@ class Program:
         fn = as_function(op.callee, fence=True)
         if getattr(op, "spec", None) is not None:
             fn = fn.specialize(*op.spec)
+        examples = dict(getattr(op, "examples", None) or {})
         if op.receiver is not None:
+            examples[fn._parsed.params[0]] = op.receiver
+        if examples:
             params = dict.fromkeys(fn._parsed.params)
-            params[fn._parsed.params[0]] = op.receiver
+            params.update({k: v for k, v in examples.items() if k in params})
             program = fn._program_for(params)
         else:
             program = fn._program_for(None)

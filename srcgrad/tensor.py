@@ -59,6 +59,12 @@ def _tensors_in(values):
             yield from _tensors_in(v)
 
 
+def tangents_hook(func, args, kwargs, out):
+    """Give `out` its tangents in the active ForwardAccumulators (forward
+    mode); srcgrad/forward.py installs the real hook. Returns `out`."""
+    return out
+
+
 def apply(func, args, kwargs=None):
     """Run `func(*args, **kwargs)` on raw values; record it on every
     recording tape that watches one of its Tensor inputs.
@@ -79,7 +85,7 @@ def apply(func, args, kwargs=None):
     inputs = list(_tensors_in(list(args) + list(kwargs.values())))
     watching = [t for t in tapes if t._should_record(inputs)]
     if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
-        return _wrap(result)
+        return tangents_hook(func, args, kwargs, _wrap(result))
     rule = registry.adjoint_rule(func)
     if rule is None:
         raise NoRuleError(func)
@@ -89,7 +95,7 @@ def apply(func, args, kwargs=None):
     if entry.input_ids:
         for t in watching:
             t._record(entry)
-    return out
+    return tangents_hook(func, args, kwargs, out)
 
 
 def _binary(ufunc):
@@ -219,6 +225,21 @@ class Tensor:
 
     def __abs__(self):
         return np.absolute(self)
+
+    def __invert__(self):
+        return np.invert(self)
+
+    def copy(self):
+        """The Tensor itself: Tensors are immutable (ndarray.copy in user code)."""
+        return self
+
+    def astype(self, dtype):
+        """`ndarray.astype`: the same Tensor when the dtype already matches,
+        else a cast that is recorded (its cotangent is cast back)."""
+        if np.dtype(dtype) == self.dtype:
+            return self
+        from .rules.containers import cast
+        return cast(self, dtype)
 
     def __lt__(self, o):
         return np.less(self, o)

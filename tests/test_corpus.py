@@ -384,6 +384,18 @@ def test_unsupported_in_grad(fn, key, filename, make_args):
     assert cf.SIDE == []
 
 
+@pytest.mark.parametrize("fn, key, filename, make_args", cf.UNSUPPORTED_AT_COMPILE,
+                         ids=[u[0].__name__ for u in cf.UNSUPPORTED_AT_COMPILE])
+def test_unsupported_when_compiled(fn, key, filename, make_args):
+    """Decoration succeeds; compiling the derivative raises, naming the line,
+    and nothing half-built is cached."""
+    sg.function(fn)
+    for _ in range(2):
+        with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+            sg.grad(fn)(*make_args())
+        check_unsupported_error(excinfo.value, key, filename)
+
+
 def test_unsupported_in_helper_of_other_module():
     cf.SIDE.clear()
     co.SIDE.clear()

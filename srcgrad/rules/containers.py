@@ -222,3 +222,21 @@ def value_cotangent(g, index, v):
 def unindex_array_(z, g, x, index):
     """unindex is linear in g; its adjoint gathers: d[g] = d[z][index]."""
     d[g] = d[z][index]
+
+
+@primitive
+def cast(x, dtype):
+    """`x.astype(dtype)` as a primitive (Tensor.astype)."""
+    return np.asarray(x).astype(dtype)
+
+
+@register_adjoint(cast)
+def cast_(z, x, dtype):
+    """A cast is the identity on values: the cotangent is cast back."""
+    d[x] = cast_back(d[z], x)
+
+
+def cast_back(g, x):
+    """`g` in `x`'s dtype (floating inputs; others keep g's)."""
+    dtype = np.result_type(x)
+    return cast(g, dtype) if dtype.kind in "fc" and np.result_type(g) != dtype else g

@@ -40,6 +40,8 @@ _METHODS = {
     "squeeze": (np.squeeze, None), "swapaxes": (np.swapaxes, None),
 }
 _COPY_METHODS = {"copy", "astype", "numpy"}
+_SHAPE_ATTRS = {"shape", "ndim", "size", "dtype", "nbytes", "itemsize", "flags", "strides"}
+_DISPLAYS = (gast.List, gast.Tuple, gast.Dict)
 _NONDIFF_ATTRS = {"shape", "ndim", "size", "dtype", "nbytes", "itemsize", "argmax", "argmin",
                   "tolist", "nonzero", "all", "any", "item"}
 
@@ -153,6 +155,17 @@ class _ANF:
                 return out + self.unpack(target, s.value, s)
             hint = target.id if isinstance(target, gast.Name) else None
             value, op = self.top(s.value, out, hint)
+            if op.kind == "call" and getattr(op, "n_outputs", 1) > 1:
+                # out = f(x) with f returning a tuple: out_0, out_1 = f(x); out = (out_0, out_1)
+                temps = [self.namer.fresh("%s_%d" % (hint or "out", k)) for k in range(op.n_outputs)]
+                first = self._assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True),
+                                     value, op, s)
+                out.append(first)
+                pack = ast_util.tuple_([ast_util.name(t) for t in temps])
+                new = self._assign(target, pack, Op("pack", source=hint or "t", args=list(pack.elts)), s)
+                out.append(new)
+                self.packs[target.id] = pack
+                return out
             new = ast_util.copy_location(ast_util.assign(target, value), s)
             new._sg_op = op
             out.append(new)
@@ -300,6 +313,13 @@ class _ANF:
 
         if isinstance(e, (gast.Name, gast.Constant)):
             return e, Op("copy" if isinstance(e, gast.Name) else "nondiff", args=[e], source=hint or "t")
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and (
+                isinstance(e.left, (gast.List, gast.Tuple)) or isinstance(e.right, (gast.List, gast.Tuple))):
+            # hs + [h]: list concatenation
+            args = [self.simple(x, out, hint, force_name=True) for x in (e.left, e.right)]
+            call = ast_util.call(ast_util.name("list_extend"), args)
+            call.func._sg_callee, call.func._sg_helper = containers.list_extend, True
+            return call, self.classify_fn(containers.list_extend, args, {}, e, hint or "cat")
         if isinstance(e, gast.BinOp):
             e.left = self.simple(e.left, out, hint)
             e.right = self.simple(e.right, out, hint)
@@ -330,17 +350,20 @@ class _ANF:
                 return e, self.classify_fn(np.transpose, [e.value], {}, e, src)
             if e.attr in ("real", "imag"):
                 return e, Op("opaque", obj="ndarray." + e.attr, source=src, args=_names_in(e))
-            return e, Op("nondiff", source=src)
+            if e.attr in _SHAPE_ATTRS:
+                return e, Op("nondiff", source=src)
+            # another attribute of a local value: fine unless the value is differentiated
+            return e, Op("opaque", obj="attribute ." + e.attr, source=src, args=_names_in(e))
         if isinstance(e, (gast.Tuple, gast.List)):
             if any(isinstance(x, gast.Starred) for x in e.elts):
                 self.fail(e, "a starred element in a list or tuple display")
-            e.elts = [self.simple(x, out, hint) for x in e.elts]
+            e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e, Op("pack", source=hint or "t", args=list(e.elts))
         if isinstance(e, gast.Dict):
             if any(k is None for k in e.keys):
                 self.fail(e, "** in a dict display")
             e.keys = [self.simple(k, out, hint) for k in e.keys]
-            e.values = [self.simple(v, out, hint) for v in e.values]
+            e.values = [self.simple(v, out, hint, force_name=isinstance(v, _DISPLAYS)) for v in e.values]
             return e, Op("pack", source=hint or "d", args=list(e.values))
         if isinstance(e, gast.IfExp):
             tmp = self.namer.fresh(hint or "t")
@@ -430,6 +453,13 @@ class _ANF:
         if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         args = list(e.args)
+        call = getattr(type(obj), "__call__", None)
+        if (obj is not None and not isinstance(obj, type) and not callable(getattr(obj, "__code__", None))
+                and _user_function(call) is not None and isinstance(func, gast.Name)):
+            # an instance of the user's class called: obj(x) is type(obj).__call__(obj, x)
+            op = self.classify_fn(call, [ast_util.name(func.id)] + args, kwargs, e, name)
+            op.receiver = obj
+            return e, op
         if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and _user_function(obj) is not None:
             # a bound method of the user's (self.helper(x)): the receiver is its first argument
             func.value = self.simple(func.value, out, hint)
@@ -500,6 +530,15 @@ class _ANF:
             ordered += [ast_util.name(n) for n in self.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
+            # functions passed as arguments are known to the callee (its Program's examples)
+            names = list(sig.parameters)
+            op.examples = {p: bound.arguments[p]._sg_value for p in names if p in bound.arguments
+                           and isinstance(bound.arguments[p], gast.AST)
+                           and getattr(bound.arguments[p], "_sg_value", None) is not None}
+            from ..function import as_function
+            ret = as_function(user)._parsed.node.body[-1]
+            op.n_outputs = len(ret.value.elts) if isinstance(ret, gast.Return) and isinstance(
+                ret.value, gast.Tuple) else 1
             op.node = node
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))

@@ -53,6 +53,8 @@ def check(parsed):
     """Raise UnsupportedSyntaxError (construct, file, line) for the first
     unsupported construct in `parsed`'s function."""
     fdef = parsed.node
+    if isinstance(fdef, gast.AsyncFunctionDef):
+        _fail(parsed, fdef, "async function")
     for stmt in fdef.body:
         _check_stmt(parsed, stmt)
 

@@ -93,6 +93,14 @@ class _Lowerer:
         self.local_fns = {}
         self.locals = set(parsed.params) | {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
                                             and isinstance(n.ctx, gast.Store)}
+        # `a = b` makes a and b one object, which element assignment would
+        # mutate for both; the functional setitem cannot follow that
+        self.aliases = {}
+        for n in gast.walk(parsed.node):
+            if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                    and isinstance(n.value, gast.Name)):
+                self.aliases.setdefault(n.targets[0].id, n.targets[0].id and n.value.id)
+                self.aliases.setdefault(n.value.id, n.targets[0].id)
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -296,51 +304,48 @@ class _Lowerer:
 
     def for_loop(self, s):
         it = s.iter
-        fname = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
-        if fname == "range" and isinstance(s.target, gast.Name) and not it.keywords:
+        if _is_range(it) and isinstance(s.target, gast.Name) and not it.keywords:
             return [s]
         i = self.namer.fresh("_i")
-        pre, reads, count, index = [], [], None, ast_util.name(i)
-        target = s.target
-        if fname in ("zip", "enumerate", "reversed") and not it.keywords or (
-                fname == "enumerate" and [k.arg for k in it.keywords] == ["start"]):
-            args = list(it.args)
-            if fname == "reversed" and len(args) == 1:
-                seq = self.namer.fresh("_seq")
-                pre += _q("S = list(A)", S=ast_util.name(seq), A=args[0]) if _is_range(args[0]) else \
-                    _q("S = A", S=ast_util.name(seq), A=args[0])
-                count = _qe("len(S)", S=ast_util.name(seq))
-                index = _qe("len(S) - 1 - I", S=ast_util.name(seq), I=ast_util.name(i))
-                reads.append((target, _qe("S[K]", S=ast_util.name(seq), K=index)))
-            elif fname == "zip":
-                if not isinstance(target, gast.Tuple) or len(target.elts) != len(args):
-                    self.fail(s, "a zip loop whose target does not unpack every sequence")
-                seqs = []
-                for a in args:
-                    seq = self.namer.fresh("_seq")
-                    pre += _q("S = A", S=ast_util.name(seq), A=a)
-                    seqs.append(ast_util.name(seq))
-                count = ast_util.call(ast_util.name("min"), [_qe("len(S)", S=q) for q in seqs]) \
-                    if len(seqs) > 1 else _qe("len(S)", S=seqs[0])
-                for t, q in zip(target.elts, seqs):
-                    reads.append((t, _qe("S[I]", S=q, I=index)))
-            elif fname == "enumerate" and len(args) == 1:
-                if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
-                    self.fail(s, "an enumerate loop whose target is not (index, value)")
-                seq = self.namer.fresh("_seq")
-                pre += _q("S = A", S=ast_util.name(seq), A=args[0])
-                count = _qe("len(S)", S=ast_util.name(seq))
-                start = it.keywords[0].value if it.keywords else ast_util.const(0)
-                reads.append((target.elts[0], _qe("I + START", I=index, START=start)))
-                reads.append((target.elts[1], _qe("S[I]", S=ast_util.name(seq), I=index)))
-            else:
-                self.fail(s, "this form of %s() in a for loop" % fname)
-        elif (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
-              and it.func.attr in ("items", "keys", "values")):
-            seq = self.namer.fresh("_dict")
-            keys = self.namer.fresh("_keys")
+        pre, reads, lengths = [], [], []
+        index = ast_util.name(i)
+        if _call_of(it, "reversed") and len(it.args) == 1 and not it.keywords:
+            inner = it.args[0]
+            seq = self.namer.fresh("_seq")
+            pre += _q("S = list(A)" if _call_of(inner, "zip", "enumerate", "range") else "S = A",
+                      S=ast_util.name(seq), A=inner)
+            lengths.append(_qe("len(S)", S=ast_util.name(seq)))
+            index = _qe("len(S) - 1 - I", S=ast_util.name(seq), I=ast_util.name(i))
+            reads.append((s.target, _qe("S[K]", S=ast_util.name(seq), K=index)))
+        else:
+            self.reads_for(s.target, it, ast_util.name(i), pre, reads, lengths, s)
+        count = lengths[0] if len(lengths) == 1 else ast_util.call(ast_util.name("min"), lengths)
+        body = _locate([ast_util.assign(t, value) for t, value in reads], s) + s.body
+        loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
+        ast_util.copy_location(loop, s)
+        return _locate(pre, s) + [loop]
+
+    def reads_for(self, target, it, index, pre, reads, lengths, s):
+        """What `for target in it` reads at position `index` (zip and
+        enumerate taken apart, so each sequence is indexed directly)."""
+        if _call_of(it, "zip") and not it.keywords:
+            if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
+                self.fail(s, "a zip loop whose target does not unpack every sequence")
+            for t, a in zip(target.elts, it.args):
+                self.reads_for(t, a, index, pre, reads, lengths, s)
+            return
+        if _call_of(it, "enumerate") and len(it.args) == 1 and [k.arg for k in it.keywords] in ([], ["start"]):
+            if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
+                self.fail(s, "an enumerate loop whose target is not (index, value)")
+            start = it.keywords[0].value if it.keywords else ast_util.const(0)
+            reads.append((target.elts[0], _qe("I + START", I=index, START=start)))
+            self.reads_for(target.elts[1], it.args[0], index, pre, reads, lengths, s)
+            return
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
+                and it.func.attr in ("items", "keys", "values")):
+            seq, keys = self.namer.fresh("_dict"), self.namer.fresh("_keys")
             pre += _q("S = A\nK = list(S)", S=ast_util.name(seq), A=it.func.value, K=ast_util.name(keys))
-            count = _qe("len(K)", K=ast_util.name(keys))
+            lengths.append(_qe("len(K)", K=ast_util.name(keys)))
             key = _qe("K[I]", K=ast_util.name(keys), I=index)
             if it.func.attr == "items":
                 if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
@@ -351,19 +356,13 @@ class _Lowerer:
                 reads.append((target, key))
             else:
                 reads.append((target, _qe("S[KEY]", S=ast_util.name(seq), KEY=key)))
-        else:
-            seq = self.namer.fresh("_seq")
-            pre += _q("S = list(A)", S=ast_util.name(seq), A=it) if _is_range(it) else \
-                _q("S = A", S=ast_util.name(seq), A=it)
-            count = _qe("len(S)", S=ast_util.name(seq))
-            reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
-        body = []
-        for t, value in reads:
-            body.append(ast_util.assign(t, value))
-        body = _locate(body, s) + s.body
-        loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
-        ast_util.copy_location(loop, s)
-        return _locate(pre, s) + [loop]
+            return
+        if isinstance(it, gast.Call) and _call_of(it, "zip", "enumerate", "reversed"):
+            self.fail(s, "this form of %s() in a for loop" % it.func.id)
+        seq = self.namer.fresh("_seq")
+        pre += _q("S = list(A)" if _is_range(it) else "S = A", S=ast_util.name(seq), A=it)
+        lengths.append(_qe("len(S)", S=ast_util.name(seq)))
+        reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
 
     # ---------------------------------------------------------- mutations
     def mutations(self, stmts):
@@ -379,6 +378,23 @@ class _Lowerer:
                 ast_util.set_load(read)
                 new = ast_util.assign(s.target, ast_util.binop(read, s.op, s.value))
                 out.extend(self.mutations([ast_util.copy_location(new, s)]))
+                continue
+            elif (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (gast.Tuple, gast.List))
+                  and any(isinstance(n, gast.Subscript) for n in s.targets[0].elts)):
+                # a[i], a[j] = a[j], a[i]: evaluate the right side first, then assign one by one
+                elts = s.targets[0].elts
+                value = s.value
+                pre = []
+                if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elts):
+                    parts = value.elts
+                else:
+                    tup = self.namer.fresh("_tuple")
+                    pre.append(ast_util.assign(tup, value))
+                    parts = [ast_util.item(ast_util.name(tup), k) for k in range(len(elts))]
+                temps = [self.namer.fresh("_value") for _ in elts]
+                pre += [ast_util.assign(t, v) for t, v in zip(temps, parts)]
+                pre += [ast_util.assign(e, ast_util.name(t)) for e, t in zip(elts, temps)]
+                out.extend(self.mutations(_locate([ast_util.copy_location(x, s) for x in pre], s)))
                 continue
             elif isinstance(s, gast.Assign) and any(isinstance(t, gast.Subscript) for t in s.targets):
                 if len(s.targets) != 1:
@@ -404,6 +420,9 @@ class _Lowerer:
             base = target.value.id
             if base not in self.locals:
                 self.fail(s, "assignment to an element of %s, which is not a local variable" % base)
+            if base in self.aliases:
+                self.fail(s, "element assignment to %s, which another name (%s) refers to (an alias)"
+                          % (base, self.aliases[base]), "make a copy: b = a.copy()")
             return _q("X = SET(X, I, V)", X=ast_util.name(base), I=ast_util.slice_to_expr(target.slice),
                       V=value, SET=_helper(containers.setitem, "setitem"))
         if isinstance(target.value, gast.Subscript):
@@ -497,6 +516,10 @@ class _Lowerer:
         test._sg_condition = True
         new = ast_util.copy_location(gast.While(test=test, body=head + body, orelse=[]), s)
         return pre + [new], ({self.ret[0]} if has_ret else set())
+
+
+def _call_of(node, *names):
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in names
 
 
 def _is_range(node):

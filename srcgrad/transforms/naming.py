@@ -3,6 +3,7 @@
 Seeded with every name already in use; a collision gets `_1`, `_2`, ... No
 randomness, so generated source is stable (golden files, `sg.source`).
 """
+import keyword
 import re
 
 
@@ -17,6 +18,8 @@ class Namer:
         base = re.sub(r"\W", "_", base) or "t"
         if base[0].isdigit():
             base = "_" + base
+        if keyword.iskeyword(base) or keyword.issoftkeyword(base):
+            base = base + "_"
         if base not in self.used:
             self.used.add(base)
             return base

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from ..errors import ResolutionError, where
+from ..errors import ResolutionError, UnsupportedSyntaxError, where
 from . import ast_util
 from .naming import Namer
 
@@ -171,8 +171,15 @@ class _Resolver(gast.NodeTransformer):
         if getattr(func, "_sg_callee", None) is not None:
             return node       # a srcgrad helper placed by lower.py
         if isinstance(func, gast.Name):
+            example = self.examples.get(func.id) if func.id in self.params else None
+            if example is not None and callable(example):
+                func._sg_callee = example      # a function or callable object passed in
+                return node
             if func.id in self.locals:
-                self._error(func, "calling a local variable (%s) is not supported" % func.id)
+                filename, lineno, col = self.parsed.origin(func)
+                raise UnsupportedSyntaxError(
+                    "calling %s, an object or function built inside the differentiated code" % func.id,
+                    filename, lineno, col, "call module-level functions; build objects outside")
             known, value, _ = self._root_value(func)
             func._sg_callee = value
             return node
@@ -308,6 +315,8 @@ class _Resolver(gast.NodeTransformer):
         self.free[node.id] = value
         if _is_value(value):
             return self._leaf(node.id, "free", node.id, [], node)
+        if callable(value) and hasattr(value, "__code__"):
+            node._sg_value = value         # a function passed on as an argument
         return node
 
 

@@ -331,6 +331,15 @@ class ReverseGenerator:
             return code
         if op.kind == "opaque":
             active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
+            if active_in and isinstance(op.obj, str) and op.obj.startswith("attribute"):
+                self.fail(s, "reading the %s of an object that holds differentiated values" % op.obj,
+                          "objects built inside differentiated code are not supported: pass their arrays")
+            if active_in and op.obj is None:
+                self.fail(s, "a method call on an object built inside the differentiated code",
+                          "objects built inside differentiated code are not supported: build them outside")
+            if active_in and isinstance(op.obj, type):
+                self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
+                          "objects built inside differentiated code are not supported: build them outside")
             if active_in and getattr(op.obj, "__self__", None) is not None and hasattr(
                     getattr(op.obj, "__func__", None), "__code__"):
                 self.fail(s, "a call of the method %s on a differentiated value"
