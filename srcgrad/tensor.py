@@ -226,6 +226,12 @@ class Tensor:
     def __abs__(self):
         return np.absolute(self)
 
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "srcgrad Tensors are immutable, as tf.Tensor is: `t[i] = v` is not recorded op by op. "
+            "Inside an @sg.function (or sg.grad) it is supported; op by op, write "
+            "t = srcgrad.rules.containers.setitem(t, i, v).")
+
     def __invert__(self):
         return np.invert(self)
 

@@ -3,11 +3,19 @@ path, the op-by-op tape and central finite differences.
 
 Programs come from a small grammar: assignments of arithmetic and NumPy
 elementwise ops, `if` on data, `for` loops over range with overwrites of
-loop-carried variables, nested up to depth 2. Each is written to a real
-module file (srcgrad compiles from source) and imported.
+loop-carried variables, `while` loops with data-dependent conditions,
+`break`, element and slice assignment (`a[1] = ...`, `b[0:2] += ...`,
+`a[i % 3] = ...` in loops), helper calls, nested up to depth 2. Each is
+written to a real module file (srcgrad compiles from source) and imported.
+
+The op-by-op tape cannot run `a[i] = v` on Tensors (they are immutable, as
+in TF), so the op-by-op reference is the same program with each element
+assignment written functionally, `a = setitem(a, i, v)`: srcgrad's rule for
+it is recorded op by op, independently of the compiler's lowering.
 """
 import importlib.util
 import itertools
+import re
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -40,10 +48,33 @@ def expressions(draw):
 def blocks(draw, depth=0, indent="    "):
     lines = []
     for _ in range(draw(st.integers(1, 3))):
-        choice = draw(st.integers(0, 4 if depth < 2 else 0))
-        if choice <= 2:
+        choice = draw(st.integers(0, 7 if depth < 2 else 1))
+        if choice == 1 and draw(st.booleans()):
+            # element / slice assignment (a[...] = ... and a[...] += ...)
+            target = draw(st.sampled_from(["a", "b"]))
+            index, source = draw(st.sampled_from(INDEXES if "i" not in indent_vars(lines, indent) else
+                                                 INDEXES + LOOP_INDEXES))
+            op = draw(st.sampled_from(["=", "+="]))
+            lines.append("%s%s[%s] %s %s" % (indent, target, index, op,
+                                             source.format("(%s)" % draw(expressions()))))
+        elif choice <= 2:
             lines.append("%s%s = %s" % (indent, draw(st.sampled_from(VARS)), draw(expressions())))
-        elif choice == 4 and draw(st.booleans()):
+        elif choice == 5:
+            # a while loop with a data-dependent condition and at most 3 trips
+            k = "k%d" % depth
+            var, bound = draw(st.sampled_from(VARS)), draw(st.sampled_from(["-5.0", "0.0", "1.0"]))
+            lines.append("%s%s = 0" % (indent, k))
+            lines.append("%swhile %s < 3 and np.sum(%s) > %s:" % (indent, k, var, bound))
+            lines += draw(blocks(depth + 1, indent + "    "))
+            lines.append("%s    %s = %s + 1" % (indent, k, k))
+        elif choice == 6:
+            # a for loop left early by break
+            lines.append("%sfor i in range(4):" % indent)
+            lines += draw(blocks(depth + 1, indent + "    "))
+            var, bound = draw(st.sampled_from(VARS)), draw(st.sampled_from(["0.0", "0.5"]))
+            lines.append("%s    if np.sum(%s) > %s:" % (indent, var, bound))
+            lines.append("%s        break" % indent)
+        elif choice in (4, 7) and draw(st.booleans()):
             # a call of a helper defined in the module (transformed recursively)
             u, v = draw(st.sampled_from(VARS)), draw(st.sampled_from(VARS))
             if draw(st.booleans()):
@@ -67,9 +98,40 @@ def blocks(draw, depth=0, indent="    "):
     return lines
 
 
+# (index, how the value is read from an expression of shape (3,))
+INDEXES = [("1", "np.sum({}) * 0.3"), ("-1", "{}[0]"), ("0:2", "{}[1:3]"), ("::2", "{}[::2] * 0.5"),
+           ("[0, 2]", "{}[[1, 1]]")]
+LOOP_INDEXES = [("i % 3", "{}[(i + 1) % 3]")]
+
+
+def indent_vars(lines, indent):
+    """'i' when the current block is inside a for loop over i."""
+    return "i" if any(l.strip().startswith("for i in") and len(l) - len(l.lstrip()) < len(indent)
+                      for l in lines) or len(indent) > 4 else ""
+
+
 _counter = itertools.count()
+_ASSIGN = re.compile(r"^(\s*)([ab])\[(.+?)\] (\+?)= (.*)$")
+
+
+def functional(lines):
+    """The op-by-op reference: `a[i] = v` -> `a = setitem(a, i, v)`."""
+    out = []
+    for line in lines:
+        m = _ASSIGN.match(line)
+        if m:
+            ind, name, index, plus, value = m.groups()
+            if ":" in index:
+                parts = (index.split(":") + [""])[:3]
+                index = "slice(%s)" % ", ".join(p or "None" for p in parts)
+            if plus:
+                value = "%s[%s] + (%s)" % (name, index, value)
+            line = "%s%s = setitem(%s, %s, %s)" % (ind, name, name, index, value)
+        out.append(line)
+    return out
 
 HELPERS = """import numpy as np
+from srcgrad.rules.containers import setitem
 
 
 def helper(v, scale=1.0):
@@ -86,21 +148,24 @@ def pair(u, v):
 
 
 def load(tmp_dir, lines):
-    src = HELPERS + "\n\ndef f(x, y):\n    a = x * 1.0\n    b = y * 1.0\n%s\n    return np.sum(a * b + x)\n" % "\n".join(lines)
+    """(f, its op-by-op reference, the source)."""
+    body = "\n\ndef %s(x, y):\n    a = x * 1.0\n    b = y * 1.0\n%s\n    return np.sum(a * b + x)\n"
+    src = HELPERS + body % ("f", "\n".join(lines)) + body % ("f_op", "\n".join(functional(lines)))
     path = tmp_dir / ("prog_%d.py" % next(_counter))
     path.write_text(src)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.f, src
+    return module.f, module.f_op, src
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=blocks(), seed=st.integers(0, 2 ** 16))
 def test_random_program(tmp_path, lines, seed):
-    f, src = load(tmp_path, lines)
+    f, f_op, src = load(tmp_path, lines)
     rng = np.random.default_rng(seed)
     x, y = rng.normal(size=3), rng.normal(size=3)
+    x0, y0 = x.copy(), y.copy()
     # compiled, fused (sg.grad)
     gx, gy = sg.grad(f, wrt=(0, 1))(x, y)
     # compiled, split (one tape entry)
@@ -114,7 +179,7 @@ def test_random_program(tmp_path, lines, seed):
     # op by op
     with sg.GradientTape() as t:
         t.watch([xt, yt])
-        out_op = f(xt, yt)
+        out_op = f_op(xt, yt)
     ox, oy = t.gradient(out_op, [xt, yt], unconnected_gradients="zero")
     assert np.isclose(float(out), float(out_op), rtol=1e-12), src
     for a, b in [(gx, ox), (gy, oy), (cx.numpy(), ox), (cy.numpy(), oy)]:
@@ -122,6 +187,8 @@ def test_random_program(tmp_path, lines, seed):
                                    err_msg=src)
     check_close(gx, numerical_grad(lambda v: f(v, y), x), rtol=1e-5, atol=1e-6)
     check_close(gy, numerical_grad(lambda v: f(x, v), y), rtol=1e-5, atol=1e-6)
+    # the derivative code never mutates the caller's arrays
+    assert np.array_equal(x, x0) and np.array_equal(y, y0), src
 
 
 def second_order(fn, x, y, v):
@@ -140,11 +207,11 @@ def second_order(fn, x, y, v):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=blocks(), seed=st.integers(0, 2 ** 16))
 def test_random_program_second_order(tmp_path, lines, seed):
-    f, src = load(tmp_path, lines)
+    f, f_op, src = load(tmp_path, lines)
     rng = np.random.default_rng(seed)
     x, y, v = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     hv_compiled = second_order(sg.function(f), x, y, v)
-    hv_op = second_order(f, x, y, v)
+    hv_op = second_order(f_op, x, y, v)
     np.testing.assert_allclose(hv_compiled.numpy(), hv_op.numpy(), rtol=1e-9, atol=1e-12, err_msg=src)
     # and against finite differences of the (compiled) gradient
     grad_x = sg.grad(f, wrt=0)
