@@ -4,6 +4,7 @@ transformation, with the tf.GradientTape programming model.
 The public names of API.md, nothing else.
 """
 from . import rules  # noqa: F401  (registers the NumPy rules)
+from .custom import custom_gradient
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .function import function, grad, source, value_and_grad
@@ -13,7 +14,7 @@ from .tensor import Tensor, Variable, constant
 
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
-    "register_adjoint", "UnsupportedSyntaxError", "NoRuleError",
+    "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
     "function", "grad", "value_and_grad", "source", "show",
 ]
 __version__ = "0.1.0"

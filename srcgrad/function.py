@@ -207,6 +207,9 @@ class Program:
 
     def compile_callee(self, op, mask):
         """Compile the user function called by `op` for the active `mask`."""
+        if getattr(op, "custom", False):
+            from .custom import CustomCallee
+            return CustomCallee(op.callee, mask, op.n_outputs)
         fn = as_function(op.callee, fence=True)
         if getattr(op, "spec", None) is not None:
             fn = fn.specialize(*op.spec)

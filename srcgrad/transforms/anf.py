@@ -253,6 +253,8 @@ class _ANF:
                 out.extend(self.stmt(ast_util.copy_location(ast_util.assign(t, ast_util.name(tmp)), s)))
             return out
         v, op = self.top(value, out, None)
+        if getattr(op, "custom", False):
+            op.n_outputs = len(elts)
         if op.kind in ("call", "nondiff") and not starred and all(isinstance(e, gast.Name) for e in elts):
             new = self._assign(target, v, op, s)
             return out + [new]
@@ -481,6 +483,12 @@ class _ANF:
             fn = containers.as_list
         elif fn is builtins.tuple and len(args) == 1:
             fn = containers.as_tuple
+        if getattr(fn, "__srcgrad_custom__", None) is not None:
+            if kwargs:
+                self.fail(node, "keyword arguments to a custom_gradient function")
+            op = Op("call", callee=fn, args=list(args), source=source)
+            op.custom, op.spec, op.examples, op.n_outputs, op.node = True, None, {}, 1, node
+            return op
         rule = registry.adjoint_rule(fn)
         if rule is None and fn in _MATH_TO_NUMPY:
             rule = registry.adjoint_rule(_MATH_TO_NUMPY[fn])   # math.exp(a): np.exp's rule

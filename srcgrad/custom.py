@@ -1,0 +1,109 @@
+"""`sg.custom_gradient`: a function that supplies its own gradient
+(`tf.custom_gradient` semantics).
+
+    @sg.custom_gradient
+    def log1pexp(x):
+        e = np.exp(x)
+        def grad(dy):
+            return dy * (1 - 1 / (1 + e))
+        return np.log(1 + e), grad
+
+On the tape, the body runs with recording paused and one entry is recorded
+whose VJP is `grad` (run on Tensors at higher order, so an outer tape
+records it). In compiled code the call is one step of the forward sweep that
+keeps `grad` for the reverse sweep.
+"""
+import functools
+
+import numpy as np
+
+from . import tape as tape_mod
+from .tensor import Tensor, is_differentiable_dtype, unwrap
+
+
+def custom_gradient(f):
+    """Decorator: `f(*args)` returns `(y, grad_fn)`; the decorated function
+    returns `y` and differentiates with `grad_fn(*dys)`, which returns one
+    gradient per positional argument of `f` (a tuple when there are several;
+    None for an argument with no gradient). `y` is an array or a tuple of
+    arrays; `dys` are the cotangents of the outputs (zeros for unused
+    outputs). Keyword arguments are passed through and not differentiated.
+    As `tf.custom_gradient`; the `variables` argument is not supported.
+    Raises TypeError when `f` does not return a (value, function) pair.
+    """
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        tapes = tape_mod.recording_tapes()
+        inputs = [a for a in args if isinstance(a, Tensor) and is_differentiable_dtype(a.dtype)]
+        watching = [t for t in tapes if t._should_record(inputs)] if inputs else []
+        if not watching:
+            y, _ = _call(f, args, kwargs)
+            return y
+        paused = [t for t in tapes if t._recording]
+        for t in paused:
+            t._recording = False
+        try:
+            # run on the Tensors themselves, so that grad_fn's closure holds them
+            # and an outer tape records what grad_fn computes (higher order)
+            y, grad_fn = _call(f, args, kwargs)
+        finally:
+            for t in paused:
+                t._recording = True
+        outputs = [Tensor(np.asarray(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
+        positions = [i for i, a in enumerate(args) if any(a is t for t in inputs)]
+
+        def backward(residuals, gs):
+            return [unwrap(g) for g in _select(grad_fn(*gs), positions, len(args))]
+
+        def joint(tensors, gs):
+            return _select(grad_fn(*gs), positions, len(args))
+        entry = tape_mod.CallEntry(inputs, outputs, backward, joint, None)
+        for t in watching:
+            t._record(entry)
+        return tuple(outputs) if isinstance(y, tuple) else outputs[0]
+
+    wrapper.__srcgrad_custom__ = f
+    return wrapper
+
+
+def _call(f, args, kwargs):
+    result = f(*args, **kwargs)
+    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+        raise TypeError("a @sg.custom_gradient function must return (value, grad_fn); %s returned %r"
+                        % (getattr(f, "__name__", f), type(result).__name__))
+    return result
+
+
+def _select(grads, positions, n_args):
+    """grad_fn's result (one gradient, or one per argument) at `positions`."""
+    if n_args == 1 and not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    grads = tuple(grads)
+    if len(grads) != n_args:
+        raise ValueError("grad_fn returned %d gradient(s) for %d argument(s)" % (len(grads), n_args))
+    return [grads[i] for i in positions]
+
+
+class CustomCallee:
+    """The compiler's view of a custom_gradient function called from
+    generated code: fwd returns (*outputs, grad_fn); bwd calls grad_fn and
+    keeps the gradients of the active arguments (`mask`)."""
+
+    def __init__(self, wrapper, mask, n_outputs):
+        self.f = wrapper.__srcgrad_custom__
+        self.mask = tuple(mask)
+        self.output_active = (True,) * n_outputs
+        self.n_outputs = n_outputs
+
+    def fwd(self, *args):
+        y, grad_fn = _call(self.f, args, {})
+        ys = y if isinstance(y, tuple) else (y,)
+        return tuple(ys) + (grad_fn,)
+
+    def bwd(self, grad_fn, *cotangents):
+        grads = _select(grad_fn(*cotangents), range(len(self.mask)), len(self.mask))
+        out = []
+        for g, m, in zip(grads, self.mask):
+            if m:
+                out.append(g if g is not None else 0.0)
+        return tuple(out)
