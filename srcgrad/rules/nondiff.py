@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from . import helpers
+from . import helpers, helpers_math
 from .registry import register_nondiff
 
 register_nondiff(
@@ -25,9 +25,20 @@ register_nondiff(
     np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
     np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.arange, np.linspace,
     np.result_type, np.issubdtype,
+    # piecewise-constant and integer-valued elementwise functions (zero derivative
+    # almost everywhere, as autograd's nograd_functions and TF's Floor/Round/Sign)
+    np.heaviside, np.around, np.fix, np.signbit, np.spacing, np.nextafter, np.isneginf,
+    np.isposinf, np.isreal, np.iscomplex, np.iscomplexobj, np.isrealobj, np.isscalar,
+    np.argwhere, np.argpartition, np.array_equiv, np.bincount, np.digitize,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
+    np.gcd, np.lcm,
     # helpers
     helpers.reduction_size, helpers.max_chooser, helpers.balanced_eq, helpers.inverse_axes,
     helpers.sign,
+    helpers_math.clip_inside, helpers_math.clip_below, helpers_math.clip_above,
+    helpers_math.sign_product, helpers_math.is_finite, helpers_math.is_not_nan,
+    helpers_math.degrees_of_freedom, helpers_math.nan_mean_weights,
+    helpers_math.uniform_weights, helpers_math.norm_chooser, helpers_math.abs_chooser,
     # builtins
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
     builtins.enumerate, builtins.zip, builtins.reversed, builtins.tuple, builtins.list,

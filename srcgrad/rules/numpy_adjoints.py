@@ -13,7 +13,10 @@ import operator
 import numpy as np
 
 from .helpers import (balanced_eq, dot_adjoint, inverse_axes, matmul_adjoint_x, matmul_adjoint_y,
-                      max_chooser, reduction_size, sign, unbroadcast, unindex, unreduce)
+                      max_chooser, reduction_size, unbroadcast, unindex, unreduce)
+# Complex inputs follow TF's convention (helpers_math.py): d[x] = d[z] * conj(f'(x)) for
+# holomorphic f; conj is the identity on real values.
+from .helpers_math import conj, sign
 from .registry import register_adjoint
 
 # ---------------------------------------------------------------- elementwise
@@ -33,21 +36,21 @@ def subtract(z, x, y, out=None, dtype=None):
 
 @register_adjoint(np.multiply)
 def multiply(z, x, y, out=None, dtype=None):
-    d[x] = unbroadcast(d[z] * y, x)
-    d[y] = unbroadcast(d[z] * x, y)
+    d[x] = unbroadcast(d[z] * conj(y), x)
+    d[y] = unbroadcast(d[z] * conj(x), y)
 
 
 @register_adjoint(np.true_divide)
 def true_divide(z, x, y, out=None, dtype=None):
-    d[x] = unbroadcast(d[z] / y, x)
-    d[y] = unbroadcast(-d[z] * x / (y * y), y)
+    d[x] = unbroadcast(d[z] / conj(y), x)
+    d[y] = unbroadcast(-d[z] * conj(x / (y * y)), y)
 
 
 @register_adjoint(np.power)
 def power(z, x, y, out=None, dtype=None):
     """d/dx x**y = y x**(y-1); d/dy x**y = x**y log x."""
-    d[x] = unbroadcast(d[z] * y * x ** (y - 1), x)
-    d[y] = unbroadcast(d[z] * z * np.log(x), y)
+    d[x] = unbroadcast(d[z] * conj(y * x ** (y - 1)), x)
+    d[y] = unbroadcast(d[z] * conj(z * np.log(x)), y)
 
 
 @register_adjoint(np.remainder)
@@ -69,37 +72,38 @@ def positive(z, x, out=None, dtype=None):
 
 @register_adjoint(np.exp)
 def exp(z, x, out=None, dtype=None):
-    d[x] = d[z] * z
+    d[x] = d[z] * conj(z)
 
 
 @register_adjoint(np.log)
 def log(z, x, out=None, dtype=None):
-    d[x] = d[z] / x
+    d[x] = d[z] / conj(x)
 
 
 @register_adjoint(np.sqrt)
 def sqrt(z, x, out=None, dtype=None):
-    d[x] = d[z] / (2.0 * z)
+    d[x] = d[z] / (2.0 * conj(z))
 
 
 @register_adjoint(np.tanh)
 def tanh(z, x, out=None, dtype=None):
-    d[x] = d[z] * (1.0 - z * z)
+    d[x] = d[z] * conj(1.0 - z * z)
 
 
 @register_adjoint(np.sin)
 def sin(z, x, out=None, dtype=None):
-    d[x] = d[z] * np.cos(x)
+    d[x] = d[z] * np.cos(conj(x))
 
 
 @register_adjoint(np.cos)
 def cos(z, x, out=None, dtype=None):
-    d[x] = -d[z] * np.sin(x)
+    d[x] = -d[z] * np.sin(conj(x))
 
 
 @register_adjoint(np.absolute)
 def absolute(z, x, out=None, dtype=None):
-    """d|x|/dx = sign(x) (0 at 0, as autograd and JAX)."""
+    """d|x|/dx = sign(x) (0 at 0, as autograd and JAX); x / |x| for complex x
+    (TF's _ComplexAbsGrad)."""
     d[x] = d[z] * sign(x)
 
 
@@ -159,15 +163,15 @@ register_adjoint(np.amin)(min)
 def matmul(z, x, y, out=None, dtype=None):
     """Z = X Y: dX = dZ Y^T, dY = X^T dZ (Giles 2008, 2.2.2), with NumPy's
     1-d and batch conventions."""
-    d[x] = matmul_adjoint_x(d[z], x, y)
-    d[y] = matmul_adjoint_y(d[z], x, y)
+    d[x] = matmul_adjoint_x(d[z], x, conj(y))
+    d[y] = matmul_adjoint_y(d[z], conj(x), y)
 
 
 @register_adjoint(np.dot)
 def dot(z, x, y, out=None):
     """np.dot: matmul's rule for rank <= 2, tensordot contractions beyond."""
-    d[x] = dot_adjoint(d[z], x, y, True)
-    d[y] = dot_adjoint(d[z], x, y, False)
+    d[x] = dot_adjoint(d[z], x, conj(y), True)
+    d[y] = dot_adjoint(d[z], conj(x), y, False)
 
 
 # ---------------------------------------------------------- shape and indexing
