@@ -61,7 +61,37 @@ def _draw(rng, arg):
         return rng.choice([-1.0, 1.0], arg.shape) * rng.uniform(0.5, 1.5, arg.shape)
     if arg.domain == "bool":
         return rng.random(arg.shape) > 0.5
+    if arg.domain == "unit":
+        return rng.uniform(-0.9, 0.9, arg.shape)
+    if arg.domain == "prob":
+        return rng.uniform(0.1, 0.9, arg.shape)
+    if arg.domain == "gt1":
+        return rng.uniform(1.2, 3.0, arg.shape)
+    if arg.domain == "withnan":
+        x = rng.normal(0.0, 1.0, arg.shape)
+        x[rng.random(arg.shape) < 0.3] = np.nan
+        return x
     raise ValueError(arg.domain)
+
+
+def U(*shape):
+    """uniform in (-0.9, 0.9): arcsin, arccos, arctanh."""
+    return Arg(shape, "unit")
+
+
+def PR(*shape):
+    """uniform in (0.1, 0.9): probabilities (logit, ndtri, betainc's x)."""
+    return Arg(shape, "prob")
+
+
+def GT1(*shape):
+    """uniform in (1.2, 3): arccosh."""
+    return Arg(shape, "gt1")
+
+
+def NAN(*shape):
+    """standard normal with about 30 % NaN entries (nansum, nanmean, nanmax)."""
+    return Arg(shape, "withnan")
 
 
 @dataclass(eq=False)
@@ -95,3 +125,66 @@ def _ag_reduce(agf, axis, keepdims):
     def ref(x):
         return agf(x, axis=axis, keepdims=keepdims)
     return ref
+
+
+# ---------------------------------------------------------------------------
+# Matrix domains (linear algebra rows). Each draws a stack of matrices in the
+# last two axes; appended as a wrapper of `_draw` so the domains above are
+# unchanged.
+# ---------------------------------------------------------------------------
+
+def SPD(*shape):
+    """Symmetric positive definite (..., n, n): Q diag(l) Q^T with
+    eigenvalues about 1, 2, ..., n (well separated, condition <= ~n)."""
+    return Arg(shape, "spd")
+
+
+def SYM(*shape):
+    """Symmetric (..., n, n) with well-separated eigenvalues of both signs
+    (gaps about 1), for eigh."""
+    return Arg(shape, "sym")
+
+
+def WC(*shape):
+    """Well-conditioned (..., m, n): U diag(s) V^T with distinct singular
+    values about 1, 1.5, 2, ... (for inv, solve, det, svd, pinv)."""
+    return Arg(shape, "wellcond")
+
+
+def SQ(n, *batch):
+    """A well-conditioned square n x n matrix (batch shape first)."""
+    return Arg(tuple(batch) + (n, n), "wellcond")
+
+
+def _orthogonal(rng, n):
+    q, r = np.linalg.qr(rng.normal(0.0, 1.0, (n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def _draw_matrix(rng, domain, m, n):
+    if domain == "spd":
+        q = _orthogonal(rng, n)
+        lam = np.arange(1, n + 1) + rng.uniform(-0.2, 0.2, n)
+        return (q * lam) @ q.T
+    if domain == "sym":
+        q = _orthogonal(rng, n)
+        lam = np.arange(n) - (n - 1) / 2.0 + rng.uniform(-0.2, 0.2, n)
+        return (q * lam) @ q.T
+    if domain == "wellcond":
+        k = min(m, n)
+        s = 1.0 + 0.5 * np.arange(k)[::-1] + rng.uniform(-0.1, 0.1, k)
+        return (_orthogonal(rng, m)[:, :k] * s) @ _orthogonal(rng, n)[:, :k].T
+    raise ValueError(domain)
+
+
+_draw_scalar_domains = _draw
+
+
+def _draw(rng, arg):   # noqa: F811  (extends the domains above)
+    if arg.domain in ("spd", "sym", "wellcond"):
+        *batch, m, n = arg.shape
+        out = np.empty(arg.shape)
+        for idx in np.ndindex(*batch):
+            out[idx] = _draw_matrix(rng, arg.domain, m, n)
+        return out
+    return _draw_scalar_domains(rng, arg)
