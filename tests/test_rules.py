@@ -986,11 +986,19 @@ PATHS = {"tape": _path_tape, "grad": _path_grad, "value_and_grad": _path_value_a
          "function": _path_function}
 
 
+def _reference(name):
+    """The path the others are compared with: the op-by-op tape, or sg.grad
+    for rows the tape cannot run (meta compiled_only: np.array)."""
+    return "grad" if BY_NAME[name].meta.get("compiled_only") else "tape"
+
+
 @functools.lru_cache(maxsize=None)
 def _run(name, path, dtype="float64", active=None):
     """(value, [gradient per active input]) of a case through one path.
     `active` defaults to all differentiable inputs. Failures are not cached."""
     case = BY_NAME[name]
+    if path == "tape" and case.meta.get("compiled_only"):
+        pytest.skip("np.array has no NumPy dispatch hook: op by op it detaches (compiled code only)")
     args, w = _data(name, dtype)
     return PATHS[path](case, args, w, case.wrt if active is None else active)
 
@@ -1068,8 +1076,10 @@ def test_one_input_at_a_time(name, argnum, path):
 @pytest.mark.parametrize("path", ["grad", "value_and_grad", "function"])
 @pytest.mark.parametrize("name", _case_params())
 def test_compiled_agrees_with_tape(name, path):
-    tape_value, tape_grads = _run(name, "tape")
+    tape_value, tape_grads = _run(name, _reference(name))
     value, grads = _run(name, path)
+    if tape_value is None:
+        tape_value = BY_NAME[name].fn(*_data(name)[0], _data(name)[1])
     case = BY_NAME[name]
     args, w = _data(name)
     np.testing.assert_allclose(tape_value, case.fn(*args, w), rtol=PATH_RTOL, atol=PATH_ATOL,
@@ -1094,7 +1104,7 @@ def test_autograd_agrees(name):
     np.testing.assert_allclose(case.fn(*args, w), np.sum(case.ref(*args) * w), rtol=1e-12,
                                err_msg="table row: fn and ref disagree")
     expected = _autograd(name)
-    for path in ("tape", "grad"):
+    for path in sorted({_reference(name), "grad"}):
         _check_grads(_run(name, path)[1], expected, AG_RTOL, AG_ATOL, "%s vs autograd" % path)
 
 
@@ -1110,7 +1120,7 @@ def test_float32(name, path):
         assert g is not None
         assert g.dtype == np.float32, "%s gradient dtype %s for float32 inputs" % (path, g.dtype)
     case = BY_NAME[name]
-    expected = dict(zip(case.wrt, _run(name, "tape")[1]))
+    expected = dict(zip(case.wrt, _run(name, _reference(name))[1]))
     _check_grads([g.astype(np.float64) for g in grads], expected, F32_RTOL, F32_ATOL,
                  "%s float32 vs float64" % path)
 

@@ -32,6 +32,10 @@ register_nondiff(
     np.argwhere, np.argpartition, np.array_equiv, np.bincount, np.digitize,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
     np.gcd, np.lcm,
+    # index and mask constructors
+    np.lexsort, np.tril_indices, np.triu_indices, np.tril_indices_from, np.triu_indices_from,
+    np.diag_indices, np.diag_indices_from, np.indices, np.unravel_index, np.ravel_multi_index,
+    np.mask_indices, np.isin, np.linalg.matrix_rank, np.argsort,
     # helpers
     helpers.reduction_size, helpers.max_chooser, helpers.balanced_eq, helpers.inverse_axes,
     helpers.sign,
@@ -41,6 +45,7 @@ register_nondiff(
     helpers_math.uniform_weights, helpers_math.norm_chooser, helpers_math.abs_chooser,
     # builtins
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
-    builtins.enumerate, builtins.zip, builtins.reversed, builtins.tuple, builtins.list,
-    math.floor, math.ceil,
+    builtins.enumerate, builtins.zip, builtins.reversed, builtins.tuple, builtins.list, builtins.dict,
+    builtins.str, builtins.type, builtins.callable, builtins.hasattr,
+    math.floor, math.ceil, math.isnan, math.isinf, math.isfinite,
 )

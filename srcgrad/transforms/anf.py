@@ -38,6 +38,11 @@ _METHODS = {
     "sum": (np.sum, None), "mean": (np.mean, None), "max": (np.max, None), "min": (np.min, None),
     "reshape": (np.reshape, "shape"), "transpose": (np.transpose, "axes"), "dot": (np.dot, None),
     "squeeze": (np.squeeze, None), "swapaxes": (np.swapaxes, None),
+    "prod": (np.prod, None), "var": (np.var, None), "std": (np.std, None), "cumsum": (np.cumsum, None),
+    "cumprod": (np.cumprod, None), "clip": (np.clip, None), "conj": (np.conj, None),
+    "conjugate": (np.conj, None), "trace": (np.trace, None), "diagonal": (np.diagonal, None),
+    "repeat": (np.repeat, None), "take": (np.take, None), "flatten": (np.ravel, None),
+    "ravel": (np.ravel, None),
 }
 _COPY_METHODS = {"copy", "astype", "numpy"}
 _SHAPE_ATTRS = {"shape", "ndim", "size", "dtype", "nbytes", "itemsize", "flags", "strides"}
@@ -281,7 +286,7 @@ class _ANF:
         if isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and not force_name):
             return e
         if isinstance(e, (gast.Tuple, gast.List)) and not force_name:
-            e.elts = [self.simple(x, out, hint) for x in e.elts]
+            e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e
         value, op = self.top(e, out, hint)
         tmp = self.namer.fresh(name or op.source or hint or "t")
@@ -351,6 +356,9 @@ class _ANF:
             if e.attr == "T":
                 return e, self.classify_fn(np.transpose, [e.value], {}, e, src)
             if e.attr in ("real", "imag"):
+                fn = np.real if e.attr == "real" else np.imag
+                if registry.adjoint_rule(fn) is not None:
+                    return e, self.classify_fn(fn, [e.value], {}, e, src)
                 return e, Op("opaque", obj="ndarray." + e.attr, source=src, args=_names_in(e))
             if e.attr in _SHAPE_ATTRS:
                 return e, Op("nondiff", source=src)
@@ -436,7 +444,7 @@ class _ANF:
                 return e, Op("copy", args=[recv], source=src)
             if m in _NONDIFF_ATTRS:
                 return e, Op("nondiff", source=src)
-            if m in ("ravel", "flatten"):
+            if m in ("ravel", "flatten") and registry.adjoint_rule(np.ravel) is None:
                 return e, self.classify_fn(np.reshape, [recv, ast_util.const(-1)], {}, e, src)
             if m not in _METHODS:
                 return e, Op("opaque", obj="ndarray." + m, source=src, args=_names_in(e))

@@ -29,7 +29,8 @@ ARRAY_ATTRS = {
     "T", "shape", "ndim", "size", "dtype", "real", "imag", "sum", "mean", "max", "min", "reshape",
     "transpose", "dot", "astype", "copy", "ravel", "flatten", "squeeze", "item", "tolist", "std",
     "var", "prod", "cumsum", "argmax", "argmin", "clip", "round", "conj", "nbytes", "itemsize",
-    "all", "any", "nonzero", "swapaxes", "flat", "numpy",
+    "all", "any", "nonzero", "swapaxes", "flat", "numpy", "cumprod", "trace", "diagonal", "repeat", "take",
+    "conjugate",
 }
 
 
