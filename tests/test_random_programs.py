@@ -45,15 +45,14 @@ def expressions(draw):
 
 
 @st.composite
-def blocks(draw, depth=0, indent="    "):
+def blocks(draw, depth=0, indent="    ", in_for=False):
     lines = []
     for _ in range(draw(st.integers(1, 3))):
         choice = draw(st.integers(0, 7 if depth < 2 else 1))
         if choice == 1 and draw(st.booleans()):
             # element / slice assignment (a[...] = ... and a[...] += ...)
             target = draw(st.sampled_from(["a", "b"]))
-            index, source = draw(st.sampled_from(INDEXES if "i" not in indent_vars(lines, indent) else
-                                                 INDEXES + LOOP_INDEXES))
+            index, source = draw(st.sampled_from(INDEXES + LOOP_INDEXES if in_for else INDEXES))
             op = draw(st.sampled_from(["=", "+="]))
             lines.append("%s%s[%s] %s %s" % (indent, target, index, op,
                                              source.format("(%s)" % draw(expressions()))))
@@ -65,12 +64,12 @@ def blocks(draw, depth=0, indent="    "):
             var, bound = draw(st.sampled_from(VARS)), draw(st.sampled_from(["-5.0", "0.0", "1.0"]))
             lines.append("%s%s = 0" % (indent, k))
             lines.append("%swhile %s < 3 and np.sum(%s) > %s:" % (indent, k, var, bound))
-            lines += draw(blocks(depth + 1, indent + "    "))
+            lines += draw(blocks(depth + 1, indent + "    ", in_for))
             lines.append("%s    %s = %s + 1" % (indent, k, k))
         elif choice == 6:
             # a for loop left early by break
             lines.append("%sfor i in range(4):" % indent)
-            lines += draw(blocks(depth + 1, indent + "    "))
+            lines += draw(blocks(depth + 1, indent + "    ", True))
             var, bound = draw(st.sampled_from(VARS)), draw(st.sampled_from(["0.0", "0.5"]))
             lines.append("%s    if np.sum(%s) > %s:" % (indent, var, bound))
             lines.append("%s        break" % indent)
@@ -87,14 +86,14 @@ def blocks(draw, depth=0, indent="    "):
         elif choice == 3:
             test = "np.sum(%s) > %s" % (draw(st.sampled_from(VARS)), draw(st.sampled_from(["0.0", "0.5", "-0.5"])))
             lines.append("%sif %s:" % (indent, test))
-            lines += draw(blocks(depth + 1, indent + "    "))
+            lines += draw(blocks(depth + 1, indent + "    ", in_for))
             if draw(st.booleans()):
                 lines.append("%selse:" % indent)
-                lines += draw(blocks(depth + 1, indent + "    "))
+                lines += draw(blocks(depth + 1, indent + "    ", in_for))
         else:
             start, stop, step = draw(st.sampled_from([(0, 2, 1), (1, 4, 1), (0, 5, 2), (3, 0, -1)]))
             lines.append("%sfor i in range(%d, %d, %d):" % (indent, start, stop, step))
-            lines += draw(blocks(depth + 1, indent + "    "))
+            lines += draw(blocks(depth + 1, indent + "    ", True))
     return lines
 
 
@@ -102,12 +101,6 @@ def blocks(draw, depth=0, indent="    "):
 INDEXES = [("1", "np.sum({}) * 0.3"), ("-1", "{}[0]"), ("0:2", "{}[1:3]"), ("::2", "{}[::2] * 0.5"),
            ("[0, 2]", "{}[[1, 1]]")]
 LOOP_INDEXES = [("i % 3", "{}[(i + 1) % 3]")]
-
-
-def indent_vars(lines, indent):
-    """'i' when the current block is inside a for loop over i."""
-    return "i" if any(l.strip().startswith("for i in") and len(l) - len(l.lstrip()) < len(indent)
-                      for l in lines) or len(indent) > 4 else ""
 
 
 _counter = itertools.count()
