@@ -8,7 +8,9 @@ from .custom import custom_gradient
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .function import function, grad, source, value_and_grad
+from .forward import ForwardAccumulator, hessian, hvp, jacobian, jvp
 from .rules.registry import register_adjoint
+from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable, constant
 
@@ -16,5 +18,6 @@ __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
     "function", "grad", "value_and_grad", "source", "show",
+    "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
 ]
 __version__ = "0.1.0"

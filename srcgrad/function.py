@@ -21,6 +21,7 @@ import weakref
 import gast
 import numpy as np
 
+from . import forward as _forward
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .tensor import Tensor, is_differentiable_dtype
@@ -365,6 +366,10 @@ class Function:
         tapes = tape_mod.recording_tapes()
         if not tapes:
             return self.python_function(*args, **kwargs)
+        if _forward.accumulating():     # a ForwardAccumulator is active: generated JVP code
+            result = _forward.call_function(self, args, kwargs)
+            if result is not _forward.NOT_HANDLED:
+                return result
         if self._varargs != (None, None):
             spec, sargs, skwargs = self._for_call(args, kwargs)
             return spec._call_traced(tapes, sargs, skwargs, args, kwargs)
@@ -637,11 +642,10 @@ def value_and_grad(f, wrt=(0,)):
 def source(f, wrt=(0,), mode="reverse"):
     """The generated Python source (str) of the derivative of `f` with
     respect to the positional arguments `wrt`: the fused forward and reverse
-    sweeps that `sg.grad` runs. mode="forward" (JVP code) is not in srcgrad
-    0.1 and raises NotImplementedError."""
-    if mode == "forward":
-        raise NotImplementedError("forward mode (JVP code) is not in srcgrad 0.1")
-    if mode != "reverse":
+    sweeps that `sg.grad` runs; with mode="forward", the JVP code
+    `f_jvp(*inputs, *tangents of the wrt inputs) -> (outputs, tangents)`
+    that ForwardAccumulator and `sg.jvp` run."""
+    if mode not in ("reverse", "forward"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
     wrt = _wrt_tuple(wrt)
@@ -656,4 +660,6 @@ def source(f, wrt=(0,), mode="reverse"):
     else:
         program = fn._program_for(None)
         mask = [i in wrt for i in range(len(program.inputs))]
+    if mode == "forward":
+        return _forward.source(program, mask)
     return program.compile(mask).source

@@ -692,11 +692,9 @@ def test_source_of_decorated_function():
     assert re.search(r"\blogits\b", src), src
 
 
-def test_forward_mode_source_is_a_clear_not_implemented():
-    # Forward mode (JVP code) is outside srcgrad 0.1 (issue 3); until it
-    # lands, asking for it must say so rather than return reverse-mode code.
-    with pytest.raises(NotImplementedError, match="forward mode"):
-        sg.source(straight_line, wrt=(0,), mode="forward")
+def test_forward_mode_source_is_tangent_code():
+    src = sg.source(straight_line, wrt=(0,), mode="forward")
+    assert "def " in src and src != sg.source(straight_line, wrt=(0,))
     with pytest.raises(ValueError):
         sg.source(straight_line, wrt=(0,), mode="sideways")
 

@@ -8,6 +8,8 @@ from . import numpy_linalg  # noqa: F401
 from . import numpy_shapes  # noqa: F401
 from . import containers  # noqa: F401
 from . import nondiff  # noqa: F401
+from . import tangents  # noqa: F401  (forward mode: tangent rules)
+from . import numpy_tangents  # noqa: F401
 try:
     import scipy.special  # noqa: F401
 except ImportError:       # SciPy is optional: no scipy.special rules without it

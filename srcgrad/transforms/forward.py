@@ -15,8 +15,9 @@ dropped; a primitive with an adjoint rule but no tangent rule becomes a call
 of the runtime helper `transpose_jvp` (srcgrad/forward.py). A call of a user
 function becomes a call of its own generated `g_jvp`. A name assigned a
 value that carries no tangent (a constant before a loop that makes it
-active) gets `dx = np.zeros_like(x)`, so every active name has a tangent
-whenever it has a value.
+active) gets `dx = np.zeros_like(x)` (`zeros_tree(x)` for a name that may
+hold a list, tuple or dict, whose tangent is the same container of
+tangents), so every active name has a tangent whenever it has a value.
 """
 import copy
 
@@ -24,8 +25,9 @@ import gast
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..rules import containers
 from ..rules import tangents as tangent_rules
-from . import ast_util, optimize
+from . import ast_util, optimize, reverse
 
 
 def _targets(stmt):
@@ -52,7 +54,9 @@ class ForwardGenerator:
         self.compile_callee = compile_callee     # (op, mask) -> the callee's forward compilation
         self.tan = {}
         self.injected = {}
+        self.dynamic = set()            # names that may hold a list, tuple or dict
         self.last_comment = None
+        self.def_line = parsed.origin(parsed.node)[1]
 
     # -- names
     def tangent(self, name):
@@ -75,8 +79,17 @@ class ForwardGenerator:
         self.injected[alias] = value
         return alias
 
-    def zeros_like(self):
+    def zeros_fn(self, container):
+        """What generated code calls for a zero tangent: np.zeros_like, or
+        zeros_tree for a value that may be a list, tuple or dict."""
+        if container:
+            return self.inject("zeros_tree", containers.zeros_tree)
         return self.inject("np", np) + ".zeros_like"
+
+    def zeros(self, e):
+        """A zero tangent for the value of expression `e`."""
+        array = isinstance(e, gast.Name) and e.id not in self.dynamic
+        return ast_util.call(self.zeros_fn(not array), [_as_load(e)])
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -94,30 +107,33 @@ class ForwardGenerator:
 
     def comment(self, s):
         filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment:
-            return []
+        if (filename, lineno) == self.last_comment or lineno == self.def_line:
+            return []       # (statements the lowering pass adds carry the def line)
         self.last_comment = (filename, lineno)
         return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno), short(filename), lineno))]
 
     def stmt(self, s):
         if isinstance(s, gast.If):
-            self.last_comment = None
-            body, orelse = self.block(s.body), self.block(s.orelse)
-            self.last_comment = None
-            return self.comment(s) + [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
-        if isinstance(s, gast.For):
             head = self.comment(s)
             self.last_comment = None
             body = self.block(s.body)
             self.last_comment = None
-            return head + [ast_util.copy_location(ast_util.for_(s.target, s.iter, body), s)]
+            orelse = self.block(s.orelse)
+            self.last_comment = None
+            return head + [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
+        if isinstance(s, (gast.For, gast.While)):
+            head = self.comment(s)
+            self.last_comment = None
+            new = copy.copy(s)
+            new.body = self.block(s.body) or [ast_util.pass_()]
+            self.last_comment = None
+            return head + [new]
         if isinstance(s, gast.Assign):
             code, done = self.tangent_code(s)
             primal = [] if getattr(s, "_sg_jvp_call", False) else [s]   # a user call: its JVP call computes both
             for t in _targets(s):       # an active name assigned a constant: its tangent is zero
                 if t in self.active and t not in done:
-                    code.append(ast_util.assign(self.tangent(t), ast_util.call(self.zeros_like(),
-                                                                               [ast_util.name(t)])))
+                    code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code
         return [s]     # print(...) and other expressions run as written
 
@@ -155,10 +171,17 @@ class ForwardGenerator:
                 return self.rule_code(s, op.obj, None, bindings, t)
             filename, lineno, _ = self.parsed.origin(s)
             raise NoRuleError(op.obj, filename, lineno)
-        if op.kind in ("pack", "unpack"):
-            if any(self.is_active(n) for n in gast.walk(s.value)):
-                self.fail(s, "a tuple or list holding differentiated values",
-                          "unpack tuples returned by your own functions directly: a, b = f(x)")
+        if op.kind == "pack":       # [a, b], (a, b), {k: a}: the same container of tangents
+            value = copy.deepcopy(s.value)
+            elts = value.values if isinstance(value, gast.Dict) else value.elts
+            if not any(self.is_active(e) for e in elts):
+                return [], set()
+            new = [ast_util.name(self.tangent(e.id)) if self.is_active(e) else self.zeros(e) for e in elts]
+            if isinstance(value, gast.Dict):
+                value.values = new
+            else:
+                value.elts = new
+            return [ast_util.assign(self.tangent(t), value)], {t}
         return [], set()
 
     def rule_code(self, s, primitive, adjoint, bindings, t):
@@ -169,8 +192,13 @@ class ForwardGenerator:
             e = bindings.get(p)
             if self.is_active(e):
                 tnames[p] = self.tangent(e.id)
+            elif isinstance(e, (gast.List, gast.Tuple)) and any(self.is_active(x) for x in e.elts):
+                # a list parameter (np.stack's arrays): the list of tangents
+                tnames[p] = ast_util.tuple_([
+                    ast_util.name(self.tangent(x.id)) if self.is_active(x)
+                    else (ast_util.const(None) if rule is None else self.zeros(x)) for x in e.elts])
             elif e is not None and any(self.is_active(n) for n in gast.walk(e)):
-                self.fail(s, "a tuple or list of differentiated values passed to %s"
+                self.fail(s, "a nested structure of differentiated values passed to %s"
                           % getattr(primitive, "__name__", primitive))
         if not tnames:
             return [], set()
@@ -180,8 +208,8 @@ class ForwardGenerator:
             from .. import forward as runtime   # the run-time module (no gast)
             helper = self.inject("transpose_jvp", runtime.transpose_jvp)
             prim = self.inject(getattr(primitive, "__name__", "primitive"), primitive)
-            tans = ast_util.tuple_([ast_util.name(tnames[p]) if p in tnames else ast_util.const(None)
-                                    for p in adjoint.diff_params])
+            tans = ast_util.tuple_([(ast_util.name(tnames[p]) if isinstance(tnames[p], str) else tnames[p])
+                                    if p in tnames else ast_util.const(None) for p in adjoint.diff_params])
             args = [ast_util.name(prim), ast_util.name(t), tans] + [
                 _as_load(bindings.get(p, ast_util.const(None))) for p in adjoint.params]
             return [ast_util.assign(dt, ast_util.call(ast_util.name(helper), args))], {t}
@@ -192,7 +220,7 @@ class ForwardGenerator:
                 self.fail(s, "this call of %s (its tangent rule %s has no parameter %s)"
                           % (getattr(primitive, "__name__", primitive), rule.name, p))
         gmap = {n: self.inject(n, rule.globals[n]) for n in _free_names(rule)}
-        zeros = self.zeros_like()
+        zeros = self.zeros_fn(any(isinstance(e, gast.Name) and e.id in self.dynamic for e in bindings.values()))
         bind = {p: bindings[p] for p in rule.params if p in bindings}
         for p in rule.params:
             if p not in bind and p in rule.defaults:
@@ -221,17 +249,13 @@ class ForwardGenerator:
         tan = ast_util.tuple_(tans, store=True) if compiled.tuple_output else tans[0]
         call = ast_util.call(ast_util.name(fn), args)
         new = ast_util.copy_location(
-            ast_util.assign(ast_util.tuple_([ast_util.set_store(_copy(prim)), tan], store=True), call), s)
+            ast_util.assign(ast_util.tuple_([ast_util.set_store(copy.deepcopy(prim)), tan], store=True), call), s)
         s._sg_jvp_call = True
         return [new], done & self.active
 
 
-def _copy(node):
-    return copy.deepcopy(node)
-
-
 def _as_load(e):
-    return ast_util.set_load(_copy(e)) if isinstance(e, gast.AST) else e
+    return ast_util.set_load(copy.deepcopy(e)) if isinstance(e, gast.AST) else e
 
 
 def generate(parsed, fdef, inputs, active_inputs, active, namer, namespace, compile_callee):
@@ -241,6 +265,10 @@ def generate(parsed, fdef, inputs, active_inputs, active, namer, namespace, comp
     tuple_output = isinstance(ret.value, gast.Tuple)
     outputs = [e.id for e in ret.value.elts] if tuple_output else [ret.value.id]
     gen = ForwardGenerator(parsed, active, namer, namespace, compile_callee)
+    for n in gast.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
+        if getattr(n, "_sg_helper", False):
+            n.id = gen.inject(n.id, n._sg_callee)
+    gen.dynamic = reverse.dynamic_names(fdef)
     tangent_params = [gen.tangent(n) for n in active_inputs]
     body = gen.block(fdef.body[:-1])
 

@@ -1,0 +1,851 @@
+"""Forward mode: ForwardAccumulator, tangents op by op, generated JVP code,
+and the functional transforms jvp, jacobian, hessian, hvp.
+
+`ForwardAccumulator` follows `tf.autodiff.ForwardAccumulator`: it maps the
+ids of the Tensors it watches, and of every Tensor computed from them while
+it is active, to their tangents (Tensors), computed as each operation runs
+(`tangents_hook`, called by `tensor.apply`) from the tangent rules
+(rules/numpy_tangents.py). A call of an `@sg.function` inside an active
+accumulator runs the function's generated JVP code instead (`call_function`).
+
+Nesting. Accumulators are pushed on the same thread-local stack as
+GradientTapes (tape.py's), and behave there as tapes that record nothing;
+so a tape's backward pass runs on Tensors (is itself differentiable)
+whenever an accumulator is active. The tangents for the accumulator at
+position k of the stack are computed with the stack cut to its first k
+entries: outer tapes and accumulators see (record, differentiate) the
+tangent computation, inner ones do not, as TF's strict nesting requires.
+This gives forward-over-reverse (an accumulator around a tape: Hessian-
+vector products), reverse-over-forward (a tape around an accumulator) and
+forward-over-forward (nested accumulators) to any order.
+
+Primitives without a tangent rule. For a primitive with an adjoint rule but
+no tangent rule, the JVP is computed by the transpose trick
+(`transpose_jvp`): the VJP `u -> J^T u` is linear in the cotangent `u`, so
+running it on a watched Tensor `u` and taking the gradient of
+<J^T u, v> with respect to `u` gives J v. This is exact for every rule
+whose VJP is written with differentiable NumPy operations and is linear in
+`u` for every value of `u` (all of srcgrad's are; u = ones, so that rules
+skipping work for a zero cotangent take the general path), and costs one
+small reverse pass per operation.
+
+References: Griewank & Walther, Evaluating Derivatives, 2nd ed., SIAM 2008
+(ch. 3 forward mode, ch. 5 second-order adjoints); Pearlmutter, "Fast exact
+multiplication by the Hessian", Neural Computation 6(1), 1994.
+"""
+import contextlib
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import tape as tape_mod
+from . import tensor as tensor_mod
+from .errors import NoRuleError, UnsupportedSyntaxError
+from .rules import containers, registry
+from .rules import tangents as tangent_registry
+from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
+from .tensor import Tensor, is_differentiable_dtype, unwrap
+from .transforms import activity, anf, codegen
+from .transforms import forward as forward_transform
+
+
+class _State(threading.local):
+    active = 0          # how many accumulators this thread has entered (a class default: fast to read)
+
+
+_local = _State()
+
+
+def _active_count():
+    return _local.active
+
+
+# ------------------------------------------------------------ the accumulator
+
+class ForwardAccumulator:
+    """Computes Jacobian-vector products with forward-mode AD, as
+    `tf.autodiff.ForwardAccumulator`.
+
+    primals: a Tensor/Variable or nested structure (list, tuple, dict) of
+      them to watch. tangents: the same structure, each of its primal's
+      shape (converted to the primal's dtype): the "vector" of the JVP.
+
+    While the context is active, every operation with a watched input
+    computes its output's tangent; `acc.jvp(y)` then returns it (no
+    computation happens in `jvp`). Accumulators nest with each other and
+    with GradientTapes in the order their contexts were entered: an outer
+    one sees the tangent (or gradient) computations of inner ones, e.g.
+    `acc.jvp(tape.gradient(y, x))` with the tape inside `acc` is a
+    Hessian-vector product.
+
+    Raises ValueError when a primal is listed twice, when primals and
+    tangents differ in structure or shape, for a non-Tensor primal, and on
+    re-entering an active accumulator. Watching an integer primal warns and
+    does nothing (as GradientTape.watch).
+    """
+
+    def __init__(self, primals, tangents):
+        self._recording = False
+        self._tangents = {}        # primal id -> (tangent Tensor, weakref to the primal)
+        seen = set()
+        for p in flatten(primals):
+            if id(p) in seen:
+                raise ValueError("Tensor %r was specified as a primal multiple times. This may "
+                                 "indicate an error. If it was intended, please sum the "
+                                 "corresponding tangents." % (p,))
+            seen.add(id(p))
+        self.watch(primals, tangents)
+
+    # -- context
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Accumulator is already recording.")
+        tape_mod._stack().append(self)
+        self._recording = True
+        _local.active = _active_count() + 1
+        return self
+
+    def __exit__(self, *exc):
+        if self._recording:
+            stack = tape_mod._stack()
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
+            self._recording = False
+            _local.active = _active_count() - 1
+        return False
+
+    # the tape interface of tape.py's stack: an accumulator records no entries
+    def _should_record(self, inputs):
+        return False
+
+    def _record(self, entry):
+        pass
+
+    # -- watching
+    def watch(self, primals, tangents):
+        """Watch `primals` (a Tensor or nested structure) with `tangents`
+        (same structure and shapes). Watching a Tensor again adds the new
+        tangent to its current one (as TF). Raises ValueError for mismatched
+        structures or shapes and for non-Tensor primals."""
+        _assert_same_structure(primals, tangents)
+        for p, t in _pairs(primals, tangents):
+            if not isinstance(p, Tensor):
+                raise ValueError("Passed in object %r of type %r, not a Tensor or Variable"
+                                 % (p, type(p).__name__))
+            if not is_differentiable_dtype(p.dtype):
+                warnings.warn("The dtype of the watched primal must be floating (e.g. float64), "
+                              "got %s" % p.dtype, UserWarning, stacklevel=2)
+                continue
+            if not (isinstance(t, Tensor) and t.dtype == p.dtype):
+                t = Tensor(np.asarray(unwrap(t), dtype=p.dtype))
+            if t.shape != p.shape:
+                raise ValueError("Tangent of shape %s was specified for a primal of shape %s; "
+                                 "they must match" % (t.shape, p.shape))
+            old = self._get(p)
+            self._set(p, t if old is None else old + t)
+
+    def _get(self, tensor):
+        entry = self._tangents.get(tensor._id)
+        return entry[0] if entry is not None else None
+
+    def _set(self, tensor, tangent):
+        table, i = self._tangents, tensor._id
+        # forget the tangent when the primal is garbage collected (as TF)
+        ref = weakref.ref(tensor, lambda _, table=table, i=i: table.pop(i, None))
+        table[i] = (tangent, ref)
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The tangents computed for `primals` (a Tensor or nested
+        structure), in the same structure: Tensors of the primals' shapes
+        and dtypes, or None for a primal that does not depend on the watched
+        ones (zeros with unconnected_gradients="zero"). Performs no
+        computation and works whether or not the context is active.
+        Raises ValueError for a bad unconnected_gradients value."""
+        unconnected = _unconnected(unconnected_gradients)
+
+        def fetch(p):
+            r = self._get(p) if isinstance(p, Tensor) else None
+            if r is None and unconnected is UnconnectedGradients.ZERO and p is not None:
+                r = Tensor(np.zeros_like(unwrap(p)))
+            return r
+        return pack_as(primals, [fetch(p) for p in flatten(primals)])
+
+
+def _assert_same_structure(a, b):
+    def kind(s):
+        if isinstance(s, dict):
+            return ("dict", tuple(sorted(s)))
+        if isinstance(s, (list, tuple)):
+            return ("seq", len(s))
+        return "leaf"
+    ka, kb = kind(a), kind(b)
+    if ka == "leaf":
+        return          # a Tensor's tangent may be any array-like (a list of numbers)
+    if ka != kb:
+        raise ValueError("primals and tangents do not have the same nested structure: %r and %r"
+                         % (_describe(a), _describe(b)))
+    if isinstance(a, dict):
+        for k in a:
+            _assert_same_structure(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        for x, y in zip(a, b):
+            _assert_same_structure(x, y)
+
+
+def _pairs(primals, tangents):
+    """(primal, tangent) leaf pairs of two structures (a primal leaf's
+    tangent may itself be a list of numbers)."""
+    if isinstance(primals, dict):
+        return [pair for k in sorted(primals) for pair in _pairs(primals[k], tangents[k])]
+    if isinstance(primals, (list, tuple)):
+        return [pair for p, t in zip(primals, tangents) for pair in _pairs(p, t)]
+    return [(primals, tangents)]
+
+
+def _describe(s):
+    if isinstance(s, dict):
+        return {k: _describe(v) for k, v in s.items()}
+    if isinstance(s, (list, tuple)):
+        return type(s)(_describe(v) for v in s)
+    return type(s).__name__
+
+
+@contextlib.contextmanager
+def _outer_only(outer):
+    """Run with the tape/accumulator stack cut to `outer` (those entered
+    before the accumulator whose tangents are being computed)."""
+    saved = tape_mod._stack()
+    tape_mod._local.tapes = list(outer)
+    try:
+        yield
+    finally:
+        tape_mod._local.tapes = saved
+
+
+def _recording(stack):
+    return any(t._recording for t in stack)
+
+
+# ------------------------------------------------------------- op by op
+
+def tangents_hook(func, args, kwargs, out):
+    """Called by `tensor.apply` after each operation while a tape or
+    accumulator is active: give `out` (a Tensor, or a tuple/list of them
+    for np.split, linalg.eigh...) its tangent in every active accumulator
+    that has a tangent for one of its inputs. Returns `out`. Raises
+    NoRuleError for a primitive with neither a tangent nor an adjoint rule
+    applied to a value that has a tangent."""
+    if not _local.active or registry.is_nondiff(func) or not _carries_tangent(out):
+        return out
+    stack = tape_mod._stack()
+    for k, acc in enumerate(stack):
+        if type(acc) is ForwardAccumulator and acc._recording and acc._tangents:
+            tangent = _op_tangent(acc, func, args, kwargs or {}, out, stack[:k])
+            if isinstance(out, Tensor):
+                if tangent is not None:
+                    acc._set(out, tangent)
+            elif tangent is not None:
+                for o, t in zip(out, tangent):
+                    if t is not None and is_differentiable_dtype(o.dtype):
+                        acc._set(o, t)
+    return out
+
+
+def _carries_tangent(out):
+    if isinstance(out, Tensor):
+        return is_differentiable_dtype(out.dtype)
+    return (isinstance(out, (tuple, list)) and bool(out) and all(isinstance(o, Tensor) for o in out)
+            and any(is_differentiable_dtype(o.dtype) for o in out))
+
+
+def _input_tangents(acc, bound, params):
+    """{param: tangent} for the params whose value has a tangent in `acc`; a
+    list/tuple parameter gets a list (None for elements without one)."""
+    found = {}
+    for p in params:
+        v = bound.get(p)
+        if isinstance(v, Tensor):
+            tan = acc._get(v)
+            if tan is not None:
+                found[p] = tan
+        elif type(v) in (list, tuple):
+            tans = [acc._get(e) if isinstance(e, Tensor) else None for e in v]
+            if any(t is not None for t in tans):
+                found[p] = tans
+    return found
+
+
+def _op_tangent(acc, func, args, kwargs, out, outer):
+    rule = tangent_registry.tangent_rule(func) if isinstance(out, Tensor) else None
+    adjoint = registry.adjoint_rule(func) if rule is None else None
+    if rule is None and adjoint is None:
+        inputs = [a for a in tape_mod.flatten(list(args) + list(kwargs.values())) if isinstance(a, Tensor)]
+        if any(acc._get(a) is not None for a in inputs):
+            raise NoRuleError(func)
+        return None
+    bound = (rule or adjoint).bind(out, args, kwargs)
+    tans = _input_tangents(acc, bound, rule.tangent_params if rule else adjoint.diff_params)
+    if not tans:
+        return None
+    on_tensors = _recording(outer)      # an outer tape/accumulator must see the computation
+    if not on_tensors:
+        bound = {k: unwrap(v) for k, v in bound.items()}
+        tans = {p: unwrap(v) for p, v in tans.items()}
+    z = out if on_tensors else unwrap(out)
+    with _outer_only(outer):
+        if rule is not None:
+            for p, v in tans.items():
+                if isinstance(v, list):     # a list parameter: zeros for elements without a tangent
+                    tans[p] = [e if e is not None else containers.zeros_tree(b) for e, b in zip(v, bound[p])]
+            fn = rule.jvp(tans)
+            result = fn(z, *[tans[p] for p in rule.tangent_params if p in tans], **bound)
+        else:
+            result = _transpose(adjoint, z, tans, bound)
+    return _as_tangent(result, out)
+
+
+def _as_tangent(tangent, like):
+    """A Tensor of `like`'s shape (and, for raw values, dtype); a list of
+    them when `like` is a tuple/list of Tensors."""
+    if tangent is None:
+        return None
+    if not isinstance(like, Tensor):
+        return [_as_tangent(t, o) for t, o in zip(tangent, like)]
+    if isinstance(tangent, Tensor):
+        if tangent.shape != like.shape:
+            tangent = np.broadcast_to(tangent, like.shape)
+        return tangent
+    tangent = np.asarray(tangent)
+    if tangent.shape != like.shape:
+        tangent = np.broadcast_to(tangent, like.shape)
+    if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
+        tangent = tangent.astype(like.dtype)
+    return Tensor(tangent)
+
+
+def _transpose(rule, z, tangents, bound):
+    """J v for the adjoint `rule` at output `z`, by differentiating its VJP
+    u -> J^T u (linear in u) with respect to u, seeded with the tangents:
+    d/du sum_p <(J_p^T u), v_p> = sum_p J_p v_p. `tangents` maps params to
+    a tangent, or a list of them (None allowed) for a list parameter. For a
+    primitive returning a tuple/list, u and the result are lists. Returns a
+    Tensor, a list of Tensors/None, or None."""
+    params = [p for p in rule.diff_params if p in tangents]
+    vjp = rule.vjp(params)
+    seq = isinstance(z, (list, tuple))
+    outputs = unwrap(list(z) if seq else [z])
+    # u's value does not matter (the VJP is linear in u); ones keep rules that
+    # skip work for a zero cotangent (eigh's eigenvector term) on the general
+    # path. A rule that refuses a nonzero cotangent on some output (svd's
+    # extra columns with full_matrices=True, whose derivative is undefined)
+    # is retried with zeros, which gives those outputs zero tangents.
+    try:
+        return _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, np.ones)
+    except NotImplementedError:
+        return _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, np.zeros)
+
+
+def _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, fill):
+    us = [Tensor(fill(np.shape(o), dtype=np.result_type(o))) for o in outputs]
+    watched = [u for u in us if is_differentiable_dtype(u.dtype)]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(watched)
+        cotangents = dict(zip(rule.diff_params, vjp(us if seq else us[0], z, **bound)))
+    targets, seeds = [], []
+    for p in params:
+        c, v = cotangents.get(p), tangents[p]
+        pairs = zip(c, v) if isinstance(v, (list, tuple)) and isinstance(c, (list, tuple)) else [(c, v)]
+        for ci, vi in pairs:
+            if isinstance(ci, Tensor) and vi is not None:   # a non-Tensor cotangent does not depend on u
+                targets.append(ci)
+                seeds.append(vi)
+    if not targets or not watched:
+        return None
+    grads = tape.gradient(targets, watched, output_gradients=seeds)
+    if not seq:
+        return grads[0]
+    it = iter(grads)
+    return [next(it) if is_differentiable_dtype(u.dtype) else None for u in us]
+
+
+def transpose_jvp(primitive, z, tangents, *args):
+    """Run-time helper of generated JVP code, for a primitive with an
+    adjoint rule but no tangent rule: the JVP by the transpose trick.
+    `tangents` is aligned with the rule's differentiable parameters (None
+    where an input has no tangent; a tuple with Nones for a list
+    parameter); `args` are the rule's parameters in order. Returns an
+    ndarray (a Tensor when run on Tensors; a list for a primitive returning
+    a tuple/list), or None."""
+    rule = registry.adjoint_rule(primitive)
+    bound = dict(zip(rule.params, args))
+    tans = {}
+    for p, v in zip(rule.diff_params, tangents):
+        if v is not None and not (isinstance(v, (list, tuple)) and all(e is None for e in v)):
+            tans[p] = v
+    leaves = [x for x in tape_mod.flatten([z, list(tans.values())]) if x is not None]
+    on_tensors = any(isinstance(x, Tensor) for x in leaves)
+    result = _transpose(rule, z, tans, bound)
+    if result is None or on_tensors:
+        return result
+    if isinstance(result, list):
+        return [r._value if r is not None else np.zeros_like(o) for r, o in zip(result, z)]
+    return result._value
+
+
+tensor_mod.tangents_hook = tangents_hook      # installed in tensor.apply
+
+
+# ------------------------------------------------------- generated JVP code
+
+class ForwardCompiled:
+    """The generated JVP code for one (program, mask of inputs with tangents).
+
+    jvp_fn(*inputs, *tangents of the masked inputs) -> (output, tangent) or
+    ((outputs...), (tangents...)); a tangent is None where the output does
+    not depend on the masked inputs. `source` is its readable source.
+    """
+
+    def __init__(self, program, mask):
+        from .function import _copy_resolution
+        parsed = program.parsed
+        res = _copy_resolution(program.resolution)
+        fdef = anf.anf(parsed, res)
+        self.mask = tuple(mask)
+        inputs = program.inputs
+        self.active_inputs = [n for n, m in zip(inputs, self.mask) if m]
+        ret = fdef.body[-1]
+        outputs = [e.id for e in ret.value.elts] if hasattr(ret.value, "elts") else [ret.value.id]
+
+        def callee(op, mask):
+            return _compile_callee(program, op, mask)
+        active = activity.analyze(fdef, self.active_inputs, outputs,
+                                  lambda op, mask: callee(op, mask).output_active)
+        self.output_active = tuple(o in active or o in self.active_inputs for o in outputs)
+        jvp_def, injected, self.outputs, self.tuple_output = forward_transform.generate(
+            parsed, fdef, inputs, self.active_inputs, active, res.namer, program.namespace, callee)
+        name = parsed.node.name
+        fns = codegen.build([jvp_def], injected, parsed.func,
+                            "%s jvp (%s)" % (name, ", ".join(self.active_inputs)), {})
+        self.jvp_fn = fns[jvp_def.name]
+        self.source = self.jvp_fn.__srcgrad_source__
+
+    def run(self, *args):
+        try:
+            return self.jvp_fn(*args)
+        except Exception as exc:
+            raise codegen.annotate(exc, self.jvp_fn)
+
+
+_compiled = weakref.WeakKeyDictionary()     # Program -> {mask: ForwardCompiled}
+_compiling = set()
+_lock = threading.RLock()
+
+
+def compile_forward(program, mask):
+    """The ForwardCompiled of `program` (function.Program) for `mask`,
+    cached. A recursive call, met while compiling, gets a `_Pending` stand-in."""
+    mask = tuple(bool(m) for m in mask)
+    table = _compiled.get(program)
+    c = table.get(mask) if table is not None else None
+    if c is None:
+        with _lock:
+            table = _compiled.setdefault(program, {})
+            c = table.get(mask)
+            if c is None:
+                key = (id(program), mask)
+                if key in _compiling:
+                    return _Pending(program, mask)
+                _compiling.add(key)
+                try:
+                    c = ForwardCompiled(program, mask)
+                finally:
+                    _compiling.discard(key)
+                table[mask] = c
+    return c
+
+
+class _Pending:
+    """A recursive call's JVP code while it is being compiled: looked up
+    when called; every output counts as active (zeros, not None, for one
+    that is not)."""
+
+    def __init__(self, program, mask):
+        self.program, self.mask = program, mask
+        ret = program.parsed.node.body[-1]
+        self.tuple_output = hasattr(ret.value, "elts")
+        self.output_active = (True,) * (len(ret.value.elts) if self.tuple_output else 1)
+
+    def jvp_fn(self, *args):
+        outs, douts = _compiled[self.program][self.mask].jvp_fn(*args)
+        if not self.tuple_output:
+            return outs, douts if douts is not None else containers.zeros_tree(outs)
+        return outs, tuple(d if d is not None else containers.zeros_tree(o) for o, d in zip(outs, douts))
+
+
+def _compile_callee(program, op, mask):
+    """The JVP code of the user function called by `op` in `program`."""
+    if getattr(op, "custom", False):
+        return _CustomJVP(op.callee, mask, getattr(op, "n_outputs", 1))
+    # the callee's Program, resolved exactly as reverse mode resolves it
+    callee = program.compile_callee(op, mask).program
+    return compile_forward(callee, mask)
+
+
+class _CustomJVP:
+    """An @sg.custom_gradient function called from generated JVP code: its
+    JVP is the transpose of its grad_fn (`custom_tangents`)."""
+
+    def __init__(self, wrapper, mask, n_outputs):
+        self.f = wrapper.__srcgrad_custom__
+        self.mask = tuple(mask)
+        self.tuple_output = n_outputs > 1
+        self.output_active = (True,) * n_outputs
+
+    def jvp_fn(self, *values):
+        n = len(self.mask)
+        args, tans = values[:n], iter(values[n:])
+        tangents = {i: next(tans) for i, m in enumerate(self.mask) if m}
+        y, grad_fn = self.f(*args)
+        ys = y if isinstance(y, tuple) else (y,)
+        dys = _transpose_grad_fn(grad_fn, len(args), ys, tangents)
+        dys = [d if d is not None else containers.zeros_tree(o) for d, o in zip(dys, ys)]
+        if not any(isinstance(a, Tensor) for a in args):
+            dys = [unwrap(d) for d in dys]
+        return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
+
+
+def _transpose_grad_fn(grad_fn, n_args, outputs, tangents):
+    """J v for a custom_gradient function: differentiate its grad_fn (linear
+    in the output cotangents) with respect to the cotangents, seeded with
+    the arguments' tangents {position: tangent}, as TF treats custom
+    gradients in forward mode. Returns one tangent (or None) per output."""
+    us = [Tensor(np.ones(np.shape(o), dtype=np.result_type(o))) for o in unwrap(list(outputs))]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(us)
+        grads = grad_fn(*us)
+    if n_args == 1 and not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    targets, seeds = [], []
+    for i, t in tangents.items():
+        g = grads[i]
+        if isinstance(g, Tensor) and t is not None:
+            targets.append(g)
+            seeds.append(t)
+    if not targets:
+        return [None] * len(us)
+    return tape.gradient(targets, us, output_gradients=seeds)
+
+
+def custom_tangents(args, outputs, grad_fn):
+    """For `sg.custom_gradient` (custom.py) called op by op inside active
+    accumulators: give `outputs` (Tensors) the tangents J v obtained by
+    transposing `grad_fn`, for each accumulator with a tangent for one of
+    the positional `args`. Returns nothing."""
+    if not _local.active:
+        return
+    stack = tape_mod._stack()
+    for k, acc in enumerate(stack):
+        if type(acc) is not ForwardAccumulator or not acc._recording:
+            continue
+        tangents = {i: acc._get(a) for i, a in enumerate(args) if isinstance(a, Tensor)}
+        tangents = {i: t for i, t in tangents.items() if t is not None}
+        if not tangents:
+            continue
+        with _outer_only(stack[:k]):
+            dys = _transpose_grad_fn(grad_fn, len(args), outputs, tangents)
+        for o, d in zip(outputs, dys):
+            if d is not None and is_differentiable_dtype(o.dtype):
+                acc._set(o, _as_tangent(d, o))
+
+
+NOT_HANDLED = object()
+
+
+def accumulating():
+    """Is an accumulator active in this thread?"""
+    return _active_count() > 0
+
+
+def call_function(fn, args, kwargs):
+    """A call of the @sg.function `fn` while an accumulator is active.
+
+    The innermost accumulator that has a tangent for an input runs the
+    generated JVP code, on Tensors when an outer tape or accumulator is
+    recording (so it sees the computation), else on ndarrays. When a tape
+    inside that accumulator would record the call, or an argument is a
+    container holding Tensors with tangents, the function runs op by op
+    instead (each op reaches every tape and accumulator in order). Returns
+    NOT_HANDLED when no input has a tangent."""
+    if getattr(fn, "_varargs", (None, None)) != (None, None):     # *args/**kwargs: op by op
+        leaves = [t for t in flatten([list(args), kwargs]) if isinstance(t, Tensor)]
+        accs = [a for a in tape_mod._stack() if type(a) is ForwardAccumulator and a._recording]
+        if not any(a._get(t) is not None for a in accs for t in leaves):
+            return NOT_HANDLED
+        return fn.python_function(*args, **kwargs)
+    params = fn._bind(args, kwargs)
+    program = fn._program_for(params)
+    values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    stack = tape_mod._stack()
+    k = None
+    for i in range(len(stack) - 1, -1, -1):
+        acc = stack[i]
+        if type(acc) is ForwardAccumulator and acc._recording and any(
+                acc._get(v) is not None for v in tensors):
+            k = i
+            break
+    if k is None:
+        return NOT_HANDLED
+    acc = stack[k]
+    nested = [t for v in values if isinstance(v, (list, tuple, dict)) for t in tape_mod.flatten(v)
+              if isinstance(t, Tensor)]
+    if any(acc._get(t) is not None for t in nested) or any(
+            inner._recording and inner._should_record(tensors) for inner in stack[k + 1:]):
+        # tangents inside containers, or a tape inside the accumulator records the call: op by op
+        return fn.python_function(*args, **kwargs)
+    mask = [isinstance(v, Tensor) and is_differentiable_dtype(v.dtype) and acc._get(v) is not None
+            for v in values]
+    compiled = compile_forward(program, mask)
+    outer = stack[:k]
+    on_tensors = _recording(outer)
+    tans = [acc._get(v) for v, m in zip(values, mask) if m]
+    if not on_tensors:
+        values = [_unwrap_nested(v) for v in values]
+        tans = [t._value for t in tans]
+    with _outer_only(outer):
+        outs, douts = compiled.run(*values, *tans)
+    if not compiled.tuple_output:
+        outs, douts = (outs,), (douts,)
+    wrapped = []
+    for o, d in zip(outs, douts):
+        if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
+            o = Tensor(np.asarray(o))
+        if isinstance(o, Tensor) and d is not None and is_differentiable_dtype(o.dtype):
+            acc._set(o, _as_tangent(d, o))
+        wrapped.append(o)
+    return tuple(wrapped) if compiled.tuple_output else wrapped[0]
+
+
+def _unwrap_nested(x):
+    if isinstance(x, Tensor):
+        return x._value
+    if type(x) in (list, tuple):
+        return type(x)(_unwrap_nested(e) for e in x)
+    if type(x) is dict:
+        return {k: _unwrap_nested(v) for k, v in x.items()}
+    return x
+
+
+# ------------------------------------------------------ functional transforms
+
+def _function_and_self(f):
+    from .function import BoundFunction, as_function
+    if isinstance(f, BoundFunction):
+        return f.function, (f.instance,)
+    return as_function(f), ()
+
+
+def _float_array(x):
+    a = np.asarray(unwrap(x))
+    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
+
+
+def jvp(f, primals, tangents):
+    """Forward-mode Jacobian-vector product through generated tangent code.
+
+    f: a Python function srcgrad can transform (decorated or not).
+    primals: a tuple or list of f's positional arguments. tangents: the same
+    length; an array of its primal's shape for each argument to
+    differentiate, None for the others (integer primals are promoted to
+    float64). Returns `(f(*primals), J . tangents)`: the output and its
+    tangent (same structure: a tuple for a tuple-valued f; zeros for an
+    output that does not depend on the differentiated arguments), ndarrays
+    of the output's dtype (Tensors when an outer tape or accumulator is
+    recording and the primals are Tensors). Runs the code that
+    `sg.source(f, wrt, mode="forward")` shows.
+
+    Raises ValueError when primals and tangents differ in length or shape,
+    TypeError when they are not sequences.
+    """
+    fn, bound_self = _function_and_self(f)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples or lists, got %s and %s"
+                        % (type(primals).__name__, type(tangents).__name__))
+    if len(primals) != len(tangents):
+        raise ValueError("jvp: %d primals but %d tangents" % (len(primals), len(tangents)))
+    primals = list(bound_self) + list(primals)
+    tangents = [None] * len(bound_self) + list(tangents)
+    params = fn._bind(tuple(primals), {})
+    program = fn._program_for(params)
+    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    on_tensors = _recording(tape_mod._stack())
+    values, tans = [], []
+    for p, t in zip(primals, tangents):
+        if t is None:
+            values.append(p if on_tensors else _unwrap_nested(p))
+            continue
+        x = p if (on_tensors and isinstance(p, Tensor)) else _float_array(p)
+        t = t if (on_tensors and isinstance(t, Tensor)) else np.asarray(unwrap(t), dtype=np.result_type(unwrap(x)))
+        if np.shape(t) != np.shape(x):
+            raise ValueError("jvp: tangent of shape %s for a primal of shape %s"
+                             % (np.shape(t), np.shape(x)))
+        values.append(x)
+        tans.append(t)
+    mask = [t is not None for t in tangents] + [False] * len(leaves)
+    compiled = compile_forward(program, mask)
+    outs, douts = compiled.run(*values, *[_unwrap_nested(v) if not on_tensors else v for v in leaves], *tans)
+    if not compiled.tuple_output:
+        return outs, _output_tangent(douts, outs)
+    return outs, tuple(_output_tangent(d, o) for d, o in zip(douts, outs))
+
+
+def _output_tangent(d, out):
+    if isinstance(d, Tensor) or isinstance(out, Tensor):
+        return d if d is not None else Tensor(np.zeros_like(unwrap(out)))
+    out = np.asarray(out)
+    if d is None:
+        return np.zeros_like(out)
+    d = np.asarray(d)
+    if d.shape != out.shape:
+        d = np.broadcast_to(d, out.shape)
+    return d.astype(out.dtype, copy=False) if is_differentiable_dtype(out.dtype) else d
+
+
+def _wrt_tuple(wrt):
+    return (wrt,) if isinstance(wrt, int) else tuple(wrt)
+
+
+def jacobian(f, wrt=0):
+    """A function computing the Jacobian of `f` with respect to its
+    positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
+
+    The result has shape `out.shape + in.shape` and the output's floating
+    dtype (integer arguments are promoted to float64). Forward mode (one
+    generated JVP per input element: columns) when the input has no more
+    elements than the output, reverse mode (one generated VJP per output
+    element: rows) otherwise (Griewank & Walther 2008, sec. 3.1 and 3.2).
+    `f` must return one array; raises TypeError otherwise, and ValueError
+    for a `wrt` out of range.
+    """
+    fn, bound_self = _function_and_self(f)
+    wrts = _wrt_tuple(wrt)
+
+    def jac(*args):
+        args = list(bound_self) + [unwrap(a) for a in args]
+        shift = len(bound_self)
+        out = [_jacobian_one(fn, args, i + shift) for i in wrts]
+        return out[0] if isinstance(wrt, int) else tuple(out)
+    jac.__name__ = "jacobian_" + fn.__name__
+    return jac
+
+
+def _jacobian_one(fn, args, i):
+    if not 0 <= i < len(args):
+        raise ValueError("wrt index %d out of range for %s called with %d arguments"
+                         % (i, fn.__name__, len(args)))
+    args = list(args)
+    x = args[i] = _float_array(args[i])
+    y = fn.python_function(*args)
+    if isinstance(y, (tuple, list)):
+        raise TypeError("jacobian needs a function with one array output; %s returns %d"
+                        % (fn.__name__, len(y)))
+    y = np.asarray(unwrap(y))
+    params = fn._bind(tuple(args), {})
+    program = fn._program_for(params)
+    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    raw = [_unwrap_nested(a) for a in args] + [_unwrap_nested(v) for v in leaves]
+    mask = [j == i for j in range(len(raw))]
+    dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
+    if x.size <= y.size:
+        compiled = compile_forward(program, mask)
+        cols = []
+        for j in range(x.size):
+            e = np.zeros(x.size, dtype=x.dtype)
+            e[j] = 1
+            _, d = compiled.run(*raw, e.reshape(x.shape))
+            cols.append(np.broadcast_to(d, y.shape) if d is not None else np.zeros(y.shape, dtype))
+        jac = np.stack(cols, axis=-1) if cols else np.zeros(y.shape + (0,), dtype)
+    else:
+        compiled = program.compile(mask)
+        result = compiled.run(compiled.fwd, *raw)
+        residuals = result[-1]
+        rows = []
+        for r in range(y.size):
+            seed = np.zeros(y.size, dtype=y.dtype)
+            seed[r] = 1
+            (g,) = compiled.bwd(residuals, seed.reshape(y.shape))
+            rows.append(np.broadcast_to(g, x.shape))
+        jac = np.stack(rows) if rows else np.zeros((0,) + x.shape, dtype)
+    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape)
+
+
+def _hvp_at(f, args, i, v):
+    """H(args) v for argument i: forward over reverse (Pearlmutter 1994):
+    the tangent, along v, of the gradient a tape computes."""
+    args = list(args)
+    x = Tensor(_float_array(args[i]))
+    v = np.asarray(unwrap(v), dtype=x.dtype)
+    if v.shape != x.shape:
+        raise ValueError("hvp: vector of shape %s for an argument of shape %s" % (v.shape, x.shape))
+    args[i] = x
+    with ForwardAccumulator(x, v) as acc:
+        with GradientTape() as tape:
+            tape.watch(x)
+            y = f(*args)
+        if not isinstance(y, Tensor) or y.size != 1:
+            raise ValueError("hessian/hvp need a scalar-valued function; it returned %s"
+                             % ("shape %s" % (y.shape,) if isinstance(y, Tensor) else type(y).__name__))
+        g = tape.gradient(y, x)
+    hv = acc.jvp(g) if g is not None else None
+    return np.zeros(x.shape, x.dtype) if hv is None else np.asarray(hv.numpy(), dtype=x.dtype)
+
+
+def hvp(f, wrt=0):
+    """A function `h(*args, v)` computing H(args) . v, the Hessian of the
+    scalar-valued `f` with respect to its positional argument `wrt` times
+    the vector `v` (an array of that argument's shape), without forming H:
+    forward-mode differentiation (a ForwardAccumulator) of the reverse-mode
+    gradient (a GradientTape), Pearlmutter, "Fast exact multiplication by
+    the Hessian", Neural Computation 6(1), 1994. One pass costs a small
+    multiple of one gradient. Returns an ndarray of the argument's shape and
+    floating dtype. Raises ValueError for a non-scalar f or a `v` of the
+    wrong shape.
+    """
+    def h(*args):
+        if not args:
+            raise TypeError("hvp: call with f's arguments followed by the vector v")
+        *fargs, v = args
+        return _hvp_at(f, [unwrap(a) for a in fargs], wrt, v)
+    h.__name__ = "hvp_" + getattr(f, "__name__", "f")
+    return h
+
+
+def hessian(f, wrt=0):
+    """A function computing the Hessian of the scalar-valued `f` with
+    respect to its positional argument `wrt`: shape `in.shape + in.shape`,
+    the argument's floating dtype. Forward over reverse: column j is the
+    Hessian-vector product with the j-th unit vector (`hvp`), so n columns
+    cost n gradient-sized passes (Griewank & Walther 2008, ch. 5). Raises
+    ValueError for a non-scalar f.
+    """
+    def hess(*args):
+        args = [unwrap(a) for a in args]
+        x = _float_array(args[wrt])
+        cols = []
+        for j in range(x.size):
+            e = np.zeros(x.size, dtype=x.dtype)
+            e[j] = 1
+            cols.append(_hvp_at(f, args, wrt, e.reshape(x.shape)).reshape(-1))
+        h = np.stack(cols, axis=-1) if cols else np.zeros((0, 0), x.dtype)
+        return h.reshape(x.shape + x.shape)
+    hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
+    return hess
+
+
+def source(program, mask):
+    """The generated JVP source of `program` for `mask` (sg.source, mode="forward")."""
+    return compile_forward(program, mask).source
