@@ -36,7 +36,8 @@ def custom_gradient(f):
         tapes = tape_mod.recording_tapes()
         inputs = [a for a in args if isinstance(a, Tensor) and is_differentiable_dtype(a.dtype)]
         watching = [t for t in tapes if t._should_record(inputs)] if inputs else []
-        if not watching:
+        from . import forward
+        if not watching and not (inputs and forward.accumulating()):
             y, _ = _call(f, args, kwargs)
             return y
         paused = [t for t in tapes if t._recording]
@@ -60,6 +61,7 @@ def custom_gradient(f):
         entry = tape_mod.CallEntry(inputs, outputs, backward, joint, None)
         for t in watching:
             t._record(entry)
+        forward.custom_tangents(args, outputs, grad_fn)     # inside ForwardAccumulators: J v from grad_fn
         return tuple(outputs) if isinstance(y, tuple) else outputs[0]
 
     wrapper.__srcgrad_custom__ = f

@@ -128,3 +128,12 @@ def test_bad_return_is_a_clear_error():
         tape.watch(x)
         with pytest.raises(TypeError, match="must return \\(value, grad_fn\\)"):
             no_grad_fn(x)
+
+
+def test_forward_mode_uses_the_transposed_grad_fn():
+    """Inside a ForwardAccumulator the JVP comes from grad_fn (its
+    transpose), not from the body: scaled_product's rule says 2 and 3."""
+    x, y = sg.constant([1.0, 2.0]), sg.constant([0.5, -1.0])
+    with sg.ForwardAccumulator([x, y], [sg.constant([1.0, 0.0]), sg.constant([0.0, 1.0])]) as acc:
+        z = scaled_product(x, y)
+    check_close(acc.jvp(z).numpy(), np.array([2.0, 3.0]), rtol=1e-12)
