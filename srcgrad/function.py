@@ -66,7 +66,8 @@ class Compiled:
         self.tuple_output = hasattr(ret.value, "elts")
         active = activity.analyze(fdef, self.active_inputs, outputs, program.callee_outputs)
         self.output_active = tuple(o in active for o in outputs)
-        gen = reverse.generate(parsed, fdef, active, namer, program.namespace, program.compile_callee)
+        gen = reverse.generate(parsed, fdef, active, namer, program.namespace, program.compile_callee,
+                               real_only=not program.complex_mode)
         name = parsed.node.name
         fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
             name, inputs, self.active_inputs, gen)
@@ -128,12 +129,35 @@ def _copy_resolution(res):
 _hoisting = threading.local()
 
 
+def _values(fn, params, program):
+    """(program, the values of its inputs: parameters then leaves). A complex
+    Variable among the leaves switches to the complex-mode Program."""
+    values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    if not program.complex_mode and any(np.iscomplexobj(v) for v in values[len(params):]):
+        program = fn._program_for(params, complex_mode=True)
+        values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    return program, values
+
+
+def _mentions_complex(node):
+    """Does the function build complex values itself (a complex literal,
+    np.complex128, astype(complex), np.fft...)?"""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Constant) and isinstance(n.value, complex):
+            return True
+        word = n.id if isinstance(n, gast.Name) else n.attr if isinstance(n, gast.Attribute) else ""
+        if "complex" in word or word in ("fft", "csingle", "cdouble", "clongdouble"):
+            return True
+    return False
+
+
 class Program:
     """A resolved function for one set of argument kinds; compiles per mask."""
 
-    def __init__(self, function, examples):
+    def __init__(self, function, examples, complex_mode=False):
         self.function = function
         self.parsed = function._parsed
+        self.complex_mode = complex_mode or _mentions_complex(self.parsed.node)
         self.namespace = resolve.Namespace(self.parsed.func)
         self.resolution = resolve.resolve(self.parsed, examples)
         self.free = dict(self.resolution.free)
@@ -220,9 +244,9 @@ class Program:
         if examples:
             params = dict.fromkeys(fn._parsed.params)
             params.update({k: v for k, v in examples.items() if k in params})
-            program = fn._program_for(params)
+            program = fn._program_for(params, self.complex_mode)
         else:
-            program = fn._program_for(None)
+            program = fn._program_for(None, self.complex_mode)
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
         if chain:
             leaf = chain[0]
@@ -336,20 +360,24 @@ class Function:
 
     # -- programs
     def _kinds(self, values):
-        return tuple("array" if (_arraylike(v) or v is None) else type(v) for v in values)
+        return tuple(("carray" if np.iscomplexobj(v) else "array") if _arraylike(v) else
+                     "array" if v is None else type(v) for v in values)
 
-    def _program_for(self, params):
-        """The Program for these parameter values (None: assume arrays)."""
+    def _program_for(self, params, complex_mode=False):
+        """The Program for these parameter values (None: assume real arrays).
+        Complex arguments (or complex_mode, from a complex caller) make the
+        generated adjoints keep the conjugations of TF's complex convention;
+        real ones leave them out."""
         if params is None:
-            key = None
+            key = ("real", complex_mode)
             examples = {}
         else:
-            key = self._kinds(params.values())
+            key = self._kinds(params.values()) + (complex_mode,)
             examples = {p: v for p, v in params.items() if not (_arraylike(v) or v is None)}
         program = self._programs.get(key)
         if program is None or not program.is_current():
             with self._lock:
-                program = Program(self, examples)
+                program = Program(self, examples, complex_mode or "carray" in key)
                 self._programs[key] = program
         return program
 
@@ -378,7 +406,7 @@ class Function:
     def _call_traced(self, tapes, args, kwargs, user_args, user_kwargs):
         params = self._bind(args, kwargs)
         program = self._program_for(params)
-        values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+        program, values = _values(self, params, program)
         mask = []
         for v in values:
             active = False
@@ -555,7 +583,7 @@ def _grad_inputs(fn, args, kwargs, wrt):
         if not 0 <= i < len(names):
             raise ValueError("wrt index %d out of range for %s with %d parameters"
                              % (i, fn.__name__, len(names)))
-    values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    program, values = _values(fn, params, program)
     mask = [i in wrt for i in range(len(values))]
     raw = []
     for i, v in enumerate(values):

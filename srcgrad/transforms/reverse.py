@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules import containers
+from ..rules import containers, helpers_math
 from . import ast_util, optimize
 from .inline import inline
 
@@ -300,8 +300,13 @@ class ReverseGenerator:
             if not tmap:
                 return []
             gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
-            code = optimize.fold(inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
-                                        self.namer, gmap, accumulate=self.add_expr))
+            code = inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
+                          self.namer, gmap, accumulate=self.add_expr)
+            if self.real_only:
+                conj_names = {alias for n, alias in gmap.items() if rule.globals[n] is helpers_math.conj}
+                if conj_names:
+                    code = [_StripCalls(conj_names).visit(c) for c in code]
+            code = optimize.fold(code)
             for e, tmp in spread:
                 for k, elt in enumerate(e.elts):
                     if isinstance(elt, gast.Name) and elt.id in self.active:
@@ -409,6 +414,19 @@ def _binding_dynamic(e, dynamic):
     return isinstance(e, gast.Name) and e.id in dynamic
 
 
+class _StripCalls(gast.NodeTransformer):
+    """f(x) -> x for the functions named in `names` (conj on real values)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.names and len(node.args) == 1:
+            return node.args[0]
+        return node
+
+
 def _as_load(e):
     return ast_util.set_load(e) if isinstance(e, gast.AST) else e
 
@@ -429,11 +447,14 @@ def _template_globals(rule):
     return free
 
 
-def generate(parsed, fdef, active, namer, namespace, compile_callee):
-    """Generate forward and reverse sweeps for the ANF'd `fdef`."""
+def generate(parsed, fdef, active, namer, namespace, compile_callee, real_only=False):
+    """Generate forward and reverse sweeps for the ANF'd `fdef`. real_only:
+    every value is real, so the conj() of TF's complex convention in the
+    rules is left out of the generated code."""
     ret = fdef.body[-1]
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(parsed, fdef, active, namer, namespace, compile_callee, outputs)
+    gen.real_only = real_only
     for n in gast.walk(fdef):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
