@@ -129,11 +129,17 @@ def _copy_resolution(res):
 _hoisting = threading.local()
 
 
+def _is_complex(v):
+    """Is `v` (an array, Tensor or number) complex? Without NumPy dispatch."""
+    dtype = getattr(v, "dtype", None)
+    return dtype.kind == "c" if dtype is not None else isinstance(v, complex)
+
+
 def _values(fn, params, program):
     """(program, the values of its inputs: parameters then leaves). A complex
     Variable among the leaves switches to the complex-mode Program."""
     values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    if not program.complex_mode and any(np.iscomplexobj(v) for v in values[len(params):]):
+    if not program.complex_mode and any(_is_complex(v) for v in values[len(params):]):
         program = fn._program_for(params, complex_mode=True)
         values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     return program, values
@@ -360,7 +366,7 @@ class Function:
 
     # -- programs
     def _kinds(self, values):
-        return tuple(("carray" if np.iscomplexobj(v) else "array") if _arraylike(v) else
+        return tuple(("carray" if _is_complex(v) else "array") if _arraylike(v) else
                      "array" if v is None else type(v) for v in values)
 
     def _program_for(self, params, complex_mode=False):
