@@ -662,7 +662,7 @@ def _as_input_dtype(g, x):
         g = np.broadcast_to(g, shape)
     dtype = np.asarray(x).dtype
     if g.dtype != dtype and is_differentiable_dtype(dtype):
-        g = g.astype(dtype)
+        g = (np.real(g) if g.dtype.kind == "c" and dtype.kind != "c" else g).astype(dtype)
     if not g.flags.writeable:
         g = g.copy()
     return g

@@ -360,7 +360,7 @@ class GradientTape:
         if g.shape != shape:
             g = np.broadcast_to(g, shape)
         if g.dtype != source.dtype and is_differentiable_dtype(source.dtype):
-            g = g.astype(source.dtype)
+            g = (np.real(g) if g.dtype.kind == "c" and source.dtype.kind != "c" else g).astype(source.dtype)
         if not g.flags.writeable:
             g = g.copy()
         return Tensor(g)
