@@ -44,6 +44,33 @@ def zeros_tree(x):
     return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
 
 
+def sparse_zeros(x):
+    """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
+    a container of None (each element a symbolic zero, so accumulating into
+    a long list costs no array work); for an array, zeros."""
+    if isinstance(x, _SEQ):
+        return [None] * len(x)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    return zeros_tree(x)
+
+
+def densify(g, x):
+    """An element's cotangent read out of a container cotangent: zeros
+    shaped like `x` where it is a symbolic zero (None)."""
+    return zeros_tree(x) if g is None else g
+
+
+def densify_tree(g, x):
+    """A container cotangent with every None element replaced by zeros (for
+    rules that read the cotangents of a tuple output, such as np.split's)."""
+    if g is None:
+        return zeros_tree(x)
+    if isinstance(x, _SEQ) and isinstance(g, (list, tuple)):
+        return [densify(e, xi) for e, xi in zip(g, x)]
+    return g
+
+
 def zeros_for(value, cotangent):
     """A zero cotangent for `value` (a value the reverse sweep has just
     restored, whose shape may differ from the later value's): zeros shaped
@@ -52,7 +79,7 @@ def zeros_for(value, cotangent):
         value = cotangent
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc":
         return np.zeros_like(value)
-    return zeros_tree(value)
+    return sparse_zeros(value)
 
 
 def add_cotangents(a, b):
@@ -74,7 +101,7 @@ def add_cotangents(a, b):
 def unindex_container(g, x, index):
     """The adjoint of `x[index]` for a list, tuple or dict `x`: zeros shaped
     like `x` with `g` at `index` (a slice places the elements of `g`)."""
-    out = zeros_tree(x)
+    out = sparse_zeros(x)
     if isinstance(index, slice):
         positions = range(len(x))[index]
         for p, v in zip(positions, g):
@@ -92,7 +119,7 @@ def list_append(xs, v):
 @register_adjoint(list_append)
 def list_append_(z, xs, v):
     d[xs] = d[z][:-1]
-    d[v] = d[z][-1]
+    d[v] = densify(d[z][-1], v)
 
 
 def list_extend(xs, ys):
@@ -213,8 +240,10 @@ def value_cotangent(g, index, v):
     """The cotangent of the value assigned at `index`: g[index], summed back
     to v's shape (NumPy broadcast v when it set the entries)."""
     part = g[index]
-    if isinstance(v, (_SEQ, dict)) or part is None:
+    if isinstance(v, (_SEQ, dict)):
         return part
+    if part is None:
+        return zeros_tree(v)
     return unbroadcast(part, v)
 
 

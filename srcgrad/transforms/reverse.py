@@ -192,7 +192,7 @@ class ReverseGenerator:
     def zeros(self, name, like):
         """`np.zeros_like(like)`, or zeros_tree for a (possible) container."""
         if name in self.dynamic:
-            return ast_util.call(ast_util.name(self.inject("zeros_tree", containers.zeros_tree)),
+            return ast_util.call(ast_util.name(self.inject("sparse_zeros", containers.sparse_zeros)),
                                  [ast_util.name(like)])
         return ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(like)])
 
@@ -300,7 +300,14 @@ class ReverseGenerator:
             if not tmap:
                 return []
             gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
-            code = inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
+            pre = []
+            if rule.sequence_output and t in self.dynamic and \
+                    getattr(rule.primitive, "__module__", "") != containers.__name__:
+                # a tuple output's cotangent, with zeros for its symbolic-zero elements
+                bt = self.adjoint(t)
+                pre = [ast_util.assign(bt, ast_util.call(ast_util.name(
+                    self.inject("densify_tree", containers.densify_tree)), [ast_util.name(bt), ast_util.name(t)]))]
+            code = pre + inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
                           self.namer, gmap, accumulate=self.add_expr)
             if self.real_only:
                 conj_names = {alias for n, alias in gmap.items() if rule.globals[n] is helpers_math.conj}
@@ -310,7 +317,9 @@ class ReverseGenerator:
             for e, tmp in spread:
                 for k, elt in enumerate(e.elts):
                     if isinstance(elt, gast.Name) and elt.id in self.active:
-                        code.append(self.accumulate(elt.id, ast_util.item(ast_util.name(tmp), k), materialized))
+                        read = ast_util.call(ast_util.name(self.inject("densify", containers.densify)),
+                                             [ast_util.item(ast_util.name(tmp), k), ast_util.name(elt.id)])
+                        code.append(self.accumulate(elt.id, read, materialized))
             for c in code:
                 self.rev_locals |= ast_util.names_stored(c)
             return code
@@ -363,6 +372,8 @@ class ReverseGenerator:
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
                                           ctx=gast.Load())
+                    read = ast_util.call(ast_util.name(self.inject("densify", containers.densify)),
+                                         [read, ast_util.name(elt.id)])
                     code.append(self.accumulate(elt.id, read, materialized))
             return code
         return []
