@@ -42,11 +42,11 @@ import numpy as np
 
 from . import tape as tape_mod
 from . import tensor as tensor_mod
-from .errors import NoRuleError, UnsupportedSyntaxError
+from .errors import NoRuleError
 from .rules import containers, registry
 from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
-from .tensor import Tensor, is_differentiable_dtype, unwrap
+from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .transforms import activity, anf, codegen
 from .transforms import forward as forward_transform
 
@@ -630,14 +630,7 @@ def call_function(fn, args, kwargs):
     return tuple(wrapped) if compiled.tuple_output else wrapped[0]
 
 
-def _unwrap_nested(x):
-    if isinstance(x, Tensor):
-        return x._value
-    if type(x) in (list, tuple):
-        return type(x)(_unwrap_nested(e) for e in x)
-    if type(x) is dict:
-        return {k: _unwrap_nested(v) for k, v in x.items()}
-    return x
+_unwrap_nested = unwrap_nested
 
 
 # ------------------------------------------------------ functional transforms

@@ -24,18 +24,11 @@ import numpy as np
 from . import forward as _forward
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
-from .tensor import Tensor, is_differentiable_dtype
+from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
 from .transforms import activity, anf, ast_util, check, codegen, lower, naming, parse, resolve, reverse
 
 
-def _unwrap_nested(x):
-    if isinstance(x, Tensor):
-        return x._value
-    if type(x) in (list, tuple):
-        return type(x)(_unwrap_nested(e) for e in x)
-    if type(x) is dict:
-        return {k: _unwrap_nested(v) for k, v in x.items()}
-    return x
+_unwrap_nested = unwrap_nested
 
 
 def _arraylike(v):

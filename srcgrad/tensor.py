@@ -27,6 +27,17 @@ def unwrap(x):
     return x
 
 
+def unwrap_nested(x):
+    """unwrap, through nested lists, tuples and dicts."""
+    if isinstance(x, Tensor):
+        return x._value
+    if type(x) in (list, tuple):
+        return type(x)(unwrap_nested(e) for e in x)
+    if type(x) is dict:
+        return {k: unwrap_nested(v) for k, v in x.items()}
+    return x
+
+
 def _wrap(result):
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor(result)

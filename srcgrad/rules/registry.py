@@ -33,27 +33,55 @@ _NONDIFF = set()
 _lock = threading.Lock()
 
 
-class Rule:
-    """An adjoint rule: a parsed template plus its compiled VJPs.
-
-    Attributes: `primitive` (the function it differentiates), `name`,
-    `output` (name of the primal-output parameter), `params` (the other
-    parameters, in order), `diff_params` (those with a `d[p] = ...`
-    contribution), `tree` (the template's gast FunctionDef).
-    """
+class Template:
+    """A rule template parsed once: `tree` (its gast FunctionDef), `output`
+    (the primal-output parameter), `params` (the others, in order),
+    `defaults`, and `bind`, which matches a call's arguments to them. Shared
+    by adjoint rules (here) and tangent rules (tangents.py)."""
 
     def __init__(self, primitive, template):
         self.primitive = primitive
         self.template = template
         self.name = template.__name__
         self.signature = inspect.signature(template)
-        src = textwrap.dedent(inspect.getsource(template))
-        tree = gast.parse(src).body[0]
+        tree = gast.parse(textwrap.dedent(inspect.getsource(template))).body[0]
         tree.decorator_list = []
         self.tree = tree
-        names = [p for p in self.signature.parameters]
-        self.output = names[0]
-        self.params = names[1:]
+        names = list(self.signature.parameters)
+        self.output, self.params = names[0], names[1:]
+        self.globals = template.__globals__
+        params = list(self.signature.parameters.values())[1:]
+        self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+        self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
+        self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self.varargs = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+
+    def bind(self, output, args, kwargs):
+        """Bind a call's arguments to the template's parameters; returns an
+        ordered dict {param: value} with defaults applied (output excluded).
+        Raises TypeError when the call does not fit the primitive's signature."""
+        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
+            values = dict(self.defaults)           # the common case, without inspect
+            values.update(zip(self.params, args))
+            return values
+        bound = self.signature.bind(output, *args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        values.pop(self.output)
+        return values
+
+
+class Rule(Template):
+    """An adjoint rule: a parsed template plus its compiled VJPs.
+
+    Attributes (besides Template's): `diff_params` (the parameters with a
+    `d[p] = ...` contribution), `sequence_output` (the primitive returns a
+    tuple/list of arrays: the body reads `d[z][i]`).
+    """
+
+    def __init__(self, primitive, template):
+        super().__init__(primitive, template)
+        tree = self.tree
         diff = []
         for stmt in tree.body:
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
@@ -64,13 +92,7 @@ class Rule:
                     if p not in diff:
                         diff.append(p)
         self.diff_params = tuple(diff)
-        self.globals = template.__globals__
         self._vjps = {}
-        params = list(self.signature.parameters.values())[1:]
-        self._defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-        self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
-        self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        self.varargs = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
         # `d[z][i]` in the body: the primitive returns a tuple/list of arrays
         self.sequence_output = any(
             isinstance(n, gast.Subscript) and inline_mod.is_d(n.value) == self.output
@@ -79,20 +101,6 @@ class Rule:
 
     def __repr__(self):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
-
-    def bind(self, output, args, kwargs):
-        """Bind a call's arguments to the template's parameters; returns an
-        ordered dict {param: value} with defaults applied (output excluded).
-        Raises TypeError when the call does not fit the primitive's signature."""
-        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
-            values = dict(self._defaults)          # the common case, without inspect
-            values.update(zip(self.params, args))
-            return values
-        bound = self.signature.bind(output, *args, **kwargs)
-        bound.apply_defaults()
-        values = dict(bound.arguments)
-        values.pop(self.output)
-        return values
 
     def vjp(self, needed):
         """The VJP function computing cotangents of the params in `needed`:

@@ -32,8 +32,6 @@ differentiated in forward mode by transposing its VJP (srcgrad/forward.py,
 `transpose_jvp`).
 """
 import copy
-import inspect
-import textwrap
 import threading
 
 import gast
@@ -42,6 +40,7 @@ import numpy as np
 from ..transforms import ast_util
 from ..transforms.naming import Namer
 from . import containers, helpers
+from .registry import Template
 
 _TANGENTS = {}
 _lock = threading.Lock()
@@ -103,7 +102,7 @@ def register_linear(function, kind="first"):
         _LINEAR[function] = kind
 
 
-class TangentRule:
+class TangentRule(Template):
     """A tangent rule: a parsed template plus its compiled JVPs.
 
     Attributes: `primitive`, `name`, `output` (the primal-output parameter),
@@ -112,20 +111,7 @@ class TangentRule:
     """
 
     def __init__(self, primitive, template):
-        self.primitive = primitive
-        self.template = template
-        self.name = template.__name__
-        self.signature = inspect.signature(template)
-        tree = gast.parse(textwrap.dedent(inspect.getsource(template))).body[0]
-        tree.decorator_list = []
-        self.tree = tree
-        names = list(self.signature.parameters)
-        self.output, self.params = names[0], names[1:]
-        self.globals = template.__globals__
-        params = list(self.signature.parameters.values())[1:]
-        self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-        self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
-        self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        super().__init__(primitive, template)
         self._jvps = {}
         self._check()
 
@@ -157,18 +143,6 @@ class TangentRule:
 
     def __repr__(self):
         return "<tangent rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
-
-    def bind(self, output, args, kwargs):
-        """Bind a call's arguments: {param: value}, defaults applied."""
-        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
-            values = dict(self.defaults)
-            values.update(zip(self.params, args))
-            return values
-        bound = self.signature.bind(output, *args, **kwargs)
-        bound.apply_defaults()
-        values = dict(bound.arguments)
-        values.pop(self.output)
-        return values
 
     def jvp(self, needed):
         """The JVP function for the inputs in `needed` (those with tangents):

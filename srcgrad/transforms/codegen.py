@@ -64,7 +64,7 @@ def _shape_only(body, injected, names):
 
 def assemble(name, inputs, active_inputs, gen):
     """Build the three FunctionDefs. Returns (fwd, bwd, joint, residual names)."""
-    np_name = gen.gen.np_name()
+    gen.gen.np_name()           # the generated code may name `np` (zeros_like)
     outputs = gen.outputs
     seeds = [gen.seeds[o] for o in outputs]
     # Names first assigned inside a branch or loop are pushed before they
