@@ -160,6 +160,7 @@ class Program:
         self.namespace = resolve.Namespace(self.parsed.func)
         self.resolution = resolve.resolve(self.parsed, examples)
         self.free = dict(self.resolution.free)
+        self.callee_programs = []       # what the compiled code calls (staleness is checked through them)
         self._hoist_callee_leaves()
         self.inputs = list(self.parsed.params) + [leaf.name for leaf in self.resolution.leaves]
         self.leaves = self.resolution.leaves
@@ -204,13 +205,16 @@ class Program:
         finally:
             busy.discard(me)
 
-    def is_current(self):
-        """False when a global or closure name was rebound since resolution."""
+    def is_current(self, _seen=None):
+        """False when a global or closure name was rebound since resolution,
+        here or in a user function this one's compiled code calls."""
         for name, obj in self.free.items():
             found, now = self.namespace.lookup(name)
             if not found or now is not obj:
                 return False
-        return True
+        seen = _seen if _seen is not None else set()
+        seen.add(id(self))
+        return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
 
     def compile(self, mask):
         mask = tuple(bool(m) for m in mask)
@@ -253,6 +257,8 @@ class Program:
                 "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,
                 program.parsed.filename, program.parsed.firstlineno, None,
                 "pass it as an argument, or decorate the outer function only")
+        if program not in self.callee_programs:
+            self.callee_programs.append(program)
         return program.compile(mask)
 
     def callee_outputs(self, op, mask):

@@ -912,3 +912,39 @@ def test_split_forward_keeps_only_the_shape_of_shape_only_residuals():
     gW, gb = compiled.bwd(residuals, 1.0)
     check_close(gW, numerical_grad(lambda w: dense_tanh(x, w, b), W))
     check_close(gb, numerical_grad(lambda v: dense_tanh(x, W, v), b))
+
+
+# Staleness two calls deep: outer -> middle -> inner, then inner is rebound.
+
+def _stale_inner(x):
+    return np.sin(x)
+
+
+def _stale_inner_square(x):
+    return x * x
+
+
+def _stale_middle(x):
+    return _stale_inner(x) * 2.0
+
+
+def stale_outer(x):
+    return np.sum(_stale_middle(x))
+
+
+def test_rebinding_a_global_two_calls_deep_recompiles():
+    x = np.array([0.1, -0.4, 0.7])
+    g = sg.grad(stale_outer)
+    check_close(g(x), 2 * np.cos(x), rtol=1e-12)
+    saved = globals()["_stale_inner"]
+    globals()["_stale_inner"] = _stale_inner_square
+    try:
+        check_close(g(x), 4 * x, rtol=1e-12)          # not the stale sin code
+        xt = sg.constant(x)
+        with sg.GradientTape() as tape:
+            tape.watch(xt)
+            y = sg.function(stale_outer)(xt)
+        check_close(tape.gradient(y, xt).numpy(), 4 * x, rtol=1e-12)
+    finally:
+        globals()["_stale_inner"] = saved
+    check_close(g(x), 2 * np.cos(x), rtol=1e-12)
