@@ -20,4 +20,4 @@ __all__ = [
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
