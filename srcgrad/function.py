@@ -3,14 +3,17 @@
 The passes, in order (each requires the ones before it):
 
     parse -> check (the fence; at decoration time, before any user code runs)
+          -> lower (break/continue/return -> flags, loops -> index loops,
+                    x[i] = v -> setitem, local defs inlined)          [at decoration]
           -> resolve (names -> objects, leaves such as self.kernel)      [per argument kinds]
           -> anf (one op per statement, SSA names)                       [per active mask]
           -> activity -> reverse (+ inline rules) -> codegen -> compile -> cache
 
-A `Program` caches the resolution for one set of argument kinds (array-like
-or an object's type); it compiles and caches one `Compiled` per mask of
-active inputs. A call that finds a global rebound since it was resolved
-resolves again instead of running stale code.
+A `Program` caches the resolution for one set of argument kinds (array-like,
+complex, or an object's type); it compiles and caches one `Compiled` per
+mask of active inputs. A call that finds a global rebound since it was
+resolved (here or in a function the compiled code calls) resolves again
+instead of running stale code.
 """
 import copy
 import functools
@@ -569,8 +572,9 @@ def function(f):
     `f` may take Tensors, Variables, ndarrays, Python scalars and nested
     tuples/lists/dicts of them, and return an array or a tuple of arrays.
     Raises UnsupportedSyntaxError (construct, file, line) at decoration for
-    Python that srcgrad 0.1 cannot differentiate (see README, "What Python is
-    supported").
+    Python that srcgrad cannot differentiate (see README, "What Python is
+    supported"); some (objects built from differentiated values) are found
+    when the derivative is first compiled.
     """
     return Function(f)
 
