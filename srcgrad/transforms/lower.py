@@ -99,8 +99,9 @@ class _Lowerer:
         for n in gast.walk(parsed.node):
             if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                     and isinstance(n.value, gast.Name)):
-                self.aliases.setdefault(n.targets[0].id, n.targets[0].id and n.value.id)
-                self.aliases.setdefault(n.value.id, n.targets[0].id)
+                a, b = n.targets[0].id, n.value.id
+                self.aliases.setdefault(a, b)
+                self.aliases.setdefault(b, a)
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -122,12 +123,12 @@ class _Lowerer:
             returns = early + ([last] if isinstance(last, gast.Return) else [])
             arity = {len(r.value.elts) if isinstance(r.value, gast.Tuple) else None for r in returns
                      if r.value is not None}
-            if len(arity) == 1 and None not in arity:
-                self.ret = ("_return", [self.namer.fresh("_retval%d" % i) for i in range(arity.pop())])
+            if len(arity) == 1 and None not in arity:     # every return gives a k-tuple
+                values = [self.namer.fresh("_retval%d" % i) for i in range(arity.pop())]
             else:
-                self.ret = ("_return", [self.namer.fresh("_retval")])
-            self.ret = (self.namer.fresh("_return"), self.ret[1])
-            flag, values = self.ret
+                values = [self.namer.fresh("_retval")]
+            flag = self.namer.fresh("_return")
+            self.ret = (flag, values)
             body = _q("%s = False" % flag) + self.exits(body, None)
             out = ast_util.tuple_([ast_util.name(v) for v in values]) if len(values) > 1 else ast_util.name(values[0])
             body.append(ast_util.copy_location(ast_util.return_(out), last if last is not None else fdef))

@@ -384,10 +384,11 @@ operator_getitem = operator.getitem
 
 def dynamic_names(fdef):
     """Names that may hold a list, tuple or dict (their cotangents are added
-    with add_cotangents and zeroed with zeros_tree): parameters given
-    non-array values, containers built in the function, and anything
-    copied, indexed or returned by a user call from those. Rule outputs
-    (arrays) are not, unless the rule returns a sequence."""
+    with add_cotangents and zeroed with sparse_zeros): parameters given
+    container values, containers built in the function (displays, rules
+    returning sequences such as list_append or np.split), and copies,
+    element reads and element assignments of those. Other rule outputs and
+    user-call results are taken to be arrays."""
     examples = getattr(fdef, "_sg_examples", {})
     dynamic = {p for p, v in examples.items() if isinstance(v, (list, tuple, dict))}
     assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
@@ -396,25 +397,19 @@ def dynamic_names(fdef):
         changed = False
         for s in assigns:
             op = s._sg_op
-            names = _targets(s)
+            new = False
             if op.kind == "pack":
                 new = True
-            elif op.kind == "rule":
-                prim = op.rule.primitive
-                if op.rule.sequence_output or prim is containers.setitem:
-                    new = prim is not containers.setitem or _binding_dynamic(op.bindings.get("x"), dynamic)
-                elif prim is operator_getitem:
-                    new = _binding_dynamic(op.bindings.get("x"), dynamic)
-                else:
-                    new = False
             elif op.kind == "copy":
                 new = _binding_dynamic(op.args[0], dynamic)
-            elif op.kind == "call":
-                new = False
-            else:
-                new = False
+            elif op.kind == "rule":
+                prim = op.rule.primitive
+                if prim is containers.setitem or prim is operator_getitem:
+                    new = _binding_dynamic(op.bindings.get("x"), dynamic)
+                else:
+                    new = op.rule.sequence_output
             if new:
-                for n in names:
+                for n in _targets(s):
                     if n not in dynamic:
                         dynamic.add(n)
                         changed = True
