@@ -4,7 +4,7 @@ and the functional transforms jvp, jacobian, hessian, hvp.
 `ForwardAccumulator` follows `tf.autodiff.ForwardAccumulator`: it maps the
 ids of the Tensors it watches, and of every Tensor computed from them while
 it is active, to their tangents (Tensors), computed as each operation runs
-(`tangents_hook`, called by `tensor.apply`) from the tangent rules
+(`tangents_hook`, an observer of `tape.apply`) from the tangent rules
 (rules/numpy_tangents.py). A call of an `@sg.function` inside an active
 accumulator runs the function's generated JVP code instead (`call_function`).
 
@@ -41,7 +41,6 @@ import weakref
 import numpy as np
 
 from . import tape as tape_mod
-from . import tensor as tensor_mod
 from .errors import NoRuleError
 from .rules import containers, registry
 from .rules import tangents as tangent_registry
@@ -233,7 +232,7 @@ def _recording(stack):
 # ------------------------------------------------------------- op by op
 
 def tangents_hook(func, args, kwargs, out):
-    """Called by `tensor.apply` after each operation while a tape or
+    """Called by `tape.apply` after each operation while a tape or
     accumulator is active: give `out` (a Tensor, or a tuple/list of them
     for np.split, linalg.eigh...) its tangent in every active accumulator
     that has a tangent for one of its inputs. Returns `out`. Raises
@@ -396,7 +395,7 @@ def transpose_jvp(primitive, z, tangents, *args):
     return result._value
 
 
-tensor_mod.tangents_hook = tangents_hook      # installed in tensor.apply
+tape_mod.add_op_observer(tangents_hook)      # called by tape.apply after each op
 
 
 # ------------------------------------------------------- generated JVP code

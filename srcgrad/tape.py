@@ -19,7 +19,10 @@ import warnings
 
 import numpy as np
 
-from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap
+from . import tensor as tensor_mod
+from .errors import NoRuleError
+from .rules import registry
+from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
 
 _local = threading.local()
 
@@ -52,6 +55,74 @@ def _unconnected(value):
         return UnconnectedGradients(value)
     except ValueError:
         raise ValueError("Unknown value for unconnected_gradients: %r" % (value,)) from None
+
+
+# --------------------------------------------------------- the op-by-op path
+
+_observers = []
+
+
+def add_op_observer(observer):
+    """Register `observer(func, args, kwargs, out) -> out`, called after every
+    operation on Tensors while a tape or accumulator is active (forward
+    mode's ForwardAccumulator computes tangents this way)."""
+    _observers.append(observer)
+
+
+def _differentiable_result(result):
+    """True for a floating/complex array, or a tuple/list of arrays with one."""
+    if isinstance(result, (np.ndarray, np.generic)):
+        return is_differentiable_dtype(np.result_type(result))
+    if isinstance(result, (tuple, list)) and result:
+        return all(isinstance(r, (np.ndarray, np.generic)) for r in result) and any(
+            is_differentiable_dtype(np.result_type(r)) for r in result)
+    return False
+
+
+def _tensors_in(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif type(v) in (list, tuple):
+            yield from _tensors_in(v)
+
+
+def _observe(func, args, kwargs, out):
+    for observer in _observers:
+        out = observer(func, args, kwargs, out)
+    return out
+
+
+def apply(func, args, kwargs):
+    """Run `func(*args, **kwargs)` on raw values; record it on every
+    recording tape that watches one of its Tensor inputs (one OpEntry,
+    shared). Installed as srcgrad.tensor's recorder.
+
+    Returns Tensors in place of arrays. Raises NoRuleError when a watched
+    input reaches a function with no adjoint rule.
+    """
+    raw_func = getattr(func, "__srcgrad_raw__", func)
+    result = raw_func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    stack = getattr(_local, "tapes", None)
+    if not stack:
+        return wrap(result)
+    tapes = [t for t in stack if t._recording]
+    inputs = list(_tensors_in(list(args) + list(kwargs.values())))
+    watching = [t for t in tapes if t._should_record(inputs)]
+    if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
+        return _observe(func, args, kwargs, wrap(result))
+    rule = registry.adjoint_rule(func)
+    if rule is None:
+        raise NoRuleError(func)
+    out = wrap(result)
+    entry = OpEntry(rule, args, kwargs, out)
+    if entry.input_ids:
+        for t in watching:
+            t._record(entry)
+    return _observe(func, args, kwargs, out)
+
+
+tensor_mod.install_recorder(apply)
 
 
 # ------------------------------------------------------------ nested structures

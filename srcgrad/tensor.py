@@ -11,8 +11,7 @@ import operator
 
 import numpy as np
 
-from .errors import NoRuleError
-from .rules import registry
+from . import runtime
 
 _ids = itertools.count(1)
 
@@ -38,75 +37,43 @@ def unwrap_nested(x):
     return x
 
 
-def _wrap(result):
+def apply(func, args, kwargs=None):
+    """Run `func(*args, **kwargs)` on Tensors: through the recorder that the
+    tape module installs (`install_recorder`), which computes on the raw
+    values and records the operation on every tape that watches an input.
+    Returns Tensors in place of arrays."""
+    return _recorder(func, args, kwargs or {})
+
+
+def _unrecorded(func, args, kwargs):
+    raw = getattr(func, "__srcgrad_raw__", func)
+    return wrap(raw(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()}))
+
+
+_recorder = _unrecorded
+
+
+def install_recorder(recorder):
+    """Called once by srcgrad.tape: `recorder(func, args, kwargs)` runs an
+    operation on Tensors and records it (the op-by-op path)."""
+    global _recorder
+    _recorder = recorder
+
+
+def wrap(result):
+    """Tensors in place of the arrays in `result` (an array, or a tuple or
+    list of them, named tuples included); other values unchanged."""
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor(result)
     if isinstance(result, tuple) and hasattr(result, "_fields"):    # eigh, svd, slogdet
-        return type(result)(*[_wrap(r) for r in result])
+        return type(result)(*[wrap(r) for r in result])
     if type(result) in (tuple, list):
-        return type(result)(_wrap(r) for r in result)
+        return type(result)(wrap(r) for r in result)
     return result
-
-
-def _differentiable_result(result):
-    """True for a floating/complex array, or a tuple/list of arrays with one."""
-    if isinstance(result, (np.ndarray, np.generic)):
-        return is_differentiable_dtype(np.result_type(result))
-    if isinstance(result, (tuple, list)) and result:
-        return all(isinstance(r, (np.ndarray, np.generic)) for r in result) and any(
-            is_differentiable_dtype(np.result_type(r)) for r in result)
-    return False
 
 
 def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in "fc"
-
-
-def _tensors_in(values):
-    for v in values:
-        if isinstance(v, Tensor):
-            yield v
-        elif type(v) in (list, tuple):
-            yield from _tensors_in(v)
-
-
-def tangents_hook(func, args, kwargs, out):
-    """Give `out` its tangents in the active ForwardAccumulators (forward
-    mode); srcgrad/forward.py installs the real hook. Returns `out`."""
-    return out
-
-
-def apply(func, args, kwargs=None):
-    """Run `func(*args, **kwargs)` on raw values; record it on every
-    recording tape that watches one of its Tensor inputs.
-
-    Returns Tensors in place of arrays. Raises NoRuleError when a watched
-    input reaches a function with no adjoint rule.
-    """
-    from .tape import recording_tapes  # the tape module imports this one
-
-    kwargs = kwargs or {}
-    raw_func = getattr(func, "__srcgrad_raw__", func)
-    raw_args = [unwrap(a) for a in args]
-    raw_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
-    result = raw_func(*raw_args, **raw_kwargs)
-    tapes = recording_tapes()
-    if not tapes:
-        return _wrap(result)
-    inputs = list(_tensors_in(list(args) + list(kwargs.values())))
-    watching = [t for t in tapes if t._should_record(inputs)]
-    if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
-        return tangents_hook(func, args, kwargs, _wrap(result))
-    rule = registry.adjoint_rule(func)
-    if rule is None:
-        raise NoRuleError(func)
-    out = _wrap(result)
-    from .tape import OpEntry
-    entry = OpEntry(rule, args, kwargs, out)
-    if entry.input_ids:
-        for t in watching:
-            t._record(entry)
-    return tangents_hook(func, args, kwargs, out)
 
 
 def _binary(ufunc):
@@ -370,3 +337,6 @@ def constant(value, dtype=None):
     if isinstance(value, Tensor):
         value = value._value
     return Tensor(np.array(value, dtype=dtype))
+
+
+runtime.install(Tensor, apply, unwrap)

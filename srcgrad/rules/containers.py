@@ -17,98 +17,12 @@ import builtins
 
 import numpy as np
 
-from . import helpers
+from ..runtime import (add_cotangents, densify, densify_tree, sparse_zeros, unindex_container,  # noqa: F401
+                       zeros_for, zeros_tree)
 from .helpers import primitive, unbroadcast, unindex_array
 from .registry import register_adjoint
 
 _SEQ = (list, tuple)
-
-
-def zeros_tree(x):
-    """Zeros shaped like `x`: np.zeros_like for a floating array or number,
-    the same structure for lists/tuples (as lists) and dicts, None for
-    values that carry no derivative."""
-    if isinstance(x, _SEQ):
-        return [zeros_tree(e) for e in x]
-    if isinstance(x, dict):
-        return {k: zeros_tree(v) for k, v in x.items()}
-    if x is None or isinstance(x, (str, bytes, bool)):
-        return None
-    dtype = getattr(x, "dtype", None)
-    try:
-        kind = np.dtype(dtype).kind if dtype is not None else np.result_type(x).kind
-    except TypeError:
-        return None
-    if kind in "fc":
-        return np.zeros_like(x)
-    return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
-
-
-def sparse_zeros(x):
-    """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
-    a container of None (each element a symbolic zero, so accumulating into
-    a long list costs no array work); for an array, zeros."""
-    if isinstance(x, _SEQ):
-        return [None] * len(x)
-    if isinstance(x, dict):
-        return dict.fromkeys(x)
-    return zeros_tree(x)
-
-
-def densify(g, x):
-    """An element's cotangent read out of a container cotangent: zeros
-    shaped like `x` where it is a symbolic zero (None)."""
-    return zeros_tree(x) if g is None else g
-
-
-def densify_tree(g, x):
-    """A container cotangent with every None element replaced by zeros (for
-    rules that read the cotangents of a tuple output, such as np.split's)."""
-    if g is None:
-        return zeros_tree(x)
-    if isinstance(x, _SEQ) and isinstance(g, (list, tuple)):
-        return [densify(e, xi) for e, xi in zip(g, x)]
-    return g
-
-
-def zeros_for(value, cotangent):
-    """A zero cotangent for `value` (a value the reverse sweep has just
-    restored, whose shape may differ from the later value's): zeros shaped
-    like `value`, or like the old `cotangent` while `value` is unset."""
-    if value is None or isinstance(value, helpers.ShapeOf):
-        value = cotangent
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc":
-        return np.zeros_like(value)
-    return sparse_zeros(value)
-
-
-def add_cotangents(a, b):
-    """a + b for cotangents: element-wise for lists and dicts, None is zero."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if isinstance(a, _SEQ) and isinstance(b, _SEQ):
-        return [add_cotangents(x, y) for x, y in zip(a, b)]
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = add_cotangents(out.get(k), v)
-        return out
-    return a + b
-
-
-def unindex_container(g, x, index):
-    """The adjoint of `x[index]` for a list, tuple or dict `x`: zeros shaped
-    like `x` with `g` at `index` (a slice places the elements of `g`)."""
-    out = sparse_zeros(x)
-    if isinstance(index, slice):
-        positions = range(len(x))[index]
-        for p, v in zip(positions, g):
-            out[p] = add_cotangents(out[p], v)
-        return out
-    out[index] = g
-    return out
 
 
 def list_append(xs, v):

@@ -1,76 +1,14 @@
 """Run-time helpers used inside rule templates and generated code.
 
 No gast here. Each helper is written with NumPy functions that have rules
-(so it can be differentiated again when a higher-order tape records it), is a
-`primitive` with a rule of its own, or is `nondiff_helper` (its result carries
-no derivative).
+(so it can be differentiated again: op by op when a higher-order tape
+records it, and compiled like a user function when generated code that
+calls it is transformed again), is a `primitive` with a rule of its own, or
+is `nondiff_helper` (its result carries no derivative).
 """
-import functools
-
 import numpy as np
 
-
-_tensor = None
-
-
-def _tensor_module():
-    global _tensor
-    if _tensor is None:
-        from .. import tensor   # imported late: tensor imports the rules
-        _tensor = tensor
-    return _tensor
-
-
-def primitive(f):
-    """Make a Python function a srcgrad primitive: called on Tensors, it runs
-    on their values and is recorded on active tapes with its registered rule."""
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        tensor = _tensor_module()
-        if any(isinstance(a, tensor.Tensor) for a in args) or any(
-                isinstance(v, tensor.Tensor) for v in kwargs.values()):
-            return tensor.apply(wrapper, args, kwargs)
-        return f(*args, **kwargs)
-    wrapper.__srcgrad_raw__ = f
-    return wrapper
-
-
-def nondiff_helper(f):
-    """A helper whose result carries no derivative: Tensor arguments are
-    unwrapped and a plain ndarray (or Python value) is returned."""
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        tensor = _tensor_module()
-        args = [tensor.unwrap(a) for a in args]
-        kwargs = {k: tensor.unwrap(v) for k, v in kwargs.items()}
-        return f(*args, **kwargs)
-    wrapper.__srcgrad_raw__ = f
-    return wrapper
-
-
-class ShapeOf:
-    """Stands in for a residual array of which the adjoint reads only the
-    shape and dtype (the second argument of unbroadcast/unreduce, say), so
-    the split forward sweep need not keep its values alive."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, x):
-        try:
-            self.shape, self.dtype = x.shape, x.dtype
-        except AttributeError:          # Python scalars
-            self.shape, self.dtype = np.shape(x), np.result_type(x)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def __repr__(self):
-        return "ShapeOf(shape=%s, dtype=%s)" % (self.shape, self.dtype)
+from ..runtime import ShapeOf, nondiff_helper, primitive, unindex_container  # noqa: F401  (re-exported)
 
 
 def _shape(x):
@@ -218,7 +156,6 @@ def unindex(g, x, index):
     list, tuple or dict `x`, the same structure (containers.py), built in
     plain Python so that Tensors inside stay connected."""
     if isinstance(x, (list, tuple, dict)):
-        from .containers import unindex_container
         return unindex_container(g, x, index)
     return unindex_array(g, x, index)
 

@@ -172,8 +172,10 @@ def adjoint_rule(primitive):
 
 
 def is_nondiff(primitive):
+    """Is `primitive` declared non-differentiable (register_nondiff, or a
+    runtime.nondiff_helper)?"""
     try:
-        return primitive in _NONDIFF
+        return primitive in _NONDIFF or getattr(primitive, "__srcgrad_nondiff__", False)
     except TypeError:
         return False
 

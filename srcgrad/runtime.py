@@ -1,0 +1,196 @@
+"""What generated code calls at run time, and the primitive decorators.
+
+This module imports neither gast nor the compiler nor the Tensor machinery:
+it is what generated derivative code needs to run, and it must stay light.
+Every function here is differentiable again, so generated code can itself
+be transformed (higher-order derivatives compiled at every order): each is
+a primitive with rules in srcgrad/rules/runtime_rules.py, non-differentiable
+(its result carries no derivative), or a stack operation that the code
+generators know (`push`, `pop`: their adjoints are each other, their tangents
+themselves, Griewank & Walther, Evaluating Derivatives, 2008, sec. 4.3).
+
+Tensors. The Tensor type registers itself here (`install`), so that a
+primitive called on Tensors is recorded on the tape op by op, and a
+non-differentiable helper unwraps them; this module never imports it.
+"""
+import functools
+
+import numpy as np
+
+
+class _Dispatch:
+    tensor = ()                 # the Tensor class, once srcgrad.tensor is imported
+    apply = None                # apply(func, args, kwargs): run on Tensors, record on tapes
+    unwrap = staticmethod(lambda x: x)
+
+
+def install(tensor_type, apply, unwrap):
+    """Called once by srcgrad.tensor: the Tensor class, the function that
+    runs a primitive on Tensors (recording it), and the one that unwraps a
+    Tensor to its ndarray."""
+    _Dispatch.tensor = tensor_type
+    _Dispatch.apply = staticmethod(apply)
+    _Dispatch.unwrap = staticmethod(unwrap)
+
+
+def primitive(f):
+    """Make a Python function a srcgrad primitive: called on Tensors, it runs
+    on their values and is recorded on active tapes with its registered
+    rule; called on arrays, it is `f` itself (plus one isinstance check per
+    argument). `wrapper.__srcgrad_raw__` is `f`."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        tensor = _Dispatch.tensor
+        for a in args:
+            if isinstance(a, tensor):
+                return _Dispatch.apply(wrapper, args, kwargs)
+        for v in kwargs.values():
+            if isinstance(v, tensor):
+                return _Dispatch.apply(wrapper, args, kwargs)
+        return f(*args, **kwargs)
+    wrapper.__srcgrad_raw__ = f
+    return wrapper
+
+
+def nondiff_helper(f):
+    """A helper whose result carries no derivative (a mask, a size, an index
+    array): Tensor arguments are unwrapped and a plain value is returned."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        unwrap = _Dispatch.unwrap
+        return f(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    wrapper.__srcgrad_raw__ = f
+    wrapper.__srcgrad_nondiff__ = True
+    return wrapper
+
+
+# ----------------------------------------------------------------- the stack
+
+#: `push(stack, x)`: save `x` for the reverse sweep (a list's append, called
+#: as a function so that generated code stays plain calls the compiler knows).
+push = list.append
+
+#: `x = pop(stack)`: restore the value saved last.
+pop = list.pop
+
+
+# ------------------------------------------------------------- stand-ins
+
+class ShapeOf:
+    """Stands in for a residual array of which the adjoint reads only the
+    shape and dtype (the second argument of unbroadcast/unreduce, say), so
+    the split forward sweep need not keep its values alive."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x):
+        try:
+            self.shape, self.dtype = x.shape, x.dtype
+        except AttributeError:          # Python scalars
+            self.shape, self.dtype = np.shape(x), np.result_type(x)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self):
+        return "ShapeOf(shape=%s, dtype=%s)" % (self.shape, self.dtype)
+
+
+# ------------------------------------------------- zeros and accumulation
+
+_SEQ = (list, tuple)
+
+
+def zeros_tree(x):
+    """Zeros shaped like `x`: np.zeros_like for a floating array or number
+    (float64 zeros for an integer one), the same structure for lists/tuples
+    (as lists) and dicts, None for values that carry no derivative."""
+    if isinstance(x, _SEQ):
+        return [zeros_tree(e) for e in x]
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            out[k] = zeros_tree(v)
+        return out
+    if x is None or isinstance(x, (str, bytes, bool)) or isinstance(x, ShapeOf):
+        return None
+    dtype = getattr(x, "dtype", None)
+    try:
+        kind = np.dtype(dtype).kind if dtype is not None else np.result_type(x).kind
+    except TypeError:
+        return None
+    if kind in "fc":
+        return np.zeros_like(x)
+    return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
+
+
+def sparse_zeros(x):
+    """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
+    a container of None (each element a symbolic zero, so accumulating into
+    a long list costs no array work); for an array, zeros."""
+    if isinstance(x, _SEQ):
+        return [None] * len(x)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    return zeros_tree(x)
+
+
+def zeros_for(value, cotangent):
+    """A zero cotangent for `value` (a value the reverse sweep has just
+    restored, whose shape may differ from the later value's): zeros shaped
+    like `value`, or like the old `cotangent` while `value` is unset."""
+    if value is None or isinstance(value, ShapeOf):
+        value = cotangent
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc":
+        return np.zeros_like(value)
+    return sparse_zeros(value)
+
+
+def densify(g, x):
+    """An element's cotangent read out of a container cotangent: zeros
+    shaped like `x` where it is a symbolic zero (None)."""
+    return zeros_tree(x) if g is None else g
+
+
+def densify_tree(g, x):
+    """A container cotangent with every None element replaced by zeros (for
+    rules that read the cotangents of a tuple output, such as np.split's)."""
+    if g is None:
+        return zeros_tree(x)
+    if isinstance(x, _SEQ) and isinstance(g, (list, tuple)):
+        return [densify(e, xi) for e, xi in zip(g, x)]
+    return g
+
+
+def add_cotangents(a, b):
+    """a + b for cotangents: element-wise for lists and dicts, None is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, _SEQ) and isinstance(b, _SEQ):
+        return [add_cotangents(x, y) for x, y in zip(a, b)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add_cotangents(out.get(k), v)
+        return out
+    return a + b
+
+
+def unindex_container(g, x, index):
+    """The adjoint of `x[index]` for a list, tuple or dict `x`: zeros shaped
+    like `x` with `g` at `index` (a slice places the elements of `g`)."""
+    out = sparse_zeros(x)
+    if isinstance(index, slice):
+        positions = range(len(x))[index]
+        for p, v in zip(positions, g):
+            out[p] = add_cotangents(out[p], v)
+        return out
+    out[index] = g
+    return out
