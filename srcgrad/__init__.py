@@ -7,8 +7,9 @@ from . import rules  # noqa: F401  (registers the NumPy rules)
 from .custom import custom_gradient
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
-from .function import function, grad, source, value_and_grad
-from .forward import ForwardAccumulator, hessian, hvp, jacobian, jvp
+from .forward_mode import ForwardAccumulator
+from .function import function
+from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients

@@ -17,7 +17,9 @@ import functools
 
 import numpy as np
 
+from . import forward_mode
 from . import tape as tape_mod
+from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap
 
 
@@ -36,8 +38,7 @@ def custom_gradient(f):
         tapes = tape_mod.recording_tapes()
         inputs = [a for a in args if isinstance(a, Tensor) and is_differentiable_dtype(a.dtype)]
         watching = [t for t in tapes if t._should_record(inputs)] if inputs else []
-        from . import forward
-        if not watching and not (inputs and forward.accumulating()):
+        if not watching and not (inputs and forward_mode.accumulating()):
             y, _ = _call(f, args, kwargs)
             return y
         paused = [t for t in tapes if t._recording]
@@ -61,7 +62,7 @@ def custom_gradient(f):
         entry = tape_mod.CallEntry(inputs, outputs, backward, joint, None)
         for t in watching:
             t._record(entry)
-        forward.custom_tangents(args, outputs, grad_fn)     # inside ForwardAccumulators: J v from grad_fn
+        forward_mode.custom_tangents(args, outputs, grad_fn)     # inside ForwardAccumulators: J v from grad_fn
         return tuple(outputs) if isinstance(y, tuple) else outputs[0]
 
     wrapper.__srcgrad_custom__ = f
@@ -88,24 +89,41 @@ def _select(grads, positions, n_args):
 
 class CustomCallee:
     """The compiler's view of a custom_gradient function called from
-    generated code: fwd returns (*outputs, grad_fn); bwd calls grad_fn and
-    keeps the gradients of the active arguments (`mask`)."""
+    generated code (joint reversal, as for any call): the forward sweep
+    calls the function itself; the reverse sweep calls `joint_fn(*args,
+    *cotangents)`, which runs the body again for its `grad_fn` and returns
+    the gradients of the active arguments (`mask`); forward mode calls
+    `jvp_fn(*args, *tangents of the active arguments)`, the transpose of
+    `grad_fn` (as TF treats custom gradients in forward mode)."""
 
-    def __init__(self, wrapper, mask, n_outputs):
+    def __init__(self, wrapper, mask, n_outputs, mode="reverse"):
         self.f = wrapper.__srcgrad_custom__
         self.mask = tuple(mask)
-        self.output_active = (True,) * n_outputs
         self.n_outputs = n_outputs
+        self.tuple_output = n_outputs > 1
+        self.output_active = (True,) * n_outputs
+        name = getattr(self.f, "__name__", "custom")
 
-    def fwd(self, *args):
-        y, grad_fn = _call(self.f, args, {})
-        ys = y if isinstance(y, tuple) else (y,)
-        return tuple(ys) + (grad_fn,)
+        def joint_fn(*values):
+            n = len(self.mask)
+            args, cotangents = values[:n], values[n:]
+            _, grad_fn = _call(self.f, args, {})
+            grads = _select(grad_fn(*cotangents), range(n), n)
+            out = tuple(g if g is not None else 0.0 for g, m in zip(grads, self.mask) if m)
+            return out[0] if len(out) == 1 else out
+        joint_fn.__name__ = name + "_vjp"
+        self.joint_fn = joint_fn
 
-    def bwd(self, grad_fn, *cotangents):
-        grads = _select(grad_fn(*cotangents), range(len(self.mask)), len(self.mask))
-        out = []
-        for g, m, in zip(grads, self.mask):
-            if m:
-                out.append(g if g is not None else 0.0)
-        return tuple(out)
+        def jvp_fn(*values):
+            n = len(self.mask)
+            args, tans = values[:n], iter(values[n:])
+            tangents = {i: next(tans) for i, m in enumerate(self.mask) if m}
+            y, grad_fn = self.f(*args)
+            ys = y if isinstance(y, tuple) else (y,)
+            dys = forward_mode.transpose_grad_fn(grad_fn, len(args), ys, tangents)
+            dys = [d if d is not None else zeros_tree(o) for d, o in zip(dys, ys)]
+            if not any(isinstance(a, Tensor) for a in args):
+                dys = [unwrap(d) for d in dys]
+            return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
+        jvp_fn.__name__ = name + "_jvp"
+        self.jvp_fn = jvp_fn

@@ -41,7 +41,7 @@ def show(f, wrt=(0,), mode="reverse", file=None):
     """Print the generated derivative code of `f` (see `sg.source`):
     highlighted when printing to a terminal, rich HTML in a notebook. Returns
     None."""
-    from .function import source
+    from .functional import source
     text = source(f, wrt=wrt, mode=mode)
     if _in_notebook() and file is None:
         from IPython.display import display

@@ -1,19 +1,26 @@
-"""@function, grad, value_and_grad, source: the compiler's pass list and cache.
+"""@function: functions the compiler transforms, the pass list, the cache.
 
-The passes, in order (each requires the ones before it):
+The pipeline, one flat list per stage (each pass is `transform(node, ctx)`
+and requires the ones before it):
 
-    parse -> check (the fence; at decoration time, before any user code runs)
-          -> lower (break/continue/return -> flags, loops -> index loops,
-                    x[i] = v -> setitem, local defs inlined)          [at decoration]
-          -> resolve (names -> objects, leaves such as self.kernel)      [per argument kinds]
-          -> anf (one op per statement, SSA names)                       [per active mask]
-          -> activity -> reverse (+ inline rules) -> codegen -> compile -> cache
+    at decoration          parse -> check (the fence: unsupported syntax
+                           raises before any user code runs) -> lower
+                           (break/continue/return -> flags, loops -> index
+                           loops, x[i] = v -> setitem, local defs inlined)
+    per argument kinds     resolve (names -> objects, leaves such as self.kernel)
+    per mask and mode      anf (one op per statement, SSA names) -> activity
+                           -> reverse | forward (rules inlined) -> codegen
 
-A `Program` caches the resolution for one set of argument kinds (array-like,
-complex, or an object's type); it compiles and caches one `Compiled` per
-mask of active inputs. A call that finds a global rebound since it was
-resolved (here or in a function the compiled code calls) resolves again
-instead of running stale code.
+A `Program` holds the resolution for one set of argument kinds (array-like,
+complex, or an object's type) and caches one `Compiled` per (mode, mask of
+active inputs): the single artefact type, holding the generated functions
+and their gast ASTs. Generated code only calls functions the compiler can
+transform again, so a `Compiled`'s joint (VJP) or JVP function is itself a
+`Function` (`GeneratedFunction`, built from the kept AST, never from
+source text): derivatives of derivatives are compiled like any user code,
+at every order. A call that finds a global rebound since it was resolved
+(here or in a function the compiled code calls) resolves again instead of
+running stale code.
 """
 import copy
 import functools
@@ -24,56 +31,181 @@ import weakref
 import gast
 import numpy as np
 
-from . import forward as _forward
+from . import forward_mode
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
+from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
-from .transforms import activity, anf, ast_util, check, codegen, lower, naming, parse, resolve, reverse
-
-
-_unwrap_nested = unwrap_nested
+from .transforms import activity, anf, ast_util, check, codegen, forward, kinds, lower, naming, parse, resolve, reverse
+from .transforms.context import CalleeInfo, Context
 
 
 def _arraylike(v):
     return isinstance(v, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
 
 
-class Compiled:
-    """The generated code for one (function, argument kinds, active inputs).
+def _is_complex(v):
+    """Is `v` (an array, Tensor or number) complex? Without NumPy dispatch."""
+    dtype = getattr(v, "dtype", None)
+    return dtype.kind == "c" if dtype is not None else isinstance(v, complex)
 
-    fwd(*inputs) -> (*outputs, residuals); bwd(residuals, *cotangents) ->
-    tuple of cotangents of the active inputs; joint(*inputs, *cotangents)
-    -> the same, forward and reverse sweeps fused (the code sg.source shows).
+
+def _mentions_complex(node):
+    """Does the function build complex values itself (a complex literal,
+    np.complex128, astype(complex), np.fft...)?"""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Constant) and isinstance(n.value, complex):
+            return True
+        word = n.id if isinstance(n, gast.Name) else n.attr if isinstance(n, gast.Attribute) else ""
+        if "complex" in word or word in ("fft", "csingle", "cdouble", "clongdouble"):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ callees
+
+class ContainerArgument:
+    """Stands for an argument that a caller's generated code passes as a
+    list, tuple or dict (`kinds`), when the values are not known: the
+    callee is compiled with container cotangents for it."""
+
+    def __repr__(self):
+        return "<a container argument>"
+
+
+CONTAINER = ContainerArgument()
+
+
+def compilable(obj):
+    """The srcgrad function object the compiler transforms when generated or
+    user code calls `obj`, or None (a primitive with a rule, NumPy, a
+    library function, an object that is not a function)."""
+    if isinstance(obj, Function):
+        return obj
+    if isinstance(obj, BoundFunction):
+        return obj.function
+    derived = getattr(obj, "__srcgrad_function__", None)      # sg.grad(f), generated code
+    if derived is not None:
+        return derived()
+    code = getattr(obj, "__code__", None)
+    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None or inspect.ismethod(obj):
+        return None
+    if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
+        return None             # a rule takes precedence over the source
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("numpy") or module in ("srcgrad.runtime", "srcgrad.tape", "srcgrad.tensor"):
+        return None
+    if module.startswith("srcgrad.") and not module.startswith("srcgrad.rules."):
+        return None
+    return as_function(obj)
+
+
+def _callee_info(obj):
+    fn = compilable(obj)
+    if fn is None:
+        return None
+    return CalleeInfo(fn.python_function if type(fn) is Function else fn, fn._signature, fn.n_outputs())
+
+
+# ------------------------------------------------------------------ artefacts
+
+class Compiled:
+    """The generated code for one (program, mode, mask of active inputs).
+
+    Reverse mode: `fwd(*inputs) -> (*outputs, residuals)` (the tape's
+    forward), `bwd(residuals, *cotangents) -> tuple` (its backward) and
+    `joint(*inputs, *cotangents) -> cotangents` (forward and reverse sweeps
+    in one function: what sg.grad runs and sg.source shows; also the VJP
+    that generated code calls for a call of this function, and what is
+    transformed again for higher derivatives). Forward mode: `jvp(*inputs,
+    *tangents of the active inputs) -> (outputs, output tangents)`.
+    `trees` maps each generated function's name to its gast FunctionDef.
     """
 
-    def __init__(self, program, mask):
+    def __init__(self, program, mask, mode="reverse"):
         self.program = program
         self.mask = tuple(mask)
+        self.mode = mode
         parsed = program.parsed
-        res = _copy_resolution(program.resolution)
-        namer = res.namer
-        fdef = anf.anf(parsed, res)
         inputs = program.inputs
         self.inputs = inputs
         self.active_inputs = [n for n, m in zip(inputs, self.mask) if m]
+        self.origin = (parsed.filename, parsed.firstlineno)
+        self._derived = {}
+        fdef, ctx = program.front(mode, self.mask)
         ret = fdef.body[-1]
-        outputs = [e.id for e in ret.value.elts] if hasattr(ret.value, "elts") else [ret.value.id]
-        self.outputs = outputs
-        self.tuple_output = hasattr(ret.value, "elts")
-        active = activity.analyze(fdef, self.active_inputs, outputs, program.callee_outputs)
-        self.output_active = tuple(o in active for o in outputs)
-        gen = reverse.generate(parsed, fdef, active, namer, program.namespace, program.compile_callee,
-                               real_only=not program.complex_mode)
+        self.tuple_output = isinstance(ret.value, gast.Tuple)
+        self.outputs = [e.id for e in ret.value.elts] if self.tuple_output else [ret.value.id]
+        ctx.inputs = inputs
+        ctx.active = activity.analyze(fdef, self.active_inputs, self.outputs, ctx.callee_outputs)
         name = parsed.node.name
+        title = "%s %s (%s)" % (name, "jvp" if mode == "forward" else "vjp", ", ".join(self.active_inputs))
+        if mode == "forward":
+            self.output_active = tuple(o in ctx.active or o in self.active_inputs for o in self.outputs)
+            jvp_def, injected = forward.transform(fdef, ctx)
+            fns = codegen.build([jvp_def], injected, program.namespace.func, title, {}, self.origin)
+            self.jvp_fn = fns[jvp_def.name]
+            self.trees = {jvp_def.name: jvp_def}
+            self.source = self.jvp_fn.__srcgrad_source__
+            self._mark(self.jvp_fn, jvp_def)
+            return
+        self.output_active = tuple(o in ctx.active for o in self.outputs)
+        sweeps = reverse.transform(fdef, ctx)
         fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
-            name, inputs, self.active_inputs, gen)
-        defaults = {joint.name: tuple(1.0 for _ in outputs)}
-        fns = codegen.build([fwd, bwd, joint], gen.injected, parsed.func,
-                            "%s (%s)" % (name, ", ".join(self.active_inputs)), defaults)
+            name, inputs, self.active_inputs, sweeps)
+        self.sweeps = sweeps
+        defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
+        fns = codegen.build([fwd, bwd, joint], sweeps.injected, program.namespace.func, title, defaults,
+                            self.origin)
         self.fwd = fns[fwd.name]
         self.bwd_fn = fns[bwd.name]
         self.joint_fn = fns[joint.name]
+        self.trees = {joint.name: joint}
+        self.injected = sweeps.injected
         self.source = self.joint_fn.__srcgrad_source__
+        self._mark(self.joint_fn, joint)
+
+    def _mark(self, fn, tree, n_params=None):
+        """Let the compiler find this artefact (and its AST) from `fn`: as
+        a GeneratedFunction, whose first `n_params` arguments are its
+        parameters (all by default; the others are the leaves of a derived
+        program)."""
+        ref = weakref.ref(self)
+        cache = {}
+
+        def function():
+            f = cache.get("f")
+            if f is None:
+                artefact = ref()
+                if artefact is None:
+                    raise RuntimeError("srcgrad: the code generated for %s is gone" % fn.__name__)
+                f = cache["f"] = GeneratedFunction(fn, artefact.trees[tree.name], artefact, n_params)
+            return f
+        fn.__srcgrad_function__ = function
+        fn.__srcgrad_artefact__ = ref
+
+    def gradient_function(self, n_params, wrt, preserve_result):
+        """The generated function of `sg.grad(f, wrt, preserve_result)` for
+        this artefact (its mask selects `wrt`): a Python function of f's
+        inputs whose kept AST is transformed for higher derivatives."""
+        key = (tuple(wrt), preserve_result)
+        fn = self._derived.get(key)
+        if fn is None:
+            with self.program._lock:
+                fn = self._derived.get(key)
+                if fn is None:
+                    order = [self.inputs[i] for i in wrt]
+                    name = self.program.parsed.node.name
+                    tree = codegen.gradient_def(self.sweeps, name, self.inputs, self.active_inputs, order,
+                                                preserve_result)
+                    title = "%s gradient (%s)" % (name, ", ".join(order))
+                    fns = codegen.build([tree], self.sweeps.injected, self.program.namespace.func, title, {},
+                                        self.origin)
+                    fn = fns[tree.name]
+                    self.trees[tree.name] = tree
+                    self._mark(fn, tree, n_params)
+                    self._derived[key] = fn
+        return fn
 
     @staticmethod
     def run(fn, *args):
@@ -91,77 +223,87 @@ class Compiled:
         result = self.run(self.joint_fn, *args)
         return result if len(self.active_inputs) != 1 else (result,)
 
+    def jvp(self, *args):
+        return self.run(self.jvp_fn, *args)
+
 
 class _Pending:
     """A recursive call's compiled callee, while it is being compiled: its
-    functions are looked up when called. Every output counts as active."""
+    generated functions are looked up when called (and when transformed
+    again). Every output counts as active."""
 
-    def __init__(self, program, mask):
-        self.program = program
-        self.mask = mask
-        ret = program.parsed.node.body[-1]
-        n = len(ret.value.elts) if isinstance(ret.value, gast.Tuple) else 1
+    def __init__(self, program, mask, mode):
+        self.program, self.mask, self.mode = program, mask, mode
+        n = program.function.n_outputs()
+        self.tuple_output = n > 1
         self.output_active = (True,) * n
+        self.joint_fn = _Deferred(self, "joint_fn")
+        self.jvp_fn = _Deferred(self, "jvp_fn")
 
-    def fwd(self, *args):
-        return self.program._compiled[self.mask].fwd(*args)
+    def resolve(self):
+        return self.program._compiled[(self.mode, self.mask)]
 
-    def bwd(self, *args):
-        return self.program._compiled[self.mask].bwd(*args)
+
+class _Deferred:
+    """Calls `attr` of the Compiled a _Pending stands for."""
+
+    def __init__(self, pending, attr):
+        self.pending, self.attr = pending, attr
+        self.__name__ = pending.program.parsed.node.name + ("_vjp" if attr == "joint_fn" else "_jvp")
+
+    def __call__(self, *args):
+        fn = getattr(self.pending.resolve(), self.attr)
+        if self.attr == "jvp_fn":
+            outs, douts = fn(*args)
+            zeros = _runtime_zeros_tree
+            if not self.pending.tuple_output:
+                return outs, douts if douts is not None else zeros(outs)
+            return outs, tuple(d if d is not None else zeros(o) for o, d in zip(outs, douts))
+        return fn(*args)
+
+    def __srcgrad_function__(self):
+        return getattr(self.pending.resolve(), self.attr).__srcgrad_function__()
+
+
+def _runtime_zeros_tree(x):
+    from .runtime import zeros_tree
+    return zeros_tree(x)
 
 
 def _copy_resolution(res):
     """A copy whose AST can be transformed; resolved objects are shared."""
     memo = {}
     for n in gast.walk(res.node):
-        if hasattr(n, "_sg_callee"):
-            memo[id(n._sg_callee)] = n._sg_callee
+        for attr in ("_sg_callee", "_sg_value"):
+            if hasattr(n, attr):
+                obj = getattr(n, attr)
+                memo[id(obj)] = obj
     new = copy.copy(res)
     new.node = copy.deepcopy(res.node, memo)
     new.namer = copy.deepcopy(res.namer)
     return new
 
 
+# ------------------------------------------------------------------ programs
+
 _hoisting = threading.local()
-
-
-def _is_complex(v):
-    """Is `v` (an array, Tensor or number) complex? Without NumPy dispatch."""
-    dtype = getattr(v, "dtype", None)
-    return dtype.kind == "c" if dtype is not None else isinstance(v, complex)
-
-
-def _values(fn, params, program):
-    """(program, the values of its inputs: parameters then leaves). A complex
-    Variable among the leaves switches to the complex-mode Program."""
-    values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    if not program.complex_mode and any(_is_complex(v) for v in values[len(params):]):
-        program = fn._program_for(params, complex_mode=True)
-        values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    return program, values
-
-
-def _mentions_complex(node):
-    """Does the function build complex values itself (a complex literal,
-    np.complex128, astype(complex), np.fft...)?"""
-    for n in gast.walk(node):
-        if isinstance(n, gast.Constant) and isinstance(n.value, complex):
-            return True
-        word = n.id if isinstance(n, gast.Name) else n.attr if isinstance(n, gast.Attribute) else ""
-        if "complex" in word or word in ("fft", "csingle", "cdouble", "clongdouble"):
-            return True
-    return False
+_CONTAINERS = "<container parameters>"      # a key of Program examples: parameters that are containers
 
 
 class Program:
-    """A resolved function for one set of argument kinds; compiles per mask."""
+    """A resolved function for one set of argument kinds; compiles per
+    (mode, mask)."""
 
-    def __init__(self, function, examples, complex_mode=False):
+    def __init__(self, function, examples, complex_mode=False, leaves=()):
         self.function = function
         self.parsed = function._parsed
         self.complex_mode = complex_mode or _mentions_complex(self.parsed.node)
         self.namespace = resolve.Namespace(self.parsed.func)
+        examples = dict(examples)
+        containers = examples.pop(_CONTAINERS, ())
         self.resolution = resolve.resolve(self.parsed, examples)
+        self.resolution.containers = set(containers)
+        self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
         self.free = dict(self.resolution.free)
         self.callee_programs = []       # what the compiled code calls (staleness is checked through them)
         self._hoist_callee_leaves()
@@ -185,11 +327,14 @@ class Program:
         try:
             for n in gast.walk(res.node):
                 obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
-                user = anf._user_function(obj) if obj is not None else None
-                if user is None or user in busy or user in res.callee_leaves or inspect.ismethod(obj):
+                fn = compilable(obj) if obj is not None and not inspect.ismethod(obj) else None
+                if fn is None or type(fn) is not Function:
+                    continue
+                user = fn.python_function
+                if user in busy or user in res.callee_leaves:
                     continue
                 try:
-                    program = as_function(user)._program_for(None)
+                    program = fn._program_for(None)
                 except Exception:
                     continue            # reported when the call is compiled
                 names = []
@@ -219,42 +364,89 @@ class Program:
         seen.add(id(self))
         return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
 
-    def compile(self, mask):
-        mask = tuple(bool(m) for m in mask)
-        c = self._compiled.get(mask)
+    def context(self, res, mode, mask):
+        """The Context of one compilation of this program."""
+        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, mode=mode,
+                       mask=tuple(mask), complex_mode=self.complex_mode, callee=_callee_info,
+                       callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
+                       vjp_callee=lambda op, m: self.compile_callee(op, m, "reverse").joint_fn,
+                       jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
+                       callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
+                       callee_leaves=getattr(res, "callee_leaves", {}))
+
+    def front(self, mode="reverse", mask=None):
+        """The passes before differentiation, on a copy of the resolution:
+        (fdef in ANF with its kinds, ctx)."""
+        res = _copy_resolution(self.resolution)
+        ctx = self.context(res, mode, mask if mask is not None else (False,) * len(self.inputs))
+        fdef = anf.transform(res, ctx)
+        kinds.transform(fdef, ctx)
+        return fdef, ctx
+
+    def output_dynamic(self):
+        """Which outputs may be lists, tuples or dicts (for callers' kinds)."""
+        found = getattr(self, "_output_dynamic", None)
+        if found is None:
+            if getattr(self, "_finding_kinds", False):
+                return (False,) * self.function.n_outputs()     # recursion: assume arrays
+            self._finding_kinds = True
+            try:
+                fdef, _ = self.front()
+            finally:
+                self._finding_kinds = False
+            ret = fdef.body[-1]
+            outs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
+            found = self._output_dynamic = tuple(o in fdef._sg_dynamic for o in outs)
+        return found
+
+    def compile(self, mask, mode="reverse"):
+        """The Compiled artefact for `mask` (which inputs are active) and
+        `mode`, cached; a recursive call met while compiling gets a
+        `_Pending` stand-in."""
+        key = (mode, tuple(bool(m) for m in mask))
+        c = self._compiled.get(key)
         if c is None:
             with self._lock:
-                c = self._compiled.get(mask)
+                c = self._compiled.get(key)
                 if c is None:
-                    if mask in self._compiling:
-                        return _Pending(self, mask)     # recursion: bound when compiled
-                    self._compiling.add(mask)
+                    if key in self._compiling:
+                        return _Pending(self, key[1], mode)     # recursion: bound when compiled
+                    self._compiling.add(key)
                     try:
-                        c = Compiled(self, mask)
+                        c = Compiled(self, key[1], mode)
                     finally:
-                        self._compiling.discard(mask)
-                    self._compiled[mask] = c
+                        self._compiling.discard(key)
+                    self._compiled[key] = c
         return c
 
-    def compile_callee(self, op, mask):
-        """Compile the user function called by `op` for the active `mask`."""
-        if getattr(op, "custom", False):
-            from .custom import CustomCallee
-            return CustomCallee(op.callee, mask, op.n_outputs)
-        fn = as_function(op.callee, fence=True)
+    def callee_program(self, op):
+        """The Program of the user function called by `op`, for the kinds of
+        its arguments at the call (functions, the receiver, containers)."""
+        fn = compilable(op.callee)
         if getattr(op, "spec", None) is not None:
             fn = fn.specialize(*op.spec)
         examples = dict(getattr(op, "examples", None) or {})
         if op.receiver is not None:
             examples[fn._parsed.params[0]] = op.receiver
+        names = list(fn._parsed.params)
+        for p, dynamic in zip(names, getattr(op, "arg_dynamic", ())):
+            if dynamic and p not in examples:
+                examples[p] = CONTAINER
         if examples:
-            params = dict.fromkeys(fn._parsed.params)
+            params = dict.fromkeys(names)
             params.update({k: v for k, v in examples.items() if k in params})
-            program = fn._program_for(params, self.complex_mode)
-        else:
-            program = fn._program_for(None, self.complex_mode)
+            return fn._program_for(params, self.complex_mode)
+        return fn._program_for(None, self.complex_mode)
+
+    def compile_callee(self, op, mask, mode="reverse"):
+        """Compile the user function called by `op` for the active `mask`."""
+        if getattr(op, "custom", False):
+            from .custom import CustomCallee
+            return CustomCallee(op.callee, mask, op.n_outputs, mode)
+        fn = compilable(op.callee)
+        program = self.callee_program(op)
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
-        if chain:
+        if chain and type(fn) is Function:
             leaf = chain[0]
             raise UnsupportedSyntaxError(
                 "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,
@@ -262,11 +454,10 @@ class Program:
                 "pass it as an argument, or decorate the outer function only")
         if program not in self.callee_programs:
             self.callee_programs.append(program)
-        return program.compile(mask)
+        return program.compile(mask, mode)
 
-    def callee_outputs(self, op, mask):
-        return self.compile_callee(op, mask).output_active
 
+# ------------------------------------------------------------------ functions
 
 class Function:
     """A function decorated with `@sg.function` (see API.md).
@@ -281,10 +472,10 @@ class Function:
     differentiate, and SourceNotFoundError when the source is unavailable.
     """
 
-    def __init__(self, python_function, fence=True):
+    def __init__(self, python_function, fence=True, tree=None):
         self.python_function = python_function
         functools.update_wrapper(self, python_function)
-        self._parsed = parse.parse(python_function)
+        self._parsed = parse.parse(python_function, tree)
         check.check(self._parsed)
         lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
@@ -294,6 +485,13 @@ class Function:
         self._varargs = (args.vararg.id if args.vararg is not None else None,
                          args.kwarg.id if args.kwarg is not None else None)
         self._specializations = {}
+
+    def n_outputs(self):
+        """1, or k for a function that returns a k-tuple display."""
+        ret = self._parsed.node.body[-1]
+        if isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple):
+            return len(ret.value.elts)
+        return 1
 
     def specialize(self, n_extra, kw_names):
         """This function with `*args` replaced by `n_extra` positional
@@ -319,9 +517,11 @@ class Function:
             pre += ast_util.quote("%s = {%s}" % (varkw, ", ".join("%r: %s" % (k, n) for k, n in zip(kw_names, kws))))
         for stmt in pre:
             for n in gast.walk(stmt):
-                n._sg_origin = (parsed.filename, parsed.firstlineno, None)
+                if hasattr(n, "lineno"):
+                    n._sg_origin = parsed.origin(node)
         node.body = pre + node.body
-        node.args.vararg = node.args.kwarg = None
+        node.args.vararg = None
+        node.args.kwarg = None
         for e in extra:
             node.args.args.append(ast_util.name(e, ctx=gast.Param()))
         for e in kws:
@@ -369,7 +569,7 @@ class Function:
     # -- programs
     def _kinds(self, values):
         return tuple(("carray" if _is_complex(v) else "array") if _arraylike(v) else
-                     "array" if v is None else type(v) for v in values)
+                     "array" if v is None else "container" if v is CONTAINER else type(v) for v in values)
 
     def _program_for(self, params, complex_mode=False):
         """The Program for these parameter values (None: assume real arrays).
@@ -382,12 +582,29 @@ class Function:
         else:
             key = self._kinds(params.values()) + (complex_mode,)
             examples = {p: v for p, v in params.items() if not (_arraylike(v) or v is None)}
+            examples = {p: v for p, v in examples.items() if v is not CONTAINER}
+            containers = {p for p, v in params.items() if v is CONTAINER}
+            if containers:
+                examples[_CONTAINERS] = containers
         program = self._programs.get(key)
         if program is None or not program.is_current():
             with self._lock:
-                program = Program(self, examples, complex_mode or "carray" in key)
+                program = self._new_program(examples, complex_mode or "carray" in key, params)
                 self._programs[key] = program
         return program
+
+    def _new_program(self, examples, complex_mode, params):
+        return Program(self, examples, complex_mode)
+
+    def _values(self, params, program):
+        """(program, the values of its inputs: parameters then leaves). A
+        complex Variable among the leaves switches to the complex-mode
+        Program."""
+        values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+        if not program.complex_mode and any(_is_complex(v) for v in values[len(params):]):
+            program = self._program_for(params, complex_mode=True)
+            values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+        return program, values
 
     def _bind(self, args, kwargs):
         params = self._parsed.params
@@ -402,9 +619,9 @@ class Function:
         tapes = tape_mod.recording_tapes()
         if not tapes:
             return self.python_function(*args, **kwargs)
-        if _forward.accumulating():     # a ForwardAccumulator is active: generated JVP code
-            result = _forward.call_function(self, args, kwargs)
-            if result is not _forward.NOT_HANDLED:
+        if forward_mode.accumulating():     # a ForwardAccumulator is active: generated JVP code
+            result = forward_mode.call_function(self, args, kwargs)
+            if result is not forward_mode.NOT_HANDLED:
                 return result
         if self._varargs != (None, None):
             spec, sargs, skwargs = self._for_call(args, kwargs)
@@ -414,7 +631,7 @@ class Function:
     def _call_traced(self, tapes, args, kwargs, user_args, user_kwargs):
         params = self._bind(args, kwargs)
         program = self._program_for(params)
-        program, values = _values(self, params, program)
+        program, values = self._values(params, program)
         mask = []
         for v in values:
             active = False
@@ -430,7 +647,7 @@ class Function:
         if not any(mask):
             return self.python_function(*user_args, **user_kwargs)
         compiled = program.compile(mask)
-        raw = [_unwrap_nested(v) for v in values]
+        raw = [unwrap_nested(v) for v in values]
         result = compiled.run(compiled.fwd, *raw)
         outputs, residuals = result[:-1], result[-1]
         wrapped = []
@@ -449,14 +666,30 @@ class Function:
             inputs = _flat_inputs([v for v, c in zip(inputs, compiled.connected) if c])
             out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
                          if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
-            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, outputs, values),
-                                       _joint(compiled, values, out_index, outputs), residuals)
+            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, values),
+                                       _higher_order_vjp(compiled, values, out_index), residuals)
             for t in tapes:
                 if t._should_record(inputs):
                     t._record(entry)
         if compiled.tuple_output:
             return tuple(wrapped)
         return wrapped[0]
+
+
+class GeneratedFunction(Function):
+    """Generated code seen as a function to transform again: `fn` is the
+    compiled Python function (its namespace: the user's globals, closure
+    cells and the injected helpers), `tree` its gast FunctionDef, kept by
+    the artefact that generated it."""
+
+    def __init__(self, fn, tree, artefact, n_params=None):
+        self.artefact = artefact        # keeps the base compilation alive while this one is
+        super().__init__(fn, tree=tree)
+        if n_params is not None:        # the other arguments are a derived program's leaves
+            self._parsed.params = self._parsed.params[:n_params]
+            self._parsed.n_positional = min(self._parsed.n_positional, n_params)
+            P = inspect.Parameter
+            self._signature = inspect.Signature([P(p, P.POSITIONAL_OR_KEYWORD) for p in self._parsed.params])
 
 
 class BoundFunction:
@@ -474,16 +707,7 @@ class BoundFunction:
         return "<bound srcgrad.function %s of %r>" % (self.function.__name__, self.instance)
 
 
-def _full_cotangents(out_index, outputs, gs):
-    full = [0.0] * len(outputs)
-    for i, g in zip(out_index, gs):
-        full[i] = g
-    return full
-
-
-def _connected(compiled, cotangents):
-    return [g for g, c in zip(cotangents, compiled.connected) if c]
-
+# ------------------------------------------------------------ tape entries
 
 def _flat_inputs(values):
     """Tape inputs: a Tensor as is, a container as its Tensor leaves."""
@@ -510,25 +734,40 @@ def _flat_cotangents(values, cotangents):
     return out
 
 
+def _full_cotangents(out_index, n_outputs, gs):
+    full = [0.0] * n_outputs
+    for i, g in zip(out_index, gs):
+        full[i] = g
+    return full
+
+
 def _connected_values(compiled, values):
     active = [v for v, m in zip(values, compiled.mask) if m]
     return [v for v, c in zip(active, compiled.connected) if c]
 
 
-def _backward(compiled, out_index, outputs, values):
+def _backward(compiled, out_index, values):
     connected_values = _connected_values(compiled, values)
+    n = len(compiled.outputs)
 
     def backward(residuals, gs):
-        cots = _connected(compiled, compiled.bwd(residuals, *_full_cotangents(out_index, outputs, gs)))
+        cots = compiled.bwd(residuals, *_full_cotangents(out_index, n, gs))
+        cots = [g for g, c in zip(cots, compiled.connected) if c]
         return _flat_cotangents(connected_values, cots)
     return backward
 
 
-def _joint(compiled, values, out_index, outputs):
+def _higher_order_vjp(compiled, values, out_index):
+    """The entry's VJP while another tape records: the generated VJP (the
+    joint function) called as a compiled function on the entry's input
+    Tensors and the cotangent Tensors, so that the outer tape records it as
+    ONE entry whose own backward is generated code (at every order)."""
     values = list(values)
     connected_values = _connected_values(compiled, values)
+    n = len(compiled.outputs)
 
-    def joint(inputs, gs):
+    def run(inputs, gs):
+        vjp = as_function(compiled.joint_fn)
         args = list(values)
         it = iter(inputs)
         active = [i for i, m in enumerate(compiled.mask) if m]
@@ -540,23 +779,33 @@ def _joint(compiled, values, out_index, outputs):
                 else:       # a container: its Tensor leaves replaced in order
                     leaves = [next(it) if isinstance(e, Tensor) else e for e in tape_mod.flatten(v)]
                     args[i] = tape_mod.pack_as(v, leaves)
-        args = [a if isinstance(a, Tensor) or type(a) in (list, tuple, dict) else _unwrap_nested(a)
+        args = [a if isinstance(a, Tensor) or type(a) in (list, tuple, dict) else unwrap_nested(a)
                 for a in args]
-        cots = _connected(compiled, compiled.joint(*args, *_full_cotangents(out_index, outputs, gs)))
+        cots = vjp(*args, *_full_cotangents(out_index, n, gs))
+        cots = cots if len(compiled.active_inputs) != 1 else (cots,)
+        cots = [g for g, c in zip(cots, compiled.connected) if c]
         return _flat_cotangents(connected_values, cots)
-    return joint
+    return run
 
+
+# ------------------------------------------------------------------ cache
 
 _functions = weakref.WeakKeyDictionary()
 _functions_lock = threading.Lock()
 
 
 def as_function(f, fence=True):
-    """The Function wrapping `f` (cached per Python function)."""
+    """The Function wrapping `f` (cached per Python function): `f` itself
+    for a Function, the function of a bound @sg.function method, the
+    compilable form of a function srcgrad returned (sg.grad(g), generated
+    code), or a new Function parsed from `f`'s source."""
     if isinstance(f, Function):
         return f
     if isinstance(f, BoundFunction):
         return f.function
+    derived = getattr(f, "__srcgrad_function__", None)
+    if derived is not None:
+        return derived()
     raw = getattr(f, "__func__", f)  # bound methods
     with _functions_lock:
         fn = _functions.get(raw)
@@ -577,126 +826,3 @@ def function(f):
     when the derivative is first compiled.
     """
     return Function(f)
-
-
-def _wrt_tuple(wrt):
-    return (wrt,) if isinstance(wrt, int) else tuple(wrt)
-
-
-def _grad_inputs(fn, args, kwargs, wrt):
-    fn, args, kwargs = fn._for_call(args, kwargs)
-    params = fn._bind(args, kwargs)
-    program = fn._program_for(params)
-    names = list(params)
-    for i in wrt:
-        if not 0 <= i < len(names):
-            raise ValueError("wrt index %d out of range for %s with %d parameters"
-                             % (i, fn.__name__, len(names)))
-    program, values = _values(fn, params, program)
-    mask = [i in wrt for i in range(len(values))]
-    raw = []
-    for i, v in enumerate(values):
-        v = _unwrap_nested(v)
-        if mask[i]:
-            v = _float_tree(v)
-        raw.append(v)
-    return program, mask, raw
-
-
-def _float_tree(v):
-    """An argument differentiated by grad: floating arrays (integers are
-    promoted to float64), lists/tuples/dicts of them kept as containers."""
-    if type(v) in (list, tuple):
-        return type(v)(_float_tree(e) for e in v)
-    if type(v) is dict:
-        return {k: _float_tree(e) for k, e in v.items()}
-    a = np.asarray(v)
-    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
-
-
-def grad(f, wrt=(0,), preserve_result=False):
-    """Return a function computing the gradient of scalar-valued `f`.
-
-    wrt: positional index or tuple of indices of the arguments to
-    differentiate. The returned function takes f's arguments and returns the
-    gradient (an ndarray of the argument's shape and floating dtype; integer
-    arguments are promoted to float64), a tuple of them when len(wrt) > 1,
-    and `(value, gradient)` with preserve_result=True. A non-scalar `f` gives
-    the gradient of its sum (as GradientTape.gradient does). The code that
-    runs is the one `sg.source(f, wrt)` shows.
-    """
-    fn = as_function(f)
-    wrt = _wrt_tuple(wrt)
-
-    def gradient(*args, **kwargs):
-        program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
-        compiled = program.compile(mask)
-        if preserve_result:
-            result = compiled.run(compiled.fwd, *raw)
-            outs, residuals = result[:-1], result[-1]
-            if len(outs) != 1:
-                raise TypeError("grad needs a function with one output; %s returns %d"
-                                % (fn.__name__, len(outs)))
-            grads = compiled.bwd(residuals, np.ones_like(outs[0]))
-            value = outs[0]
-        else:
-            grads = compiled.joint(*raw)
-        grads = tuple(_as_input_dtype(g, raw[i]) for g, i in zip(grads, [i for i, m in enumerate(mask) if m]))
-        g = grads[0] if len(wrt) == 1 else grads
-        return (value, g) if preserve_result else g
-
-    gradient.__name__ = "d%sd%s" % (fn.__name__, "_".join(fn._parsed.params[i] for i in wrt
-                                                          if i < len(fn._parsed.params)))
-    gradient.__doc__ = "Gradient of %s with respect to arguments %s (generated by srcgrad)." % (fn.__name__, wrt)
-    return gradient
-
-
-def _as_input_dtype(g, x):
-    if type(x) in (list, tuple):
-        gs = g if isinstance(g, (list, tuple)) else [None] * len(x)
-        return type(x)(_as_input_dtype(gi if gi is not None else np.zeros_like(xi), xi) for gi, xi in zip(gs, x))
-    if type(x) is dict:
-        gs = g if isinstance(g, dict) else {}
-        return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
-                for k, xi in x.items()}
-    g = np.asarray(g)
-    shape = np.shape(x)
-    if g.shape != shape:
-        g = np.broadcast_to(g, shape)
-    dtype = np.asarray(x).dtype
-    if g.dtype != dtype and is_differentiable_dtype(dtype):
-        g = (np.real(g) if g.dtype.kind == "c" and dtype.kind != "c" else g).astype(dtype)
-    if not g.flags.writeable:
-        g = g.copy()
-    return g
-
-
-def value_and_grad(f, wrt=(0,)):
-    """`grad(f, wrt, preserve_result=True)`: returns (value, gradient)."""
-    return grad(f, wrt, preserve_result=True)
-
-
-def source(f, wrt=(0,), mode="reverse"):
-    """The generated Python source (str) of the derivative of `f` with
-    respect to the positional arguments `wrt`: the fused forward and reverse
-    sweeps that `sg.grad` runs; with mode="forward", the JVP code
-    `f_jvp(*inputs, *tangents of the wrt inputs) -> (outputs, tangents)`
-    that ForwardAccumulator and `sg.jvp` run."""
-    if mode not in ("reverse", "forward"):
-        raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
-    fn = as_function(f)
-    wrt = _wrt_tuple(wrt)
-    if isinstance(f, BoundFunction):
-        # a bound method: `self` is known, and its Variables (self.kernel)
-        # are inputs, as under a tape; wrt counts the arguments after self.
-        params = dict.fromkeys(fn._parsed.params)
-        params[fn._parsed.params[0]] = f.instance
-        program = fn._program_for(params)
-        n = len(fn._parsed.params)
-        mask = [(i - 1) in wrt for i in range(n)] + [True] * len(program.leaves)
-    else:
-        program = fn._program_for(None)
-        mask = [i in wrt for i in range(len(program.inputs))]
-    if mode == "forward":
-        return _forward.source(program, mask)
-    return program.compile(mask).source

@@ -168,7 +168,8 @@ def densify_tree(g, x):
 
 
 def add_cotangents(a, b):
-    """a + b for cotangents: element-wise for lists and dicts, None is zero."""
+    """a + b for cotangents of the same structure and shapes: element-wise
+    for lists and dicts, None is zero."""
     if a is None:
         return b
     if b is None:
@@ -194,3 +195,17 @@ def unindex_container(g, x, index):
         return out
     out[index] = g
     return out
+
+
+def as_input(g, x):
+    """`g` as the gradient of the input `x`: broadcast to x's shape, in x's
+    floating dtype (the real part of a complex `g` for a real `x`), as a
+    writable array. What a generated gradient function returns."""
+    g = np.asarray(g) if not isinstance(g, _Dispatch.tensor) else g
+    shape = np.shape(x)
+    if np.shape(g) != shape:
+        g = np.broadcast_to(g, shape) * 1
+    dtype = np.result_type(x)
+    if dtype.kind in "fc" and g.dtype != dtype:
+        g = (np.real(g) if g.dtype.kind == "c" and dtype.kind != "c" else g).astype(dtype)
+    return g

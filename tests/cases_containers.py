@@ -8,7 +8,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from rulecase import Case, R
-from srcgrad.rules.containers import (array_setitem, as_list, as_tuple, cast, list_append, list_extend,
+from srcgrad.rules.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append, list_extend,
                                       setitem)
 
 
@@ -34,6 +34,11 @@ def f_as_list(x, w):
 
 def f_as_tuple(x, y, w):
     return np.sum(as_tuple([x, y])[1] * w + as_tuple([x, y])[0] * w)
+
+
+def f_as_dict(x, y, w):
+    d = as_dict({"a": x, "b": y})
+    return np.sum(d["a"] * w + d["b"] * w * 2.0)
 
 
 def f_builtin_sum(x, y, w):
@@ -66,6 +71,7 @@ CASES = [
     Case("list_extend", f_list_extend, lambda x, y: x + y, (R(3), R(3)), list_extend),
     Case("as_list_rows", f_as_list, lambda x: x[1], (R(3, 4),), as_list),
     Case("as_tuple", f_as_tuple, lambda x, y: y + x, (R(4), R(4)), as_tuple),
+    Case("as_dict", f_as_dict, lambda x, y: x + 2.0 * y, (R(4), R(4)), as_dict),
     Case("builtin_sum_broadcast", f_builtin_sum, lambda x, y: 2 * x + y, (R(3, 4), R(4)), builtins.sum),
     Case("cast", f_cast, lambda x: x, (R(3, 4),), cast),
 ]

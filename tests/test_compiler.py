@@ -236,9 +236,16 @@ _COUNTER = 0.0
 
 def bad_del(x):
     SIDE.append("del")
+    ys = [x * 2.0, x]
+    del ys[0]
+    return np.sum(ys[0])
+
+
+def del_name_frees_memory(x):
     y = x * 2.0
+    z = y * y
     del y
-    return np.sum(x)
+    return np.sum(z)
 
 
 def bad_try(x):
@@ -736,6 +743,13 @@ def good_gradient_still_works():
     _, g = tape_grads(compiled, (x, W), (0, 1))
     for gi, e in zip(g, fd_grads(straight_line, (x, W), (0, 1))):
         check_close(gi, e)
+
+
+def test_del_of_a_name_is_supported():
+    """`del x` only frees memory (generated code uses it): it is allowed;
+    deleting an element (a mutation) is not."""
+    x = rand(3)
+    check_close(sg.grad(del_name_frees_memory)(x), 8.0 * x)
 
 
 @pytest.mark.parametrize("f, keyword, prefix", UNSUPPORTED, ids=[u[1] for u in UNSUPPORTED])

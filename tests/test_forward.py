@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from srcgrad import forward as forward_mod
+from srcgrad import forward_mode as forward_mod
 from srcgrad.rules import containers, helpers
 from srcgrad.rules import tangents as tangent_registry
 
@@ -188,6 +188,12 @@ def c_setitem(x, v):
     return y
 
 
+def c_dict_ops(x, v):
+    d = dict(a=x, b=v * 2.0)
+    e = dict(d)
+    return e["a"] * e["b"]
+
+
 def c_list_ops(x, v):
     xs = [x]
     xs.append(v * 2.0)
@@ -297,6 +303,7 @@ TANGENT_CASES = [
 # compiled only (element assignment and list methods are lowered to these helpers)
 COMPILED_ONLY_CASES = [
     ("setitem", c_setitem, (R(4, 3), R(3)), (containers.setitem, containers.array_setitem)),
+    ("dict_ops", c_dict_ops, (R(3), R(3)), containers.as_dict),
     ("list_ops", c_list_ops, (R(3), R(3)), (containers.list_append, containers.list_extend,
                                             containers.as_list, containers.as_tuple, builtins.sum)),
 ]
@@ -751,10 +758,10 @@ def test_decorated_function_in_accumulator_runs_generated_code():
     x, v = np.array([0.3, -0.8, 1.1]), np.array([1.0, 2.0, -0.5])
     xt = sg.constant(x)
     program = loop_branch._program_for({"x": xt, "n": 3})
-    forward_mod._compiled.pop(program, None)
+    program._compiled.pop(("forward", (True, False)), None)
     with sg.ForwardAccumulator(xt, v) as acc:
         y = loop_branch(xt, 3)
-    assert (True, False) in forward_mod._compiled[program]
+    assert ("forward", (True, False)) in program._compiled
     _, expected = sg.jvp(loop_branch, (x, 3), (v, None))
     np.testing.assert_allclose(acc.jvp(y).numpy(), expected, rtol=1e-13)
 

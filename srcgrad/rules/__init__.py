@@ -10,6 +10,7 @@ from . import containers  # noqa: F401
 from . import nondiff  # noqa: F401
 from . import tangents  # noqa: F401  (forward mode: tangent rules)
 from . import numpy_tangents  # noqa: F401
+from . import runtime_rules  # noqa: F401  (rules for what generated code calls)
 try:
     import scipy.special  # noqa: F401
 except ImportError:       # SciPy is optional: no scipy.special rules without it

@@ -77,6 +77,17 @@ def as_tuple_(z, x):
     d[x] = seq_cotangent(d[z][:], x)
 
 
+def as_dict(x):
+    """`dict(x)` in differentiated code: a copy of the dict `x`."""
+    return dict(x)
+
+
+@register_adjoint(as_dict)
+def as_dict_(z, x):
+    """A copy: the cotangent is the copy's, key by key."""
+    d[x] = d[z]
+
+
 def sum_(iterable, start=0):
     """The built-in `sum` over a list/tuple of arrays or an array's rows."""
     return builtins.sum(iterable, start)

@@ -30,16 +30,18 @@ def _normalize_axes(axis, ndim):
 def unbroadcast(g, x):
     """Sum the cotangent `g` back to the shape of `x`, undoing NumPy
     broadcasting: leading axes `g` has and `x` lacks are summed out, and so
-    are axes where `x` has length 1. A `g` of lower rank (a scalar seed) is
-    broadcast up instead. Result shape: np.shape(x)."""
+    are axes where `x` has length 1. A `g` that broadcasts to x's shape (a
+    scalar seed; the transpose of a sum) is broadcast up instead. Result
+    shape: np.shape(x)."""
     try:
         shape, gshape = x.shape, g.shape      # arrays and Tensors: no function calls
     except AttributeError:
         shape, gshape = _shape(x), np.shape(g)
     if gshape == shape:
         return g
-    if len(gshape) < len(shape):
-        return np.broadcast_to(g, shape)
+    if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
+            a == b or a == 1 for a, b in zip(gshape, shape))):
+        return np.broadcast_to(g, shape)        # the transpose: broadcast up to x's shape
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
@@ -56,6 +58,13 @@ def unreduce(g, x, axis=None, keepdims=False):
         axes = _normalize_axes(axis, len(shape))
         g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
     return np.broadcast_to(g, shape)
+
+
+def rereduce(h, g, axis=None, keepdims=False):
+    """The transpose of unreduce(g, x, axis, keepdims): `h` (shaped like x)
+    summed over the reduced axes, in g's shape."""
+    axes = _normalize_axes(axis, len(np.shape(h)))
+    return np.reshape(np.sum(h, axis=axes, keepdims=True), np.shape(g))
 
 
 @nondiff_helper

@@ -45,7 +45,8 @@ register_nondiff(
     helpers_math.uniform_weights, helpers_math.norm_chooser, helpers_math.abs_chooser,
     # builtins
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
-    builtins.enumerate, builtins.zip, builtins.reversed, builtins.tuple, builtins.list, builtins.dict,
+    # (zip, enumerate, reversed, list, tuple and dict carry derivatives: lowered in for loops,
+    #  containers.as_list/as_tuple/as_dict as values, NoRuleError otherwise)
     builtins.str, builtins.type, builtins.callable, builtins.hasattr,
     math.floor, math.ceil, math.isnan, math.isinf, math.isfinite,
 )

@@ -17,6 +17,7 @@ from .helpers import (balanced_eq, dot_adjoint, inverse_axes, matmul_adjoint_x, 
 # Complex inputs follow TF's convention (helpers_math.py): d[x] = d[z] * conj(f'(x)) for
 # holomorphic f; conj is the identity on real values.
 from .helpers_math import conj, sign
+from ..runtime import densify
 from .registry import register_adjoint
 
 # ---------------------------------------------------------------- elementwise
@@ -215,5 +216,6 @@ def getitem(y, x, index):
 
 @register_adjoint(unindex)
 def unindex_(z, g, x, index):
-    """unindex is linear in g; its adjoint gathers: d[g] = d[z][index]."""
-    d[g] = d[z][index]
+    """unindex is linear in g; its adjoint gathers: d[g] = d[z][index]
+    (an element of a container's cotangent may be None: zeros)."""
+    d[g] = densify(d[z][index], g)

@@ -493,6 +493,11 @@ def as_tuple(z, x):
     t[z] = containers.as_tuple(t[x])
 
 
+@register_tangent(containers.as_dict)
+def as_dict(z, x):
+    t[z] = containers.as_dict(t[x])
+
+
 @register_tangent(builtins.sum)
 def builtin_sum(z, iterable, start=0):
     t[z] = containers.sum_(t[iterable], t[start])

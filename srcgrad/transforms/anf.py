@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
+from .. import runtime
 from ..errors import UnsupportedSyntaxError
 from ..rules import containers, registry
 from . import ast_util
@@ -101,25 +102,14 @@ class Op:
         return []
 
 
-def _user_function(obj):
-    from ..function import Function
-    if isinstance(obj, Function):
-        return obj.python_function
-    code = getattr(obj, "__code__", None)
-    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None:
-        return None
-    module = getattr(obj, "__module__", "") or ""
-    if module.startswith("numpy") or module.startswith("srcgrad."):
-        return None
-    return obj
-
-
 class _ANF:
-    def __init__(self, parsed, namer):
-        self.parsed = parsed
-        self.namer = namer
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.parsed = ctx.parsed
+        self.namer = ctx.namer
         self.temps = set()
         self.packs = {}        # name -> the tuple/dict display assigned to it
+        self.stacks = set()    # stacks of generated code being transformed again
 
     def fail(self, node, construct, hint=None):
         filename, lineno, col = self.parsed.origin(node)
@@ -135,7 +125,9 @@ class _ANF:
     def stmt(self, s):
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
-                return []  # docstring or bare constant
+                return []  # docstring, comment or bare constant
+            if self._stack_op(s.value) is runtime.push:
+                return self.push(s)
             s._sg_forward_only = True
             return [s]
         if isinstance(s, gast.Pass):
@@ -184,7 +176,9 @@ class _ANF:
             cond = self.namer.fresh("cond")
             self.condition(copy.deepcopy(s.test), cond, out, s)
             body = self.block(s.body)
-            body.append(self._assign(count, ast_util.quote_expr("%s + 1" % count), Op("nondiff"), s))
+            increment = self._assign(count, ast_util.quote_expr("%s + 1" % count), Op("nondiff"), s)
+            increment._sg_no_save = True     # the reverse sweep reads only the final count
+            body.append(increment)
             self.condition(s.test, cond, body, s)
             new = ast_util.copy_location(gast.While(test=ast_util.name(cond), body=body, orelse=[]), s)
             new._sg_count = count
@@ -203,6 +197,14 @@ class _ANF:
             out = []
             it = s.iter
             args = [self.simple(a, out, "n") for a in it.args]
+            assigned = {n.id for n in gast.walk(ast_util.module(s.body))
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            for k, a in enumerate(args):
+                if isinstance(a, gast.Name) and a.id in assigned:
+                    # range() reads its bounds once: keep them from the body's assignments
+                    tmp = self.namer.fresh(a.id)
+                    out.append(self._assign(tmp, ast_util.name(a.id), Op("nondiff", source="n"), s))
+                    args[k] = ast_util.name(tmp)
             new = ast_util.for_(ast_util.set_store(copy.deepcopy(s.target)),
                                 ast_util.call(ast_util.name("range"), args), self.block(s.body))
             ast_util.copy_location(new, s)
@@ -226,6 +228,33 @@ class _ANF:
             out.append(ast_util.copy_location(ast_util.return_(value), s))
             return out
         self.fail(s, type(s).__name__ + " statement")
+
+    def _stack_op(self, e):
+        """runtime.push or runtime.pop when `e` calls one, else None."""
+        if isinstance(e, gast.Call):
+            obj = getattr(e.func, "_sg_callee", None)
+            if obj is runtime.push or obj is runtime.pop:
+                return obj
+        return None
+
+    def stack_name(self, e, call):
+        if not isinstance(e, gast.Name):
+            self.fail(call, "push/pop on something other than a stack variable")
+        self.stacks.add(e.id)
+        return e
+
+    def push(self, s):
+        """push(S, x) in generated code being transformed again."""
+        call = s.value
+        if len(call.args) != 2 or call.keywords:
+            self.fail(s, "this call of push")
+        out = []
+        stack = self.stack_name(call.args[0], s)
+        x = self.simple(call.args[1], out, "t", force_name=True)
+        call.args = [stack, x]
+        s._sg_op = Op("push", args=[stack, x], source="push")
+        out.append(s)
+        return out
 
     def _assign(self, target, value, op, where):
         a = ast_util.copy_location(ast_util.assign(target, value), where)
@@ -289,6 +318,8 @@ class _ANF:
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e
         value, op = self.top(e, out, hint)
+        if isinstance(value, gast.Constant) and op.kind == "nondiff" and not force_name:
+            return value            # a folded constant (-9.81)
         tmp = self.namer.fresh(name or op.source or hint or "t")
         self.temps.add(tmp)
         a = ast_util.copy_location(ast_util.assign(tmp, value), e)
@@ -333,6 +364,11 @@ class _ANF:
             fn, nm = _BINOPS.get(type(e.op), (None, "op"))
             src = nm + ("_" + base(e.left) if base(e.left) else "")
             return e, self.classify_fn(fn, [e.left, e.right], {}, e, src)
+        if (isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd))
+                and isinstance(e.operand, gast.Constant) and isinstance(e.operand.value, (int, float, complex))
+                and not isinstance(e.operand.value, bool)):
+            value = -e.operand.value if isinstance(e.op, gast.USub) else e.operand.value
+            return ast_util.const(value), Op("nondiff", source=hint or "c")
         if isinstance(e, gast.UnaryOp):
             e.operand = self.simple(e.operand, out, hint)
             if type(e.op) in _UNARY:
@@ -404,6 +440,11 @@ class _ANF:
         if isinstance(e, gast.JoinedStr):
             return e, Op("nondiff", source="s")
         if isinstance(e, gast.Call):
+            if self._stack_op(e) is runtime.pop:
+                if len(e.args) != 1 or e.keywords:
+                    self.fail(e, "this call of pop")
+                e.args = [self.stack_name(e.args[0], e)]
+                return e, Op("pop", args=list(e.args), source=hint or "t")
             return self.call(e, out, hint)
         self.fail(e, type(e).__name__ + " expression")
 
@@ -457,20 +498,30 @@ class _ANF:
                 args = []
             return e, self.classify_fn(fn, [recv] + args, kwargs, e, src)
         obj = getattr(func, "_sg_callee", None)
+        if obj in (builtins.list, builtins.tuple, builtins.dict) and not e.args and not e.keywords:
+            display = gast.Dict(keys=[], values=[]) if obj is builtins.dict else \
+                ast_util.tuple_([]) if obj is builtins.tuple else gast.List(elts=[], ctx=gast.Load())
+            return display, Op("pack", source=hint or "c", args=[])
+        if obj is builtins.dict and not e.args and e.keywords:
+            # dict(a=a, b=b) is the display {"a": a, "b": b}
+            display = gast.Dict(keys=[ast_util.const(k.arg) for k in e.keywords],
+                                values=[k.value for k in e.keywords])
+            return display, Op("pack", source=hint or "d", args=list(display.values))
         name = getattr(obj, "__name__", None) or "call"
         if e.args and self.base(e.args[0]):
             name = name + "_" + self.base(e.args[0])
-        if getattr(func, "_sg_opaque_method", False) and _user_function(obj) is None:
+        if getattr(func, "_sg_opaque_method", False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         args = list(e.args)
         call = getattr(type(obj), "__call__", None)
         if (obj is not None and not isinstance(obj, type) and not callable(getattr(obj, "__code__", None))
-                and _user_function(call) is not None and isinstance(func, gast.Name)):
+                and self.ctx.callee(obj) is None and call is not None and self.ctx.callee(call) is not None
+                and isinstance(func, gast.Name)):
             # an instance of the user's class called: obj(x) is type(obj).__call__(obj, x)
             op = self.classify_fn(call, [ast_util.name(func.id)] + args, kwargs, e, name)
             op.receiver = obj
             return e, op
-        if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and _user_function(obj) is not None:
+        if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and self.ctx.callee(obj.__func__) is not None:
             # a bound method of the user's (self.helper(x)): the receiver is its first argument
             func.value = self.simple(func.value, out, hint)
             args = [func.value] + args
@@ -491,6 +542,8 @@ class _ANF:
             fn = containers.as_list
         elif fn is builtins.tuple and len(args) == 1:
             fn = containers.as_tuple
+        elif fn is builtins.dict and len(args) == 1 and not kwargs:
+            fn = containers.as_dict
         if getattr(fn, "__srcgrad_custom__", None) is not None:
             if kwargs:
                 self.fail(node, "keyword arguments to a custom_gradient function")
@@ -516,10 +569,11 @@ class _ANF:
             return Op("rule", rule=rule, bindings=bindings, source=source)
         if registry.is_nondiff(fn):
             return Op("nondiff", source=source)
-        user = _user_function(fn)
-        if user is not None:
+        info = self.ctx.callee(fn) if fn is not None else None
+        if info is not None:
+            user = info.function
             try:
-                sig = inspect.signature(user)
+                sig = info.signature
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
                 self.fail(node, "this call of %s (%s)" % (getattr(user, "__name__", user), exc))
@@ -543,7 +597,7 @@ class _ANF:
                     + ordered[n_pos:] + [kw[k] for k in names]
                 spec = (len(extra), tuple(names))
             # Variables the callee reads as globals: passed on (Program._hoist_callee_leaves)
-            ordered += [ast_util.name(n) for n in self.callee_leaves.get(user, ())]
+            ordered += [ast_util.name(n) for n in self.ctx.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
             # functions passed as arguments are known to the callee (its Program's examples)
@@ -551,10 +605,7 @@ class _ANF:
             op.examples = {p: bound.arguments[p]._sg_value for p in names if p in bound.arguments
                            and isinstance(bound.arguments[p], gast.AST)
                            and getattr(bound.arguments[p], "_sg_value", None) is not None}
-            from ..function import as_function
-            ret = as_function(user)._parsed.node.body[-1]
-            op.n_outputs = len(ret.value.elts) if isinstance(ret, gast.Return) and isinstance(
-                ret.value, gast.Tuple) else 1
+            op.n_outputs = info.n_outputs
             op.node = node
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))
@@ -564,14 +615,17 @@ def _names_in(node):
     return [n for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
-def anf(parsed, resolution):
+def transform(resolution, ctx):
     """Put `resolution.node`'s body in A-normal form (in place), then give
-    top-level reassignments fresh SSA names. Returns the FunctionDef."""
+    top-level reassignments fresh SSA names. Returns the FunctionDef, with
+    `_sg_stacked` (names assigned inside a branch or loop), `_sg_inputs`,
+    `_sg_stacks` (stack variables of generated code) and `_sg_containers`
+    (parameters that hold lists, tuples or dicts)."""
     node = resolution.node
-    namer = resolution.namer
-    t = _ANF(parsed, namer)
-    t.callee_leaves = getattr(resolution, "callee_leaves", {})
+    namer = ctx.namer
+    t = _ANF(ctx)
     body = t.block(node.body)
+    parsed = ctx.parsed
     if not body or not isinstance(body[-1], gast.Return):
         raise UnsupportedSyntaxError("a function without a return value", parsed.filename,
                                      parsed.firstlineno, None, "return the value to differentiate")
@@ -579,7 +633,9 @@ def anf(parsed, resolution):
     node.body = _ssa(body, set(defined), namer)
     node._sg_stacked = stacked_names(node.body)
     node._sg_inputs = sorted(defined)
-    node._sg_examples = getattr(resolution, "examples", {})
+    node._sg_containers = {p for p, v in getattr(resolution, "examples", {}).items()
+                           if isinstance(v, (list, tuple, dict))} | set(getattr(resolution, "containers", ()))
+    node._sg_stacks = t.stacks
     node.body = _no_self_reference(node.body, node._sg_stacked, namer)
     return node
 
@@ -626,7 +682,9 @@ def _no_self_reference(body, stacked, namer):
             s.body = _no_self_reference(s.body, stacked, namer)
         elif isinstance(s, gast.Assign) and hasattr(s, "_sg_op"):
             targets = ast_util.names_stored(s.targets[0])
-            if targets & stacked and targets & ast_util.names_loaded(s.value):
+            if getattr(s, "_sg_no_save", False):
+                pass
+            elif targets & stacked and targets & ast_util.names_loaded(s.value):
                 # t = f(t) becomes tmp = f(t); t = tmp (also for a, b = g(a, b))
                 target = s.targets[0]
                 names = [e.id for e in target.elts] if isinstance(target, gast.Tuple) else [target.id]

@@ -212,3 +212,24 @@ def substitute_loads(node, mapping):
             for e in list(op.bindings.values()) + list(op.args) + list(op.keywords.values()):
                 r.visit(e)
     return node
+
+
+def clone(node, annotations=True):
+    """A deep copy of the gast tree `node` (a node or a list of them) whose
+    annotations (`_sg_*` attributes: resolved objects, rules, origins) are
+    shared with the original, not copied; with annotations=False only the
+    origins are kept (generated code given to the compiler again)."""
+    if isinstance(node, list):
+        return [clone(n, annotations) for n in node]
+    if not isinstance(node, gast.AST):
+        return node
+    new = copy.copy(node)
+    if not annotations:
+        for key in [k for k in vars(new) if k.startswith("_sg_") and k != "_sg_origin"]:
+            delattr(new, key)
+    for field, value in gast.iter_fields(node):
+        if isinstance(value, list):
+            setattr(new, field, [clone(v, annotations) for v in value])
+        elif isinstance(value, gast.AST):
+            setattr(new, field, clone(value, annotations))
+    return new

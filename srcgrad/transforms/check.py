@@ -6,7 +6,7 @@ expressions lower.py and anf.py know: assignments (also to elements, and
 unpacking with a starred target), if/elif/else, for and while loops (no
 else clause) with break and continue, return anywhere, local def and lambda,
 list comprehensions, assert, raise and print. Not supported: try, with,
-yield, async, global/nonlocal, del, import, class definitions inside, exec,
+yield, async, global/nonlocal, del of elements, import, class definitions inside, exec,
 eval, match, attribute assignment, set/dict comprehensions, :=.
 """
 import gast
@@ -21,7 +21,6 @@ _STATEMENTS = {
     gast.AsyncFunctionDef: "async function",
     gast.Global: "global statement",
     gast.Nonlocal: "nonlocal statement",
-    gast.Delete: "del statement",
     gast.Import: "import statement",
     gast.ImportFrom: "import statement",
     gast.ClassDef: "class definition",
@@ -100,6 +99,11 @@ def _check_stmt(parsed, stmt):
             _check_stmt(parsed, s)
     elif isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
         pass
+    elif isinstance(stmt, gast.Delete):
+        # `del x` only frees memory (generated code frees dead values so); other deletions mutate
+        for t in stmt.targets:
+            if not isinstance(t, gast.Name):
+                _fail(parsed, stmt, "del of an element or attribute")
     else:
         _fail(parsed, stmt, type(stmt).__name__ + " statement")
 

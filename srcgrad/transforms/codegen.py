@@ -11,12 +11,14 @@ The generated code shares the user function's live globals and closure cells
 its source is registered in `linecache`, so tracebacks through it show real
 lines.
 """
+import copy
 import itertools
 import linecache
 import types
 
 import gast
 
+from .. import runtime
 from ..rules import helpers
 from . import ast_util
 
@@ -62,42 +64,47 @@ def _shape_only(body, injected, names):
     return only_shape & all_reads
 
 
-def assemble(name, inputs, active_inputs, gen):
-    """Build the three FunctionDefs. Returns (fwd, bwd, joint, residual names)."""
-    gen.gen.np_name()           # the generated code may name `np` (zeros_like)
-    outputs = gen.outputs
-    seeds = [gen.seeds[o] for o in outputs]
+def assemble(name, inputs, active_inputs, sweeps):
+    """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
+    (fwd, bwd, joint, residual names, connected), where connected[i] says
+    whether active input i has a (possibly) nonzero cotangent."""
+    gen = sweeps.generator
+    gen.np_name()           # the generated code may name `np` (zeros_like)
+    outputs = sweeps.outputs
+    seeds = [sweeps.seeds[o] for o in outputs]
     # Names first assigned inside a branch or loop are pushed before they
     # have a value: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
-               for n in sorted(gen.pushed - set(inputs) - gen.first_defined)]
-    stack = gen.gen.stack
-    stack_init = [ast_util.assign(stack, gast.List(elts=[], ctx=gast.Load()))] if gen.pushed else []
-    fwd_core = stack_init + preinit + gen.fwd_body
+               for n in sorted(sweeps.pushed - set(inputs) - sweeps.first_defined)]
+    stack = sweeps.stack
+    stack_init = [ast_util.assign(stack, gast.List(elts=[], ctx=gast.Load()))] if stack else []
+    fwd_core = stack_init + preinit + sweeps.fwd_body
+    sweeps.fwd_core = fwd_core
 
     def grad_of(x):
-        a = gen.adjoints.get(x)
-        if a is not None and a in gen.materialized:
-            return ast_util.name(a)
-        return gen.gen.zeros(x, x)
+        if x in sweeps.final:
+            return ast_util.name(sweeps.adjoints[x])
+        # an unconnected input (possibly a container the caller passed in): zeros of its structure
+        return ast_util.call(ast_util.name(gen.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
 
     grads = [grad_of(x) for x in active_inputs]
-    connected = tuple(gen.adjoints.get(x) in gen.materialized for x in active_inputs)
+    connected = tuple(x in sweeps.final for x in active_inputs)
     defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
-    residuals = [n for n in _names_in_order(gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))], gast.Load)
-                 if n in defined and n not in gen.rev_locals]
+    residuals = [n for n in _names_in_order(sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))],
+                                            gast.Load)
+                 if n in defined and n not in sweeps.rev_locals]
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
-    shape_only = _shape_only(gen.rev_body, gen.injected, residuals)
-    shape_of = gen.gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
+    shape_only = _shape_only(sweeps.rev_body, sweeps.injected, residuals) - gen.dynamic
+    shape_of = gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
     res_tuple = ast_util.tuple_([
         ast_util.call(ast_util.name(shape_of), [ast_util.name(n)]) if n in shape_only else ast_util.name(n)
         for n in residuals])
-    res_param = gen.gen.namer.fresh("_residuals")
+    res_param = gen.namer.fresh("_residuals")
 
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
         [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
-        + fwd_core
+        + ast_util.clone(fwd_core)
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
@@ -108,13 +115,13 @@ def assemble(name, inputs, active_inputs, gen):
     bwd = ast_util.function_def(
         name + "_bwd", [res_param] + seeds,
         [ast_util.comment("Reverse sweep of %s: output cotangents -> input cotangents" % name)]
-        + unpack + gen.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
+        + unpack + ast_util.clone(sweeps.rev_body) + [ast_util.return_(ast_util.tuple_(ast_util.clone(grads)))])
     wrt = active_inputs[0] if active_inputs else "x"
     jname = "d%sd%s" % (name, wrt)
     # Between the sweeps, drop what the reverse sweep does not read (as the
     # split forward does by returning only the residuals).
     free = []
-    defined_once = gen.first_defined - set(inputs)
+    defined_once = sweeps.first_defined - set(inputs)
     dead = [n for n in _names_in_order(fwd_core, gast.Store) if n in defined_once and n not in residuals]
     if dead:
         free.append(ast_util.delete(dead))
@@ -124,17 +131,48 @@ def assemble(name, inputs, active_inputs, gen):
     if free:
         free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
     jbody = ([ast_util.comment("Forward sweep")] + fwd_core + free
-             + [ast_util.comment("Reverse sweep")] + gen.rev_body)
+             + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
                                   defaults=[ast_util.const(1.0) for _ in seeds])
     return fwd, bwd, joint, residuals, connected
 
 
-def build(fdefs, injected, func, title, defaults):
-    """Compile `fdefs` (gast FunctionDefs) as closures over the user function's
-    cells plus the `injected` {name: object}. Returns {name: function}, each
-    with `__srcgrad_source__` holding its own readable source."""
+def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
+    """The generated gradient function of `sg.grad`: the joint sweeps seeded
+    with ones, returning the gradients of the inputs in `order` (names among
+    `active_inputs`), each cast to its input's shape and dtype (as_input),
+    after the output's value with preserve_result. A FunctionDef of
+    `inputs`; its injected names are the sweeps' plus `as_input`."""
+    gen = sweeps.generator
+    as_input = gen.inject("as_input", runtime.as_input)
+    body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
+    body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in sweeps.outputs]
+    body += ast_util.clone(sweeps.fwd_core)
+    value = None
+    if preserve_result:
+        value = gen.namer.fresh("value")
+        body.append(ast_util.assign(value, ast_util.name(sweeps.outputs[0])))
+    body += ast_util.clone(sweeps.rev_body)
+    grads = []
+    for x in order:
+        g = ast_util.name(sweeps.adjoints[x]) if x in sweeps.final else sweeps.zeros(x)
+        if x not in gen.dynamic:
+            g = ast_util.call(ast_util.name(as_input), [g, ast_util.name(x)])
+        grads.append(g)
+    result = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
+    if preserve_result:
+        result = ast_util.tuple_([ast_util.name(value), result])
+    fname = "grad_%s" % name
+    return ast_util.function_def(fname, list(inputs), body + [ast_util.return_(result)])
+
+
+def build(fdefs, injected, func, title, defaults, user_origin=None):
+    """Compile `fdefs` (gast FunctionDefs) as closures over the cells of
+    `func` (the user's function, or generated code being transformed
+    again) plus the `injected` {name: object}. Returns {name: function},
+    each with `__srcgrad_source__` holding its own readable source and
+    `__srcgrad_origin__` the (file, line) of the user's function."""
     code = func.__code__
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     factory_params = list(code.co_freevars) + [n for n in injected if n not in cells]
@@ -162,6 +200,7 @@ def build(fdefs, injected, func, title, defaults):
             fn.__srcgrad_source__ = ast_util.to_source(fdef)
             fn.__srcgrad_filename__ = filename
             fn.__srcgrad_linemap__ = linemap
+            fn.__srcgrad_origin__ = user_origin
             out[c.co_name] = fn
     return out
 

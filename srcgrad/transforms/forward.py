@@ -24,10 +24,11 @@ import copy
 import gast
 import numpy as np
 
+from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from ..rules import containers
 from ..rules import tangents as tangent_rules
-from . import ast_util, optimize, reverse
+from . import ast_util, optimize
 
 
 def _targets(stmt):
@@ -46,12 +47,15 @@ def _free_names(rule):
 
 
 class ForwardGenerator:
-    def __init__(self, parsed, active, namer, namespace, compile_callee):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        parsed = ctx.parsed
         self.parsed = parsed
-        self.active = active
-        self.namer = namer
-        self.ns = namespace
-        self.compile_callee = compile_callee     # (op, mask) -> the callee's forward compilation
+        self.active = ctx.active
+        self.namer = ctx.namer
+        self.ns = ctx.namespace
+        self.compile_callee = ctx.jvp_callee     # (op, mask) -> the callee's forward compilation
+        self.stack_tangents = {}                 # stack of generated code -> its tangent stack
         self.tan = {}
         self.injected = {}
         self.dynamic = set()            # names that may hold a list, tuple or dict
@@ -110,7 +114,7 @@ class ForwardGenerator:
         if (filename, lineno) == self.last_comment or lineno == self.def_line:
             return []       # (statements the lowering pass adds carry the def line)
         self.last_comment = (filename, lineno)
-        return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno), short(filename), lineno))]
+        return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno, filename), short(filename), lineno))]
 
     def stmt(self, s):
         if isinstance(s, gast.If):
@@ -133,9 +137,27 @@ class ForwardGenerator:
             primal = [] if getattr(s, "_sg_jvp_call", False) else [s]   # a user call: its JVP call computes both
             for t in _targets(s):       # an active name assigned a constant: its tangent is zero
                 if t in self.active and t not in done:
-                    code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
+                    if isinstance(s.value, gast.Constant) and s.value.value is None:
+                        code.append(ast_util.assign(self.tangent(t), ast_util.const(None)))
+                    else:
+                        code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code
+        op = getattr(s, "_sg_op", None)
+        if op is not None and op.kind == "push":
+            # push(S, x) of generated code: x's tangent goes on S's tangent stack
+            stack, x = op.args
+            if not self.is_active(x):
+                return [s]
+            push = ast_util.call(ast_util.name(self.inject("push", runtime.push)),
+                                 [ast_util.name(self.stack_tangent(stack.id)), ast_util.name(self.tangent(x.id))])
+            return [s, ast_util.expr_stmt(push)]
         return [s]     # print(...) and other expressions run as written
+
+    def stack_tangent(self, stack):
+        if stack not in self.stack_tangents:
+            self.stack_tangents[stack] = self.namer.fresh("d" + stack if not stack.startswith("_")
+                                                          else "_d" + stack.lstrip("_"))
+        return self.stack_tangents[stack]
 
     def tangent_code(self, s):
         """The statements computing the tangents of `s`'s targets, and the
@@ -145,6 +167,11 @@ class ForwardGenerator:
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]
+        if op.kind == "pop":
+            # x = pop(S): x's tangent comes off S's tangent stack
+            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)),
+                                [ast_util.name(self.stack_tangent(op.args[0].id))])
+            return [ast_util.assign(self.tangent(t), pop)], {t}
         if op.kind == "copy":
             src = op.args[0]
             if self.is_active(src):
@@ -205,8 +232,8 @@ class ForwardGenerator:
         dt = self.tangent(t)
         if rule is None:
             # no tangent rule: transpose the adjoint rule's VJP at run time
-            from .. import forward as runtime   # the run-time module (no gast)
-            helper = self.inject("transpose_jvp", runtime.transpose_jvp)
+            from .. import forward_mode     # the run-time side of forward mode (no gast)
+            helper = self.inject("transpose_jvp", forward_mode.transpose_jvp)
             prim = self.inject(getattr(primitive, "__name__", "primitive"), primitive)
             tans = ast_util.tuple_([(ast_util.name(tnames[p]) if isinstance(tnames[p], str) else tnames[p])
                                     if p in tnames else ast_util.const(None) for p in adjoint.diff_params])
@@ -258,19 +285,26 @@ def _as_load(e):
     return ast_util.set_load(copy.deepcopy(e)) if isinstance(e, gast.AST) else e
 
 
-def generate(parsed, fdef, inputs, active_inputs, active, namer, namespace, compile_callee):
-    """Generate the JVP function for the ANF'd `fdef`. Returns (FunctionDef,
-    injected {name: object}, output names, tuple_output)."""
+def transform(fdef, ctx):
+    """Generate the JVP function of the ANF'd `fdef` for the active names
+    `ctx.active` and the active inputs of `ctx.mask`. Returns (FunctionDef,
+    injected {name: object})."""
+    inputs = ctx.inputs
+    active_inputs = [n for n, m in zip(inputs, ctx.mask) if m]
     ret = fdef.body[-1]
     tuple_output = isinstance(ret.value, gast.Tuple)
     outputs = [e.id for e in ret.value.elts] if tuple_output else [ret.value.id]
-    gen = ForwardGenerator(parsed, active, namer, namespace, compile_callee)
+    gen = ForwardGenerator(ctx)
+    active = ctx.active
     for n in gast.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = reverse.dynamic_names(fdef)
+    gen.dynamic = fdef._sg_dynamic
     tangent_params = [gen.tangent(n) for n in active_inputs]
     body = gen.block(fdef.body[:-1])
+    # tangent stacks of the stacks of generated code being differentiated again
+    body = [ast_util.assign(d, gast.List(elts=[], ctx=gast.Load()))
+            for _, d in sorted(gen.stack_tangents.items())] + body
 
     def out_tangent(o):
         return ast_util.name(gen.tangent(o)) if (o in active or o in active_inputs) else ast_util.const(None)
@@ -279,8 +313,8 @@ def generate(parsed, fdef, inputs, active_inputs, active, namer, namespace, comp
                                      ast_util.tuple_([out_tangent(o) for o in outputs])])
     else:
         ret_value = ast_util.tuple_([ast_util.name(outputs[0]), out_tangent(outputs[0])])
-    name = parsed.node.name
+    name = ctx.parsed.node.name
     jvp = ast_util.function_def(name + "_jvp", list(inputs) + tangent_params,
                                 [ast_util.comment("Primal and tangent of %s, statement by statement" % name)]
                                 + body + [ast_util.return_(ret_value)])
-    return jvp, gen.injected, outputs, tuple_output
+    return jvp, gen.injected

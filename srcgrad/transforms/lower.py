@@ -110,7 +110,8 @@ class _Lowerer:
     # ------------------------------------------------------------ entry
     def run(self):
         fdef = self.parsed.node
-        body = self.local_functions(fdef.body)
+        body = _drop_deletes(fdef.body)
+        body = self.local_functions(body)
         body = self.hoist_block(body)
         body = self.sequences(body)
         body = self.mutations(body)
@@ -307,6 +308,13 @@ class _Lowerer:
         it = s.iter
         if _is_range(it) and isinstance(s.target, gast.Name) and not it.keywords:
             return [s]
+        if (_call_of(it, "reversed") and len(it.args) == 1 and _is_range(it.args[0])
+                and isinstance(s.target, gast.Name) and not it.args[0].keywords and not it.keywords):
+            # for i in reversed(range(...)) (generated reverse sweeps): a range with reversed bounds
+            r = self.namer.fresh("_reversed")
+            pre = _q("R = RANGE[::-1]", R=ast_util.name(r), RANGE=it.args[0])
+            s.iter = _qe("range(R.start, R.stop, R.step)", R=ast_util.name(r))
+            return _locate(pre, s) + [s]
         i = self.namer.fresh("_i")
         pre, reads, lengths = [], [], []
         index = ast_util.name(i)
@@ -517,6 +525,19 @@ class _Lowerer:
         test._sg_condition = True
         new = ast_util.copy_location(gast.While(test=test, body=head + body, orelse=[]), s)
         return pre + [new], ({self.ret[0]} if has_ret else set())
+
+
+def _drop_deletes(stmts):
+    """`del x` frees memory only (the fence lets nothing else through)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Delete):
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(s, (gast.If, gast.For, gast.While)) and getattr(s, field, None):
+                setattr(s, field, _drop_deletes(getattr(s, field)) or [gast.Pass()])
+        out.append(s)
+    return out
 
 
 def _call_of(node, *names):

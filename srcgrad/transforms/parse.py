@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import SourceNotFoundError, UnsupportedSyntaxError
+from . import ast_util
 
 
 @dataclass
@@ -25,14 +26,31 @@ class Parsed:
     def origin(self, node):
         return getattr(node, "_sg_origin", (self.filename, self.firstlineno, None))
 
-    def line_text(self, lineno):
-        return linecache.getline(self.filename, lineno).strip()
+    def line_text(self, lineno, filename=None):
+        return linecache.getline(filename or self.filename, lineno).strip()
 
 
-def parse(func):
-    """Parse `func` (a plain Python function). Raises SourceNotFoundError when
-    its source is unavailable (built-ins, C extensions, exec'd code) and
+def _from_tree(func, tree):
+    """A Parsed for generated code: `tree` is the gast FunctionDef the
+    compiler generated (its nodes keep the origin of the user's lines they
+    came from; the others point at the user's def line)."""
+    node = ast_util.clone(tree, annotations=False)
+    origin = getattr(func, "__srcgrad_origin__", None) or (func.__code__.co_filename, 1)
+    parsed = Parsed(func, node, origin[0], origin[1])
+    args = node.args
+    parsed.params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    parsed.n_positional = len(args.posonlyargs) + len(args.args)
+    node.decorator_list = []
+    return parsed
+
+
+def parse(func, tree=None):
+    """Parse `func` (a plain Python function), or take `tree`, the kept AST
+    of generated code. Raises SourceNotFoundError when the source is
+    unavailable (built-ins, C extensions, exec'd code) and
     UnsupportedSyntaxError for lambdas."""
+    if tree is not None:
+        return _from_tree(func, tree)
     code = getattr(func, "__code__", None)
     name = getattr(func, "__qualname__", repr(func))
     if code is None:

@@ -1,39 +1,70 @@
 """Reverse mode: generate the forward sweep and the reverse (adjoint) sweep.
 
 Requires: anf (one primitive per statement, SSA for straight-line code) and
-activity. Guarantees: `Generated.fwd_body` computes the primal values and
-saves, on `_stack`, every value a stacked name had before it was
-overwritten inside a branch or loop; `Generated.rev_body` computes the
-adjoints `bx` of the active inputs from the output cotangents, popping the
-saved values so each statement's rule sees the values it saw going forward.
+activity. Guarantees, in the returned `Sweeps`:
 
-Adjoints are symbolic zeros until first written (the first contribution is
-an assignment, never `0 +`); before a branch or loop is reversed, the
-adjoints it touches are materialized with `np.zeros_like`. Rules are inlined
-from the registry (inline.py). Calls of user functions become calls of their
-own split forward/adjoint (`g_fwd` / `g_bwd`).
+- `fwd_body` computes the primal values, and before a statement inside a
+  branch or loop overwrites a name that the reverse sweep reads, pushes the
+  old value on the stack (`push(_stack, x)`); a name is saved only if the
+  reverse sweep reads it (Tapenade's to-be-recorded analysis, at the
+  granularity of names: Hascoet, Naumann & Pascual, "To be recorded analysis
+  in reverse-mode automatic differentiation", FGCS 21(8), 2005);
+- `rev_body` computes the adjoints `bx` of the active inputs from the
+  output cotangents, popping saved values (`x = pop(_stack)`) so that each
+  statement's rule sees the values it saw going forward.
+
+Symbolic zeros. An adjoint is a symbolic zero until its first contribution,
+which is an assignment, never `0 +` (JAX's `Zero`); after the adjoint code
+of the statement that assigned `x`, `bx` is a symbolic zero again (the
+cotangent of x's older value), with no code. The set of possibly nonzero
+adjoints is tracked through branches (a zero is materialized at the end of
+the branch that did not contribute) and loops (a fixed point at the loop
+head: adjoints nonzero on entry to the reversed body are materialized before
+the loop, and re-zeroed at the end of the body if the body consumed them).
+
+Calls of user functions are reversed jointly (Griewank & Walther,
+"Evaluating Derivatives", 2nd ed., 2008, sec. 12.2; Tapenade's default for
+calls): the forward sweep calls the function itself, the reverse sweep calls
+its generated VJP (`g_vjp(args..., output cotangents) -> input cotangents`),
+which re-runs its forward sweep. No residuals cross a function boundary, so
+the generated code is plain calls of functions the compiler can transform
+again.
+
+Stacks of generated code being differentiated again (`push(S, x)`,
+`x = pop(S)`): the adjoint of a push pops the cotangent stack `bS`, the
+adjoint of a pop pushes on it, so cotangents come off `bS` in the order the
+values went on `S`.
 """
 from dataclasses import dataclass, field
 
-import operator
+import copy
 
 import gast
 import numpy as np
 
+from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules import containers, helpers_math
+from ..rules import containers, helpers, helpers_math
 from . import ast_util, optimize
 from .inline import inline
 
 
 @dataclass
-class Generated:
+class Sweeps:
+    """What `generate` returns: the two sweeps and what codegen needs to
+    assemble the forward, reverse and joint functions."""
     fwd_body: list
     rev_body: list
+    outputs: list                  # returned names
+    seeds: dict                    # output name -> the name of its cotangent parameter
     adjoints: dict                 # primal name -> adjoint name
-    rev_locals: set
-    injected: dict = field(default_factory=dict)   # name in code -> object
+    final: set                     # names whose adjoint is possibly nonzero at the end
+    rev_locals: set                # names the reverse sweep assigns
+    injected: dict                 # name in code -> object
+    stack: str = None              # the stack's name (when something is pushed)
     pushed: set = field(default_factory=set)
+    first_defined: set = field(default_factory=set)
+    zeros: object = None           # zeros(name, like) -> expression
 
 
 def _targets(stmt):
@@ -42,20 +73,22 @@ def _targets(stmt):
 
 
 class ReverseGenerator:
-    def __init__(self, parsed, fdef, active, namer, namespace, compile_callee, outputs):
-        self.parsed = parsed
+    def __init__(self, ctx, fdef, active, outputs):
+        self.ctx = ctx
+        self.parsed = ctx.parsed
         self.fdef = fdef
         self.active = active
         self.stacked = set(fdef._sg_stacked)
-        self.namer = namer
-        self.ns = namespace
-        self.compile_callee = compile_callee
+        self.stacks = set(getattr(fdef, "_sg_stacks", ()))
+        self.namer = ctx.namer
+        self.ns = ctx.namespace
         self.outputs = outputs
         self.adj = {}
-        self.stack = namer.fresh("_stack")   # saved values, pushed forward, popped in reverse
+        self.stack = self.namer.fresh("_stack")    # values saved going forward, popped in reverse
         self.rev_locals = set()
         self.injected = {}
         self.last_comment = None
+        self.real_only = not ctx.complex_mode
 
     # -- names
     def adjoint(self, name):
@@ -67,7 +100,7 @@ class ReverseGenerator:
 
     def inject(self, name, value):
         """A name the generated code can use for `value` (a closure cell)."""
-        if self.injected.get(name, value) is value and name in self.injected:
+        if name in self.injected and self.injected[name] is value:
             return name
         found, current = self.ns.lookup(name)
         if name not in self.injected and (name not in self.namer.used or (found and current is value)):
@@ -81,6 +114,10 @@ class ReverseGenerator:
         self.injected[alias] = value
         return alias
 
+    def helper(self, fn):
+        name = "push" if fn is runtime.push else "pop" if fn is runtime.pop else fn.__name__
+        return ast_util.name(self.inject(name, fn))
+
     def np_name(self):
         return self.inject("np", np)
 
@@ -88,29 +125,27 @@ class ReverseGenerator:
         filename, lineno, col = self.parsed.origin(node)
         raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
 
-    # -- preparation: user calls
-    def prepare_calls(self, body, depth=0):
+    # -- preparation
+    def prepare_calls(self, body):
+        """Compile the VJP of each user function called with active
+        arguments whose result is active."""
         for s in body:
             if isinstance(s, gast.If):
-                self.prepare_calls(s.body, depth + 1)
-                self.prepare_calls(s.orelse, depth + 1)
+                self.prepare_calls(s.body)
+                self.prepare_calls(s.orelse)
             elif isinstance(s, (gast.For, gast.While)):
-                self.prepare_calls(s.body, depth + 1)
+                self.prepare_calls(s.body)
             elif isinstance(s, gast.Assign) and s._sg_op.kind == "call":
                 op = s._sg_op
-                callee_params = op.args
-                mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in callee_params)
+                mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in op.args)
                 if not any(mask) or not any(t in self.active for t in _targets(s)):
                     continue
-                compiled = self.compile_callee(op, mask)
+                s._sg_vjp = self.ctx.vjp_callee(op, mask)
                 base = getattr(op.callee, "__name__", "g")
-                s._sg_callee = compiled
-                s._sg_params = callee_params
-                s._sg_fwd_name = self.inject(base + "_fwd", compiled.fwd)
-                s._sg_bwd_name = self.inject(base + "_bwd", compiled.bwd)
-                s._sg_res = self.namer.fresh(base + "_res")
-                if depth:
-                    self.stacked.add(s._sg_res)
+                if base == "<lambda>":
+                    base = "lambda"
+                s._sg_vjp_name = self.inject(base + "_vjp", s._sg_vjp)
+                s._sg_mask = mask
 
     def mark_first_definitions(self, body, inputs):
         """A top-level assignment that defines a name for the first time
@@ -119,16 +154,12 @@ class ReverseGenerator:
         for s in body:
             if isinstance(s, gast.Assign):
                 names = set(_targets(s))
-                if hasattr(s, "_sg_res"):
-                    names.add(s._sg_res)
                 s._sg_first = names - seen
                 seen |= names
             else:
                 for n in gast.walk(s):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         seen.add(n.id)
-                    if isinstance(n, gast.Assign) and hasattr(n, "_sg_res"):
-                        seen.add(n._sg_res)
         self.first_defined = set()
         for s in body:
             self.first_defined |= getattr(s, "_sg_first", set())
@@ -138,21 +169,11 @@ class ReverseGenerator:
         out = []
         for s in body:
             if isinstance(s, gast.Assign):
-                targets = _targets(s)
-                if hasattr(s, "_sg_callee"):
-                    targets = targets + [s._sg_res]
-                for t in targets:
-                    if t in self.stacked and t not in getattr(s, "_sg_first", ()):
-                        push = ast_util.expr_stmt(ast_util.call(self.stack + ".append", [ast_util.name(t)]))
-                        push._sg_push = t
-                        out.append(push)
-                if hasattr(s, "_sg_callee"):
-                    elts = [ast_util.name(t, store=True) for t in targets]
-                    call = ast_util.call(ast_util.name(s._sg_fwd_name), [_as_load(e) for e in s._sg_params])
-                    new = ast_util.copy_location(ast_util.assign(ast_util.tuple_(elts, store=True), call), s)
-                    out.append(new)
-                else:
-                    out.append(s)
+                for t in _targets(s):
+                    if t in self.stacked and t not in getattr(s, "_sg_first", ()) \
+                            and not getattr(s, "_sg_no_save", False):
+                        out.append(self.push(t))
+                out.append(s)
             elif isinstance(s, gast.If):
                 out.append(ast_util.copy_location(
                     ast_util.if_(s.test, self.fwd_block(s.body), self.fwd_block(s.orelse)), s))
@@ -165,203 +186,163 @@ class ReverseGenerator:
                 out.append(s)
         return out
 
+    def push(self, name):
+        stmt = ast_util.expr_stmt(ast_util.call(self.helper(runtime.push),
+                                                [ast_util.name(self.stack), ast_util.name(name)]))
+        stmt._sg_push = name
+        return stmt
+
+    def pop(self, name):
+        stmt = ast_util.assign(name, ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack)]))
+        stmt._sg_pop = name
+        return stmt
+
     # -- reverse sweep
-    def rev_block(self, body, materialized):
+    def rev_block(self, body, nz):
+        """The reversed statements of `body`; `nz` (the names whose adjoint
+        is possibly nonzero) is updated in place."""
         out = []
         for s in reversed(body):
-            out.extend(self.rev_stmt(s, materialized))
+            out.extend(self.rev_stmt(s, nz))
         return out
 
     def comment(self, s):
         filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment:
-            return []
+        if (filename, lineno) == self.last_comment or lineno is None or not hasattr(s, "_sg_origin"):
+            return []       # (statements without an origin of their own carry the def line)
         self.last_comment = (filename, lineno)
-        text = self.parsed.line_text(lineno)
+        text = self.parsed.line_text(lineno, filename)
+        if not text:
+            return []
         return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, short(filename), lineno))]
 
-    def touched(self, stmts):
-        names = set()
-        for s in stmts:
-            for n in gast.walk(s):
-                if isinstance(n, gast.Assign) and hasattr(n, "_sg_op"):
-                    names |= {t for t in _targets(n) if t in self.active}
-                    names |= {o for o in n._sg_op.operand_names() if o in self.active}
-        return names
-
-    def zeros(self, name, like):
-        """`np.zeros_like(like)`, or zeros_tree for a (possible) container."""
+    def zeros(self, name, like=None):
+        """A zero cotangent for `name`'s current value: np.zeros_like, or
+        sparse_zeros for a (possible) container."""
+        like = like or name
         if name in self.dynamic:
-            return ast_util.call(ast_util.name(self.inject("sparse_zeros", containers.sparse_zeros)),
-                                 [ast_util.name(like)])
+            return ast_util.call(self.helper(runtime.sparse_zeros), [ast_util.name(like)])
         return ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(like)])
 
-    def materialize(self, names, materialized):
-        out = []
-        for n in sorted(names):
-            a = self.adjoint(n)
-            if a not in materialized:
-                out.append(ast_util.assign(a, self.zeros(n, n)))
-                materialized.add(a)
-        return out
+    def materialize(self, names):
+        return [ast_util.assign(self.adjoint(n), self.zeros(n)) for n in sorted(names)]
 
-    def rev_stmt(self, s, materialized):
+    def rev_stmt(self, s, nz):
         if isinstance(s, gast.Expr):
+            op = getattr(s, "_sg_op", None)
+            if op is not None and op.kind == "push":
+                return self.push_adjoint(s, op, nz)
             return []
         if isinstance(s, gast.If):
-            pre = self.materialize(self.touched([s]), materialized)
             self.last_comment = None
-            body = self.rev_block(s.body, materialized)
-            orelse = self.rev_block(s.orelse, materialized)
+            then_nz, else_nz = set(nz), set(nz)
+            body = self.rev_block(s.body, then_nz)
+            self.last_comment = None
+            orelse = self.rev_block(s.orelse, else_nz)
+            merged = then_nz | else_nz
+            body += self.materialize(merged - then_nz)
+            orelse += self.materialize(merged - else_nz)
+            nz.clear()
+            nz.update(merged)
             if not body and not orelse:
-                return pre
-            return pre + [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
-        if isinstance(s, gast.For):
-            pre = self.materialize(self.touched([s]), materialized)
-            self.last_comment = None
-            body = self.rev_block(s.body, materialized)
-            if not body:
-                return pre
-            it = ast_util.call(ast_util.name("reversed"), [s.iter])
-            self.last_comment = None
-            return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
-        if isinstance(s, gast.While):
-            pre = self.materialize(self.touched([s]), materialized)
-            self.last_comment = None
-            body = self.rev_block(s.body, materialized)
-            if not body:
-                return pre
-            self.last_comment = None
-            it = ast_util.call(ast_util.name("range"), [ast_util.name(s._sg_count)])
-            return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
+                return []
+            return [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
+        if isinstance(s, (gast.For, gast.While)):
+            return self.rev_loop(s, nz)
         if not isinstance(s, gast.Assign):
             return []
         op = s._sg_op
         targets = _targets(s)
-        live = [t for t in targets if t in self.active and self.adjoint(t) in materialized]
         code = []
-        if live:
-            code = self.adjoint_code(s, op, targets, materialized)
+        if any(t in self.active and t in nz for t in targets) or (op.kind == "pop" and targets[0] in self.active):
+            code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
-        restore = []
-        for t in reversed(targets + ([s._sg_res] if hasattr(s, "_sg_res") else [])):
-            if t in self.stacked:
-                first = t in getattr(s, "_sg_first", ())
-                if not first:
-                    pop = ast_util.assign(t, ast_util.call(self.stack + ".pop", []))
-                    pop._sg_pop = t
-                    restore.append(pop)
-                if t in self.active and self.adjoint(t) in materialized and not first:
-                    # the restored (earlier) value's cotangent starts at zero, in its own shape
-                    a = self.adjoint(t)
-                    fn = self.inject("zeros_for", containers.zeros_for)
-                    restore.append(ast_util.assign(a, ast_util.call(ast_util.name(fn),
-                                                                    [ast_util.name(t), ast_util.name(a)])))
-        return code + restore
+        for t in targets:          # the older value's cotangent is a symbolic zero
+            nz.discard(t)
+        for t in reversed(targets):
+            if t in self.stacked and t not in getattr(s, "_sg_first", ()) and not getattr(s, "_sg_no_save", False):
+                code.append(self.pop(t))
+        return code
+
+    def rev_loop(self, s, nz):
+        """A loop reversed: the reversed body runs as many times, from a
+        fixed point of the possibly-nonzero set at its head."""
+        entry = set(nz)
+        snapshot = set(self.namer.used)
+        while True:
+            self.last_comment = None
+            state = set(entry)
+            body = self.rev_block(s.body, state)
+            if state <= entry:
+                break
+            entry |= state
+            # regenerate with the same names
+            self.namer.used = snapshot | set(self.adj.values()) | set(self.injected)
+        pre = self.materialize(entry - nz)
+        body += self.materialize(entry - state)
+        nz.clear()
+        nz.update(entry)
+        self.last_comment = None
+        if not body:
+            return pre
+        if isinstance(s, gast.For):
+            it = ast_util.call(ast_util.name("reversed"), [s.iter])
+            return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
+        it = ast_util.call(ast_util.name("range"), [ast_util.name(s._sg_count)])
+        return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
 
     def add_expr(self, adjoint_name, value):
         """`b + value`, or add_cotangents(b, value) for a (possible) container."""
         if adjoint_name in self.dynamic_adjoints:
-            return ast_util.call(ast_util.name(self.inject("add_cotangents", containers.add_cotangents)),
-                                 [ast_util.name(adjoint_name), value])
+            return ast_util.call(self.helper(runtime.add_cotangents), [ast_util.name(adjoint_name), value])
         return ast_util.add(ast_util.name(adjoint_name), value)
 
-    def accumulate(self, name, value, materialized):
+    def accumulate(self, name, value, nz):
         a = self.adjoint(name)
-        if a in materialized:
+        if name in nz:
             value = self.add_expr(a, value)
         else:
-            materialized.add(a)
+            nz.add(name)
         return ast_util.assign(a, value)
 
-    def adjoint_code(self, s, op, targets, materialized):
+    def cotangent_or_zeros(self, name, nz):
+        if name in self.active and name in nz:
+            return ast_util.name(self.adjoint(name))
+        return self.zeros(name)
+
+    def stack_adjoint(self, stack):
+        self.used_stacks.add(stack)
+        return self.adjoint(stack)
+
+    def push_adjoint(self, s, op, nz):
+        """push(S, x) reversed: x's cotangent comes off bS."""
+        stack, x = op.args
+        if not (isinstance(x, gast.Name) and x.id in self.active):
+            return []
+        read = ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack_adjoint(stack.id))])
+        read = ast_util.call(self.helper(runtime.densify), [read, ast_util.name(x.id)])
+        return self.comment(s) + [self.accumulate(x.id, read, nz)]
+
+    def adjoint_code(self, s, op, targets, nz):
         t = targets[0]
+        if op.kind == "pop":
+            # x = pop(S) reversed: x's cotangent (None for a symbolic zero) goes on bS
+            stack = op.args[0].id
+            value = ast_util.name(self.adjoint(t)) if t in nz else ast_util.const(None)
+            return [ast_util.expr_stmt(ast_util.call(self.helper(runtime.push),
+                                                     [ast_util.name(self.stack_adjoint(stack)), value]))]
         if op.kind == "copy":
             src = op.args[0]
             if isinstance(src, gast.Name) and src.id in self.active:
-                return [self.accumulate(src.id, ast_util.name(self.adjoint(t)), materialized)]
+                return [self.accumulate(src.id, ast_util.name(self.adjoint(t)), nz)]
             return []
         if op.kind == "rule":
-            rule = op.rule
-            tmap = {}
-            spread = []         # (list display, name of its cotangent list)
-            for p in rule.diff_params:
-                e = op.bindings.get(p)
-                if isinstance(e, gast.Name) and e.id in self.active:
-                    tmap[p] = self.adjoint(e.id)
-                elif isinstance(e, (gast.List, gast.Tuple)):
-                    if any(isinstance(n, gast.Name) and n.id in self.active for n in e.elts):
-                        tmap[p] = self.namer.fresh("_b" + p)
-                        spread.append((e, tmap[p]))
-                elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
-                    if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
-                        self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
-            if not tmap:
-                return []
-            gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
-            pre = []
-            if rule.sequence_output and t in self.dynamic and \
-                    getattr(rule.primitive, "__module__", "") != containers.__name__:
-                # a tuple output's cotangent, with zeros for its symbolic-zero elements
-                bt = self.adjoint(t)
-                pre = [ast_util.assign(bt, ast_util.call(ast_util.name(
-                    self.inject("densify_tree", containers.densify_tree)), [ast_util.name(bt), ast_util.name(t)]))]
-            code = pre + inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, materialized,
-                          self.namer, gmap, accumulate=self.add_expr)
-            if self.real_only:
-                conj_names = {alias for n, alias in gmap.items() if rule.globals[n] is helpers_math.conj}
-                if conj_names:
-                    code = [_StripCalls(conj_names).visit(c) for c in code]
-            code = optimize.fold(code)
-            for e, tmp in spread:
-                for k, elt in enumerate(e.elts):
-                    if isinstance(elt, gast.Name) and elt.id in self.active:
-                        read = ast_util.call(ast_util.name(self.inject("densify", containers.densify)),
-                                             [ast_util.item(ast_util.name(tmp), k), ast_util.name(elt.id)])
-                        code.append(self.accumulate(elt.id, read, materialized))
-            for c in code:
-                self.rev_locals |= ast_util.names_stored(c)
-            return code
+            return self.rule_code(s, op, t, nz)
         if op.kind == "call":
-            if not hasattr(s, "_sg_callee"):
-                return []
-            compiled = s._sg_callee
-            cots = []
-            for tname in targets:
-                a = self.adjoint(tname)
-                if tname in self.active and a in materialized:
-                    cots.append(ast_util.name(a))
-                else:
-                    cots.append(ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"),
-                                              [ast_util.name(tname)]))
-            active_params = [e for e, m in zip(s._sg_params, compiled.mask) if m]
-            temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
-            self.rev_locals |= set(temps)
-            call = ast_util.call(ast_util.name(s._sg_bwd_name), [ast_util.name(s._sg_res)] + cots)
-            code = [ast_util.unpack(temps, call)]
-            for e, tmp in zip(active_params, temps):
-                code.append(self.accumulate(e.id, ast_util.name(tmp), materialized))
-            return code
+            return self.call_code(s, op, targets, nz)
         if op.kind == "opaque":
-            active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
-            if active_in and isinstance(op.obj, str) and op.obj.startswith("attribute"):
-                self.fail(s, "reading the %s of an object that holds differentiated values" % op.obj,
-                          "objects built inside differentiated code are not supported: pass their arrays")
-            if active_in and op.obj is None:
-                self.fail(s, "a method call on an object built inside the differentiated code",
-                          "objects built inside differentiated code are not supported: build them outside")
-            if active_in and isinstance(op.obj, type):
-                self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
-                          "objects built inside differentiated code are not supported: build them outside")
-            if active_in and getattr(op.obj, "__self__", None) is not None and hasattr(
-                    getattr(op.obj, "__func__", None), "__code__"):
-                self.fail(s, "a call of the method %s on a differentiated value"
-                          % getattr(op.obj, "__qualname__", op.obj),
-                          "call a module-level function instead, passing what it reads as arguments")
-            if active_in:
-                filename, lineno, _ = self.parsed.origin(s)
-                raise NoRuleError(op.obj, filename, lineno)
+            self.opaque(s, op)
             return []
         if op.kind == "pack":
             v = s.value
@@ -372,52 +353,97 @@ class ReverseGenerator:
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
                                           ctx=gast.Load())
-                    read = ast_util.call(ast_util.name(self.inject("densify", containers.densify)),
-                                         [read, ast_util.name(elt.id)])
-                    code.append(self.accumulate(elt.id, read, materialized))
+                    read = ast_util.call(self.helper(runtime.densify), [read, ast_util.name(elt.id)])
+                    code.append(self.accumulate(elt.id, read, nz))
             return code
         return []
 
+    def rule_code(self, s, op, t, nz):
+        rule = op.rule
+        tmap = {}
+        spread = []         # (list display, name of its cotangent list)
+        for p in rule.diff_params:
+            e = op.bindings.get(p)
+            if isinstance(e, gast.Name) and e.id in self.active:
+                tmap[p] = self.adjoint(e.id)
+            elif isinstance(e, (gast.List, gast.Tuple)):
+                if any(isinstance(n, gast.Name) and n.id in self.active for n in e.elts):
+                    tmap[p] = self.namer.fresh("_b" + p)
+                    spread.append((e, tmap[p]))
+            elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
+                if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                    self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
+        if not tmap:
+            return []
+        gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
+        pre = []
+        if rule.sequence_output and t in self.dynamic and \
+                getattr(rule.primitive, "__module__", "") != containers.__name__:
+            # a tuple output's cotangent, with zeros for its symbolic-zero elements
+            bt = self.adjoint(t)
+            pre = [ast_util.assign(bt, ast_util.call(self.helper(runtime.densify_tree),
+                                                     [ast_util.name(bt), ast_util.name(t)]))]
+        # which adjoints hold a value already: inline accumulates into those
+        held = {self.adj[n] for n in nz if n in self.adj}
+        before = set(held)
+        code = pre + inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, held,
+                            self.namer, gmap, accumulate=self.add_expr)
+        for n, a in list(self.adj.items()):
+            if a in held and a not in before:
+                nz.add(n)
+        if self.real_only:
+            conj_names = {alias for n, alias in gmap.items() if rule.globals[n] is helpers_math.conj}
+            if conj_names:
+                code = [_StripCalls(conj_names).visit(c) for c in code]
+        code = optimize.fold(code)
+        for e, tmp in spread:
+            for k, elt in enumerate(e.elts):
+                if isinstance(elt, gast.Name) and elt.id in self.active:
+                    read = ast_util.call(self.helper(runtime.densify),
+                                         [ast_util.item(ast_util.name(tmp), k), ast_util.name(elt.id)])
+                    code.append(self.accumulate(elt.id, read, nz))
+        for c in code:
+            self.rev_locals |= ast_util.names_stored(c)
+        return code
 
-operator_getitem = operator.getitem
+    def call_code(self, s, op, targets, nz):
+        if not hasattr(s, "_sg_vjp"):
+            return []
+        vjp = s._sg_vjp
+        cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
+        active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
+        temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
+        self.rev_locals |= set(temps)
+        call = ast_util.call(ast_util.name(s._sg_vjp_name), [_as_load(copy.deepcopy(a)) for a in op.args] + cots)
+        if len(temps) == 1:
+            code = [ast_util.assign(temps[0], call)]
+        else:
+            code = [ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
+        del vjp
+        for e, tmp in zip(active_params, temps):
+            code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
+        return code
 
-
-def dynamic_names(fdef):
-    """Names that may hold a list, tuple or dict (their cotangents are added
-    with add_cotangents and zeroed with sparse_zeros): parameters given
-    container values, containers built in the function (displays, rules
-    returning sequences such as list_append or np.split), and copies,
-    element reads and element assignments of those. Other rule outputs and
-    user-call results are taken to be arrays."""
-    examples = getattr(fdef, "_sg_examples", {})
-    dynamic = {p for p, v in examples.items() if isinstance(v, (list, tuple, dict))}
-    assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
-    changed = True
-    while changed:
-        changed = False
-        for s in assigns:
-            op = s._sg_op
-            new = False
-            if op.kind == "pack":
-                new = True
-            elif op.kind == "copy":
-                new = _binding_dynamic(op.args[0], dynamic)
-            elif op.kind == "rule":
-                prim = op.rule.primitive
-                if prim is containers.setitem or prim is operator_getitem:
-                    new = _binding_dynamic(op.bindings.get("x"), dynamic)
-                else:
-                    new = op.rule.sequence_output
-            if new:
-                for n in _targets(s):
-                    if n not in dynamic:
-                        dynamic.add(n)
-                        changed = True
-    return dynamic
-
-
-def _binding_dynamic(e, dynamic):
-    return isinstance(e, gast.Name) and e.id in dynamic
+    def opaque(self, s, op):
+        active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
+        if not active_in:
+            return
+        if isinstance(op.obj, str) and op.obj.startswith("attribute"):
+            self.fail(s, "reading the %s of an object that holds differentiated values" % op.obj,
+                      "objects built inside differentiated code are not supported: pass their arrays")
+        if op.obj is None:
+            self.fail(s, "a method call on an object built inside the differentiated code",
+                      "objects built inside differentiated code are not supported: build them outside")
+        if isinstance(op.obj, type):
+            self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
+                      "objects built inside differentiated code are not supported: build them outside")
+        if getattr(op.obj, "__self__", None) is not None and hasattr(
+                getattr(op.obj, "__func__", None), "__code__"):
+            self.fail(s, "a call of the method %s on a differentiated value"
+                      % getattr(op.obj, "__qualname__", op.obj),
+                      "call a module-level function instead, passing what it reads as arguments")
+        filename, lineno, _ = self.parsed.origin(s)
+        raise NoRuleError(op.obj, filename, lineno)
 
 
 class _StripCalls(gast.NodeTransformer):
@@ -453,51 +479,45 @@ def _template_globals(rule):
     return free
 
 
-def generate(parsed, fdef, active, namer, namespace, compile_callee, real_only=False):
-    """Generate forward and reverse sweeps for the ANF'd `fdef`. real_only:
-    every value is real, so the conj() of TF's complex convention in the
-    rules is left out of the generated code."""
+def transform(fdef, ctx):
+    """Generate the forward and reverse sweeps of the ANF'd `fdef` for the
+    active names `ctx.active`. Returns a `Sweeps`."""
     ret = fdef.body[-1]
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
-    gen = ReverseGenerator(parsed, fdef, active, namer, namespace, compile_callee, outputs)
-    gen.real_only = real_only
+    gen = ReverseGenerator(ctx, fdef, ctx.active, outputs)
     for n in gast.walk(fdef):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = dynamic_names(fdef)
-    gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in active}
+    gen.dynamic = fdef._sg_dynamic
+    gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
+    gen.used_stacks = set()
     body = fdef.body[:-1]
     gen.prepare_calls(body)
     gen.mark_first_definitions(body, list(fdef._sg_inputs))
     fwd = gen.fwd_block(body)
-    materialized = set()
-    for o in outputs:
-        if o in active:
-            materialized.add(gen.adjoint(o))
+    nz = {o for o in outputs if o in ctx.active}
     seeds = {o: gen.adjoint(o) for o in outputs}
-    rev = gen.rev_block(body, materialized)
-    result = Generated(fwd, rev, gen.adj, gen.rev_locals | set(seeds.values()), gen.injected)
-    result.outputs = outputs
-    result.seeds = seeds
-    result.materialized = materialized
-    result.gen = gen
-    result.first_defined = gen.first_defined
-    _prune_stack(result)
-    return result
+    rev = gen.rev_block(body, nz)
+    # cotangent stacks of stacks being differentiated again start empty
+    init = [ast_util.assign(gen.adjoint(s), gast.List(elts=[], ctx=gast.Load())) for s in sorted(gen.used_stacks)]
+    # a seed in its output's shape (a default 1.0 for an array output), for
+    # rules that read a cotangent's shape; a no-op for a seed of the right shape
+    unbroadcast = gen.helper(helpers.unbroadcast)
+    shapes = [ast_util.assign(seeds[o], ast_util.call(unbroadcast, [ast_util.name(seeds[o]), ast_util.name(o)]))
+              for o in outputs if o in ctx.active and o not in gen.dynamic]
+    rev = init + shapes + rev
+    sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | set(seeds.values()),
+                    gen.injected, first_defined=gen.first_defined)
+    sweeps.zeros = gen.zeros
+    sweeps.generator = gen
+    _prune_stack(sweeps, gen)
+    return sweeps
 
 
-def _prune_stack(g):
+def _prune_stack(sweeps, gen):
     """Keep only the pushes and pops of names the reverse sweep reads."""
-    def strip_pops(stmts):
-        out = []
-        for s in stmts:
-            if getattr(s, "_sg_pop", None) is not None:
-                continue
-            out.append(s)
-        return out
-
     read = set()
-    for s in g.rev_body:
+    for s in sweeps.rev_body:
         for n in gast.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 read.add(n.id)
@@ -519,11 +539,12 @@ def _prune_stack(g):
                     continue
             out.append(s)
         return out
-    g.rev_body = filt(g.rev_body, "_sg_pop")
-    g.fwd_body = filt(g.fwd_body, "_sg_push")
+    sweeps.rev_body = filt(sweeps.rev_body, "_sg_pop")
+    sweeps.fwd_body = filt(sweeps.fwd_body, "_sg_push")
     pushed = set()
-    for s in g.fwd_body:
+    for s in sweeps.fwd_body:
         for n in gast.walk(s):
             if getattr(n, "_sg_push", None) is not None:
                 pushed.add(n._sg_push)
-    g.pushed = pushed
+    sweeps.pushed = pushed
+    sweeps.stack = gen.stack if pushed else None

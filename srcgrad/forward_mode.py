@@ -1,5 +1,6 @@
-"""Forward mode: ForwardAccumulator, tangents op by op, generated JVP code,
-and the functional transforms jvp, jacobian, hessian, hvp.
+"""Forward mode at run time: ForwardAccumulator, tangents op by op, calls of
+compiled functions inside an accumulator, and `transpose_jvp`, the run-time
+helper of generated JVP code for primitives without a tangent rule.
 
 `ForwardAccumulator` follows `tf.autodiff.ForwardAccumulator`: it maps the
 ids of the Tensors it watches, and of every Tensor computed from them while
@@ -46,8 +47,6 @@ from .rules import containers, registry
 from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
-from .transforms import activity, anf, codegen
-from .transforms import forward as forward_transform
 
 
 class _State(threading.local):
@@ -398,126 +397,7 @@ def transpose_jvp(primitive, z, tangents, *args):
 tape_mod.add_op_observer(tangents_hook)      # called by tape.apply after each op
 
 
-# ------------------------------------------------------- generated JVP code
-
-class ForwardCompiled:
-    """The generated JVP code for one (program, mask of inputs with tangents).
-
-    jvp_fn(*inputs, *tangents of the masked inputs) -> (output, tangent) or
-    ((outputs...), (tangents...)); a tangent is None where the output does
-    not depend on the masked inputs. `source` is its readable source.
-    """
-
-    def __init__(self, program, mask):
-        from .function import _copy_resolution
-        parsed = program.parsed
-        res = _copy_resolution(program.resolution)
-        fdef = anf.anf(parsed, res)
-        self.mask = tuple(mask)
-        inputs = program.inputs
-        self.active_inputs = [n for n, m in zip(inputs, self.mask) if m]
-        ret = fdef.body[-1]
-        outputs = [e.id for e in ret.value.elts] if hasattr(ret.value, "elts") else [ret.value.id]
-
-        def callee(op, mask):
-            return _compile_callee(program, op, mask)
-        active = activity.analyze(fdef, self.active_inputs, outputs,
-                                  lambda op, mask: callee(op, mask).output_active)
-        self.output_active = tuple(o in active or o in self.active_inputs for o in outputs)
-        jvp_def, injected, self.outputs, self.tuple_output = forward_transform.generate(
-            parsed, fdef, inputs, self.active_inputs, active, res.namer, program.namespace, callee)
-        name = parsed.node.name
-        fns = codegen.build([jvp_def], injected, parsed.func,
-                            "%s jvp (%s)" % (name, ", ".join(self.active_inputs)), {})
-        self.jvp_fn = fns[jvp_def.name]
-        self.source = self.jvp_fn.__srcgrad_source__
-
-    def run(self, *args):
-        try:
-            return self.jvp_fn(*args)
-        except Exception as exc:
-            raise codegen.annotate(exc, self.jvp_fn)
-
-
-_compiled = weakref.WeakKeyDictionary()     # Program -> {mask: ForwardCompiled}
-_compiling = set()
-_lock = threading.RLock()
-
-
-def compile_forward(program, mask):
-    """The ForwardCompiled of `program` (function.Program) for `mask`,
-    cached. A recursive call, met while compiling, gets a `_Pending` stand-in."""
-    mask = tuple(bool(m) for m in mask)
-    table = _compiled.get(program)
-    c = table.get(mask) if table is not None else None
-    if c is None:
-        with _lock:
-            table = _compiled.setdefault(program, {})
-            c = table.get(mask)
-            if c is None:
-                key = (id(program), mask)
-                if key in _compiling:
-                    return _Pending(program, mask)
-                _compiling.add(key)
-                try:
-                    c = ForwardCompiled(program, mask)
-                finally:
-                    _compiling.discard(key)
-                table[mask] = c
-    return c
-
-
-class _Pending:
-    """A recursive call's JVP code while it is being compiled: looked up
-    when called; every output counts as active (zeros, not None, for one
-    that is not)."""
-
-    def __init__(self, program, mask):
-        self.program, self.mask = program, mask
-        ret = program.parsed.node.body[-1]
-        self.tuple_output = hasattr(ret.value, "elts")
-        self.output_active = (True,) * (len(ret.value.elts) if self.tuple_output else 1)
-
-    def jvp_fn(self, *args):
-        outs, douts = _compiled[self.program][self.mask].jvp_fn(*args)
-        if not self.tuple_output:
-            return outs, douts if douts is not None else containers.zeros_tree(outs)
-        return outs, tuple(d if d is not None else containers.zeros_tree(o) for o, d in zip(outs, douts))
-
-
-def _compile_callee(program, op, mask):
-    """The JVP code of the user function called by `op` in `program`."""
-    if getattr(op, "custom", False):
-        return _CustomJVP(op.callee, mask, getattr(op, "n_outputs", 1))
-    # the callee's Program, resolved exactly as reverse mode resolves it
-    callee = program.compile_callee(op, mask).program
-    return compile_forward(callee, mask)
-
-
-class _CustomJVP:
-    """An @sg.custom_gradient function called from generated JVP code: its
-    JVP is the transpose of its grad_fn (`custom_tangents`)."""
-
-    def __init__(self, wrapper, mask, n_outputs):
-        self.f = wrapper.__srcgrad_custom__
-        self.mask = tuple(mask)
-        self.tuple_output = n_outputs > 1
-        self.output_active = (True,) * n_outputs
-
-    def jvp_fn(self, *values):
-        n = len(self.mask)
-        args, tans = values[:n], iter(values[n:])
-        tangents = {i: next(tans) for i, m in enumerate(self.mask) if m}
-        y, grad_fn = self.f(*args)
-        ys = y if isinstance(y, tuple) else (y,)
-        dys = _transpose_grad_fn(grad_fn, len(args), ys, tangents)
-        dys = [d if d is not None else containers.zeros_tree(o) for d, o in zip(dys, ys)]
-        if not any(isinstance(a, Tensor) for a in args):
-            dys = [unwrap(d) for d in dys]
-        return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
-
-
-def _transpose_grad_fn(grad_fn, n_args, outputs, tangents):
+def transpose_grad_fn(grad_fn, n_args, outputs, tangents):
     """J v for a custom_gradient function: differentiate its grad_fn (linear
     in the output cotangents) with respect to the cotangents, seeded with
     the arguments' tangents {position: tangent}, as TF treats custom
@@ -555,7 +435,7 @@ def custom_tangents(args, outputs, grad_fn):
         if not tangents:
             continue
         with _outer_only(stack[:k]):
-            dys = _transpose_grad_fn(grad_fn, len(args), outputs, tangents)
+            dys = transpose_grad_fn(grad_fn, len(args), outputs, tangents)
         for o, d in zip(outputs, dys):
             if d is not None and is_differentiable_dtype(o.dtype):
                 acc._set(o, _as_tangent(d, o))
@@ -608,7 +488,7 @@ def call_function(fn, args, kwargs):
         return fn.python_function(*args, **kwargs)
     mask = [isinstance(v, Tensor) and is_differentiable_dtype(v.dtype) and acc._get(v) is not None
             for v in values]
-    compiled = compile_forward(program, mask)
+    compiled = program.compile(mask, "forward")
     outer = stack[:k]
     on_tensors = _recording(outer)
     tans = [acc._get(v) for v, m in zip(values, mask) if m]
@@ -616,7 +496,7 @@ def call_function(fn, args, kwargs):
         values = [_unwrap_nested(v) for v in values]
         tans = [t._value for t in tans]
     with _outer_only(outer):
-        outs, douts = compiled.run(*values, *tans)
+        outs, douts = compiled.jvp(*values, *tans)
     if not compiled.tuple_output:
         outs, douts = (outs,), (douts,)
     wrapped = []
@@ -632,212 +512,3 @@ def call_function(fn, args, kwargs):
 _unwrap_nested = unwrap_nested
 
 
-# ------------------------------------------------------ functional transforms
-
-def _function_and_self(f):
-    from .function import BoundFunction, as_function
-    if isinstance(f, BoundFunction):
-        return f.function, (f.instance,)
-    return as_function(f), ()
-
-
-def _float_array(x):
-    a = np.asarray(unwrap(x))
-    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
-
-
-def jvp(f, primals, tangents):
-    """Forward-mode Jacobian-vector product through generated tangent code.
-
-    f: a Python function srcgrad can transform (decorated or not).
-    primals: a tuple or list of f's positional arguments. tangents: the same
-    length; an array of its primal's shape for each argument to
-    differentiate, None for the others (integer primals are promoted to
-    float64). Returns `(f(*primals), J . tangents)`: the output and its
-    tangent (same structure: a tuple for a tuple-valued f; zeros for an
-    output that does not depend on the differentiated arguments), ndarrays
-    of the output's dtype (Tensors when an outer tape or accumulator is
-    recording and the primals are Tensors). Runs the code that
-    `sg.source(f, wrt, mode="forward")` shows.
-
-    Raises ValueError when primals and tangents differ in length or shape,
-    TypeError when they are not sequences.
-    """
-    fn, bound_self = _function_and_self(f)
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples or lists, got %s and %s"
-                        % (type(primals).__name__, type(tangents).__name__))
-    if len(primals) != len(tangents):
-        raise ValueError("jvp: %d primals but %d tangents" % (len(primals), len(tangents)))
-    primals = list(bound_self) + list(primals)
-    tangents = [None] * len(bound_self) + list(tangents)
-    params = fn._bind(tuple(primals), {})
-    program = fn._program_for(params)
-    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    on_tensors = _recording(tape_mod._stack())
-    values, tans = [], []
-    for p, t in zip(primals, tangents):
-        if t is None:
-            values.append(p if on_tensors else _unwrap_nested(p))
-            continue
-        x = p if (on_tensors and isinstance(p, Tensor)) else _float_array(p)
-        t = t if (on_tensors and isinstance(t, Tensor)) else np.asarray(unwrap(t), dtype=np.result_type(unwrap(x)))
-        if np.shape(t) != np.shape(x):
-            raise ValueError("jvp: tangent of shape %s for a primal of shape %s"
-                             % (np.shape(t), np.shape(x)))
-        values.append(x)
-        tans.append(t)
-    mask = [t is not None for t in tangents] + [False] * len(leaves)
-    compiled = compile_forward(program, mask)
-    outs, douts = compiled.run(*values, *[_unwrap_nested(v) if not on_tensors else v for v in leaves], *tans)
-    if not compiled.tuple_output:
-        return outs, _output_tangent(douts, outs)
-    return outs, tuple(_output_tangent(d, o) for d, o in zip(douts, outs))
-
-
-def _output_tangent(d, out):
-    if isinstance(d, Tensor) or isinstance(out, Tensor):
-        return d if d is not None else Tensor(np.zeros_like(unwrap(out)))
-    out = np.asarray(out)
-    if d is None:
-        return np.zeros_like(out)
-    d = np.asarray(d)
-    if d.shape != out.shape:
-        d = np.broadcast_to(d, out.shape)
-    return d.astype(out.dtype, copy=False) if is_differentiable_dtype(out.dtype) else d
-
-
-def _wrt_tuple(wrt):
-    return (wrt,) if isinstance(wrt, int) else tuple(wrt)
-
-
-def jacobian(f, wrt=0):
-    """A function computing the Jacobian of `f` with respect to its
-    positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
-
-    The result has shape `out.shape + in.shape` and the output's floating
-    dtype (integer arguments are promoted to float64). Forward mode (one
-    generated JVP per input element: columns) when the input has no more
-    elements than the output, reverse mode (one generated VJP per output
-    element: rows) otherwise (Griewank & Walther 2008, sec. 3.1 and 3.2).
-    `f` must return one array; raises TypeError otherwise, and ValueError
-    for a `wrt` out of range.
-    """
-    fn, bound_self = _function_and_self(f)
-    wrts = _wrt_tuple(wrt)
-
-    def jac(*args):
-        args = list(bound_self) + [unwrap(a) for a in args]
-        shift = len(bound_self)
-        out = [_jacobian_one(fn, args, i + shift) for i in wrts]
-        return out[0] if isinstance(wrt, int) else tuple(out)
-    jac.__name__ = "jacobian_" + fn.__name__
-    return jac
-
-
-def _jacobian_one(fn, args, i):
-    if not 0 <= i < len(args):
-        raise ValueError("wrt index %d out of range for %s called with %d arguments"
-                         % (i, fn.__name__, len(args)))
-    args = list(args)
-    x = args[i] = _float_array(args[i])
-    y = fn.python_function(*args)
-    if isinstance(y, (tuple, list)):
-        raise TypeError("jacobian needs a function with one array output; %s returns %d"
-                        % (fn.__name__, len(y)))
-    y = np.asarray(unwrap(y))
-    params = fn._bind(tuple(args), {})
-    program = fn._program_for(params)
-    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    raw = [_unwrap_nested(a) for a in args] + [_unwrap_nested(v) for v in leaves]
-    mask = [j == i for j in range(len(raw))]
-    dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
-    if x.size <= y.size:
-        compiled = compile_forward(program, mask)
-        cols = []
-        for j in range(x.size):
-            e = np.zeros(x.size, dtype=x.dtype)
-            e[j] = 1
-            _, d = compiled.run(*raw, e.reshape(x.shape))
-            cols.append(np.broadcast_to(d, y.shape) if d is not None else np.zeros(y.shape, dtype))
-        jac = np.stack(cols, axis=-1) if cols else np.zeros(y.shape + (0,), dtype)
-    else:
-        compiled = program.compile(mask)
-        result = compiled.run(compiled.fwd, *raw)
-        residuals = result[-1]
-        rows = []
-        for r in range(y.size):
-            seed = np.zeros(y.size, dtype=y.dtype)
-            seed[r] = 1
-            (g,) = compiled.bwd(residuals, seed.reshape(y.shape))
-            rows.append(np.broadcast_to(g, x.shape))
-        jac = np.stack(rows) if rows else np.zeros((0,) + x.shape, dtype)
-    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape)
-
-
-def _hvp_at(f, args, i, v):
-    """H(args) v for argument i: forward over reverse (Pearlmutter 1994):
-    the tangent, along v, of the gradient a tape computes."""
-    args = list(args)
-    x = Tensor(_float_array(args[i]))
-    v = np.asarray(unwrap(v), dtype=x.dtype)
-    if v.shape != x.shape:
-        raise ValueError("hvp: vector of shape %s for an argument of shape %s" % (v.shape, x.shape))
-    args[i] = x
-    with ForwardAccumulator(x, v) as acc:
-        with GradientTape() as tape:
-            tape.watch(x)
-            y = f(*args)
-        if not isinstance(y, Tensor) or y.size != 1:
-            raise ValueError("hessian/hvp need a scalar-valued function; it returned %s"
-                             % ("shape %s" % (y.shape,) if isinstance(y, Tensor) else type(y).__name__))
-        g = tape.gradient(y, x)
-    hv = acc.jvp(g) if g is not None else None
-    return np.zeros(x.shape, x.dtype) if hv is None else np.asarray(hv.numpy(), dtype=x.dtype)
-
-
-def hvp(f, wrt=0):
-    """A function `h(*args, v)` computing H(args) . v, the Hessian of the
-    scalar-valued `f` with respect to its positional argument `wrt` times
-    the vector `v` (an array of that argument's shape), without forming H:
-    forward-mode differentiation (a ForwardAccumulator) of the reverse-mode
-    gradient (a GradientTape), Pearlmutter, "Fast exact multiplication by
-    the Hessian", Neural Computation 6(1), 1994. One pass costs a small
-    multiple of one gradient. Returns an ndarray of the argument's shape and
-    floating dtype. Raises ValueError for a non-scalar f or a `v` of the
-    wrong shape.
-    """
-    def h(*args):
-        if not args:
-            raise TypeError("hvp: call with f's arguments followed by the vector v")
-        *fargs, v = args
-        return _hvp_at(f, [unwrap(a) for a in fargs], wrt, v)
-    h.__name__ = "hvp_" + getattr(f, "__name__", "f")
-    return h
-
-
-def hessian(f, wrt=0):
-    """A function computing the Hessian of the scalar-valued `f` with
-    respect to its positional argument `wrt`: shape `in.shape + in.shape`,
-    the argument's floating dtype. Forward over reverse: column j is the
-    Hessian-vector product with the j-th unit vector (`hvp`), so n columns
-    cost n gradient-sized passes (Griewank & Walther 2008, ch. 5). Raises
-    ValueError for a non-scalar f.
-    """
-    def hess(*args):
-        args = [unwrap(a) for a in args]
-        x = _float_array(args[wrt])
-        cols = []
-        for j in range(x.size):
-            e = np.zeros(x.size, dtype=x.dtype)
-            e[j] = 1
-            cols.append(_hvp_at(f, args, wrt, e.reshape(x.shape)).reshape(-1))
-        h = np.stack(cols, axis=-1) if cols else np.zeros((0, 0), x.dtype)
-        return h.reshape(x.shape + x.shape)
-    hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
-    return hess
-
-
-def source(program, mask):
-    """The generated JVP source of `program` for `mask` (sg.source, mode="forward")."""
-    return compile_forward(program, mask).source

@@ -1,0 +1,138 @@
+"""Rules for what generated code calls, so that it can be differentiated
+again (higher derivatives compiled at every order).
+
+Generated adjoint code is built from the rule templates' helpers
+(unbroadcast, unreduce, conj, ...) and from srcgrad/runtime.py (sparse
+container cotangents, as_input). Each is linear in its cotangent argument,
+so its adjoint is its transpose and its tangent is itself applied to the
+tangent (Griewank & Walther, Evaluating Derivatives, 2008, sec. 3.1, 3.2):
+
+    unbroadcast (sum back to x's shape)   <->  unbroadcast (broadcast back)
+    unreduce (broadcast a reduction)      <->  rereduce (sum over its axes)
+    conj                                  <->  conj
+    densify, add_cotangents, as_input     <->  the identity / unbroadcast
+
+Helpers not listed here are plain NumPy Python functions that the compiler
+transforms like user code when generated code that calls them is
+differentiated again. The stack operations `push`/`pop` are known to the
+code generators (reverse.py, forward.py).
+"""
+import numpy as np
+
+from .. import runtime
+from .containers import cast_back
+from .helpers import ShapeOf, rereduce, unbroadcast, unreduce
+from .helpers_math import conj
+from .registry import register_adjoint, register_nondiff
+from .tangents import register_linear, register_tangent
+
+register_nondiff(runtime.ShapeOf, ShapeOf, runtime.sparse_zeros, runtime.zeros_for, runtime.zeros_tree)
+
+
+# ------------------------------------------------ broadcasting and reductions
+
+@register_adjoint(unbroadcast)
+def unbroadcast_(z, g, x):
+    """Summing to x's shape and broadcasting back are each other's transpose."""
+    d[g] = unbroadcast(d[z], g)
+
+
+@register_tangent(unbroadcast)
+def unbroadcast_t(z, g, x):
+    t[z] = unbroadcast(t[g], x)
+
+
+@register_adjoint(unreduce)
+def unreduce_(z, g, x, axis=None, keepdims=False):
+    """unreduce broadcasts a reduction's cotangent over the reduced axes;
+    its transpose sums over them (to g's shape)."""
+    d[g] = rereduce(d[z], g, axis, keepdims)
+
+
+@register_tangent(unreduce)
+def unreduce_t(z, g, x, axis=None, keepdims=False):
+    t[z] = unreduce(t[g], x, axis, keepdims)
+
+
+@register_adjoint(rereduce)
+def rereduce_(z, h, g, axis=None, keepdims=False):
+    """The transpose of rereduce is unreduce (broadcast back to h's shape)."""
+    d[h] = unreduce(d[z], h, axis, keepdims)
+
+
+@register_tangent(rereduce)
+def rereduce_t(z, h, g, axis=None, keepdims=False):
+    t[z] = rereduce(t[h], g, axis, keepdims)
+
+
+register_linear(rereduce)
+
+
+# ------------------------------------------------------------------- complex
+
+@register_adjoint(conj)
+def conj_(z, x):
+    """conj is real-linear and its own transpose."""
+    d[x] = conj(d[z])
+
+
+@register_tangent(conj)
+def conj_t(z, x):
+    t[z] = conj(t[x])
+
+
+register_linear(conj)
+
+
+# ------------------------------------------- containers and gradient outputs
+
+@register_adjoint(runtime.densify)
+def densify_(z, g, x):
+    """densify(g, x) is g (or zeros, which carry no derivative)."""
+    d[g] = d[z]
+
+
+@register_tangent(runtime.densify)
+def densify_t(z, g, x):
+    t[z] = runtime.densify(t[g], x)
+
+
+@register_adjoint(runtime.densify_tree)
+def densify_tree_(z, g, x):
+    d[g] = d[z]
+
+
+@register_tangent(runtime.densify_tree)
+def densify_tree_t(z, g, x):
+    t[z] = runtime.densify_tree(t[g], x)
+
+
+@register_adjoint(runtime.add_cotangents)
+def add_cotangents_(z, a, b):
+    """A sum of cotangents (None is zero)."""
+    d[a] = d[z]
+    d[b] = d[z]
+
+
+@register_tangent(runtime.add_cotangents)
+def add_cotangents_t(z, a, b):
+    t[z] = runtime.add_cotangents(t[a], t[b])
+
+
+@register_adjoint(runtime.as_input)
+def as_input_(z, g, x):
+    """as_input broadcasts g to x's shape and casts it to x's dtype: its
+    transpose sums back and casts back."""
+    d[g] = cast_back(unbroadcast(d[z], g), g)
+
+
+@register_tangent(runtime.as_input)
+def as_input_t(z, g, x):
+    t[z] = runtime.as_input(t[g], x)
+
+
+register_linear(runtime.densify)
+register_linear(runtime.densify_tree)
+register_linear(runtime.as_input)
+register_linear(runtime.add_cotangents, (0, 1))
+del np

@@ -1,0 +1,42 @@
+"""The context a compilation passes to every pass: `transform(node, ctx)`.
+
+One `Context` per generated artefact (a function, its argument kinds, the
+mask of active inputs and the mode). Passes read what the passes before
+them left here (`active` after activity analysis) instead of keeping state
+of their own. The hooks are how the compiler reaches the function layer
+(srcgrad/function.py) without importing it: which callees are user code,
+and the compiled derivatives of those callees.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Context:
+    parsed: Any                     # parse.Parsed: the function, its AST's origin and source lines
+    namespace: Any                  # resolve.Namespace: the names the function sees (live)
+    namer: Any                      # naming.Namer: one per generated artefact
+    mode: str = "reverse"           # "reverse" (adjoint code) or "forward" (tangent code)
+    mask: tuple = ()                # which inputs are active
+    complex_mode: bool = False      # keep the conj() of TF's complex convention
+    # hooks, set by the function layer
+    callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
+    callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active
+    vjp_callee: Callable = None     # (op, mask) -> the callee's VJP function (called by generated code)
+    jvp_callee: Callable = None     # (op, mask) -> the callee's JVP function (with .tuple_output)
+    callee_dynamic: Callable = None  # op -> which outputs of the callee may be containers
+    callee_leaves: dict = field(default_factory=dict)   # callee -> names passed for the Variables it reads
+    # filled in by the passes
+    inputs: list = field(default_factory=list)
+    active: set = field(default_factory=set)
+
+
+@dataclass
+class CalleeInfo:
+    """What the compiler needs to know about a function it compiles at a
+    call site: `function` (what the call binds against: a Python function,
+    or a srcgrad function object), `signature` (inspect.Signature) and
+    `n_outputs` (1, or k for a function returning a k-tuple)."""
+    function: Any
+    signature: Any
+    n_outputs: int = 1

@@ -1,0 +1,87 @@
+"""Kinds: which names may hold a list, tuple or dict (a container).
+
+Requires: anf. Guarantees `fdef._sg_dynamic`, the set of names that may hold
+a container, and for each call of a user function `op.arg_dynamic` (which
+arguments may be containers; the callee is compiled for those kinds).
+
+A container's cotangent (and tangent) is a container of its elements'
+cotangents, kept sparse: an element without one is None. So the generated
+code adds such cotangents with `add_cotangents`, not `+` (which would
+concatenate lists), and starts them at `sparse_zeros`, not `np.zeros_like`.
+The analysis is a may-analysis (a fixed point over the assignments): a
+name is a container if it is a parameter given a container, or is assigned
+a display, a copy, element or slice of a container, the result of a rule
+that returns a sequence (list_append, np.split, ...) or of a container
+helper (unindex/densify/add_cotangents on containers), or a result of a
+user function that returns a container (`ctx.callee_dynamic`). Other rule
+outputs are arrays. Being conservative costs speed (a helper call for an
+addition), never correctness.
+"""
+import operator
+
+import gast
+
+from .. import runtime
+from ..rules import containers, helpers
+
+
+def _targets(stmt):
+    t = stmt.targets[0]
+    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+def _is_dynamic(e, dynamic):
+    return (isinstance(e, gast.Name) and e.id in dynamic) or isinstance(e, (gast.List, gast.Tuple, gast.Dict))
+
+
+_BY_ARGUMENT = {
+    containers.setitem: ("x",), operator.getitem: ("x",), helpers.unindex: ("x",),
+    runtime.add_cotangents: ("a", "b"), runtime.densify: ("x",), runtime.densify_tree: ("x",),
+}
+
+
+_CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dict,
+                      containers.list_append, containers.list_extend}
+
+
+def transform(fdef, ctx):
+    """Annotate `fdef` (ANF) with `_sg_dynamic`; returns the set."""
+    dynamic = set(getattr(fdef, "_sg_containers", ()))
+    assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
+    changed = True
+    while changed:
+        changed = False
+        for s in assigns:
+            op = s._sg_op
+            targets = _targets(s)
+            new = []
+            if op.kind == "pack":
+                new = targets
+            elif op.kind == "copy":
+                new = targets if _is_dynamic(op.args[0], dynamic) else []
+            elif op.kind == "rule":
+                params = _BY_ARGUMENT.get(op.rule.primitive)
+                if op.rule.primitive in _CONTAINER_RESULTS:
+                    hit = True
+                elif params is not None:
+                    hit = any(_is_dynamic(op.bindings.get(p), dynamic) for p in params)
+                else:
+                    hit = op.rule.sequence_output
+                new = targets if hit else []
+            elif op.kind == "call" and not getattr(op, "custom", False) and ctx.callee_dynamic is not None:
+                op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
+                outs = ctx.callee_dynamic(op)
+                if len(targets) == 1 and len(outs) > 1:
+                    new = targets       # a tuple kept whole
+                else:
+                    new = [t for t, o in zip(targets, outs) if o]
+            for t in new:
+                if t not in dynamic:
+                    dynamic.add(t)
+                    changed = True
+    for s in assigns:        # the final kinds of the arguments of each call
+        op = s._sg_op
+        if op.kind == "call":
+            op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
+    fdef._sg_dynamic = dynamic
+    return dynamic
