@@ -446,7 +446,7 @@ class Program:
         fn = compilable(op.callee)
         program = self.callee_program(op)
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
-        if chain and type(fn) is Function:
+        if chain:
             leaf = chain[0]
             raise UnsupportedSyntaxError(
                 "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,

@@ -13,6 +13,7 @@ References: Griewank & Walther, Evaluating Derivatives, 2nd ed., SIAM 2008
 (ch. 3 forward mode, ch. 5 second-order adjoints); Pearlmutter, "Fast exact
 multiplication by the Hessian", Neural Computation 6(1), 1994.
 """
+import dataclasses
 import functools
 import threading
 
@@ -175,7 +176,10 @@ class GradFunction(Function):
         mask = [i in wrt for i in range(len(base_program.inputs))]
         compiled = base_program.compile(mask)
         generated = compiled.gradient_function(n, wrt, self.gradient.preserve_result)
-        program = Program(as_function(generated), examples, base_program.complex_mode, leaves=base_program.leaves)
+        # the leaves (Variables f reads) are fetched from f's namespace, as for f
+        leaves = [dataclasses.replace(leaf, namespace=leaf.namespace or base_program.namespace)
+                  for leaf in base_program.leaves]
+        program = Program(as_function(generated), examples, base_program.complex_mode, leaves=leaves)
         program.callee_programs.append(base_program)
         return program
 

@@ -28,16 +28,17 @@ from . import helpers
 from .helpers import nondiff_helper, primitive
 
 
+@nondiff_helper
 def _kind(v):
     """The dtype kind of `v` ('f', 'c', 'i', ...); Python scalars included."""
-    try:
-        return v.dtype.kind
-    except AttributeError:
-        if isinstance(v, complex):
-            return "c"
-        if isinstance(v, (bool, int, float)):
-            return "f"
-        return np.asarray(v).dtype.kind
+    dtype = getattr(v, "dtype", None)
+    if dtype is not None:
+        return dtype.kind
+    if isinstance(v, complex):
+        return "c"
+    if isinstance(v, (bool, int, float)):
+        return "f"
+    return np.asarray(v).dtype.kind
 
 
 def conj(x):
@@ -96,11 +97,10 @@ def cast_like(g, x):
     return g if g.dtype == dtype else g.astype(dtype)
 
 
+@nondiff_helper
 def _dtype(x):
-    try:
-        return x.dtype
-    except AttributeError:
-        return np.result_type(x)
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None else np.result_type(x)
 
 
 # A cast is linear: its adjoint casts back (registered in numpy_elementwise.py).

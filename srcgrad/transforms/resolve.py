@@ -45,10 +45,13 @@ class Leaf:
     namespace: object = None   # a called function's namespace (a hoisted leaf)
 
     def fetch(self, params, namespace):
-        """The leaf's value for a call: params is {name: value}."""
-        if self.namespace is not None:
-            return self.namespace.lookup(self.root)[1]
-        value = params[self.root] if self.root in params else namespace.lookup(self.root)[1]
+        """The leaf's value for a call: params is {name: value}; free names
+        are looked up in the leaf's own namespace (a called function's, or
+        the function a derived program came from) or in `namespace`."""
+        if self.kind == "chain" and self.root in params:
+            value = params[self.root]
+        else:
+            value = (self.namespace or namespace).lookup(self.root)[1]
         for kind, key in self.steps:
             value = getattr(value, key) if kind == "attr" else value[key]
         return value
@@ -308,7 +311,12 @@ class _Resolver(gast.NodeTransformer):
     def visit_Name(self, node):
         if not isinstance(node.ctx, gast.Load):
             return node
-        if node.id in self.params or node.id in self.locals:
+        if node.id in self.params:
+            example = self.examples.get(node.id)
+            if example is not None and not _arraylike(example):
+                node._sg_value = example    # an object passed on: the callee knows it too
+            return node
+        if node.id in self.locals:
             return node
         found, value = self.ns.lookup(node.id)
         if not found:
@@ -316,8 +324,8 @@ class _Resolver(gast.NodeTransformer):
         self.free[node.id] = value
         if _is_value(value):
             return self._leaf(node.id, "free", node.id, [], node)
-        if callable(value) and hasattr(value, "__code__"):
-            node._sg_value = value         # a function passed on as an argument
+        if not _arraylike(value) and value is not None:
+            node._sg_value = value         # a function or object passed on as an argument
         return node
 
 
