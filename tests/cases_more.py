@@ -443,6 +443,7 @@ def c_column_stack_array(x): return np.column_stack(x)                    # noqa
 def c_append(x, y): return np.append(x, y, axis=0)                        # noqa: E704
 def c_append_flat(x, y): return np.append(x, y)                           # noqa: E704
 def c_ptp(x): return np.ptp(x, axis=1)                                    # noqa: E704
+def c_row_stack(x, y): return np.row_stack((x, y))                         # noqa: E704
 
 
 TANGENT_CASES = [
@@ -459,6 +460,8 @@ TANGENT_CASES = [
     ("append_flat", c_append_flat, (((2, 2), "real"), ((3,), "real")), np.append),
     ("ptp", c_ptp, (((3, 4), "real"),), np.ptp),
 ]
+if hasattr(np, "row_stack"):
+    TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))
 # np.full(shape, tensor) is not dispatched to srcgrad op by op (see CASES)
 COMPILED_ONLY_TANGENT_CASES = [
     ("full", c_full, (((), "real"),), np.full),
