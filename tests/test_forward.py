@@ -29,6 +29,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
+import cases_fft
 import cases_more
 import srcgrad as sg
 from srcgrad import forward as forward_mod
@@ -296,6 +297,7 @@ TANGENT_CASES = [
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
     # the tangent rules of numpy_more.py and numpy_fft.py (rows in their case modules)
     *cases_more.TANGENT_CASES,
+    *cases_fft.TANGENT_CASES,
 ]
 # compiled only (element assignment and list methods are lowered to these helpers)
 COMPILED_ONLY_CASES = [
