@@ -10,7 +10,12 @@ its gradient must be the conjugate of ours (autograd's convention).
 The linear-algebra rows are regressions: np.linalg.eigh, eigvalsh, svd,
 inv, solve, det, slogdet, pinv, cholesky, matrix_power and multi_dot
 returned wrong gradients for complex matrices (transposes where conjugate
-transposes belong), silently.
+transposes belong), and so did the products vdot, inner, outer, tensordot,
+einsum, kron, cross and vecdot (the other operand not conjugated), silently.
+So did every real-valued function of complex values (abs, real, imag,
+angle, norm, var, the singular values, eigh's eigenvalues) whose output met
+a complex value later (`np.abs(z) * c`): the imaginary part of the
+cotangent a real value receives was not dropped (`f_real_times_complex`).
 """
 import warnings
 import zlib
@@ -197,8 +202,53 @@ def f_lstsq(z, y, w):
     return np.sum(np.real(x * w[:3, :2])) + np.sum(res * np.real(w[0, :2])) + np.sum(s * np.real(w[1]))
 
 
+def f_inner(z, y, w):
+    return np.sum(np.real(np.inner(z, y) * w))
+
+
+def f_outer(z, y, w):
+    return np.sum(np.real(np.outer(z, y) * w[:2, :2]))
+
+
+def f_linalg_outer(z, y, w):
+    return np.sum(np.real(np.linalg.outer(z[0], y[0]) * w[:3, :3]))
+
+
+def f_tensordot(z, y, w):
+    return np.sum(np.real(np.tensordot(z, y, axes=([1], [1])) * w[:2, :2]))
+
+
+def f_einsum(z, y, w):
+    return np.sum(np.real(np.einsum("ij,kj->ik", z, y) * w[:2, :2]))
+
+
+def f_einsum_sublists(z, y, w):
+    return np.sum(np.real(np.einsum(z, [0, 1], y, [2, 1], [0, 2]) * w[:2, :2]))
+
+
+def f_kron(z, y, w):
+    return np.sum(np.real(np.kron(z[:, :2], y[:, :2]) * np.ones((4, 4))))
+
+
+def f_cross(z, y, w):
+    return np.sum(np.real(np.cross(z, y) * w[:2]))
+
+
+def f_vecdot(z, y, w):
+    return np.sum(np.real(np.vecdot(z, y) * w[0, :2]) + np.real(np.linalg.vecdot(y, z) * w[1, :2]))
+
+
+def f_real_times_complex(z, w):
+    c = w[0, 0]
+    return np.real(np.sum(np.abs(z) * c) + np.linalg.norm(z) * c + np.sum(np.real(z) * c)
+                   + np.sum(np.imag(z) * c) + np.sum(np.angle(z) * c) + np.var(z) * c
+                   + np.sum(np.linalg.svd(z, compute_uv=False) * c)
+                   + np.sum(np.linalg.eigvalsh(_herm(z)) * c))
+
+
 # name, function, complex input shapes, autograd twin (or None)
 CASES = [
+    ("real_times_complex", f_real_times_complex, [(3, 3)], (3, 3), None),
     ("fft", f_fft, [(2, 5)], (2, 6), lambda z, w: anp.sum(anp.real(anp.fft.fft(z, 6) * w))),
     ("ifft_ortho", f_ifft_ortho, [(4, 3)], (4, 3),
      lambda z, w: anp.sum(anp.real(anp.fft.ifft(z, axis=0, norm="ortho") * w))),
@@ -232,6 +282,15 @@ CASES = [
     ("matrix_power", f_matrix_power, [(3, 3)], (3, 3), None),
     ("multi_dot", f_multi_dot, [(3, 3), (3, 3)], (3, 3), None),
     ("vdot", f_vdot, [(2, 3), (2, 3)], (3, 3), None),
+    ("inner", f_inner, [(2, 3), (2, 3)], (2, 2), None),
+    ("outer", f_outer, [(2,), (2,)], (3, 3), None),
+    ("linalg_outer", f_linalg_outer, [(2, 3), (2, 3)], (3, 3), None),
+    ("tensordot", f_tensordot, [(2, 3), (2, 3)], (3, 3), None),
+    ("einsum", f_einsum, [(2, 3), (2, 3)], (3, 3), None),
+    ("einsum_sublists", f_einsum_sublists, [(2, 3), (2, 3)], (3, 3), None),
+    ("kron", f_kron, [(2, 3), (2, 3)], (3, 3), None),
+    ("cross", f_cross, [(2, 3), (2, 3)], (3, 3), None),
+    ("vecdot", f_vecdot, [(2, 3), (2, 3)], (3, 3), None),
     ("eig", f_eig, [(3, 3)], (3, 3), None),
     ("eigvals", f_eigvals, [(3, 3)], (3, 3), None),
     ("qr", f_qr, [(4, 3)], (4, 3), None),
@@ -338,3 +397,29 @@ def test_complex64_stays_complex64(name):
     assert np.asarray(g).dtype == np.complex64
     (g64,) = _grad(fn, args, w)[:1]
     np.testing.assert_allclose(g, g64, rtol=2e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("mode", ["jvp", "accumulator"])
+@pytest.mark.parametrize("name", list(BY_NAME))
+def test_complex_forward_mode(name, mode):
+    """Forward mode along a complex direction v (tangent rules, or the
+    transposed VJP) equals the directional difference (f(z + e v) -
+    f(z - e v)) / 2e of the real loss. (np.abs's tangent, t * sign(x), was
+    wrong for complex x: it is Re(conj(sign(x)) t).)"""
+    _, fn, _, _, _ = BY_NAME[name]
+    args, w = _data(name)
+    rng = np.random.default_rng(zlib.crc32(("v" + name).encode()))
+    vs = [rng.normal(size=np.shape(a)) + 1j * rng.normal(size=np.shape(a)) for a in args]
+    plus = [a + EPS * v for a, v in zip(args, vs)]
+    minus = [a - EPS * v for a, v in zip(args, vs)]
+    expected = (fn(*plus, w) - fn(*minus, w)) / (2 * EPS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        if mode == "jvp":
+            _, jv = sg.jvp(fn, tuple(args) + (w,), tuple(vs) + (None,))
+        else:
+            xs = [sg.constant(a) for a in args]
+            with sg.ForwardAccumulator(xs, vs) as acc:
+                y = fn(*xs, w)
+            jv = acc.jvp(y).numpy()
+    np.testing.assert_allclose(np.real(jv), expected, rtol=RTOL, atol=ATOL)

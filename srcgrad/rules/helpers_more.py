@@ -19,13 +19,9 @@ _arraypad_impl.py, numpy/fft/_pocketfft.py) for what is differentiated.
 import numpy as np
 
 from .helpers import max_chooser, nondiff_helper, unbroadcast, unreduce
-from .helpers_linalg import _dtype, index_gather, index_scatter, pad_adjoint
-from .helpers_math import conj
-
-
-def mH(x):
-    """Conjugate transpose of the last two axes (mT for real x)."""
-    return np.swapaxes(conj(x), -1, -2)
+from .helpers_linalg import (_any_nonzero, _dtype, eye_like, index_gather, index_scatter, mH,
+                             off_diagonal_inverse_gaps, pad_adjoint, pinv_adjoint, svd_values_adjoint)
+from .helpers_math import conj, real_part
 
 
 def real_if_real(g, x):
@@ -617,3 +613,143 @@ def c2r_adjoint(g, a, s, axes, norm):
     if len(axes) > 1:
         u = np.fft.fftn(u, axes=axes[:-1], norm=dual_norm(norm))
     return real_if_real(fix_lengths(u, a, axes), a)
+
+
+# ---------------------------------------------------------- linear algebra
+
+def _solve_right_h(b, r):
+    """b R^{-H} for an invertible (triangular) R: solve(R, b^H)^H."""
+    return mH(np.linalg.solve(r, mH(b)))
+
+
+def eig_adjoint(gw, gv, w, v, a):
+    """A = V diag(w) V^{-1} (general square A, distinct eigenvalues;
+    NumPy normalizes each eigenvector to unit 2-norm, with an arbitrary
+    phase a loss must not depend on). With M = V^{-1} dA V,
+    dw = diag(M) and dV = V (F o M) + V diag(c), F_ij = 1/(w_j - w_i) off
+    the diagonal, c_j = -Re(v_j^H (V (F o M))_j) keeping |v_j| = 1. In TF's
+    convention this gives (Boeddeker et al. 2017; autograd's grad_eig is
+    the conjugate):
+        Abar = V^{-H} (diag(wbar) + conj(F) o (V^H Vt)) V^H,
+        Vt = Vbar - V Re(diag(V^H Vbar)),
+    real part for a real A. The eigenvector term is skipped when Vbar is
+    zero (eigenvalues only)."""
+    inner = np.expand_dims(gw, -2) * eye_like(w)
+    if _any_nonzero(gv):
+        vhgv = np.matmul(mH(v), gv)
+        norm_term = np.real(np.diagonal(vhgv, axis1=-2, axis2=-1))
+        vt = gv - v * np.expand_dims(norm_term, -2)
+        inner = inner + conj(off_diagonal_inverse_gaps(w)) * np.matmul(mH(v), vt)
+    abar = np.linalg.solve(mH(v), np.matmul(inner, mH(v)))    # V^{-H} inner V^H
+    return real_if_real(abar, a)
+
+
+def eigvals_adjoint(g, a):
+    """Eigenvalues of a general A: Abar = V^{-H} diag(wbar) V^H (real part
+    for a real A; the eigenvectors are recomputed)."""
+    w, v = np.linalg.eig(a)
+    return eig_adjoint(g, 0.0, w, v, a)
+
+
+def eigvals_tangent(ta, a):
+    """dw = diag(V^{-1} dA V) (the eigenvectors are recomputed)."""
+    w, v = np.linalg.eig(a)
+    return np.diagonal(np.linalg.solve(v, np.matmul(ta, v)), axis1=-2, axis2=-1)
+
+
+def _copyltu_h(m):
+    """The Hermitian matrix with m's strictly lower triangle below the
+    diagonal, its conjugate transpose above, and Re(diag m) on it."""
+    low = np.tril(m, -1)
+    return low + mH(low) + np.real(m) * eye_like(m)
+
+
+def qr_square_adjoint(gq, gr, q, r):
+    """A = Q R with m >= n (Q m x n with orthonormal columns, R n x n upper
+    triangular, invertible, with real diagonal as LAPACK returns it):
+    Abar = (Qbar + Q copyltu(M)) R^{-H}, M = R Rbar^H - Qbar^H Q, where
+    copyltu builds a Hermitian matrix from M's lower triangle (Walter &
+    Lehmann 2018; Seeger et al. 2017; with conjugate transposes and the
+    real part of the diagonal for complex A)."""
+    m = np.matmul(r, mH(gr)) - np.matmul(mH(gq), q)
+    return _solve_right_h(gq + np.matmul(q, _copyltu_h(m)), r)
+
+
+def qr_adjoint(gq, gr, q, r):
+    """Reduced QR of any A of full rank. m >= n: qr_square_adjoint. m < n:
+    A = [X | Y], R = [U | V] with X = Q U the QR of the square part and
+    Y = Q V; then Ybar = Q Vbar and X's cotangent is the square one with
+    Qbar + Y Vbar^H (Liao et al. 2019; PyTorch's linalg_qr_backward)."""
+    m, n = np.shape(q)[-2], np.shape(r)[-1]
+    if m >= n:
+        return qr_square_adjoint(gq, gr, q, r)
+    u, gu = r[..., :, :m], gr[..., :, :m]
+    v, gv = r[..., :, m:], gr[..., :, m:]
+    y = np.matmul(q, v)
+    gx = qr_square_adjoint(gq + np.matmul(y, mH(gv)), gu, q, u)
+    return np.concatenate([gx, np.matmul(q, gv)], axis=-1)
+
+
+def qr_rule_adjoint(g, z, a, mode):
+    """np.linalg.qr's rule: mode 'reduced' (Q, R); 'complete' (Q m x m,
+    defined when m <= n or when Qbar vanishes on Q's extra columns, an
+    arbitrary basis of the complement); 'r' (R alone, Q recomputed). The
+    mode 'raw' is refused."""
+    if mode == "raw":
+        raise NotImplementedError("np.linalg.qr(mode='raw') has no rule: use 'reduced', "
+                                  "'complete' or 'r'")
+    if mode == "r":
+        q = np.linalg.qr(a)[0]
+        return qr_adjoint(np.zeros_like(q), g, q, z)
+    gq, gr, q, r = g[0], g[1], z[0], z[1]
+    m, n = np.shape(q)[-2], np.shape(r)[-1]
+    if mode == "complete" and m > n:
+        if _any_nonzero(gq[..., :, n:]):
+            raise NotImplementedError(
+                "the gradient of np.linalg.qr(mode='complete') through the extra columns of Q "
+                "(an arbitrary basis of the orthogonal complement) is not defined: use "
+                "mode='reduced'")
+        q, gq, r, gr = q[..., :, :n], gq[..., :, :n], r[..., :n, :], gr[..., :n, :]
+    return qr_adjoint(gq, gr, q, r)
+
+
+@nondiff_helper
+def _check_full_rank(a, rank):
+    if int(rank) < min(np.shape(a)[-2:]):
+        raise NotImplementedError(
+            "np.linalg.lstsq: the gradient is implemented for a matrix of full rank "
+            "(rank %d < %d here; rcond truncated it, or it is singular)"
+            % (int(rank), min(np.shape(a)[-2:])))
+
+
+@nondiff_helper
+def _has_residuals(res):
+    return np.size(res) > 0
+
+
+def lstsq_adjoint(g, z, a, b, wrt_a):
+    """np.linalg.lstsq(a, b) -> (x, residuals, rank, s) for a of full rank
+    (overdetermined: least squares; underdetermined: minimum norm):
+    x = pinv(a) b, so bbar = pinv(a)^H xbar and abar is pinv's cotangent
+    (Golub & Pereyra 1973) for pinvbar = xbar b^H. The residuals
+    r_j = |b_j - a x_j|^2 (m > n) are stationary in x (normal equations),
+    so dr_j = 2 Re(e_j^H (db_j - da x_j)), e = b - a x: bbar += 2 rbar e,
+    abar -= 2 (e rbar) x^H. The singular values s: abar += U diag(sbar) V^H.
+    A 1-d b is a column."""
+    gx, gres, gs = g[0], real_part(g[1]), real_part(g[3])
+    x, res, rank, s = z[0], z[1], z[2], z[3]
+    _check_full_rank(a, rank)
+    b2 = np.expand_dims(b, -1) if np.ndim(b) == 1 else b
+    x2 = np.expand_dims(x, -1) if np.ndim(b) == 1 else x
+    gx2 = np.expand_dims(gx, -1) if np.ndim(b) == 1 else gx
+    p = np.linalg.pinv(a)
+    if not wrt_a:
+        gb = np.matmul(mH(p), gx2)
+        if _has_residuals(res):
+            gb = gb + 2.0 * (b2 - np.matmul(a, x2)) * gres
+        return real_if_real(gb[..., 0] if np.ndim(b) == 1 else gb, b)
+    ga = pinv_adjoint(np.matmul(gx2, mH(b2)), p, a)
+    if _has_residuals(res):
+        ga = ga - 2.0 * np.matmul((b2 - np.matmul(a, x2)) * gres, mH(x2))
+    ga = ga + svd_values_adjoint(gs, a)
+    return real_if_real(ga, a)
