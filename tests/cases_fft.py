@@ -16,7 +16,7 @@ outputs, since that table checks float32 outputs).
 """
 import autograd.numpy as anp
 import numpy as np
-from rulecase import Case, R, Static  # noqa: F401
+from rulecase import Case, R
 
 C = Case
 PHASE = 0.6 - 0.8j

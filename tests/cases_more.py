@@ -185,7 +185,6 @@ def _ag_quantile(x, q, axis=None, keepdims=False, nan=False):
     x_lo = srt[rows, lo]
     x_hi = srt[rows, hi]
     out = (1.0 - f) * x_lo + f * x_hi               # qshape + (rows, 1)
-    rest_shape = tuple(v.shape[i] for i in rest)
     out_shape = tuple(1 if (keepdims and i in axes) else v.shape[i] for i in range(nd)
                       if keepdims or i not in axes)
     return anp.reshape(out, qshape + out_shape)

@@ -228,8 +228,8 @@ def einsum_spec(subscripts, shapes):
     then the sum over the broadcast axis, as unbroadcast). Implicit output:
     the ellipsis axes, then the labels used once, in ASCII order (NumPy's)."""
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum's interleaved (operand, sublist) form has no rule: "
-                                  "pass a subscripts string")
+        raise TypeError("einsum_spec takes a subscripts string (einsum_adjoint converts the "
+                        "interleaved (operand, sublist) form first)")
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
@@ -657,7 +657,8 @@ def pad_index_map(array, pad_width, mode, reflect_type):
         raise NotImplementedError("np.pad(mode=%r, reflect_type=%r) has no rule" % (mode, reflect_type))
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError("np.pad(mode=%r) has no rule (constant, empty, edge, reflect, "
-                                  "symmetric and wrap do)" % (mode,))
+                                  "symmetric, wrap, maximum, minimum, mean, median and linear_ramp "
+                                  "do)" % (mode,))
     return np.pad(_arange_like(array), pad_width, mode=mode)
 
 

@@ -737,7 +737,7 @@ def lstsq_adjoint(g, z, a, b, wrt_a):
     abar -= 2 (e rbar) x^H. The singular values s: abar += U diag(sbar) V^H.
     A 1-d b is a column."""
     gx, gres, gs = g[0], real_part(g[1]), real_part(g[3])
-    x, res, rank, s = z[0], z[1], z[2], z[3]
+    x, res, rank = z[0], z[1], z[2]
     _check_full_rank(a, rank)
     b2 = np.expand_dims(b, -1) if np.ndim(b) == 1 else b
     x2 = np.expand_dims(x, -1) if np.ndim(b) == 1 else x

@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from . import containers, helpers
-from .helpers import balanced_eq, max_chooser, sign, unindex
+from .helpers import balanced_eq, max_chooser, unindex
 from .helpers_math import conj, real_part, sign as complex_sign
 from .tangents import register_linear, register_tangent
 
