@@ -251,6 +251,39 @@ def test_max_min_tangents_at_ties(f, expected):
     np.testing.assert_allclose(acc_jvp(f, TIED, TANGENT), expected, rtol=1e-12)
 
 
+def max_of_list(a, b):
+    return np.max([a, b], axis=0) * np.array([1.0, 2.0, 3.0])
+
+
+def min_of_list(a, b):
+    return np.min([a, b * 1.0], axis=0)
+
+
+def test_max_min_of_a_list_compiled_with_ties():
+    """np.max([a, b], axis=0) in compiled code (its rule's tie chooser failed
+    on a list: "Field elements must be 2- or 3-tuples"); ties split evenly."""
+    a, b = np.array([1.0, 3.0, 2.0]), np.array([1.0, 0.5, 2.0])
+
+    def loss(a, b):
+        return np.sum(max_of_list(a, b)) + np.sum(min_of_list(a, b))
+    ga, gb = sg.grad(loss, wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, [0.5 + 0.5, 2.0, 1.5 + 0.5])
+    np.testing.assert_allclose(gb, [0.5 + 0.5, 1.0, 1.5 + 0.5])
+    _, jv = sg.jvp(max_of_list, (a, b), (np.ones(3), 2.0 * np.ones(3)))
+    np.testing.assert_allclose(jv, [1.5, 2.0, 4.5])
+
+
+@pytest.mark.xfail(strict=True, reason="op by op, np.max([a, b]) of Tensors: NumPy converts the "
+                   "list with np.asarray before any dispatch (as np.array), so the result is "
+                   "detached and its tangent is missing (reported; needs tensor.py)")
+def test_max_of_a_list_op_by_op():
+    a, b = np.array([1.0, 3.0, 2.0]), np.array([1.0, 0.5, 2.0])
+    ta, tb = sg.constant(a), sg.constant(b)
+    with sg.ForwardAccumulator([ta, tb], [np.ones(3), 2.0 * np.ones(3)]) as acc:
+        y = max_of_list(ta, tb)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1.5, 2.0, 4.5])
+
+
 # ---------------------------------------------------------------------------
 # Every tangent rule of the new modules has a row in the forward table
 # ---------------------------------------------------------------------------
