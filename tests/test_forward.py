@@ -29,6 +29,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
+import cases_fft
+import cases_more
 import srcgrad as sg
 from srcgrad import forward_mode as forward_mod
 from srcgrad.rules import containers, helpers
@@ -299,6 +301,9 @@ TANGENT_CASES = [
     ("getitem", c_getitem, (R(3, 4),), operator.getitem),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
+    # the tangent rules of numpy_more.py and numpy_fft.py (rows in their case modules)
+    *cases_more.TANGENT_CASES,
+    *cases_fft.TANGENT_CASES,
 ]
 # compiled only (element assignment and list methods are lowered to these helpers)
 COMPILED_ONLY_CASES = [
@@ -306,6 +311,7 @@ COMPILED_ONLY_CASES = [
     ("dict_ops", c_dict_ops, (R(3), R(3)), containers.as_dict),
     ("list_ops", c_list_ops, (R(3), R(3)), (containers.list_append, containers.list_extend,
                                             containers.as_list, containers.as_tuple, builtins.sum)),
+    *cases_more.COMPILED_ONLY_TANGENT_CASES,
 ]
 ALL_CASES = TANGENT_CASES + COMPILED_ONLY_CASES
 BY_NAME = {c[0]: c for c in ALL_CASES}

@@ -24,6 +24,8 @@ _FAMILY_OF_MODULE = {
     "numpy_reductions": "Reductions",
     "numpy_linalg": "Linear algebra",
     "numpy_shapes": "Shapes and indexing",
+    "numpy_fft": "FFT",
+    "numpy_linalg_more": "Linear algebra",
     "scipy_special": "scipy.special",
     "containers": "Python containers",
 }
@@ -35,8 +37,8 @@ _FAMILY_OF_SECTION = {
     "linear algebra": "Linear algebra",
     "shape and indexing": "Shapes and indexing",
 }
-_ORDER = ["Elementwise", "Reductions", "Linear algebra", "Shapes and indexing", "scipy.special",
-          "Python containers"]
+_ORDER = ["Elementwise", "Reductions", "Linear algebra", "Shapes and indexing", "FFT",
+          "scipy.special", "Python containers"]
 
 # Where public spellings are looked up (and aliases found), in this order.
 _NAMESPACES = ["numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg", "operator",

@@ -76,7 +76,9 @@ def reduction_size(x, y):
 @nondiff_helper
 def max_chooser(x, y, axis=None, keepdims=False):
     """Where `x` attains its reduced max/min `y`: 1/k at each of k tied
-    positions, 0 elsewhere (ties split evenly, as autograd and JAX do)."""
+    positions, 0 elsewhere (ties split evenly, as autograd and JAX do). `x`
+    may be a list of arrays (np.max([a, b], axis=0))."""
+    x = np.asarray(x)
     shape = np.shape(x)
     if axis is not None and not keepdims:
         axes = _normalize_axes(axis, len(shape))

@@ -19,12 +19,19 @@ Cholesky decomposition" (2016); Townsend, "Differentiating the singular
 value decomposition" (2016); Seeger et al., "Auto-differentiating linear
 algebra" (2017); autograd's numpy_vjps.py and linalg.py for the NumPy
 conventions (batched matrices in the last two axes, unused outputs).
+
+Complex matrices follow TF's convention (README, "Complex inputs"): the
+cotangent of a linear map is its conjugate transpose applied to g, so the
+real identities hold with every transpose of a matrix read as the
+conjugate transpose (`mH`, which is `mT` for real values); svd and slogdet
+have an extra term for complex values (their phases).
 """
 import string
 
 import numpy as np
 
 from .helpers import nondiff_helper, primitive, unbroadcast
+from .helpers_math import conj, real_part
 
 
 def _dtype(*xs):
@@ -37,6 +44,11 @@ def _dtype(*xs):
 def mT(x):
     """Transpose of the last two axes (a stack of matrices)."""
     return np.swapaxes(x, -1, -2)
+
+
+def mH(x):
+    """Conjugate transpose of the last two axes (mT for real x)."""
+    return np.swapaxes(conj(x), -1, -2)
 
 
 # ----------------------------------------------------------------- constants
@@ -216,8 +228,8 @@ def einsum_spec(subscripts, shapes):
     then the sum over the broadcast axis, as unbroadcast). Implicit output:
     the ellipsis axes, then the labels used once, in ASCII order (NumPy's)."""
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum's interleaved (operand, sublist) form has no rule: "
-                                  "pass a subscripts string")
+        raise TypeError("einsum_spec takes a subscripts string (einsum_adjoint converts the "
+                        "interleaved (operand, sublist) form first)")
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
@@ -290,18 +302,62 @@ def _einsum_adjoint_plan(subscripts, shapes, i, dtype):
     return spec, consts
 
 
+@nondiff_helper
+def interleaved_spec(operands):
+    """np.einsum's interleaved form (op0, sublist0, op1, sublist1, ...,
+    [sublist_out]) as (subscripts string, positions of the operands in
+    `operands`): each integer label becomes a letter, Ellipsis '...'."""
+    labels = {}
+
+    def letters(sub):
+        out = []
+        for lab in sub:
+            if lab is Ellipsis:
+                out.append("...")
+            else:
+                if lab not in labels:
+                    labels[lab] = _LETTERS[len(labels)]
+                out.append(labels[lab])
+        return "".join(out)
+
+    n = len(operands)
+    positions = list(range(0, n - 1 if n % 2 else n, 2))
+    ins = [letters(operands[p + 1]) for p in positions]
+    spec = ",".join(ins)
+    if n % 2:
+        spec += "->" + letters(operands[-1])
+    return spec, positions
+
+
+def interleaved_einsum_adjoint(g, operands):
+    """The cotangents of einsum's interleaved form, through the equivalent
+    subscripts string: a list aligned with `operands`, None at the
+    sublists."""
+    spec, positions = interleaved_spec(operands)
+    grads = einsum_adjoint(g, [spec] + [operands[p] for p in positions])
+    out = [None] * len(operands)
+    for k, p in enumerate(positions):
+        out[p] = grads[k + 1]
+    return out
+
+
 def einsum_adjoint(g, operands):
     """Cotangents of einsum(subscripts, *ops): for each operand, the einsum
-    of g with the other operands into that operand's labels (Giles 2008's
-    product rule, one contraction per operand). Returns a list aligned with
-    `operands` (None for the subscripts string)."""
+    of g with the other operands (conjugated) into that operand's labels
+    (Giles 2008's product rule, one contraction per operand). Returns a
+    list aligned with `operands` (None for the subscripts string). The
+    interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out]) is
+    read as the equivalent subscripts string (its list has None at the
+    sublists)."""
+    if not isinstance(operands[0], str):
+        return interleaved_einsum_adjoint(g, operands)
     subscripts, ops = operands[0], operands[1:]
     shapes = [np.shape(o) for o in ops]
     dtype = _dtype(g)
     grads = [None]
     for i in range(len(ops)):
         spec, consts = _einsum_adjoint_plan(subscripts, shapes, i, dtype)
-        others = [o for j, o in enumerate(ops) if j != i]
+        others = [conj(o) for j, o in enumerate(ops) if j != i]
         grads.append(np.einsum(spec, g, *others, *consts))
     return grads
 
@@ -310,29 +366,41 @@ def einsum_adjoint(g, operands):
 
 def solve_adjoint_rhs(g, a, b):
     """x = solve(a, b) (b a vector iff it is 1-d, NumPy 2): the cotangent of
-    b before summing broadcast batch axes, solve(a^T, g) (Giles 2008, 2.3.1)."""
+    b before summing broadcast batch axes, solve(a^H, g) (Giles 2008, 2.3.1)."""
     if np.ndim(b) == 1:
-        return np.squeeze(np.linalg.solve(mT(a), np.expand_dims(g, -1)), -1)
-    return np.linalg.solve(mT(a), g)
+        return np.squeeze(np.linalg.solve(mH(a), np.expand_dims(g, -1)), -1)
+    return np.linalg.solve(mH(a), g)
 
 
 def solve_adjoint_a(gb, x, a, b):
-    """The cotangent of a in x = solve(a, b): -gb x^T, gb = solve(a^T, g)."""
+    """The cotangent of a in x = solve(a, b): -gb x^H, gb = solve(a^H, g)."""
     if np.ndim(b) == 1:
-        return unbroadcast(-np.expand_dims(gb, -1) * np.expand_dims(x, -2), a)
-    return unbroadcast(-np.matmul(gb, mT(x)), a)
+        return unbroadcast(-np.expand_dims(gb, -1) * np.expand_dims(conj(x), -2), a)
+    return unbroadcast(-np.matmul(gb, mH(x)), a)
 
 
 def det_adjoint(g, z, a):
-    """d det(A) = det(A) tr(A^{-1} dA): the cotangent g det(A) A^{-T}
+    """d det(A) = det(A) tr(A^{-1} dA): the cotangent g conj(det A) A^{-H}
     (Giles 2008, 2.2.4), per matrix of a stack."""
-    return np.expand_dims(g * z, (-2, -1)) * mT(np.linalg.inv(a))
+    return np.expand_dims(g * conj(z), (-2, -1)) * mH(np.linalg.inv(a))
 
 
-def slogdet_adjoint(g_logdet, a):
-    """d log|det A| = tr(A^{-1} dA): the cotangent g A^{-T}. The sign output
-    is piecewise constant (no cotangent)."""
-    return np.expand_dims(g_logdet, (-2, -1)) * mT(np.linalg.inv(a))
+def slogdet_adjoint(g_sign, g_logdet, sign, a):
+    """d log|det A| = Re tr(A^{-1} dA): the cotangent g A^{-H}. The sign is
+    piecewise constant for real A; for complex A it is the phase
+    det/|det|, d sign = sign i Im tr(A^{-1} dA), which adds
+    -Im(conj(g_sign) sign) i A^{-H}."""
+    inv_h = mH(np.linalg.inv(a))
+    total = np.expand_dims(real_part(g_logdet), (-2, -1)) * inv_h
+    if _is_complex_value(sign):
+        phase = -np.imag(conj(g_sign) * sign) * 1j
+        total = total + np.expand_dims(phase, (-2, -1)) * inv_h
+    return total
+
+
+@nondiff_helper
+def _is_complex_value(x):
+    return np.iscomplexobj(x)
 
 
 @nondiff_helper
@@ -347,14 +415,16 @@ def cholesky_adjoint(g, z, upper):
     halved: S = L^{-T} Phi(L^T Lbar) L^{-1}, returned symmetrized,
     (S + S^T) / 2: the cotangent in the space of symmetric matrices (as
     autograd, JAX and PyTorch). `upper`: z = U = L^T, so Lbar = Ubar^T.
+    Complex (Hermitian) A = L L^H: the same with conjugate transposes; the
+    Hermitian part discards the imaginary part of the (real) diagonal's.
     Triangular solves are done by np.linalg.solve, which batches and has a
     rule of its own."""
-    L = mT(z) if upper else z
-    gL = mT(g) if upper else g
-    P = np.matmul(mT(L), gL) * _phi_mask(L)
-    Y = np.linalg.solve(mT(L), P)                  # L^{-T} P
-    S = mT(np.linalg.solve(mT(L), mT(Y)))          # L^{-T} P L^{-1}
-    return 0.5 * (S + mT(S))
+    L = mH(z) if upper else z
+    gL = mH(g) if upper else g
+    P = np.matmul(mH(L), gL) * _phi_mask(L)
+    Y = np.linalg.solve(mH(L), P)                  # L^{-H} P
+    S = mH(np.linalg.solve(mH(L), mH(Y)))          # L^{-H} P L^{-1}
+    return 0.5 * (S + mH(S))
 
 
 @nondiff_helper
@@ -368,21 +438,28 @@ def eigh_adjoint(gw, gv, w, v):
     (Giles 2008, 3.1; autograd's and JAX's eigh rules), so
     Abar = V (diag(wbar) + F o (V^T Vbar)) V^T, returned symmetrized. The
     eigenvector term is skipped when Vbar is zero (only eigenvalues used),
-    so repeated eigenvalues then give no NaN."""
-    inner = np.expand_dims(gw, -2) * eye_like(w)
+    so repeated eigenvalues then give no NaN. A complex Hermitian A: the
+    same with conjugate transposes (the eigenvalues are real), returned
+    Hermitian (Boeddeker et al. 2017); the phase of each eigenvector is
+    arbitrary, so a loss must not depend on it."""
+    inner = np.expand_dims(real_part(gw), -2) * eye_like(w)
     if _any_nonzero(gv):
-        inner = inner + off_diagonal_inverse_gaps(w) * np.matmul(mT(v), gv)
-    abar = np.matmul(np.matmul(v, inner), mT(v))
-    return 0.5 * (abar + mT(abar))
+        inner = inner + off_diagonal_inverse_gaps(w) * np.matmul(mH(v), gv)
+    abar = np.matmul(np.matmul(v, inner), mH(v))
+    return 0.5 * (abar + mH(abar))
 
 
 def svd_adjoint(gu, gs, gvt, u, s, vt, full_matrices):
-    """A = U diag(s) V^T, thin (k = min(m, n)), distinct singular values.
+    """A = U diag(s) V^H, thin (k = min(m, n)), distinct singular values.
     Townsend 2016 (and autograd's grad_svd): with F_ij = 1/(s_j^2 - s_i^2)
-    off the diagonal, J = F o (U^T Ubar - Ubar^T U),
-    K = F o (V^T Vbar - Vbar^T V):
-    Abar = U (J S + diag(sbar) + S K) V^T
-           + (I - U U^T) Ubar S^{-1} V^T + U S^{-1} Vbar^T (I - V V^T).
+    off the diagonal, J = F o (U^H Ubar - Ubar^H U),
+    K = F o (V^H Vbar - Vbar^H V):
+    Abar = U (J S + diag(sbar) + S K + i Im(diag(U^H Ubar)) S^{-1}) V^H
+           + (I - U U^H) Ubar S^{-1} V^H + U S^{-1} Vbar^H (I - V V^H).
+    The imaginary term exists for complex A only: the common phase of a
+    pair (u_i, v_i) is arbitrary, and a loss must not depend on it; its
+    gauge is taken in U (as JAX's svd JVP; Wan & Zhang, "Automatic
+    differentiation for complex valued SVD", 2019, derive the same).
     With full_matrices=True the extra columns of U (rows of Vt) are an
     arbitrary basis: their cotangents must be zero."""
     m, n = np.shape(u)[-2], np.shape(vt)[-1]
@@ -394,29 +471,32 @@ def svd_adjoint(gu, gs, gvt, u, s, vt, full_matrices):
                 "(rows of Vt) is not defined: use full_matrices=False")
         u, gu = u[..., :, :k], gu[..., :, :k]
         vt, gvt = vt[..., :k, :], gvt[..., :k, :]
-    v, gv = mT(vt), mT(gvt)
+    v, gv = mH(vt), mH(gvt)
     F = off_diagonal_inverse_gaps(s, squared=True)
-    utgu = np.matmul(mT(u), gu)
-    vtgv = np.matmul(mT(v), gv)
+    uhgu = np.matmul(mH(u), gu)
+    vhgv = np.matmul(mH(v), gv)
     s_row = np.expand_dims(s, -2)            # scales columns
     s_col = np.expand_dims(s, -1)            # scales rows
-    core = (F * (utgu - mT(utgu))) * s_row + np.expand_dims(gs, -2) * eye_like(s) \
-        + s_col * (F * (vtgv - mT(vtgv)))
+    core = (F * (uhgu - mH(uhgu))) * s_row + np.expand_dims(real_part(gs), -2) * eye_like(s) \
+        + s_col * (F * (vhgv - mH(vhgv)))
+    if _is_complex_value(uhgu):
+        phase = 1j * np.imag(np.diagonal(uhgu, axis1=-2, axis2=-1)) / s
+        core = core + np.expand_dims(phase, -2) * eye_like(s)
     abar = np.matmul(np.matmul(u, core), vt)
     if m > k:
-        proj = eye_like(u, m) - np.matmul(u, mT(u))
+        proj = eye_like(u, m) - np.matmul(u, mH(u))
         abar = abar + np.matmul(np.matmul(proj, gu) / s_row, vt)
     if n > k:
-        proj = eye_like(v, n) - np.matmul(v, mT(v))
-        abar = abar + np.matmul(u / s_row, np.matmul(mT(gv), proj))
+        proj = eye_like(v, n) - np.matmul(v, mH(v))
+        abar = abar + np.matmul(u / s_row, np.matmul(mH(gv), proj))
     return abar
 
 
 def svd_values_adjoint(g, a):
-    """np.linalg.svd(a, compute_uv=False): ds = diag(U^T dA V), so
-    Abar = U diag(sbar) V^T (the factors are recomputed)."""
+    """np.linalg.svd(a, compute_uv=False): ds = Re diag(U^H dA V), so
+    Abar = U diag(sbar) V^H (the factors are recomputed)."""
     u, s, vt = np.linalg.svd(a, full_matrices=False)
-    return np.matmul(u * np.expand_dims(g, -2), vt)
+    return np.matmul(u * np.expand_dims(real_part(g), -2), vt)
 
 
 def svd_rule_adjoint(g, z, a, full_matrices, compute_uv):
@@ -427,17 +507,17 @@ def svd_rule_adjoint(g, z, a, full_matrices, compute_uv):
 
 
 def eigvalsh_adjoint(g, a, UPLO):
-    """Eigenvalues of a symmetric A: Abar = V diag(wbar) V^T, symmetrized
-    (the eigenvectors are recomputed)."""
+    """Eigenvalues of a symmetric (Hermitian) A: Abar = V diag(wbar) V^H,
+    symmetrized (the eigenvectors are recomputed)."""
     w, v = np.linalg.eigh(a, UPLO)
     return eigh_adjoint(g, 0.0, w, v)
 
 
 def pinv_adjoint(g, z, a):
     """Z = pinv(A), for A of constant (here: full) rank (Golub & Pereyra 1973,
-    Thm 4.3): dZ = -Z dA Z + Z Z^T dA^T (I - A Z) + (I - Z A) dA^T Z^T Z, so
-    Abar = -Z^T G Z^T + (I - A Z) G^T Z Z^T + Z^T Z G^T (I - Z A)."""
-    zt, gt = mT(z), mT(g)
+    Thm 4.3): dZ = -Z dA Z + Z Z^H dA^H (I - A Z) + (I - Z A) dA^H Z^H Z, so
+    Abar = -Z^H G Z^H + (I - A Z) G^H Z Z^H + Z^H Z G^H (I - Z A)."""
+    zt, gt = mH(z), mH(g)
     m, n = np.shape(a)[-2], np.shape(a)[-1]
     term1 = -np.matmul(np.matmul(zt, g), zt)
     term2 = np.matmul(np.matmul(eye_like(a, m) - np.matmul(a, z), gt), np.matmul(z, zt))
@@ -447,15 +527,15 @@ def pinv_adjoint(g, z, a):
 
 def matrix_power_adjoint(g, a, n):
     """Z = A^n (n >= 0): dZ = sum_k A^k dA A^(n-1-k), so
-    Abar = sum_k (A^T)^k G (A^T)^(n-1-k). For n < 0, Z = B^|n| with
-    B = inv(A), and Abar = -B^T Bbar B^T (the inverse's rule)."""
+    Abar = sum_k (A^H)^k G (A^H)^(n-1-k). For n < 0, Z = B^|n| with
+    B = inv(A), and Abar = -B^H Bbar B^H (the inverse's rule)."""
     if n < 0:
         b = np.linalg.inv(a)
         gb = matrix_power_adjoint(g, b, -n)
-        return -np.matmul(np.matmul(mT(b), gb), mT(b))
+        return -np.matmul(np.matmul(mH(b), gb), mH(b))
     if n == 0:
         return np.zeros_like(g)
-    at = mT(a)
+    at = mH(a)
     powers = [None] * n
     p = None
     for k in range(n):
@@ -472,7 +552,7 @@ def matrix_power_adjoint(g, a, n):
 
 def multi_dot_adjoint(g, arrays):
     """multi_dot(A0, ..., An) = A0 @ ... @ An (the first may be 1-d, a row;
-    the last 1-d, a column): the cotangent of Ai is L^T g R^T with L and R
+    the last 1-d, a column): the cotangent of Ai is L^H g R^H with L and R
     the products to its left and right (matmul's rule, Giles 2008, 2.2.2),
     from prefix and suffix products."""
     n = len(arrays)
@@ -492,8 +572,8 @@ def multi_dot_adjoint(g, arrays):
         rights[i] = mats[n - 1] if i == n - 2 else np.matmul(mats[i + 1], rights[i + 1])
     grads = []
     for i in range(n):
-        gi = g2 if lefts[i] is None else np.matmul(mT(lefts[i]), g2)
-        gi = gi if rights[i] is None else np.matmul(gi, mT(rights[i]))
+        gi = g2 if lefts[i] is None else np.matmul(mH(lefts[i]), g2)
+        gi = gi if rights[i] is None else np.matmul(gi, mH(rights[i]))
         grads.append(np.reshape(gi, np.shape(arrays[i])))
     return grads
 
@@ -577,7 +657,8 @@ def pad_index_map(array, pad_width, mode, reflect_type):
         raise NotImplementedError("np.pad(mode=%r, reflect_type=%r) has no rule" % (mode, reflect_type))
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError("np.pad(mode=%r) has no rule (constant, empty, edge, reflect, "
-                                  "symmetric and wrap do)" % (mode,))
+                                  "symmetric, wrap, maximum, minimum, mean, median and linear_ramp "
+                                  "do)" % (mode,))
     return np.pad(_arange_like(array), pad_width, mode=mode)
 
 

@@ -54,29 +54,41 @@ def conj(x):
     return np.conjugate(x)
 
 
+def real_part(g):
+    """The cotangent `g` of a real-valued output as a real array. A real
+    value that meets complex ones later (`np.abs(z) * c`) receives a complex
+    cotangent whose real part is its gradient (see the module docstring);
+    the rules of functions from complex to real values (abs, real, imag,
+    angle, norms, var, singular values, eigh's eigenvalues...) must drop
+    the imaginary part before combining it with complex primal values."""
+    if _kind(g) == "c":
+        return np.real(g)
+    return g
+
+
 def complex_like(g, x):
-    """`g` as the cotangent of `x`: complex(g, 0) when `x` is complex and `g`
-    real (TF's _RealGrad), else `g`."""
-    if _kind(x) == "c" and _kind(g) != "c":
-        return g * (1 + 0j)
+    """`g` as the cotangent of `x`: complex(Re g, 0) when `x` is complex
+    (TF's _RealGrad), else `g`."""
+    if _kind(x) == "c":
+        return real_part(g) * (1 + 0j)
     return g
 
 
 def imag_cotangent(g, x):
-    """The cotangent of x in np.imag(x): complex(0, g) (TF's _ImagGrad) for
-    complex x; 0 for real x, whose imaginary part is the constant 0."""
+    """The cotangent of x in np.imag(x): complex(0, Re g) (TF's _ImagGrad)
+    for complex x; 0 for real x, whose imaginary part is the constant 0."""
     if _kind(x) != "c":
         return g * 0.0
-    return g * 1j
+    return real_part(g) * 1j
 
 
 def angle_cotangent(g, z, deg=False):
     """The cotangent of z in np.angle(z, deg): g i / conj(z) = g i z / |z|^2
-    (TF's _AngleGrad), times 180/pi for degrees; 0 for real z (whose angle
-    is the constant 0 or pi)."""
+    (TF's _AngleGrad, g real), times 180/pi for degrees; 0 for real z (whose
+    angle is the constant 0 or pi)."""
     if _kind(z) != "c":
         return g * 0.0
-    return g * ((180.0 / np.pi if deg else 1.0) * 1j) / np.conjugate(z)
+    return real_part(g) * ((180.0 / np.pi if deg else 1.0) * 1j) / np.conjugate(z)
 
 
 def sign(x):
@@ -330,6 +342,7 @@ def norm_adjoint(g, x, z, ord=None, axis=None, keepdims=False, kind=None):
         largest/smallest singular value;  1/-1 (inf/-inf) -> sign(x) in the
         column (row) of largest/smallest absolute sum, ties split evenly.
     """
+    g = real_part(g)
     kind, axes, ord = _norm_kind(x, ord, axis, kind)
     red = axes if axis is not None or kind == "matrix" else None
     gf = helpers.unreduce(g, x, red, keepdims)

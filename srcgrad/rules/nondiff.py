@@ -2,6 +2,8 @@
 
 Integer-, boolean- and shape-valued results (argmax, comparisons, floor,
 shape, zeros_like, random draws) pass through both paths with no adjoint.
+np.full, np.full_like and np.linspace are differentiable in their fill
+value and end points (rules in numpy_more.py).
 """
 import builtins
 import math
@@ -22,8 +24,8 @@ register_nondiff(
     np.argmax, np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc,
     np.floor_divide, np.count_nonzero, np.nonzero, np.flatnonzero, np.searchsorted,
     # shapes and constructors
-    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
-    np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.arange, np.linspace,
+    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.eye, np.identity,
+    np.zeros_like, np.ones_like, np.empty_like, np.arange,
     np.result_type, np.issubdtype,
     # piecewise-constant and integer-valued elementwise functions (zero derivative
     # almost everywhere, as autograd's nograd_functions and TF's Floor/Round/Sign)

@@ -16,8 +16,8 @@ from .helpers import (balanced_eq, dot_adjoint, inverse_axes, matmul_adjoint_x, 
                       max_chooser, reduction_size, unbroadcast, unindex, unreduce)
 # Complex inputs follow TF's convention (helpers_math.py): d[x] = d[z] * conj(f'(x)) for
 # holomorphic f; conj is the identity on real values.
-from .helpers_math import conj, sign
 from ..runtime import densify
+from .helpers_math import conj, real_part, sign
 from .registry import register_adjoint
 
 # ---------------------------------------------------------------- elementwise
@@ -104,8 +104,9 @@ def cos(z, x, out=None, dtype=None):
 @register_adjoint(np.absolute)
 def absolute(z, x, out=None, dtype=None):
     """d|x|/dx = sign(x) (0 at 0, as autograd and JAX); x / |x| for complex x
-    (TF's _ComplexAbsGrad)."""
-    d[x] = d[z] * sign(x)
+    (TF's _ComplexAbsGrad; the real part of a complex cotangent, as for every
+    real-valued function of complex values: helpers_math.real_part)."""
+    d[x] = real_part(d[z]) * sign(x)
 
 
 @register_adjoint(np.maximum)

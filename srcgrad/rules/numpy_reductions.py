@@ -12,7 +12,7 @@ import numpy as np
 from .helpers import unreduce
 from .helpers_math import (average_weights, average_weights_adjoint, conj, cumsum_adjoint,
                            degrees_of_freedom, drop_initial, is_not_nan, nan_mean_weights,
-                           norm_adjoint, prod_others)
+                           norm_adjoint, prod_others, real_part)
 from .numpy_adjoints import max as _max_rule, min as _min_rule
 from .registry import register_adjoint
 
@@ -30,7 +30,7 @@ def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=N
     """d var / d a = 2 (a - mean(a)) / (N - ddof). (d var / d mean is 0 at
     the mean, so a precomputed `mean=` needs no cotangent.) For complex a
     this is TF's convention (autograd's is the conjugate)."""
-    d[a] = (unreduce(d[y], a, axis, keepdims) * 2.0 * (a - np.mean(a, axis=axis, keepdims=True))
+    d[a] = (unreduce(real_part(d[y]), a, axis, keepdims) * 2.0 * (a - np.mean(a, axis=axis, keepdims=True))
             / degrees_of_freedom(a, y, ddof, correction))
 
 
@@ -38,7 +38,7 @@ def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=N
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
         correction=None):
     """d std / d a = (a - mean(a)) / ((N - ddof) std)."""
-    d[a] = (unreduce(d[y] / y, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
+    d[a] = (unreduce(real_part(d[y]) / y, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
             / degrees_of_freedom(a, y, ddof, correction))
 
 

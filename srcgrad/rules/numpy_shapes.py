@@ -12,7 +12,9 @@ through an index map (`index_scatter`, the map being the operation applied
 to the positions 0..n-1, helpers_linalg.index_map).
 
 A parameter holding a sequence of arrays (concatenate's `arrays`,
-atleast_1d's `*arys`, select's `choicelist`) gets a list cotangent; the
+atleast_1d's `*arys`, select's `choicelist`) gets a list cotangent (an
+array, its rows being the operands, when an array was passed:
+containers.seq_cotangent); the
 split family reads its outputs' cotangents as the list `d[z]` (zeros for
 unused pieces).
 """
@@ -21,10 +23,12 @@ import numpy as np
 from .helpers_linalg import (append_adjoint, array_adjoint, atleast_adjoint, broadcast_arrays_adjoint,
                              compress_index_map, concatenate_adjoint, diff_adjoint, gradient_adjoint,
                              extract_index_map, hsplit_axis, index_gather, index_map, index_scatter,
-                             negate_shift, pad_adjoint, pad_constant_adjoint, permutation_index_map,
+                             negate_shift, pad_constant_adjoint, permutation_index_map,
                              promoted_concatenate_adjoint, repeat_adjoint, rollaxis_inverse,
                              select_adjoint, select_default_adjoint, split_adjoint, stack_adjoint,
                              tile_adjoint, unravel)
+from .containers import seq_cotangent
+from .helpers_more import pad_end_values_adjoint, pad_modes_adjoint
 from .registry import register_adjoint
 
 # ------------------------------------------------------------- rearranging
@@ -97,38 +101,38 @@ def triu(z, m, k=0):
 def concatenate(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """Each operand's cotangent is its piece of d[z] (np.concat is the same
     function)."""
-    d[arrays] = concatenate_adjoint(d[z], arrays, axis)
+    d[arrays] = seq_cotangent(concatenate_adjoint(d[z], arrays, axis), arrays)
 
 
 @register_adjoint(np.stack)
 def stack(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """Operand i's cotangent is d[z]'s slice i along the new axis."""
-    d[arrays] = stack_adjoint(d[z], arrays, axis)
+    d[arrays] = seq_cotangent(stack_adjoint(d[z], arrays, axis), arrays)
 
 
 @register_adjoint(np.hstack)
 def hstack(z, tup, dtype=None, casting="same_kind"):
     """concatenate of the operands made at least 1-d (axis 1, or 0 for 1-d ones): pieces
     reshaped back."""
-    d[tup] = promoted_concatenate_adjoint(d[z], tup, "1d", None)
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "1d", None), tup)
 
 
 @register_adjoint(np.vstack)
 def vstack(z, tup, dtype=None, casting="same_kind"):
     """concatenate along axis 0 of the operands made at least 2-d: pieces reshaped back."""
-    d[tup] = promoted_concatenate_adjoint(d[z], tup, "2d", 0)
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "2d", 0), tup)
 
 
 @register_adjoint(np.dstack)
 def dstack(z, tup):
     """concatenate along axis 2 of the operands made at least 3-d: pieces reshaped back."""
-    d[tup] = promoted_concatenate_adjoint(d[z], tup, "3d", 2)
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "3d", 2), tup)
 
 
 @register_adjoint(np.column_stack)
 def column_stack(z, tup):
     """1-d operands become columns, then concatenate along axis 1: pieces reshaped back."""
-    d[tup] = promoted_concatenate_adjoint(d[z], tup, "column", 1)
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "column", 1), tup)
 
 
 @register_adjoint(np.append)
@@ -215,10 +219,13 @@ def resize(z, a, new_shape):
 def pad(z, array, pad_width, mode="constant", stat_length=None, constant_values=0,
         end_values=0, reflect_type="even"):
     """Modes constant and empty (the border is not read from `array`), edge,
-    reflect, symmetric and wrap (it is: index map). A scalar
-    constant_values gets the border's total."""
-    d[array] = pad_adjoint(d[z], array, pad_width, mode, reflect_type)
+    reflect, symmetric and wrap (it is: index map), and maximum, minimum,
+    mean, median and linear_ramp (statistics of the array, axis by axis:
+    helpers_more.pad_stat_adjoint). A scalar constant_values gets the
+    border's total, a scalar end_values (linear_ramp) its ramps' weights."""
+    d[array] = pad_modes_adjoint(d[z], array, pad_width, mode, reflect_type, stat_length, end_values)
     d[constant_values] = pad_constant_adjoint(d[z], array, pad_width, constant_values)
+    d[end_values] = pad_end_values_adjoint(d[z], array, pad_width, mode, stat_length, end_values)
 
 
 # --------------------------------------------------------------- selecting

@@ -22,7 +22,8 @@ import operator
 import numpy as np
 
 from . import containers, helpers
-from .helpers import balanced_eq, max_chooser, sign, unindex
+from .helpers import balanced_eq, max_chooser, unindex
+from .helpers_math import conj, real_part, sign as complex_sign
 from .tangents import register_linear, register_tangent
 
 
@@ -47,6 +48,8 @@ def from_column(r, b):
 
 
 register_linear(broadcast_like)
+register_linear(real_part)
+register_linear(conj)
 register_linear(as_column)
 register_linear(from_column)
 
@@ -128,8 +131,9 @@ def cos(z, x, out=None, dtype=None):
 
 @register_tangent(np.absolute)
 def absolute(z, x, out=None, dtype=None):
-    """d|x| = sign(x) dx (0 at 0, as the adjoint rule)."""
-    t[z] = t[x] * sign(x)
+    """d|x| = sign(x) dx (0 at 0, as the adjoint rule); for complex x,
+    d|x| = Re(conj(x / |x|) dx)."""
+    t[z] = real_part(t[x] * conj(complex_sign(x)))
 
 
 @register_tangent(np.exp2)
