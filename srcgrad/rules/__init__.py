@@ -16,3 +16,5 @@ except ImportError:       # SciPy is optional: no scipy.special rules without it
     pass
 else:
     from . import scipy_special  # noqa: F401
+    from . import scipy_special_python  # noqa: F401
+    from . import scipy_stats  # noqa: F401
