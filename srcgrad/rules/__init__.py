@@ -19,3 +19,4 @@ else:
     from . import scipy_special_python  # noqa: F401
     from . import scipy_stats  # noqa: F401
     from . import scipy_linalg  # noqa: F401
+    from . import scipy_integrate  # noqa: F401
