@@ -256,18 +256,40 @@ def test_odeint_full_output_is_refused():
         sg.grad(loss_full_output)(Y0, K)
 
 
-def loss_decay_k(k):
-    return loss_decay(Y0, k, T3, W3)
-
-
 def test_second_derivative_through_odeint_is_refused():
-    k = sg.constant(K)
-    with sg.GradientTape() as outer:
-        outer.watch(k)
-        g = sg.grad(loss_decay_k)(k)
-        total = np.sum(g)
+    """The backward sweep's primitive records on a tape, and its rule refuses."""
+    from srcgrad.rules.helpers_integrate import odeint_vjp
+    g = sg.constant(W3)
+    z = si.odeint(decay, Y0, T3, args=(K,))
+    with sg.GradientTape() as tape:
+        tape.watch(g)
+        gy0, gt, gk = odeint_vjp(g, z, decay, Y0, T3, (K,))     # flat: one array per float arg
+        total = np.sum(gy0)
     with pytest.raises(NotImplementedError, match="second derivatives"):
-        outer.gradient(total, k)
+        tape.gradient(total, g)
+
+
+# ---------------------------------------------------------------------------
+# Forward mode: forward sensitivities (the tangent rules), against reverse mode
+
+@pytest.mark.parametrize("which", ["odeint", "solve_ivp"])
+def test_forward_mode_agrees_with_reverse_mode(which):
+    rng = np.random.default_rng(7)
+    v_y0, v_th = rng.normal(size=2), rng.normal(size=4)
+    if which == "odeint":
+        fn, w = loss_lv, rng.normal(size=(len(TLV), 2))
+    else:
+        fn, w = loss_lv_ivp, rng.normal(size=(2, len(TLV)))
+    value, jv = sg.jvp(fn, (YLV, THETA, w), (v_y0, v_th, None))
+    gy0, gth = sg.grad(fn, wrt=(0, 1))(YLV, THETA, w)
+    np.testing.assert_allclose(value, fn(YLV, THETA, w), rtol=1e-12)
+    np.testing.assert_allclose(jv, np.dot(gy0, v_y0) + np.dot(gth, v_th), rtol=1e-6)
+
+
+def test_forward_mode_in_the_output_times():
+    v = np.array([0.0, 0.3, -0.2])
+    _, jv = sg.jvp(loss_decay, (Y0, K, T3, W3), (None, None, v, None))
+    np.testing.assert_allclose(jv, np.dot(_decay_exact(Y0, K, T3, W3)[2], v), rtol=1e-7)
 
 
 def loss_ivp_attribute(y0, k):

@@ -34,6 +34,7 @@ import scipy.integrate as si
 from .helpers import nondiff_helper, primitive
 
 
+@nondiff_helper
 def _is_float(v):
     """Does argument `v` of the user's function take a cotangent (a floating
     array or number)?"""
@@ -106,6 +107,54 @@ class _FunctionVJP:
         return value, grads[0].reshape(-1), grads[1:]
 
 
+class _FunctionJVP:
+    """f(t, y, *args) and its JVP f_y s + sum_i f_args[i] v_i, through
+    srcgrad's generated tangent code (sg.jvp)."""
+
+    def __init__(self, func, args, time_first, arg_tangents):
+        import srcgrad as sg     # late: srcgrad imports the rules
+        self.sg = sg
+        self.func = func
+        self.args = tuple(args)
+        self.time_first = time_first
+        self.arg_tangents = [None if v is None or not _is_float(a) else v
+                             for a, v in zip(self.args, list(arg_tangents) + [None] * len(args))]
+
+    def __call__(self, t, y, s):
+        primals = ((t, y) if self.time_first else (y, t)) + self.args
+        tangents = ((None, s) if self.time_first else (s, None)) + tuple(self.arg_tangents)
+        value, tangent = self.sg.jvp(self.func, primals, tangents)
+        value = _FunctionVJP._flat(value)
+        if tangent is None:
+            return value, np.zeros_like(value)
+        return value, _FunctionVJP._flat(tangent)
+
+
+def tangent_sweep(jvp, integrate, taus, t0, y0, dy0, dtaus, dt0):
+    """Forward sensitivities: s = dy/de solves s' = f_y s + f_args v_args from
+    s(t0) = dy0 - f(y0, t0) dt0; the output at tau_i moves by s(tau_i) +
+    f(y(tau_i), tau_i) dtau_i. `integrate(rhs, u0, times)` returns u at
+    `times` (starting at times[0]). Returns the tangents (T, D)."""
+    y0 = np.asarray(y0, dtype=float).reshape(-1)
+    D = y0.size
+    f0, _ = jvp(t0, y0, np.zeros(D))
+    s0 = np.zeros(D) if dy0 is None else np.asarray(dy0, dtype=float).reshape(-1)
+    if dt0 is not None:
+        s0 = s0 - f0 * float(dt0)
+
+    def rhs(t, u):
+        f, js = jvp(t, u[:D], u[D:])
+        return np.concatenate([f, js])
+
+    times = np.concatenate([[t0], np.asarray(taus, dtype=float)])
+    us = integrate(rhs, np.concatenate([y0, s0]), times)[1:]
+    out = us[:, D:].copy()
+    if dtaus is not None:
+        for i, tau in enumerate(taus):
+            out[i] += jvp(tau, us[i, :D], np.zeros(D))[0] * float(np.reshape(dtaus, -1)[i])
+    return out
+
+
 def _flatten(arrays):
     if not arrays:
         return np.zeros(0)
@@ -156,15 +205,37 @@ def _args_tuple(args):
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
-def _args_cotangent(args, vjp, grads):
-    """The cotangent of the `args` argument: a list aligned with the tuple
-    (None for non-floating entries), or one array when args was not a tuple."""
-    out = [None] * len(_args_tuple(args))
-    for i, g in zip(vjp.diff, grads):
-        out[i] = g.astype(np.result_type(vjp.args[i], np.float32)) if hasattr(g, "astype") else g
-    if args is not None and not isinstance(args, (tuple, list)):
+def _float_cotangents(vjp, grads):
+    """The cotangents of the floating entries of args, in their dtypes."""
+    return [np.asarray(g).astype(np.result_type(vjp.args[i], np.float32))
+            for i, g in zip(vjp.diff, grads)]
+
+
+def args_cotangent(args, grads):
+    """The cotangent of the `args` argument from those of its floating
+    entries (`grads`, in order): a list aligned with the tuple, None for the
+    other entries, or one array when args was not a tuple."""
+    if args is None:
+        return None
+    items = list(args) if isinstance(args, (tuple, list)) else [args]
+    out = []
+    j = 0
+    for a in items:
+        if _is_float(a):
+            out.append(grads[j])
+            j = j + 1
+        else:
+            out.append(None)
+    if not isinstance(args, (tuple, list)):
         return out[0]
     return out
+
+
+def span_cotangent(t_span, g):
+    """The cotangent of solve_ivp's t_span (a pair): a list for a list/tuple."""
+    if isinstance(t_span, (tuple, list)):
+        return [g[0], g[1]]
+    return g
 
 
 def _like(g, x):
@@ -179,9 +250,11 @@ def _like(g, x):
 @primitive
 def odeint_vjp(g, z, func, y0, t, args=(), rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0,
                hmin=0.0, mxstep=0, mxordn=12, mxords=5, tfirst=False, full_output=0):
-    """(dL/dy0, dL/dt, dL/dargs) for y = scipy.integrate.odeint(func, y0, t,
-    args, ...) with cotangent g (len(t), len(y0)): the adjoint sweep above,
-    integrated backwards by odeint with the forward call's options."""
+    """(dL/dy0, dL/dt, dL/dargs[i] for each floating args[i]) for y =
+    scipy.integrate.odeint(func, y0, t, args, ...) with cotangent g
+    (len(t), len(y0)): the adjoint sweep above, integrated backwards by
+    odeint with the forward call's options. A flat tuple of arrays, so that
+    the primitive records on tapes (args_cotangent regroups the last ones)."""
     if full_output:
         raise NotImplementedError("srcgrad: odeint(..., full_output=True) is not differentiable; "
                                   "call it without full_output")
@@ -199,7 +272,38 @@ def odeint_vjp(g, z, func, y0, t, args=(), rtol=None, atol=None, tcrit=None, h0=
     gy0, gtaus, gt0, gargs = adjoint_sweep(vjp, integrate, taus, ys, gs, taus[0], y0)
     gtaus = gtaus.copy()
     gtaus[0] += gt0
-    return _like(gy0, y0), _like(gtaus, t), _args_cotangent(args, vjp, gargs)
+    return (_like(gy0, y0), _like(gtaus, t)) + tuple(_float_cotangents(vjp, gargs))
+
+
+def _arg_tangents(args, dargs):
+    if dargs is None:
+        return [None] * len(_args_tuple(args))
+    if args is not None and not isinstance(args, (tuple, list)):
+        return [dargs]
+    return list(dargs)
+
+
+def odeint_jvp(z, func, y0, t, args, dy0, dt, dargs, rtol=None, atol=None, tcrit=None, h0=0.0,
+               hmax=0.0, hmin=0.0, mxstep=0, mxordn=12, mxords=5, tfirst=False):
+    """The tangent of y = odeint(func, y0, t, args, ...) for tangents dy0,
+    dt, dargs (None: none): tangent_sweep, integrated forwards by odeint with
+    the call's options (forward sensitivity analysis; Hindmarsh et al. 2005,
+    SUNDIALS, 2.6)."""
+    args_t = _args_tuple(args)
+    jvp = _FunctionJVP(func, args_t, tfirst, _arg_tangents(args, dargs))
+    options = dict(rtol=rtol, atol=atol, tcrit=tcrit, h0=h0, hmax=hmax, hmin=hmin, mxstep=mxstep,
+                   mxordn=mxordn, mxords=mxords)
+
+    def integrate(rhs, u0, times):
+        if times[0] == times[1]:                      # odeint's first output is t0 itself
+            return np.concatenate([u0[None], si.odeint(rhs, u0, times[1:], tfirst=True,
+                                                       **options)])
+        return si.odeint(rhs, u0, times, tfirst=True, **options)
+
+    taus = np.asarray(t, dtype=float)
+    out = tangent_sweep(jvp, integrate, taus, taus[0], y0, dy0, dt, None if dt is None else
+                        np.reshape(dt, -1)[0])
+    return out.reshape(np.shape(z)).astype(np.asarray(z).dtype)
 
 
 # --------------------------------------------------------------- solve_ivp
@@ -224,7 +328,8 @@ def _ode_result_cotangent(g, z):
 
 @primitive
 def solve_ivp_vjp(g, z, fun, t_span, y0, method="RK45", t_eval=None, args=None, options=None):
-    """(dL/dy0, dL/dt_span, dL/dt_eval, dL/dargs) for sol = scipy.integrate.
+    """(dL/dy0, dL/dt_span (2,), dL/dt_eval, dL/dargs[i] for each floating
+    args[i]), a flat tuple of arrays, for sol = scipy.integrate.
     solve_ivp(fun, t_span, y0, method, t_eval, args=args, **options), whose
     sol["y"] (len(y0), len(sol.t)) has cotangent g["y"]: the adjoint sweep
     above, integrated backwards by solve_ivp with the same method and
@@ -255,12 +360,40 @@ def solve_ivp_vjp(g, z, fun, t_span, y0, method="RK45", t_eval=None, args=None, 
     if t_eval is None:
         gspan[0] += gtaus[0]
         gspan[1] += gtaus[-1]
-        geval = None
+        geval = np.zeros(0)
     else:
         geval = _like(gtaus, t_eval)
-    if isinstance(t_span, (list, tuple)):
-        gspan = list(gspan)
-    return _like(gy0, y0), gspan, geval, _args_cotangent(args, vjp, gargs)
+    return (_like(gy0, y0), gspan, geval) + tuple(_float_cotangents(vjp, gargs))
+
+
+def solve_ivp_jvp(z, fun, t_span, y0, method, t_eval, args, dspan, dy0, deval, dargs, options):
+    """The tangent of sol = solve_ivp(...): a dict with the tangent of
+    sol["y"] (and of sol["t"]), by tangent_sweep integrated forwards by
+    solve_ivp with the call's method and options."""
+    options = dict(options or {})
+    options.pop("jac", None)
+    options.pop("jac_sparsity", None)
+    jvp = _FunctionJVP(fun, _args_tuple(args), True, _arg_tangents(args, dargs))
+
+    def integrate(rhs, u0, times):
+        sol = si.solve_ivp(rhs, (times[0], times[-1]), u0, method=method, t_eval=times[1:],
+                           **options)
+        return np.concatenate([u0[None], sol.y.T])
+
+    taus = np.asarray(z["t"], dtype=float)
+    t0 = float(t_span[0])
+    dt0 = None if dspan is None or dspan[0] is None else float(np.reshape(dspan[0], -1)[0])
+    if t_eval is None:
+        dtaus = np.zeros(len(taus))
+        if dt0 is not None:
+            dtaus[0] = dt0
+        if dspan is not None and dspan[1] is not None:
+            dtaus[-1] = float(np.reshape(dspan[1], -1)[0])
+    else:
+        dtaus = None if deval is None else np.asarray(deval, dtype=float)
+    ty = tangent_sweep(jvp, integrate, taus, t0, y0, dy0, dtaus, dt0)
+    dt_out = np.zeros(len(taus)) if dtaus is None else np.asarray(dtaus, dtype=float)
+    return {"y": ty.T.astype(np.asarray(z["y"]).dtype), "t": dt_out}
 
 
 @nondiff_helper

@@ -16,8 +16,10 @@ scipy.integrate is `si`.
 """
 import scipy.integrate as si
 
-from .helpers_integrate import ivp_options, no_second_derivative, odeint_vjp, solve_ivp_vjp
+from .helpers_integrate import (args_cotangent, ivp_options, no_second_derivative, odeint_jvp,
+                                odeint_vjp, solve_ivp_jvp, solve_ivp_vjp, span_cotangent)
 from .registry import register_adjoint
+from .tangents import register_tangent
 
 
 @register_adjoint(si.odeint)
@@ -31,7 +33,7 @@ def odeint(z, func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=No
                      mxordn, mxords, tfirst, full_output)
     d[y0] = adj[0]
     d[t] = adj[1]
-    d[args] = adj[2]
+    d[args] = args_cotangent(args, adj[2:])
 
 
 @register_adjoint(si.solve_ivp)
@@ -44,9 +46,9 @@ def solve_ivp(z, fun, t_span, y0, method="RK45", t_eval=None, dense_output=False
                         ivp_options(first_step, max_step, rtol, atol, jac, jac_sparsity, lband,
                                     uband, min_step))
     d[y0] = adj[0]
-    d[t_span] = adj[1]
+    d[t_span] = span_cotangent(t_span, adj[1])
     d[t_eval] = adj[2]
-    d[args] = adj[3]
+    d[args] = args_cotangent(args, adj[3:])
 
 
 @register_adjoint(odeint_vjp)
@@ -64,3 +66,28 @@ def solve_ivp_vjp_(z, g, zz, fun, t_span, y0, method="RK45", t_eval=None, args=N
     """Second derivatives through solve_ivp: not implemented (NotImplementedError)."""
     d[g] = no_second_derivative("solve_ivp")
     d[y0] = no_second_derivative("solve_ivp")
+
+
+# ------------------------------------------------------ forward mode (JVP)
+
+
+@register_tangent(si.odeint)
+def odeint_tangent(z, func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
+                   mu=None, rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0,
+                   mxstep=0, mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+    """Forward sensitivities s' = f_y s + f_args v, s(t0) = dy0 - f(y0, t0) dt0, integrated by
+    odeint with the call's options."""
+    t[z] = odeint_jvp(z, func, y0, t, args, t[y0], t[t], t[args], rtol, atol, tcrit, h0, hmax,
+                      hmin, mxstep, mxordn, mxords, tfirst)
+
+
+@register_tangent(si.solve_ivp)
+def solve_ivp_tangent(z, fun, t_span, y0, method="RK45", t_eval=None, dense_output=False,
+                      events=None, vectorized=False, args=None, first_step=None, max_step=None,
+                      rtol=None, atol=None, jac=None, jac_sparsity=None, lband=None, uband=None,
+                      min_step=None):
+    """The tangent of sol["y"] (a dict, as the result), by forward sensitivities integrated by
+    solve_ivp."""
+    t[z] = solve_ivp_jvp(z, fun, t_span, y0, method, t_eval, args, t[t_span], t[y0], t[t_eval],
+                         t[args], ivp_options(first_step, max_step, rtol, atol, jac, jac_sparsity,
+                                              lband, uband, min_step))
