@@ -25,6 +25,8 @@ running stale code.
 import copy
 import functools
 import inspect
+import os
+import sys
 import threading
 import weakref
 
@@ -93,11 +95,31 @@ def compilable(obj):
     if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
         return None             # a rule takes precedence over the source
     module = getattr(obj, "__module__", "") or ""
-    if module.startswith("numpy") or module in ("srcgrad.runtime", "srcgrad.tape", "srcgrad.tensor"):
-        return None
     if module.startswith("srcgrad.") and not module.startswith("srcgrad.rules."):
         return None
+    if _is_library(obj, module):
+        return None             # needs a rule: NoRuleError names it where it meets a differentiated value
     return as_function(obj)
+
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+
+
+def _is_library(obj, module):
+    """Is `obj` a function of an installed library (NumPy, SciPy, anything
+    under site-packages) or of the standard library? srcgrad compiles the
+    user's code, and treats library functions as primitives: a rule, or
+    NoRuleError. (Decorating one with @sg.function compiles it anyway.)"""
+    top = module.partition(".")[0]
+    if top in ("numpy", "scipy") or top in sys.stdlib_module_names:
+        return True
+    filename = getattr(getattr(obj, "__code__", None), "co_filename", "") or ""
+    if any(part in filename for part in _SITE_DIRS):
+        return not filename.startswith(_SRCGRAD_DIR)
+    return False
+
+
+_SRCGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _callee_info(obj):
@@ -568,8 +590,12 @@ class Function:
 
     # -- programs
     def _kinds(self, values):
+        """The cache key of a call's arguments: arrays by real/complex,
+        containers by type, and functions and other objects by identity
+        (the compiled code resolved calls and attributes through them)."""
         return tuple(("carray" if _is_complex(v) else "array") if _arraylike(v) else
-                     "array" if v is None else "container" if v is CONTAINER else type(v) for v in values)
+                     "array" if v is None else "container" if v is CONTAINER else
+                     type(v) if type(v) in (list, tuple, dict) else (type(v), id(v)) for v in values)
 
     def _program_for(self, params, complex_mode=False):
         """The Program for these parameter values (None: assume real arrays).

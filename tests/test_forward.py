@@ -473,8 +473,8 @@ def test_every_adjoint_rule_in_forward_mode(case):
     _, compiled = sg.jvp(case.fn, tuple(args) + (w,), tangents)
     np.testing.assert_allclose(compiled, expected, rtol=1e-8, atol=1e-10)
     covers = case.covers if isinstance(case.covers, tuple) else (case.covers,)
-    if any(f in NOT_OP_BY_OP for f in covers):
-        return
+    if any(f in NOT_OP_BY_OP for f in covers) or case.meta.get("compiled_only"):
+        return      # the tape cannot see the call (np.array of Tensors; SciPy's np.asarray)
     xs = [sg.constant(a) if i in wrt else a for i, a in enumerate(args)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)

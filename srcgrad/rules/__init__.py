@@ -17,6 +17,10 @@ except ImportError:       # SciPy is optional: no scipy.special rules without it
     pass
 else:
     from . import scipy_special  # noqa: F401
+    from . import scipy_special_python  # noqa: F401
+    from . import scipy_stats  # noqa: F401
+    from . import scipy_linalg  # noqa: F401
+    from . import scipy_integrate  # noqa: F401
 from . import numpy_more  # noqa: F401  (after nondiff: full, full_like, linspace become differentiable)
 from . import numpy_fft  # noqa: F401
 from . import numpy_linalg_more  # noqa: F401

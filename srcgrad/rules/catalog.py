@@ -27,6 +27,10 @@ _FAMILY_OF_MODULE = {
     "numpy_fft": "FFT",
     "numpy_linalg_more": "Linear algebra",
     "scipy_special": "scipy.special",
+    "scipy_special_python": "scipy.special",
+    "scipy_stats": "scipy.stats",
+    "scipy_linalg": "scipy.linalg",
+    "scipy_integrate": "scipy.integrate",
     "containers": "Python containers",
 }
 # numpy_adjoints.py holds the first rules of several families, under
@@ -37,12 +41,12 @@ _FAMILY_OF_SECTION = {
     "linear algebra": "Linear algebra",
     "shape and indexing": "Shapes and indexing",
 }
-_ORDER = ["Elementwise", "Reductions", "Linear algebra", "Shapes and indexing", "FFT",
-          "scipy.special", "Python containers"]
+_ORDER = ["Elementwise", "Reductions", "Linear algebra", "Shapes and indexing", "FFT", "scipy.special",
+          "scipy.stats", "scipy.linalg", "scipy.integrate", "Python containers"]
 
 # Where public spellings are looked up (and aliases found), in this order.
-_NAMESPACES = ["numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg", "operator",
-               "builtins", "math"]
+_NAMESPACES = ["numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg", "scipy.stats",
+               "scipy.integrate", "operator", "builtins", "math"]
 
 
 def _modules():
@@ -57,7 +61,14 @@ def _modules():
 
 def _spellings(obj, modules):
     """Every public `module.name` bound to `obj` in the namespaces above; the
-    object's own `__module__.__qualname__` when none is."""
+    object's own `__module__.__qualname__` when none is. A bound method of a
+    module-level object (scipy.stats.norm.logpdf) is named through that
+    object."""
+    owner = getattr(obj, "__self__", None)
+    if inspect.ismethod(obj) and owner is not None:
+        owners = [n for n in _spellings(owner, modules) if "." in n and not n.startswith("<")]
+        if owners and "%s.%s" % (owner.__module__, type(owner).__qualname__) != owners[0]:
+            return ["%s.%s" % (n, obj.__name__) for n in owners]
     names = []
     for modname, mod in modules:
         for attr, value in vars(mod).items():

@@ -510,6 +510,9 @@ class _ANF:
         name = getattr(obj, "__name__", None) or "call"
         if e.args and self.base(e.args[0]):
             name = name + "_" + self.base(e.args[0])
+        if obj is not None and (registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj)):
+            # a primitive, however it is reached (scipy.stats.norm.logpdf is a bound method with a rule)
+            return e, self.classify_fn(obj, list(e.args), kwargs, e, name)
         if getattr(func, "_sg_opaque_method", False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         args = list(e.args)

@@ -437,8 +437,8 @@ class ReverseGenerator:
         if isinstance(op.obj, type):
             self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
                       "objects built inside differentiated code are not supported: build them outside")
-        if getattr(op.obj, "__self__", None) is not None and hasattr(
-                getattr(op.obj, "__func__", None), "__code__"):
+        if getattr(op.obj, "__self__", None) is not None and self.ctx.callee(
+                getattr(op.obj, "__func__", None)) is not None:
             self.fail(s, "a call of the method %s on a differentiated value"
                       % getattr(op.obj, "__qualname__", op.obj),
                       "call a module-level function instead, passing what it reads as arguments")
