@@ -23,8 +23,10 @@ a NumPy function: `nonlinearity=np.tanh`) to its autograd twin (`TWINS`), as
 tests/test_corpus.py rebinds `np` in the corpus modules.
 
 What srcgrad cannot do yet is marked `xfail(strict=True)` with the precise
-missing feature (`XFAIL`); each cause has a minimal reproducer in
-tests/test_programs_causes.py... (see the module docstring of `XFAIL` below).
+missing feature (`CHAINS`); each cause has a minimal reproducer with a
+hand-derived gradient in tests/program_causes.py, checked here too
+(`test_causes`), so a compiler change that fixes a cause shows up as an
+unexpected pass.
 """
 import contextlib
 import copy
@@ -43,6 +45,7 @@ import scipy.integrate
 import scipy.special
 import scipy.stats
 
+import program_causes as pc
 import srcgrad as sg
 from programs import (bayes_nn, bbvi, convnet, gan, gmm, gp_regression, hmc, hmm, ica, lstm, neural_ode,
                       pendulum, vae)
@@ -79,7 +82,8 @@ SETTINGS = {
     # autograd oracle integrates the adjoint ODE backwards with the same
     # solver tolerances (autograd/scipy/integrate.py), so it is exact only to
     # the solver's accuracy: 1e-6.
-    "neural_ode.trajectory_loss": dict(fd_step=1e-4, fd_step_2=1e-3, ag_rtol=1e-6, ag_atol=1e-8),
+    "neural_ode.parameters": dict(fd_step=1e-4, fd_step_2=1e-3, ag_rtol=1e-6, ag_atol=1e-8),
+    "neural_ode.initial_state": dict(fd_step=1e-4, fd_step_2=1e-3, ag_rtol=1e-6, ag_atol=1e-8),
     # These programs call sg.grad inside the function being differentiated;
     # an oracle must not depend on srcgrad, so their finite differences run
     # with sg.grad rebound to autograd.grad (and np to autograd.numpy, which
@@ -95,13 +99,58 @@ def setting(check, name):
 
 
 # ---------------------------------------------------------------------------
-# What srcgrad cannot do yet: (check id or "<module>.main", path) -> reason.
-# Paths: "grad" (sg.grad), "tape" (sg.function inside a GradientTape),
-# "main" (the program run as written). Each reason names the first error
-# srcgrad raises; the minimal reproducers are in the report of issue 11 and
-# in test_causes below.
+# What srcgrad cannot do yet. For each check (or "<module>.main") the chain of
+# causes, keys of program_causes.CAUSES (each a minimal reproducer with a
+# hand-derived gradient, checked by test_causes): the first is what srcgrad
+# raises (or gets wrong) today; the others were found behind it by working
+# around the ones before, in a scratch copy of the program. The same chain
+# holds for "grad" (sg.grad) and "tape" (sg.function inside a GradientTape).
 # ---------------------------------------------------------------------------
-XFAIL = {}
+CHAINS = {
+    "gp_regression.nll": ["with", "lambda", "dict-from-helper"],
+    "gp_regression.nll_slogdet": ["lambda", "dict-from-helper"],
+    "gp_regression.main": ["with", "lambda", "dict-from-helper"],
+    "bbvi.neg_elbo": ["bound-method-argument", "scipy.stats.norm"],
+    "bbvi.main": ["bound-method-argument", "scipy.stats.norm"],
+    "lstm.sequence_nll": ["scipy.special.logsumexp"],
+    "lstm.main": ["scipy.special.logsumexp"],
+    "gmm.neg_log_likelihood": ["with", "comprehension-local-def", "dict-to-helper"],
+    "gmm.main": ["with", "comprehension-local-def", "dict-to-helper"],
+    "neural_ode.parameters": ["odeint-args"],
+    "neural_ode.initial_state": ["odeint-y0"],
+    "neural_ode.main": ["odeint-args"],
+    "gan.discriminator_loss": ["loop-over-list-in-helper"],
+    "gan.generator_loss": ["loop-over-list-in-helper"],
+    "gan.unrolled_generator_loss": ["grad-inside", "loop-over-list-in-helper"],
+    "gan.main": ["loop-over-list-in-helper"],
+    "convnet.loss": ["objects-in-local-list", "dict-to-object-that-ignores-it"],
+    "convnet.main": ["objects-in-local-list", "dict-to-object-that-ignores-it"],
+    "convnet.model_attributes": ["call-self"],
+    "hmm.neg_log_likelihood": ["scipy.special.logsumexp", "dict-to-helper"],
+    "hmm.main": ["scipy.special.logsumexp", "dict-to-helper"],
+    "ica.ica_nll_minors": ["recursion-with-loop"],
+    "bayes_nn.deep": ["zip-star", "loop-over-list-in-helper"],
+    "bayes_nn.shallow": ["zip-star", "empty-loop-in-helper"],
+    "bayes_nn.main": ["zip-star", "loop-over-list-in-helper"],
+    "vae.neg_elbo": ["star-args", "ufunc-default-argument", "ufunc-argument"],
+    "vae.main": ["star-args", "ufunc-default-argument", "ufunc-argument"],
+    "hmc.hmc_step": ["bound-method-argument", "grad-inside"],
+    "hmc.mala_log_accept": ["grad-inside"],
+    "hmc.main": ["grad-of-bound-method"],
+    "pendulum.miss_distance": ["object-built-inside", "list-returned-by-helper"],
+    "pendulum.main": ["object-built-inside", "list-returned-by-helper"],
+}
+CAUSE_TEXT = {row[0]: row[4] for row in pc.CAUSES}
+
+
+def xfail_reason(key):
+    chain = CHAINS.get(key)
+    if not chain:
+        return None
+    reason = "%s: %s (tests/program_causes.py)" % (chain[0], CAUSE_TEXT[chain[0]])
+    if chain[1:]:
+        reason += "; behind it: " + ", ".join(chain[1:])
+    return reason
 
 
 # ---------------------------------------------------------------------------
@@ -120,10 +169,10 @@ class Check:
 CHECKS = [Check(m, *row) for m in PROGRAMS for row in m.CHECKS]
 
 
-def rows(path):
+def rows():
     out = []
     for c in CHECKS:
-        reason = XFAIL.get((c.id, path))
+        reason = xfail_reason(c.id)
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(c, id=c.id, marks=marks))
     return out
@@ -133,7 +182,7 @@ def program_rows():
     out = []
     for m in PROGRAMS:
         key = m.__name__.split(".")[-1]
-        reason = XFAIL.get((key + ".main", "main"))
+        reason = xfail_reason(key + ".main")
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(m, id=key, marks=marks))
     return out
@@ -349,7 +398,7 @@ def test_main_oracle(module):
 # (1) sg.grad
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("check", rows("grad"))
+@pytest.mark.parametrize("check", rows())
 def test_grad(check):
     args = check.make_args()
     saved = snapshot(args)
@@ -363,7 +412,7 @@ def test_grad(check):
 # (2) the compiled tape entry: sg.function(fn) called inside a GradientTape
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("check", rows("tape"))
+@pytest.mark.parametrize("check", rows())
 def test_compiled_tape(check):
     args = check.make_args()
     saved = snapshot(args)
@@ -396,3 +445,81 @@ def test_main(module):
     for o, e in zip(leaves(out), leaves(expected)):
         np.testing.assert_allclose(np.asarray(o, dtype=np.float64), np.asarray(e, dtype=np.float64),
                                    rtol=MAIN_RTOL, atol=MAIN_ATOL)
+
+
+# ---------------------------------------------------------------------------
+# (4) weights held in attributes: a Keras-style model differentiated on the
+# tape with respect to the Variables it holds (self.kernel, self.W, self.b)
+# ---------------------------------------------------------------------------
+
+def _model_loss(weights):
+    model, images, labels = convnet.make_model()
+    return convnet.Model(*weights).loss(images, labels)
+
+
+def test_model_attributes_oracles():
+    model, images, labels = convnet.make_model()
+    weights = [model.kernel, model.W, model.b]
+    fine = [fd_grad(_model_loss, [weights], 0, FD_STEP)]
+    check_grads([fd_grad(_model_loss, [weights], 0, FD_STEP_2)], fine, [weights], (0,), FD_RTOL, FD_ATOL)
+    with autograd_oracle(convnet):
+        ag = [autograd.grad(_model_loss)(weights)]
+    check_grads(ag, fine, [weights], (0,), FD_RTOL, FD_ATOL)
+    # the same function as the `loss` check, written the other way
+    params, images, labels = convnet.make_args()
+    np.testing.assert_allclose(_model_loss(weights), convnet.loss(params, images, labels), rtol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason=xfail_reason("convnet.model_attributes"))
+def test_model_attributes():
+    model, images, labels = convnet.make_model()
+    weights = [model.kernel, model.W, model.b]
+    variables = [sg.Variable(w) for w in weights]
+    model.kernel, model.W, model.b = variables
+    f = sg.function(model.loss)
+    with sg.GradientTape() as tape:
+        y = f(images, labels)
+    g = [tape.gradient(y, variables)]
+    check_grads(g, [fd_grad(_model_loss, [weights], 0, FD_STEP)], [weights], (0,), FD_RTOL, FD_ATOL)
+    with autograd_oracle(convnet):
+        ag = [autograd.grad(_model_loss)(weights)]
+    check_grads(g, ag, [weights], (0,), AG_RTOL, AG_ATOL)
+
+
+# ---------------------------------------------------------------------------
+# (5) the causes: minimal reproducers, each with a hand-derived gradient
+# ---------------------------------------------------------------------------
+
+CAUSE_IDS = [row[0] for row in pc.CAUSES]
+
+
+@pytest.mark.parametrize("key, fn, make_args, expected, what", pc.CAUSES, ids=CAUSE_IDS)
+def test_cause_oracles(key, fn, make_args, expected, what):
+    """The hand-derived gradient agrees with finite differences, srcgrad not
+    involved (reproducers that call sg.grad run with it rebound to autograd's)."""
+    args = make_args()
+    with autograd_oracle(pc) if "grad-inside" in key else contextlib.nullcontext():
+        fd = fd_grad(fn, args, 0, FD_STEP)
+    check_grads([expected()], [fd], args, (0,), FD_RTOL, FD_ATOL)
+
+
+@pytest.mark.parametrize("key, fn, make_args, expected, what", [
+    pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason=row[4]), id=row[0]) for row in pc.CAUSES])
+def test_causes(key, fn, make_args, expected, what):
+    args = make_args()
+    if key in pc.VIA_TAPE:
+        x = sg.constant(args[0])
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = sg.function(fn)(x, *args[1:])
+        g = tape.gradient(y, x)
+    else:
+        g = sg.grad(fn)(*args)
+    check_grads([g], [expected()], args, (0,), 1e-6, 1e-9)
+
+
+def test_chains_name_known_checks_and_causes():
+    names = {c.id for c in CHECKS} | {m.__name__.split(".")[-1] + ".main" for m in PROGRAMS}
+    names.add("convnet.model_attributes")
+    assert set(CHAINS) <= names, set(CHAINS) - names
+    assert {k for chain in CHAINS.values() for k in chain} <= set(CAUSE_TEXT)

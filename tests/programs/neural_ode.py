@@ -41,4 +41,7 @@ def main(steps=3, lr=0.5):
     return args[:4]
 
 
-CHECKS = [("trajectory_loss", trajectory_loss, make_args, (0, 1, 2, 3, 4))]
+CHECKS = [
+    ("parameters", trajectory_loss, make_args, (0, 1, 2, 3)),
+    ("initial_state", trajectory_loss, make_args, (4,)),
+]
