@@ -339,6 +339,9 @@ CAUSES = [
      lambda: [np.array([1.5, 1.0]), np.array([0.5, 0.5])],
      "a for loop over a list argument inside a helper: its backward builds the list's cotangent with "
      "np.zeros_like(list) (ValueError; SILENTLY ZERO for a one-element list)"),
+    ("one-element-loop-in-helper", loop_over_list_in_helper, lambda: ([np.array([1.0, 2.0])], np.array([0.5, 0.25])),
+     lambda: [np.array([0.5, 0.25])],
+     "a for loop over a ONE-element list argument inside a helper: SILENTLY ZERO gradient"),
     ("empty-loop-in-helper", empty_loop_in_helper, lambda: ([np.array([1.0, 2.0]), np.array([3.0, 4.0])],
                                                            np.array([0.5, 0.25])),
      lambda: [np.array([0.5, 0.25]), np.zeros(2)],

@@ -157,7 +157,8 @@ CAUSE_RAISES = {
     "objects-in-global-list": sg.UnsupportedSyntaxError, "call-self": sg.UnsupportedSyntaxError,
     "recursion-with-loop": UnboundLocalError, "list-display-to-helper": AssertionError,
     "named-list-to-helper": AssertionError, "dict-to-helper": TypeError, "dict-from-helper": TypeError,
-    "loop-over-list-in-helper": ValueError, "empty-loop-in-helper": UnboundLocalError,
+    "loop-over-list-in-helper": ValueError,
+    "one-element-loop-in-helper": AssertionError, "empty-loop-in-helper": UnboundLocalError,
     "list-returned-by-helper": TypeError, "dict-to-object-that-ignores-it": TypeError,
 }
 
