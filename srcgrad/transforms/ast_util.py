@@ -152,9 +152,23 @@ def set_load(node):
     return node
 
 
+class _NegativeConstants(ast.NodeTransformer):
+    """-c as `-(c)`: ast.unparse prints a negative number constant without
+    parentheses, so Constant(-1.0) ** j would read back as -(1.0 ** j)."""
+
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and (v < 0 or (v == 0 and str(v)[0] == "-")):
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-v))
+        if isinstance(v, complex) and (v.real != 0 or str(v.imag)[0] == "-"):
+            return ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
+                            args=[ast.Constant(value=v.real), ast.Constant(value=v.imag)], keywords=[])
+        return node
+
+
 def to_source(node):
     """Unparse a gast node with the standard library's ast.unparse."""
-    tree = ast.fix_missing_locations(gast.gast_to_ast(node))
+    tree = ast.fix_missing_locations(_NegativeConstants().visit(gast.gast_to_ast(node)))
     return _print_comments(ast.unparse(tree))
 
 
