@@ -161,7 +161,8 @@ class Compiled:
         ctx.inputs = inputs
         ctx.active = activity.analyze(fdef, self.active_inputs, self.outputs, ctx.callee_outputs)
         name = parsed.node.name
-        title = "%s %s (%s)" % (name, "jvp" if mode == "forward" else "vjp", ", ".join(self.active_inputs))
+        title = "%s %s (%s)" % (name, {"forward": "jvp", "batched": "batched vjp"}.get(mode, "vjp"),
+                                ", ".join(self.active_inputs))
         if mode == "forward":
             self.output_active = tuple(o in ctx.active or o in self.active_inputs for o in self.outputs)
             jvp_def, injected = forward.transform(fdef, ctx)
@@ -387,11 +388,14 @@ class Program:
         return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
 
     def context(self, res, mode, mask):
-        """The Context of one compilation of this program."""
-        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, mode=mode,
+        """The Context of one compilation of this program (mode "reverse",
+        "batched" (reverse on stacks of cotangents) or "forward")."""
+        batched = mode == "batched"
+        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer,
+                       mode="reverse" if batched else mode, batched=batched,
                        mask=tuple(mask), complex_mode=self.complex_mode, callee=_callee_info,
                        callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
-                       vjp_callee=lambda op, m: self.compile_callee(op, m, "reverse").joint_fn,
+                       vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,
                        jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
                        callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
                        callee_leaves=getattr(res, "callee_leaves", {}))
@@ -693,7 +697,8 @@ class Function:
             out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
                          if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
             entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, values),
-                                       _higher_order_vjp(compiled, values, out_index), residuals)
+                                       _higher_order_vjp(compiled, values, out_index), residuals,
+                                       _batched_vjp(compiled, values, out_index))
             for t in tapes:
                 if t._should_record(inputs):
                     t._record(entry)
@@ -781,6 +786,22 @@ def _backward(compiled, out_index, values):
         cots = [g for g, c in zip(cots, compiled.connected) if c]
         return _flat_cotangents(connected_values, cots)
     return backward
+
+
+def _batched_vjp(compiled, values, out_index):
+    """The entry's VJP on stacks of cotangents (vectorised Jacobians): the
+    batched generated code of the same function, which re-runs its forward
+    sweep (the batched reverse sweep may read other residuals)."""
+    connected_values = _connected_values(compiled, values)
+    raw = [unwrap_nested(v) for v in values]
+    n = len(compiled.outputs)
+
+    def run(gs):
+        batched = compiled.program.compile(compiled.mask, "batched")
+        cots = batched.joint(*raw, *_full_cotangents(out_index, n, gs))
+        cots = [g for g, c in zip(cots, compiled.connected) if c]
+        return _flat_cotangents(connected_values, cots)
+    return run
 
 
 def _higher_order_vjp(compiled, values, out_index):

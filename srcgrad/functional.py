@@ -198,7 +198,13 @@ def grad(f, wrt=(0,), preserve_result=False):
     returned function can itself be differentiated (`sg.grad(sg.grad(f))`,
     on a tape, forward mode), through generated code.
     """
-    return Gradient(as_function(f), _wrt_tuple(wrt), preserve_result)
+    fn = as_function(f)
+    key = (_wrt_tuple(wrt), bool(preserve_result))
+    cache = fn.__dict__.setdefault("_gradients", {})
+    gradient = cache.get(key)
+    if gradient is None:        # one per (function, wrt): sg.hessian(f) in a loop compiles once
+        gradient = cache[key] = Gradient(fn, key[0], key[1])
+    return gradient
 
 
 def value_and_grad(f, wrt=(0,)):
@@ -330,13 +336,18 @@ def jacobian(f, wrt=0):
     return jac
 
 
-def _jacobian_one(fn, args, i):
+def _jacobian_one(fn, args, i, mode="auto", y=None):
+    """The Jacobian of fn's output with respect to argument i, shape
+    out.shape + in.shape: rows by the batched generated VJP (one reverse
+    sweep on the stack of the identity's rows), or, where the input is
+    much smaller than the output, columns by the generated JVP."""
     if not 0 <= i < len(args):
         raise ValueError("wrt index %d out of range for %s called with %d arguments"
                          % (i, fn.__name__, len(args)))
     args = list(args)
     x = args[i] = _float_array(args[i])
-    y = fn.python_function(*args)
+    if y is None:
+        y = fn.python_function(*args)
     if isinstance(y, (tuple, list)):
         raise TypeError("jacobian needs a function with one array output; %s returns %d"
                         % (fn.__name__, len(y)))
@@ -347,7 +358,7 @@ def _jacobian_one(fn, args, i):
     raw = [unwrap_nested(a) for a in args] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
-    if x.size <= y.size:
+    if mode == "forward" or (mode == "auto" and 4 * x.size < y.size):
         compiled = program.compile(mask, "forward")
         cols = []
         for j in range(x.size):
@@ -356,17 +367,13 @@ def _jacobian_one(fn, args, i):
             _, d = compiled.jvp(*raw, e.reshape(x.shape))
             cols.append(np.broadcast_to(d, y.shape) if d is not None else np.zeros(y.shape, dtype))
         jac = np.stack(cols, axis=-1) if cols else np.zeros(y.shape + (0,), dtype)
+    elif y.size == 0:
+        jac = np.zeros((0,) + x.shape, dtype)
     else:
-        compiled = program.compile(mask)
-        result = compiled.run(compiled.fwd, *raw)
-        residuals = result[-1]
-        rows = []
-        for r in range(y.size):
-            seed = np.zeros(y.size, dtype=y.dtype)
-            seed[r] = 1
-            (g,) = compiled.bwd(residuals, seed.reshape(y.shape))
-            rows.append(np.broadcast_to(g, x.shape))
-        jac = np.stack(rows) if rows else np.zeros((0,) + x.shape, dtype)
+        compiled = program.compile(mask, "batched")
+        seeds = np.eye(y.size, dtype=y.dtype if is_differentiable_dtype(y.dtype) else dtype)
+        (g,) = compiled.joint(*raw, seeds.reshape((y.size,) + y.shape))
+        jac = np.broadcast_to(g, (y.size,) + x.shape)
     return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape)
 
 
@@ -414,9 +421,11 @@ def hvp(f, wrt=0):
 def hessian(f, wrt=0):
     """A function computing the Hessian of the scalar-valued `f` with
     respect to its positional argument `wrt`: shape `in.shape + in.shape`,
-    the argument's floating dtype. Forward over reverse: the Jacobian of
-    the generated gradient by its generated JVP code (Griewank & Walther
-    2008, ch. 5). Raises ValueError for a non-scalar f.
+    the argument's floating dtype. The Jacobian of the generated gradient
+    code, vectorised: one reverse sweep of the gradient's generated adjoint
+    on the stack of the identity's rows (second-order adjoints, Griewank &
+    Walther 2008, ch. 5; the Hessian is symmetric, so its rows are its
+    columns). Raises ValueError for a non-scalar f.
     """
     fn, bound_self = _function_and_self(f)
     gradient = grad(f, wrt=(wrt,))
@@ -426,7 +435,7 @@ def hessian(f, wrt=0):
         _scalar_check(fn, list(bound_self) + args)
         x = _float_array(args[wrt])
         args[wrt] = x
-        h = _jacobian_one(as_function(gradient), list(bound_self) + args, wrt + len(bound_self))
+        h = _jacobian_one(as_function(gradient), list(bound_self) + args, wrt + len(bound_self), "reverse", x)
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
     return hess

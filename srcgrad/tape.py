@@ -22,6 +22,8 @@ import numpy as np
 from . import tensor as tensor_mod
 from .errors import NoRuleError
 from .rules import registry
+from .rules.batching import batch_size, zeros_b
+from .transforms import batching
 from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
 
 _local = threading.local()
@@ -193,12 +195,19 @@ class OpEntry:
         else:
             self.output_ids = [o._id for o in output]
 
-    def vjp(self, cotangents, needed, higher_order):
+    def vjp(self, cotangents, needed, higher_order, batched=False):
+        """The input cotangents (None where not `needed`) from the output
+        cotangents: on Tensors while another tape records (higher_order),
+        on stacks of cotangents (a leading batch axis) when `batched`."""
         params = {p for p, n in zip(self.params, needed) if n}
-        fn = self.rule.vjp(params)
+        fn = batching.batched_vjp(self.rule, params) if batched else self.rule.vjp(params)
         if isinstance(self.output, Tensor):
             g = cotangents[0]
             out = self.output if higher_order else self.output._value
+        elif batched:
+            B = batch_size(cotangents)
+            g = [c if c is not None else zeros_b(o._value, B) for c, o in zip(cotangents, self.output)]
+            out = unwrap(self.output)
         else:
             g = [c if c is not None else np.zeros_like(o._value) for c, o in zip(cotangents, self.output)]
             if not higher_order:
@@ -220,9 +229,9 @@ class CallEntry:
     """One call of a compiled (`@sg.function`) function: a single entry whose
     VJP is the generated adjoint code."""
 
-    __slots__ = ("input_ids", "inputs", "output_ids", "outputs", "backward", "joint", "residuals")
+    __slots__ = ("input_ids", "inputs", "output_ids", "outputs", "backward", "joint", "residuals", "batched")
 
-    def __init__(self, inputs, outputs, backward, joint, residuals):
+    def __init__(self, inputs, outputs, backward, joint, residuals, batched=None):
         self.inputs = inputs            # Tensors, aligned with the compiled function's active leaves
         self.input_ids = [t._id for t in inputs]
         self.outputs = outputs
@@ -230,8 +239,19 @@ class CallEntry:
         self.backward = backward        # bwd(residuals, *cotangents) -> tuple, raw arrays
         self.joint = joint              # joint(*inputs, *cotangents) -> tuple, any values
         self.residuals = residuals
+        self.batched = batched          # batched(cotangent stacks) -> tuple of stacks, or None: looped
 
-    def vjp(self, cotangents, needed, higher_order):
+    def vjp(self, cotangents, needed, higher_order, batched=False):
+        if batched:
+            B = batch_size(cotangents)
+            gs = [g if g is not None else zeros_b(o._value, B) for g, o in zip(cotangents, self.outputs)]
+            if self.batched is not None:
+                result = self.batched(gs)
+            else:           # one example at a time (custom gradients: grad_fn need not batch)
+                parts = [self.backward(self.residuals, [g[k] for g in gs]) for k in range(B)]
+                result = [None if all(p is None for p in col) else
+                          np.stack([np.asarray(p) for p in col]) for col in zip(*parts)]
+            return [r if n else None for r, n in zip(result, needed)]
         gs = [g if g is not None else np.zeros_like(o._value) for g, o in zip(cotangents, self.outputs)]
         if higher_order:
             result = self.joint(self.inputs, gs)
@@ -392,11 +412,12 @@ class GradientTape:
                 reach.update(e.output_ids)
         return relevant, reach
 
-    def _sweep(self, targets, seeds, sources, reachable=None):
+    def _sweep(self, targets, seeds, sources, reachable=None, batched=False):
         """Reverse sweep: cotangents of `sources` (list of Tensors) given
         `seeds` for `targets`. Returns a list aligned with sources (None where
-        unconnected)."""
-        higher_order = bool(recording_tapes())
+        unconnected). With `batched`, every cotangent is a stack of them (a
+        leading batch axis): many sweeps at once (vectorised Jacobians)."""
+        higher_order = bool(recording_tapes()) and not batched
         source_ids = [s._id if isinstance(s, Tensor) else None for s in sources]
         relevant, reach = reachable or self._reachable(sources)
         cot = {}
@@ -414,7 +435,7 @@ class GradientTape:
             if all(g is None for g in gs):
                 continue
             needed = [i in reach for i in e.input_ids]
-            for i, g in zip(e.input_ids, e.vjp(gs, needed, higher_order)):
+            for i, g in zip(e.input_ids, e.vjp(gs, needed, higher_order, batched)):
                 if g is not None and i in reach:
                     accumulate(i, g)
         return [cot.get(i) if i is not None else None for i in source_ids]
@@ -493,11 +514,21 @@ class GradientTape:
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
         """Jacobian of `target` (one Tensor) with respect to `sources`
-        (nested structure): each result has shape target.shape + source.shape.
-        Computed as one VJP per element of target (a loop of reverse sweeps).
+        (nested structure): each result has shape target.shape + source.shape
+        and the source's dtype (None, or zeros with
+        unconnected_gradients="zero", where unconnected).
+
+        Vectorised by default (experimental_use_pfor=True, TF's pfor): one
+        reverse sweep on a stack of cotangent seeds, the rows of the
+        identity, `parallel_iterations` at a time (None: all at once), so
+        `parallel_iterations` bounds the memory. Entries whose rule cannot
+        run on a stack loop over it inside the sweep. With
+        experimental_use_pfor=False, or while another tape records the
+        computation (a Jacobian differentiated again), one sweep per row.
 
         Raises RuntimeError on a released tape, or on a non-persistent tape
-        with experimental_use_pfor=False (as TF)."""
+        with experimental_use_pfor=False (as TF); ValueError for a target
+        that is not a Tensor."""
         self._check_usable()
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError("GradientTape must be created with persistent=True to compute the "
@@ -507,10 +538,21 @@ class GradientTape:
             raise ValueError("jacobian target must be a Tensor")
         flat_sources = flatten(sources)
         n = target.size
-        rows = [[] for _ in flat_sources]
         higher_order = bool(recording_tapes())
         self._inside_context()
         reachable = self._reachable(flat_sources)
+        if experimental_use_pfor and not higher_order:
+            stacks = self._stacked_sweeps(target, target.shape, n, flat_sources, reachable, parallel_iterations)
+            self._release()
+            out = []
+            for s, stack in zip(flat_sources, stacks):
+                if stack is None:
+                    out.append(None if unconnected is UnconnectedGradients.NONE
+                               else Tensor(np.zeros(target.shape + s.shape, dtype=s.dtype)))
+                else:
+                    out.append(Tensor(_as_dtype(stack.reshape(target.shape + s.shape), s.dtype)))
+            return pack_as(sources, out)
+        rows = [[] for _ in flat_sources]
         for j in range(n):
             seed = np.zeros(n, dtype=target.dtype)
             seed[j] = 1
@@ -532,13 +574,38 @@ class GradientTape:
             out.append(Tensor(np.stack(full).reshape(target.shape + s.shape).astype(s.dtype)))
         return pack_as(sources, out)
 
+    def _stacked_sweeps(self, target, shape, n, sources, reachable, chunk, rows=None):
+        """Batched sweeps seeded with the rows of the n x n identity (one-hot
+        cotangents of `target`, laid out in `shape` by `rows(seed)`), `chunk`
+        rows at a time. Returns per source an array of shape
+        (n,) + source.shape, or None where unconnected."""
+        chunk = n if not chunk else max(1, min(int(chunk), n))
+        parts = [[] for _ in sources]
+        connected = [False] * len(sources)
+        for start in range(0, n, chunk):
+            k = min(chunk, n - start)
+            seed = np.zeros((k, n), dtype=target.dtype)
+            seed[np.arange(k), start + np.arange(k)] = 1
+            seed = rows(seed) if rows is not None else seed.reshape((k,) + tuple(shape))
+            grads = self._sweep([target], [seed], sources, reachable, batched=True)
+            for i, (g, s) in enumerate(zip(grads, sources)):
+                if g is None:
+                    parts[i].append(np.zeros((k,) + s.shape, dtype=s.dtype))
+                else:
+                    connected[i] = True
+                    parts[i].append(np.broadcast_to(unwrap(g), (k,) + s.shape))
+        return [np.concatenate(p) if c else None for p, c in zip(parts, connected)]
+
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobians: target [b, y1..yn], source [b, x1..xm] ->
-        [b, y1..yn, x1..xm], assuming target[i] depends only on source[i].
-        One VJP per element of target[0] (seeding all examples at once).
-        An unconnected target gives zeros (as TF). Raises ValueError when the
-        first dimensions differ or a rank is below 1."""
+        [b, y1..yn, x1..xm], assuming target[i] depends only on source[i]
+        (TF's batch_jacobian). Each sweep seeds one element of target[0]
+        in every example at once; vectorised by default over those
+        elements (`parallel_iterations` at a time), looped with
+        experimental_use_pfor=False. An unconnected target gives zeros (as
+        TF). Raises ValueError when the first dimensions differ or a rank
+        is below 1."""
         self._check_usable()
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError("GradientTape must be created with persistent=True to compute the "
@@ -553,9 +620,19 @@ class GradientTape:
         b = target.shape[0]
         inner = target.shape[1:]
         m = int(np.prod(inner)) if inner else 1
-        result = np.zeros((b, m) + source.shape[1:], dtype=source.dtype)
         self._inside_context()
         reachable = self._reachable([source])
+        if experimental_use_pfor and not recording_tapes():
+            def rows(seed):         # (k, m) one-hot rows -> (k, b, *inner), every example seeded
+                return np.broadcast_to(seed[:, None, :], (seed.shape[0], b, m)).reshape(
+                    (seed.shape[0], b) + tuple(inner))
+            (stack,) = self._stacked_sweeps(target, None, m, [source], reachable, parallel_iterations, rows)
+            self._release()
+            if stack is None:
+                return Tensor(np.zeros((b,) + inner + source.shape[1:], dtype=source.dtype))
+            result = np.moveaxis(stack, 0, 1)       # (b, m, *source.shape[1:])
+            return Tensor(_as_dtype(result.reshape((b,) + inner + source.shape[1:]), source.dtype))
+        result = np.zeros((b, m) + source.shape[1:], dtype=source.dtype)
         for j in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
             seed[:, j] = 1
@@ -564,6 +641,15 @@ class GradientTape:
                 result[:, j] = np.broadcast_to(unwrap(g), source.shape)
         self._release()
         return Tensor(result.reshape((b,) + inner + source.shape[1:]))
+
+
+def _as_dtype(a, dtype):
+    """`a` in the source's dtype (the real part of a complex cotangent for
+    a real source), writable."""
+    a = np.asarray(a)
+    if a.dtype != dtype:
+        a = (np.real(a) if a.dtype.kind == "c" and np.dtype(dtype).kind != "c" else a).astype(dtype)
+    return a if a.flags.writeable else a.copy()
 
 
 def _stack_recorded(rows, target_shape, source):

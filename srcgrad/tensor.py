@@ -276,6 +276,68 @@ class Tensor:
     def dot(self, other):
         return np.dot(self, other)
 
+    # the other ndarray methods the compiler knows (anf._METHODS), op by op too
+    def ravel(self, order="C"):
+        return np.ravel(self, order)
+
+    def flatten(self, order="C"):
+        return np.ravel(self, order)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def prod(self, axis=None, keepdims=False):
+        return np.prod(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        return np.cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return np.cumprod(self, axis=axis)
+
+    def clip(self, min=None, max=None):
+        return np.clip(self, min, max)
+
+    def conj(self):
+        return np.conj(self)
+
+    conjugate = conj
+
+    def trace(self, offset=0, axis1=0, axis2=1):
+        return np.trace(self, offset, axis1, axis2)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None):
+        return np.take(self, indices, axis)
+
+    @property
+    def real(self):
+        return np.real(self)
+
+    @property
+    def imag(self):
+        return np.imag(self)
+
+    def argmax(self, axis=None):
+        return np.argmax(self._value, axis)
+
+    def argmin(self, axis=None):
+        return np.argmin(self._value, axis)
+
 
 class Variable(Tensor):
     """A mutable value, as `tf.Variable`.

@@ -113,12 +113,24 @@ def sign(x):
     return np.sign(x)
 
 
-def _matmul_adjoint(g, x, y, wrt_x):
-    """Cotangent of x (wrt_x) or y in z = x @ y: dX = dZ Y^T, dY = X^T dZ
-    (Giles 2008, 2.2.2), promoting 1-d operands as matmul does and summing
-    broadcast batch axes back."""
-    if np.ndim(x) == 0 or np.ndim(y) == 0:
-        return unbroadcast(g * (y if wrt_x else x), x if wrt_x else y)
+def matmul_product(g, x, y, wrt_x):
+    """dZ Y^T (wrt_x) or X^T dZ for z = x @ y (Giles 2008, 2.2.2), promoting
+    1-d operands as matmul does, before the broadcast batch axes are summed
+    back (the caller's unbroadcast: a stack of cotangents is one more
+    leading matmul batch axis)."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0:
+        return g * (y if wrt_x else x)
+    # matrix-vector products: one product for a whole stack of cotangents
+    if wrt_x and ny == 1:
+        return np.expand_dims(g, -1) * y                # (.., n) -> (.., n, k); z scalar: (..,) -> (.., k)
+    if wrt_x and nx == 1 and ny == 2:
+        return np.matmul(g, np.swapaxes(y, -1, -2))     # (.., m) @ (m, k)
+    if not wrt_x and nx == 1:
+        if ny == 2:
+            return np.expand_dims(x, -1) * np.expand_dims(g, -2)   # (k, 1) * (.., 1, m)
+    if not wrt_x and ny == 1 and nx == 2:
+        return np.matmul(g, x)                          # (.., n) @ (n, k)
     g2 = g
     if np.ndim(y) == 1:
         g2 = np.expand_dims(g2, -1)
@@ -127,20 +139,20 @@ def _matmul_adjoint(g, x, y, wrt_x):
     if wrt_x:
         y2 = y if np.ndim(y) > 1 else np.expand_dims(y, -1)
         b = np.matmul(g2, np.swapaxes(y2, -1, -2))
-        return unbroadcast(np.squeeze(b, -2) if np.ndim(x) == 1 else b, x)
+        return np.squeeze(b, -2) if np.ndim(x) == 1 else b
     x2 = x if np.ndim(x) > 1 else np.expand_dims(x, -2)
     b = np.matmul(np.swapaxes(x2, -1, -2), g2)
-    return unbroadcast(np.squeeze(b, -1) if np.ndim(y) == 1 else b, y)
+    return np.squeeze(b, -1) if np.ndim(y) == 1 else b
 
 
 def matmul_adjoint_x(g, x, y):
     """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
-    return _matmul_adjoint(g, x, y, True)
+    return unbroadcast(matmul_product(g, x, y, True), x)
 
 
 def matmul_adjoint_y(g, x, y):
     """Cotangent of y in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
-    return _matmul_adjoint(g, x, y, False)
+    return unbroadcast(matmul_product(g, x, y, False), y)
 
 
 def dot_adjoint(g, x, y, wrt_x):
@@ -150,7 +162,7 @@ def dot_adjoint(g, x, y, wrt_x):
     cotangents are the transposed contractions (tensordot)."""
     nx, ny = np.ndim(x), np.ndim(y)
     if nx == 0 or ny == 0 or (nx <= 2 and ny <= 2):
-        return _matmul_adjoint(g, x, y, wrt_x)
+        return unbroadcast(matmul_product(g, x, y, wrt_x), x if wrt_x else y)
     k_axis_y = 0 if ny == 1 else ny - 2
     other_y = [i for i in range(ny) if i != k_axis_y]
     if wrt_x:
@@ -171,10 +183,24 @@ def unindex(g, x, index):
     return unindex_array(g, x, index)
 
 
+def basic_index(index):
+    """Is `index` basic indexing (ints, slices, None, Ellipsis), whose
+    positions are all distinct, so the adjoint can assign instead of
+    accumulating with np.add.at?"""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))) or isinstance(p, bool):
+            return False
+    return True
+
+
 @primitive
 def unindex_array(g, x, index):
     """unindex for an array `x` (a primitive: recorded on tapes)."""
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
-    np.add.at(out, index, g)
+    if basic_index(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)        # repeated positions accumulate
     return out

@@ -29,6 +29,7 @@ from ..transforms import ast_util, inline as inline_mod
 from ..transforms.naming import Namer
 
 _ADJOINTS = {}
+_BATCHED = {}
 _NONDIFF = set()
 _lock = threading.Lock()
 
@@ -154,6 +155,27 @@ def register_adjoint(primitive):
             _NONDIFF.discard(primitive)
         return template
     return decorator
+
+
+def register_batched_adjoint(primitive):
+    """Decorator registering the *batched* adjoint of `primitive`: the same
+    parameters as its adjoint rule, with `d[z]` a stack of cotangents on a
+    new leading axis (vectorised Jacobians). For rules that are not
+    batch-safe as written (reshape, transpose, ...); the others need none."""
+    def decorator(template):
+        rule = Rule(primitive, template)
+        with _lock:
+            _BATCHED[primitive] = rule
+        return template
+    return decorator
+
+
+def batched_rule(primitive):
+    """The batched adjoint Rule registered for `primitive`, or None."""
+    try:
+        return _BATCHED.get(primitive)
+    except TypeError:
+        return None
 
 
 def register_nondiff(*functions):

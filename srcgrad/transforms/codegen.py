@@ -84,6 +84,8 @@ def assemble(name, inputs, active_inputs, sweeps):
     def grad_of(x):
         if x in sweeps.final:
             return ast_util.name(sweeps.adjoints[x])
+        if gen.batched:
+            return gen.zeros(x)
         # an unconnected input (possibly a container the caller passed in): zeros of its structure
         return ast_util.call(ast_util.name(gen.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
 

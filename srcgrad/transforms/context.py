@@ -19,6 +19,7 @@ class Context:
     mode: str = "reverse"           # "reverse" (adjoint code) or "forward" (tangent code)
     mask: tuple = ()                # which inputs are active
     complex_mode: bool = False      # keep the conj() of TF's complex convention
+    batched: bool = False           # reverse mode on a stack of cotangents (a leading batch axis)
     # hooks, set by the function layer
     callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
     callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active

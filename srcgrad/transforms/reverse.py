@@ -44,8 +44,9 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules import containers, helpers, helpers_math
-from . import ast_util, optimize
+from ..rules import batching as rules_batching
+from ..rules import containers, helpers, helpers_math, registry
+from . import ast_util, batching, optimize
 from .inline import inline
 
 
@@ -89,6 +90,8 @@ class ReverseGenerator:
         self.injected = {}
         self.last_comment = None
         self.real_only = not ctx.complex_mode
+        self.batched = ctx.batched          # cotangents carry a leading batch axis (batching.py)
+        self.batch = None                   # the name of the batch size in generated code
 
     # -- names
     def adjoint(self, name):
@@ -218,8 +221,11 @@ class ReverseGenerator:
 
     def zeros(self, name, like=None):
         """A zero cotangent for `name`'s current value: np.zeros_like, or
-        sparse_zeros for a (possible) container."""
+        sparse_zeros for a (possible) container (batched: zeros_b)."""
         like = like or name
+        if self.batched:
+            return ast_util.call(self.helper(rules_batching.zeros_b),
+                                 [ast_util.name(like), ast_util.name(self.batch)])
         if name in self.dynamic:
             return ast_util.call(self.helper(runtime.sparse_zeros), [ast_util.name(like)])
         return ast_util.call(ast_util.quote_expr(self.np_name() + ".zeros_like"), [ast_util.name(like)])
@@ -311,6 +317,13 @@ class ReverseGenerator:
             return ast_util.name(self.adjoint(name))
         return self.zeros(name)
 
+    def densify_call(self, read, like):
+        """densify(read, like): the cotangent or zeros (batched: densify_b)."""
+        if self.batched:
+            return ast_util.call(self.helper(rules_batching.densify_b),
+                                 [read, ast_util.name(like), ast_util.name(self.batch)])
+        return ast_util.call(self.helper(runtime.densify), [read, ast_util.name(like)])
+
     def stack_adjoint(self, stack):
         self.used_stacks.add(stack)
         return self.adjoint(stack)
@@ -321,8 +334,7 @@ class ReverseGenerator:
         if not (isinstance(x, gast.Name) and x.id in self.active):
             return []
         read = ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack_adjoint(stack.id))])
-        read = ast_util.call(self.helper(runtime.densify), [read, ast_util.name(x.id)])
-        return self.comment(s) + [self.accumulate(x.id, read, nz)]
+        return self.comment(s) + [self.accumulate(x.id, self.densify_call(read, x.id), nz)]
 
     def adjoint_code(self, s, op, targets, nz):
         t = targets[0]
@@ -353,8 +365,7 @@ class ReverseGenerator:
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
                                           ctx=gast.Load())
-                    read = ast_util.call(self.helper(runtime.densify), [read, ast_util.name(elt.id)])
-                    code.append(self.accumulate(elt.id, read, nz))
+                    code.append(self.accumulate(elt.id, self.densify_call(read, elt.id), nz))
             return code
         return []
 
@@ -375,14 +386,38 @@ class ReverseGenerator:
                     self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
         if not tmap:
             return []
-        gmap = {n: self.inject(n, rule.globals[n]) for n in _template_globals(rule)}
+        extra = {}
+        looped = False
+        if self.batched:
+            brule = registry.batched_rule(rule.primitive)
+            if brule is not None:
+                rule = brule
+            elif not batching.batchable(rule):
+                looped = True
+        gmap = {}
+        for n in _template_globals(rule):
+            obj = rule.globals[n]
+            if self.batched and obj in rules_batching.BATCHED:
+                batched, args = rules_batching.BATCHED[obj]
+                gmap[n] = self.inject(batched.__name__, batched)
+                extra[gmap[n]] = args
+            else:
+                gmap[n] = self.inject(n, obj)
+        if self.batched and "_B" in _template_globals_all(rule):
+            gmap["_B"] = self.batch
         pre = []
         if rule.sequence_output and t in self.dynamic and \
                 getattr(rule.primitive, "__module__", "") != containers.__name__:
             # a tuple output's cotangent, with zeros for its symbolic-zero elements
             bt = self.adjoint(t)
-            pre = [ast_util.assign(bt, ast_util.call(self.helper(runtime.densify_tree),
-                                                     [ast_util.name(bt), ast_util.name(t)]))]
+            if self.batched:
+                dense = ast_util.call(self.helper(rules_batching.densify_tree_b),
+                                      [ast_util.name(bt), ast_util.name(t), ast_util.name(self.batch)])
+            else:
+                dense = ast_util.call(self.helper(runtime.densify_tree), [ast_util.name(bt), ast_util.name(t)])
+            pre = [ast_util.assign(bt, dense)]
+        if looped:
+            return pre + self.looped_rule_code(s, op, t, tmap, spread, nz)
         # which adjoints hold a value already: inline accumulates into those
         held = {self.adj[n] for n in nz if n in self.adj}
         before = set(held)
@@ -392,16 +427,49 @@ class ReverseGenerator:
             if a in held and a not in before:
                 nz.add(n)
         if self.real_only:
-            conj_names = {alias for n, alias in gmap.items() if rule.globals[n] is helpers_math.conj}
+            conj_names = {alias for n, alias in gmap.items() if rule.globals.get(n) is helpers_math.conj}
             if conj_names:
                 code = [_StripCalls(conj_names).visit(c) for c in code]
+        if extra:
+            code = [_AppendArgs(extra).visit(c) for c in code]
         code = optimize.fold(code)
         for e, tmp in spread:
             for k, elt in enumerate(e.elts):
                 if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = ast_util.call(self.helper(runtime.densify),
-                                         [ast_util.item(ast_util.name(tmp), k), ast_util.name(elt.id)])
+                    read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
                     code.append(self.accumulate(elt.id, read, nz))
+        for c in code:
+            self.rev_locals |= ast_util.names_stored(c)
+        return code
+
+    def looped_rule_code(self, s, op, t, tmap, spread, nz):
+        """A rule that cannot run on a stack of cotangents: its VJP once per
+        example (rules/batching.batch_vjp), results stacked."""
+        rule = op.rule
+        needed = [p for p in rule.diff_params if p in tmap]
+        vjp = self.inject("vjp_" + rule.name.strip("_"), rule.vjp(needed))
+        args = [ast_util.name(vjp), ast_util.name(self.adjoint(t)), ast_util.name(t)]
+        args += [_as_load(ast_util.clone(op.bindings.get(p, ast_util.const(rule.defaults.get(p)))))
+                 for p in rule.params]
+        temps = [self.namer.fresh("_b" + p) for p in rule.diff_params]
+        code = [ast_util.assign(ast_util.tuple_([ast_util.name(x, True) for x in temps] + [], store=True)
+                                if len(temps) > 1 else temps[0],
+                                ast_util.call(self.helper(rules_batching.batch_vjp), args)
+                                if len(temps) > 1 else
+                                ast_util.item(ast_util.call(self.helper(rules_batching.batch_vjp), args), 0))]
+        spread_tmps = dict((id(e), tmp) for e, tmp in spread)
+        for p, tmp in zip(rule.diff_params, temps):
+            if p not in tmap:
+                continue
+            e = op.bindings.get(p)
+            if isinstance(e, gast.Name):
+                code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
+            elif isinstance(e, (gast.List, gast.Tuple)):
+                for k, elt in enumerate(e.elts):
+                    if isinstance(elt, gast.Name) and elt.id in self.active:
+                        read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
+                        code.append(self.accumulate(elt.id, read, nz))
+        del spread_tmps
         for c in code:
             self.rev_locals |= ast_util.names_stored(c)
         return code
@@ -459,6 +527,29 @@ class _StripCalls(gast.NodeTransformer):
         return node
 
 
+class _AppendArgs(gast.NodeTransformer):
+    """Calls of the batched helpers get their extra arguments (the batch size)."""
+
+    def __init__(self, extra):
+        self.extra = extra
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.extra:
+            node.args = list(node.args) + [ast_util.name(a) for a in self.extra[node.func.id]]
+        return node
+
+
+def _template_globals_all(rule):
+    """Every name a template reads that is not a parameter or temporary."""
+    params = set(rule.params) | {rule.output, "d"}
+    stored, loaded = set(), set()
+    for s in rule.tree.body:
+        stored |= ast_util.names_stored(s)
+        loaded |= ast_util.names_loaded(s)
+    return loaded - params - stored
+
+
 def _as_load(e):
     return ast_util.set_load(e) if isinstance(e, gast.AST) else e
 
@@ -491,6 +582,8 @@ def transform(fdef, ctx):
     gen.dynamic = fdef._sg_dynamic
     gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
     gen.used_stacks = set()
+    if gen.batched:
+        gen.batch = gen.namer.fresh("_B")
     body = fdef.body[:-1]
     gen.prepare_calls(body)
     gen.mark_first_definitions(body, list(fdef._sg_inputs))
@@ -502,9 +595,13 @@ def transform(fdef, ctx):
     init = [ast_util.assign(gen.adjoint(s), gast.List(elts=[], ctx=gast.Load())) for s in sorted(gen.used_stacks)]
     # a seed in its output's shape (a default 1.0 for an array output), for
     # rules that read a cotangent's shape; a no-op for a seed of the right shape
-    unbroadcast = gen.helper(helpers.unbroadcast)
+    unbroadcast = gen.helper(rules_batching.unbroadcast_b if gen.batched else helpers.unbroadcast)
     shapes = [ast_util.assign(seeds[o], ast_util.call(unbroadcast, [ast_util.name(seeds[o]), ast_util.name(o)]))
               for o in outputs if o in ctx.active and o not in gen.dynamic]
+    if gen.batched:     # the batch size, read off the seeds
+        shapes.insert(0, ast_util.assign(gen.batch, ast_util.call(
+            gen.helper(rules_batching.batch_size),
+            [ast_util.tuple_([ast_util.name(seeds[o]) for o in outputs])])))
     rev = init + shapes + rev
     sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | set(seeds.values()),
                     gen.injected, first_defined=gen.first_defined)

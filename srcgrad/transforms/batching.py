@@ -1,0 +1,208 @@
+"""Which adjoint rules run on a stack of cotangents as written.
+
+Used by reverse.py in batched mode (vectorised Jacobians: a leading batch
+axis on every cotangent, none on primal values; rules/batching.py). A rule
+is batch-safe when (1) its template combines the cotangent `d[z]` with
+primal values only elementwise (`+ - * /`, negation, `np.where`, conj and
+the other TRANSPARENT helpers), or through a helper with a batched twin
+(`rules.batching.BATCHED`: unbroadcast, unreduce, matmul adjoints, unindex,
+densify), which the generator substitutes; and (2) no primal operand it
+multiplies the cotangent with has more axes than the output (true of
+ufuncs, whose output broadcasts their operands, and of the rules listed in
+`ALLOWED`, checked by reading them and by tests/test_jacobians.py against
+the per-example loop). Every other rule runs once per example
+(`batch_vjp`): slower, never wrong.
+"""
+import operator
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..rules import batching, containers, helpers, helpers_math, registry
+from . import ast_util
+from . import inline as inline_mod
+from .inline import is_d
+from .naming import Namer
+
+# helpers elementwise in their (first) cotangent argument
+TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), helpers_math.complex_like,
+               helpers_math.imag_cotangent, helpers_math.angle_cotangent, containers.cast_back,
+               np.conj, np.conjugate, np.real, np.imag} - {None}
+
+# non-ufunc primitives whose templates satisfy (2): reductions broadcast back
+# with unreduce, matmul through its helpers, indexing through unindex, and
+# what generated code itself calls
+ALLOWED = {
+    np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.matmul, np.broadcast_to, np.where,
+    operator.getitem, helpers.unbroadcast, helpers.unreduce, helpers.rereduce, helpers_math.conj,
+    runtime.densify, runtime.add_cotangents, runtime.as_input,
+    containers.list_append, containers.list_extend, containers.as_list, containers.as_tuple,
+    containers.as_dict,
+}
+
+
+class _NotBatchable(Exception):
+    pass
+
+
+class _Check:
+    def __init__(self, rule):
+        self.rule = rule
+        self.cotangents = set()         # temporaries holding cotangent values
+
+    def resolve(self, node):
+        if isinstance(node, gast.Name):
+            if node.id in self.rule.params or node.id == self.rule.output:
+                return None
+            return self.rule.globals.get(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+    def expr(self, node):
+        """Is `node` cotangent-valued? Raises _NotBatchable for a use of a
+        cotangent that is not known to keep the batch axis."""
+        if is_d(node) is not None:
+            return True
+        if isinstance(node, gast.Name):
+            return node.id in self.cotangents
+        if isinstance(node, gast.Subscript):
+            if self.expr(node.value):
+                if not self.rule.sequence_output:
+                    raise _NotBatchable("indexes a cotangent")
+                self.expr(node.slice)
+                return True         # an element of a list of cotangents
+            self.expr(node.slice)
+            return False
+        if isinstance(node, gast.BinOp):
+            left, right = self.expr(node.left), self.expr(node.right)
+            if not (left or right):
+                return False
+            if isinstance(node.op, (gast.Add, gast.Sub)) or (
+                    isinstance(node.op, gast.Mult) and not (left and right)) or (
+                    isinstance(node.op, gast.Div) and not right):
+                return True
+            raise _NotBatchable("combines cotangents with %s" % type(node.op).__name__)
+        if isinstance(node, gast.UnaryOp):
+            v = self.expr(node.operand)
+            if v and not isinstance(node.op, (gast.USub, gast.UAdd)):
+                raise _NotBatchable("a unary operator on a cotangent")
+            return v
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node.func)
+            flags = [self.expr(a) for a in node.args]
+            kw = [self.expr(k.value) for k in node.keywords]
+            if not any(flags) and not any(kw):
+                return False
+            if any(kw):
+                raise _NotBatchable("a cotangent as a keyword argument")
+            if fn is np.where and not flags[0]:
+                return True
+            if (fn in TRANSPARENT or fn in batching.BATCHED) and flags[0] and not any(flags[1:]):
+                return True
+            raise _NotBatchable("calls %s on a cotangent" % getattr(fn, "__name__", fn))
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, gast.expr) and self.expr(child):
+                raise _NotBatchable("a %s of a cotangent" % type(node).__name__)
+        return False
+
+    def run(self):
+        for stmt in self.rule.tree.body:
+            if not isinstance(stmt, gast.Assign):
+                continue
+            value = self.expr(stmt.value)
+            target = stmt.targets[0]
+            if is_d(target) is None and value:
+                self.cotangents |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+
+
+def batchable(rule):
+    """Does the adjoint `rule` run on a stack of cotangents as written (with
+    the batched helpers substituted)? Cached on the rule."""
+    cached = getattr(rule, "_batchable", None)
+    if cached is None:
+        prim = rule.primitive
+        cached = False
+        if isinstance(prim, np.ufunc) or prim in ALLOWED:
+            try:
+                _Check(rule).run()
+                cached = True
+            except _NotBatchable:
+                cached = False
+        rule._batchable = cached
+    return cached
+
+
+def batched_vjp(rule, needed):
+    """The tape's VJP function of `rule` on a stack of cotangents:
+    `vjp(g, z, *params) -> tuple` aligned with rule.diff_params, g with a
+    leading batch axis (tape.GradientTape.jacobian's vectorised sweep).
+    Compiled once per `needed` set: the batched template, or the template
+    with batched helpers, or a loop over the examples."""
+    key = ("batched", frozenset(needed))
+    fn = rule._vjps.get(key)
+    if fn is None:
+        fn = _compile_batched_vjp(rule, frozenset(needed))
+        rule._vjps[key] = fn
+    return fn
+
+
+def _compile_batched_vjp(rule, needed):
+    template = registry.batched_rule(rule.primitive)
+    if template is None and not batchable(rule):
+        unbatched = rule.vjp(needed)
+
+        def looped(g, z, *args, **kwargs):
+            def one(gk, zz, *a):
+                return unbatched(gk, zz, *a, **kwargs)
+            return batching.batch_vjp(one, g, z, *args)
+        return looped
+    source = template or rule
+    namer = Namer(set(source.params) | {source.output, "_g", "_B"} | set(source.globals))
+    targets = {p: ("_b_" + p if p in needed else None) for p in source.diff_params}
+    namer.reserve(t for t in targets.values() if t)
+    bindings = {p: ast_util.name(p) for p in source.params}
+    body = inline_mod.inline(source.tree, source.output, "_g", bindings, targets, set(), namer)
+    env = dict(source.globals)
+    extra = {}
+    if template is None:                # substitute the batched helpers
+        for name, obj in list(env.items()):
+            try:
+                hit = obj in batching.BATCHED
+            except TypeError:
+                hit = False
+            if hit:
+                env[name], args = batching.BATCHED[obj]
+                if args:
+                    extra[name] = args
+    if extra:
+        body = [_AppendNames(extra).visit(s) for s in body]
+    assigned = set()
+    for stmt in body:
+        assigned |= ast_util.names_stored(stmt)
+    ret = ast_util.tuple_([
+        ast_util.name(targets[p]) if targets[p] and targets[p] in assigned else ast_util.const(None)
+        for p in source.diff_params])
+    head = ast_util.quote("_B = _sg_batch_size(_g)")
+    fdef = ast_util.function_def("batched_vjp_" + rule.name, ["_g", source.output] + source.params,
+                                 head + body + [ast_util.return_(ret)])
+    env["_sg_batch_size"] = batching.batch_size
+    src = ast_util.to_source(ast_util.module([fdef]))
+    namespace = {}
+    exec(compile(src, "<srcgrad batched rule %s>" % rule.name, "exec"), env, namespace)
+    fn = namespace["batched_vjp_" + rule.name]
+    fn.__srcgrad_source__ = src
+    return fn
+
+
+class _AppendNames(gast.NodeTransformer):
+    def __init__(self, extra):
+        self.extra = extra
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.extra:
+            node.args = list(node.args) + [ast_util.name(a) for a in self.extra[node.func.id]]
+        return node
