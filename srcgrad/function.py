@@ -311,6 +311,7 @@ def _copy_resolution(res):
 
 _hoisting = threading.local()
 _CONTAINERS = "<container parameters>"      # a key of Program examples: parameters that are containers
+_SCALARS = "<scalar parameters>"            # ... and parameters that are Python floats or ints
 
 
 class Program:
@@ -324,8 +325,10 @@ class Program:
         self.namespace = resolve.Namespace(self.parsed.func)
         examples = dict(examples)
         containers = examples.pop(_CONTAINERS, ())
+        scalars = examples.pop(_SCALARS, ())
         self.resolution = resolve.resolve(self.parsed, examples)
         self.resolution.containers = set(containers)
+        self.resolution.scalars = set(scalars)
         self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
         self.free = dict(self.resolution.free)
         self.callee_programs = []       # what the compiled code calls (staleness is checked through them)
@@ -597,8 +600,8 @@ class Function:
         """The cache key of a call's arguments: arrays by real/complex,
         containers by type, and functions and other objects by identity
         (the compiled code resolved calls and attributes through them)."""
-        return tuple(("carray" if _is_complex(v) else "array") if _arraylike(v) else
-                     "array" if v is None else "container" if v is CONTAINER else
+        return tuple(("scalar" if type(v) in (float, int) else "carray" if _is_complex(v) else "array")
+                     if _arraylike(v) else "array" if v is None else "container" if v is CONTAINER else
                      type(v) if type(v) in (list, tuple, dict) else (type(v), id(v)) for v in values)
 
     def _program_for(self, params, complex_mode=False):
@@ -616,6 +619,9 @@ class Function:
             containers = {p for p, v in params.items() if v is CONTAINER}
             if containers:
                 examples[_CONTAINERS] = containers
+            scalars = {p for p, v in params.items() if type(v) in (float, int)}
+            if scalars:
+                examples[_SCALARS] = scalars
         program = self._programs.get(key)
         if program is None or not program.is_current():
             with self._lock:

@@ -58,6 +58,8 @@ def _float_tree(v):
         return type(v)(_float_tree(e) for e in v)
     if type(v) is dict:
         return {k: _float_tree(e) for k, e in v.items()}
+    if type(v) in (float, int):
+        return float(v)             # Python scalars stay Python floats (scalar code stays scalar)
     a = np.asarray(v)
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 

@@ -554,8 +554,10 @@ class _ANF:
             op.custom, op.spec, op.examples, op.n_outputs, op.node = True, None, {}, 1, node
             return op
         rule = registry.adjoint_rule(fn)
+        python_float = False
         if rule is None and fn in _MATH_TO_NUMPY:
             rule = registry.adjoint_rule(_MATH_TO_NUMPY[fn])   # math.exp(a): np.exp's rule
+            python_float = True                                 # (a Python float result)
         if rule is not None:
             try:
                 bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
@@ -569,7 +571,9 @@ class _ANF:
                 if isinstance(v, (tuple, list)) and any(isinstance(x, gast.AST) for x in v):
                     v = ast_util.tuple_([x if isinstance(x, gast.AST) else ast_util.const(x) for x in v])
                 bindings[p] = v if isinstance(v, gast.AST) else ast_util.const(v)
-            return Op("rule", rule=rule, bindings=bindings, source=source)
+            op = Op("rule", rule=rule, bindings=bindings, source=source)
+            op.python_float = python_float
+            return op
         if registry.is_nondiff(fn):
             return Op("nondiff", source=source)
         info = self.ctx.callee(fn) if fn is not None else None
@@ -638,6 +642,7 @@ def transform(resolution, ctx):
     node._sg_inputs = sorted(defined)
     node._sg_containers = {p for p, v in getattr(resolution, "examples", {}).items()
                            if isinstance(v, (list, tuple, dict))} | set(getattr(resolution, "containers", ()))
+    node._sg_scalar_params = set(getattr(resolution, "scalars", ()))
     node._sg_stacks = t.stacks
     node.body = _no_self_reference(node.body, node._sg_stacked, namer)
     return node

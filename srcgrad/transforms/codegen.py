@@ -20,7 +20,7 @@ import gast
 
 from .. import runtime
 from ..rules import helpers
-from . import ast_util
+from . import ast_util, optimize
 
 _counter = itertools.count()
 
@@ -91,6 +91,9 @@ def assemble(name, inputs, active_inputs, sweeps):
 
     grads = [grad_of(x) for x in active_inputs]
     connected = tuple(x in sweeps.final for x in active_inputs)
+    # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
+    sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
+        {n.id for n in gast.walk(g) if isinstance(n, gast.Name)} for g in grads]))
     defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
     residuals = [n for n in _names_in_order(sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))],
                                             gast.Load)

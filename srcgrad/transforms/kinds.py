@@ -20,6 +20,7 @@ addition), never correctness.
 import operator
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..rules import containers, helpers
@@ -84,4 +85,64 @@ def transform(fdef, ctx):
         if op.kind == "call":
             op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
     fdef._sg_dynamic = dynamic
+    fdef._sg_scalar = scalars(fdef, assigns, dynamic)
     return dynamic
+
+
+# reductions whose result is 0-d with axis=None and keepdims=False
+_FULL_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
+
+
+def scalars(fdef, assigns, dynamic):
+    """Names whose values are known to be 0-d (Python floats and ints,
+    NumPy scalars): parameters given Python scalars, numbers, elementwise
+    operations (ufuncs, the math module) of 0-d values, full reductions,
+    and copies of those. A name assigned anything else anywhere is not.
+    Their cotangents need no unbroadcast, and their zeros are 0.0 (Tapenade-
+    style specialisation to what the cache key knows)."""
+    candidates = set(fdef._sg_scalar_params) if hasattr(fdef, "_sg_scalar_params") else set()
+    known = {}
+    for s in assigns:
+        for t in _targets(s):
+            known.setdefault(t, []).append(s)
+    result = set(candidates) | set(known)
+    result -= dynamic
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(result - candidates):
+            if not all(_scalar_op(s, result) for s in known.get(name, ())):
+                result.discard(name)
+                changed = True
+    return result
+
+
+def _is_scalar(e, scalars):
+    if isinstance(e, gast.Constant):
+        return isinstance(e.value, (int, float, complex)) and not isinstance(e.value, bool) or e.value is None
+    return isinstance(e, gast.Name) and e.id in scalars
+
+
+def _scalar_op(s, scalars):
+    op = s._sg_op
+    if len(_targets(s)) != 1:
+        return False
+    if op.kind == "copy":
+        return _is_scalar(op.args[0], scalars)
+    if op.kind == "nondiff":
+        value = s.value
+        return isinstance(value, gast.Constant) and isinstance(value.value, (int, float)) and \
+            not isinstance(value.value, bool)
+    if op.kind == "rule":
+        prim = op.rule.primitive
+        if getattr(op, "python_float", False):
+            return True
+        if isinstance(prim, np.ufunc):
+            args = [op.bindings.get(p) for p in op.rule.params if p not in ("out", "dtype", "where", "casting",
+                                                                           "order", "subok", "signature")]
+            return all(a is None or _is_scalar(a, scalars) for a in args)
+        if prim in _FULL_REDUCTIONS:
+            axis, keepdims = op.bindings.get("axis"), op.bindings.get("keepdims")
+            return (isinstance(axis, gast.Constant) and axis.value is None
+                    and (keepdims is None or isinstance(keepdims, gast.Constant) and keepdims.value is False))
+    return False

@@ -38,6 +38,7 @@ values went on `S`.
 from dataclasses import dataclass, field
 
 import copy
+import math
 
 import gast
 import numpy as np
@@ -223,6 +224,8 @@ class ReverseGenerator:
         """A zero cotangent for `name`'s current value: np.zeros_like, or
         sparse_zeros for a (possible) container (batched: zeros_b)."""
         like = like or name
+        if not self.batched and name in self.scalar:
+            return ast_util.const(0.0)
         if self.batched:
             return ast_util.call(self.helper(rules_batching.zeros_b),
                                  [ast_util.name(like), ast_util.name(self.batch)])
@@ -432,6 +435,16 @@ class ReverseGenerator:
                 code = [_StripCalls(conj_names).visit(c) for c in code]
         if extra:
             code = [_AppendArgs(extra).visit(c) for c in code]
+        if not self.batched and t in self.scalar:
+            # a 0-d output: its operands are 0-d too where they are scalars; no unbroadcast
+            aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
+            if aliases:
+                code = [_ElideUnbroadcast(aliases, self.scalar).visit(c) for c in code]
+        if not self.batched and getattr(op, "python_float", False):
+            # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
+            np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
+            if np_aliases:
+                code = [_MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
         code = optimize.fold(code)
         for e, tmp in spread:
             for k, elt in enumerate(e.elts):
@@ -527,6 +540,45 @@ class _StripCalls(gast.NodeTransformer):
         return node
 
 
+_MATH = {n for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "expm1", "log1p",
+                     "arctan", "arcsin", "arccos", "log10", "log2", "erf")
+         if hasattr(np, n)}
+_MATH_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
+
+
+class _MathFunctions(gast.NodeTransformer):
+    """np.cos(x) -> math.cos(x) in the adjoint of a math-module call (whose
+    operands are Python floats)."""
+
+    def __init__(self, np_aliases, math_alias):
+        self.np_aliases, self.math_alias = np_aliases, math_alias
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id in self.np_aliases
+                and f.attr in _MATH and len(node.args) == 1 and not node.keywords
+                and hasattr(math, _MATH_NAMES.get(f.attr, f.attr))):
+            node.func = gast.Attribute(value=ast_util.name(self.math_alias), attr=_MATH_NAMES.get(f.attr, f.attr),
+                                       ctx=gast.Load())
+        return node
+
+
+class _ElideUnbroadcast(gast.NodeTransformer):
+    """unbroadcast(g, x) -> g where x is known to be 0-d (and so is g)."""
+
+    def __init__(self, aliases, scalars):
+        self.aliases = aliases
+        self.scalars = scalars
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.func, gast.Name) and node.func.id in self.aliases and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name) and node.args[1].id in self.scalars):
+            return node.args[0]
+        return node
+
+
 class _AppendArgs(gast.NodeTransformer):
     """Calls of the batched helpers get their extra arguments (the batch size)."""
 
@@ -580,6 +632,7 @@ def transform(fdef, ctx):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
     gen.dynamic = fdef._sg_dynamic
+    gen.scalar = fdef._sg_scalar
     gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
     gen.used_stacks = set()
     if gen.batched:
@@ -597,7 +650,8 @@ def transform(fdef, ctx):
     # rules that read a cotangent's shape; a no-op for a seed of the right shape
     unbroadcast = gen.helper(rules_batching.unbroadcast_b if gen.batched else helpers.unbroadcast)
     shapes = [ast_util.assign(seeds[o], ast_util.call(unbroadcast, [ast_util.name(seeds[o]), ast_util.name(o)]))
-              for o in outputs if o in ctx.active and o not in gen.dynamic]
+              for o in outputs if o in ctx.active and o not in gen.dynamic
+              and (gen.batched or o not in gen.scalar)]
     if gen.batched:     # the batch size, read off the seeds
         shapes.insert(0, ast_util.assign(gen.batch, ast_util.call(
             gen.helper(rules_batching.batch_size),
