@@ -13,11 +13,12 @@ from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_gra
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, constant
+from .tensor import GradientPathWarning, Tensor, Variable, constant
 
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
+    "GradientPathWarning",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
 ]

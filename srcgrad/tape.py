@@ -125,6 +125,26 @@ def apply(func, args, kwargs):
 tensor_mod.install_recorder(apply)
 
 
+def _path_check(tensor):
+    """Does a recording tape track `tensor` (watched, computed from a
+    watched value, or a trainable Variable it watches when read), or a
+    recording ForwardAccumulator have a tangent for it? Then its conversion to an ndarray cuts a gradient path
+    (tensor.GradientPathWarning)."""
+    stack = getattr(_local, "tapes", None)
+    if not stack:
+        return False
+    i = tensor._id
+    accessed = isinstance(tensor, Variable) and tensor._trainable     # watched when read
+    for t in stack:
+        if t._recording and (i in getattr(t, "_tracked", ()) or i in getattr(t, "_tangents", ())
+                             or (accessed and getattr(t, "_watch_accessed_variables", False))):
+            return True
+    return False
+
+
+tensor_mod.install_path_check(_path_check)
+
+
 # ------------------------------------------------------------ nested structures
 
 def flatten(structure):

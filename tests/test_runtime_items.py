@@ -116,3 +116,131 @@ def test_programs_per_function_are_bounded_and_evicted_ones_recompile():
     refs = [weakref.ref(a) for a in acts[1:31]]   # evicted (acts[0] was used again)
     del acts, act
     assert _collected(refs) == len(refs)
+
+
+# ------------------------------------------- conversions that cut the path
+
+import inspect     # noqa: E402
+import warnings    # noqa: E402
+
+
+def _line_of(marker):
+    """The line number in this file of the line holding `marker`."""
+    lines = inspect.getsource(inspect.getmodule(_line_of)).splitlines()
+    hits = [i + 1 for i, line in enumerate(lines) if marker in line and "_line_of(" not in line]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def _cut_asarray(x):
+    a = np.asarray(x)                           # CUT-asarray
+    return np.sum(a * x)
+
+
+def test_asarray_of_a_watched_tensor_warns_naming_the_users_function_file_and_line():
+    x = sg.constant([1.0, 2.0, 3.0])
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.warns(sg.GradientPathWarning) as record:
+            y = _cut_asarray(x)
+    w = record[0]
+    assert w.filename == __file__ and w.lineno == _line_of("# CUT-asarray")
+    text = str(w.message)
+    assert "_cut_asarray()" in text and "np.asarray(x)" in text and "shape (3,)" in text
+    # the gradient is indeed the one of a * x with a constant: the warning tells why
+    check_close(tape.gradient(y, x), [1.0, 2.0, 3.0])
+
+
+def test_a_trainable_variable_converted_before_any_op_warns():
+    v = sg.Variable([1.0, 2.0])
+    with sg.GradientTape() as tape:
+        with pytest.warns(sg.GradientPathWarning, match="watched Variable"):
+            y = _cut_asarray(v)
+    assert tape.gradient(y, v) is not None
+
+
+def _cut_cases():
+    import scipy.ndimage
+    return {
+        "np.array": lambda t: np.array(t),
+        "np.max of a list": lambda t: np.max([t[0], t[1]]),
+        "np.full": lambda t: np.full(3, t[0]),
+        "scipy": lambda t: scipy.ndimage.gaussian_filter1d(t * 2.0, 1.0),
+    }
+
+
+@pytest.mark.parametrize("name", ["np.array", "np.max of a list", "np.full", "scipy"])
+def test_conversions_inside_numpy_and_scipy_name_the_users_line(name):
+    fn = _cut_cases()[name]
+    x = sg.constant([0.5, 1.5, 2.5])
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.warns(sg.GradientPathWarning) as record:
+            fn(x)
+    w = record[0]
+    assert w.filename == __file__, w.filename
+    assert w.lineno == _line_of('"%s": lambda' % name)
+
+
+def test_error_mode_and_silencing():
+    x = sg.constant(2.0)
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sg.GradientPathWarning)
+            with pytest.raises(sg.GradientPathWarning, match="test_runtime_items.py"):
+                np.asarray(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", sg.GradientPathWarning)
+            np.asarray(x)
+
+
+def test_inside_a_forward_accumulator_the_cut_warns():
+    x = sg.constant([1.0, 2.0])
+    with sg.ForwardAccumulator(x, [1.0, 0.0]):
+        with pytest.warns(sg.GradientPathWarning):
+            np.asarray(x * 3.0)
+
+
+@sg.function
+def _decorated(x):
+    return np.sum(x ** 2 * np.sin(x))
+
+
+def test_no_false_alarms():
+    x = sg.constant([1.0, 2.0, 3.0])
+    other = sg.constant([4.0, 5.0])
+    ints = sg.constant([1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.asarray(x)                               # no tape
+        with sg.GradientTape(persistent=True) as outer:
+            outer.watch(x)
+            with sg.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                y = np.sum(np.sin(x) * x)
+                np.asarray(other)                   # a Tensor no tape tracks
+                np.asarray(ints * 2)                # integers
+                np.asarray(x > 1.0)                 # booleans
+                x.numpy(), y.numpy()                # the explicit conversion
+                repr(y), str(y), "%s" % y, f"{y}", f"{y:.3f}", format(x), print(x, y)
+                float(y), y.item(), x.tolist()
+                with tape.stop_recording(), outer.stop_recording():
+                    np.asarray(x)
+                z = _decorated(x)                   # compiled code converts on purpose
+                total = y + z
+            g = tape.gradient(total, x)             # at higher order: on Tensors
+            tape.jacobian(np.sin(x), x)
+        assert outer.gradient(g, x) is not None
+        sg.hvp(_plain_loss)(np.ones(3), np.ones(3))
+        with sg.ForwardAccumulator(x, np.ones(3)) as acc:
+            with sg.GradientTape() as t3:
+                t3.watch(x)
+                y3 = _decorated(x) + np.sum(x ** 3)
+            g3 = t3.gradient(y3, x)
+        assert acc.jvp(g3) is not None
+
+
+def _plain_loss(x):
+    return np.sum(x * np.tanh(x))
