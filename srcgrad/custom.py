@@ -8,9 +8,13 @@
             return dy * (1 - 1 / (1 + e))
         return np.log(1 + e), grad
 
-On the tape, the body runs with recording paused and one entry is recorded
-whose VJP is `grad` (run on Tensors at higher order, so an outer tape
-records it). In compiled code the call is one step of the forward sweep that
+On the tape, the body runs with the tapes and accumulators recording (as in
+TF), so the values `grad` closes over (`e` here) stay connected to `x`; the
+outputs are fresh Tensors recorded as one entry whose VJP is `grad` (run on
+Tensors at higher order, so an outer tape or accumulator records it and
+differentiates `grad` through its closure: Hessian-vector products are
+exact). An operation without a rule inside the body fails only when a
+higher derivative needs it (tape.DeferredEntry). In compiled code the call is one step of the forward sweep that
 keeps `grad` for the reverse sweep.
 """
 import functools
@@ -41,17 +45,15 @@ def custom_gradient(f):
         if not watching and not (inputs and forward_mode.accumulating()):
             y, _ = _call(f, args, kwargs)
             return y
-        paused = [t for t in tapes if t._recording]
-        for t in paused:
-            t._recording = False
-        try:
-            # run on the Tensors themselves, so that grad_fn's closure holds them
-            # and an outer tape records what grad_fn computes (higher order)
+        # The body runs on the Tensors themselves with every tape and accumulator
+        # recording (as TF): the values grad_fn closes over (e = exp(x), the
+        # output y) stay connected to the inputs, so a tape or accumulator
+        # around the one that calls grad_fn differentiates grad_fn correctly
+        # (second order). The outputs are fresh Tensors whose only producer is
+        # the custom entry, so first-order gradients come from grad_fn alone.
+        with tape_mod.custom_body():
             y, grad_fn = _call(f, args, kwargs)
-        finally:
-            for t in paused:
-                t._recording = True
-        outputs = [Tensor(np.asarray(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
+        outputs = [Tensor(np.array(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
         positions = [i for i, a in enumerate(args) if any(a is t for t in inputs)]
 
         def backward(residuals, gs):

@@ -129,29 +129,43 @@ def _frame_kind(frame):
     return "user"
 
 
-def _warn_path_cut(tensor):
-    """Warn (GradientPathWarning) that `tensor` is being converted to an
-    ndarray by user code, naming the user's function, file and line; say
-    nothing when the conversion comes from srcgrad itself."""
-    frame = sys._getframe(2)        # the caller of __array__ (NumPy calls it from C)
+def user_frame(depth=1, through_srcgrad=False):
+    """(frame, library) for the code that called the caller of this
+    function's caller (`depth` more frames up): `frame` is the first
+    frame outside NumPy, SciPy and other libraries (the user's), `library`
+    the outermost library frame passed on the way (the library function
+    the user called) or None. Returns None when that code is srcgrad's own
+    (generated code, rules, the tape), unless `through_srcgrad`: then
+    srcgrad's frames are passed too (the user's line that led there)."""
+    frame = sys._getframe(depth + 1)
     library = None
     while frame is not None:
         kind = _frame_kind(frame)
         if kind == "srcgrad":
-            return
+            if not through_srcgrad:
+                return None
+            frame = frame.f_back
+            continue
         if kind == "user":
-            break
-        library = frame         # the outermost library function: the one the user called
+            return frame, library
+        library = frame
         frame = frame.f_back
-    if frame is None:
-        frame = library
-        if frame is None:
-            return
+    return (library, library) if library is not None else None
+
+
+def _warn_path_cut(tensor):
+    """Warn (GradientPathWarning) that `tensor` is being converted to an
+    ndarray by user code, naming the user's function, file and line; say
+    nothing when the conversion comes from srcgrad itself."""
+    found = user_frame(2)           # the caller of __array__ (NumPy calls it from C)
+    if found is None:
+        return
+    frame, library = found
     code = frame.f_code
     filename, lineno = code.co_filename, frame.f_lineno
     text = linecache.getline(filename, lineno).strip()
     via = ""
-    if library is not None:
+    if library is not None and library is not frame:
         lib_name = library.f_globals.get("__name__", "?")
         via = " (inside %s.%s)" % (lib_name, getattr(library.f_code, "co_qualname", library.f_code.co_name))
     kind = "Variable" if isinstance(tensor, Variable) else "Tensor"

@@ -244,3 +244,167 @@ def test_no_false_alarms():
 
 def _plain_loss(x):
     return np.sum(x * np.tanh(x))
+
+
+# -------------------------------- second order through sg.custom_gradient
+
+@sg.custom_gradient
+def _log1pexp(x):
+    e = np.exp(x)
+
+    def grad(dy):
+        return dy * (1 - 1 / (1 + e))           # closes over e = exp(x)
+    return np.log(1 + e), grad
+
+
+@sg.custom_gradient
+def _sigmoid(x):
+    y = 1 / (1 + np.exp(-x))
+
+    def grad(dy):
+        return dy * y * (1 - y)                 # closes over its own output
+    return y, grad
+
+
+@sg.custom_gradient
+def _scaled(x, w):
+    p = x * w
+
+    def grad(dy):
+        return dy * w * np.cos(p), dy * x * np.cos(p)
+    return np.sin(p), grad
+
+
+def _custom_loss(x):
+    return np.sum(_log1pexp(x) * _sigmoid(x) + _scaled(x, x[::-1]))
+
+
+def _plain_loss_np(x):
+    return np.sum(np.log1p(np.exp(x)) / (1 + np.exp(-x)) + np.sin(x * x[::-1]))
+
+
+_X0 = np.array([0.3, -0.7, 1.2])
+_V = np.array([1.0, 0.5, -2.0])
+
+
+def _fd_hvp(x, v, eps=1e-5):
+    """H v by central differences of the (finite-difference) gradient."""
+    def g(z):
+        return numerical_grad(_plain_loss_np, z, eps=1e-6)
+    return (g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+
+
+def _autograd_hvp(x, v):
+    ag = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+
+    def f(z):
+        return anp.sum(anp.log1p(anp.exp(z)) / (1 + anp.exp(-z)) + anp.sin(z * z[::-1]))
+    return ag.grad(lambda z: anp.dot(ag.grad(f)(z), v))(x)
+
+
+def test_custom_gradient_first_order_is_the_grad_fns():
+    x = sg.constant(_X0)
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = _custom_loss(x)
+    check_close(tape.gradient(y, x), numerical_grad(_plain_loss_np, _X0))
+
+
+def test_custom_gradient_hvp_nested_tapes():
+    x = sg.constant(_X0)
+    with sg.GradientTape() as outer:
+        outer.watch(x)
+        with sg.GradientTape() as inner:
+            inner.watch(x)
+            y = _custom_loss(x)
+        g = inner.gradient(y, x)
+    hv = outer.gradient(g, x, output_gradients=sg.constant(_V))
+    check_close(hv, _autograd_hvp(_X0, _V), rtol=1e-8, atol=1e-10)
+    check_close(hv, _fd_hvp(_X0, _V), rtol=1e-4, atol=1e-5)
+
+
+def test_custom_gradient_hvp_forward_over_reverse():
+    x = sg.constant(_X0)
+    with sg.ForwardAccumulator(x, _V) as acc:
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = _custom_loss(x)
+        g = tape.gradient(y, x)
+    check_close(acc.jvp(g), _autograd_hvp(_X0, _V), rtol=1e-8, atol=1e-10)
+
+
+def test_custom_gradient_third_order_nested_tapes():
+    """d3/dx3 of log1pexp is sigmoid''(x) = s(1-s)(1-2s)."""
+    x = sg.constant(0.4)
+    with sg.GradientTape() as t3:
+        t3.watch(x)
+        with sg.GradientTape() as t2:
+            t2.watch(x)
+            with sg.GradientTape() as t1:
+                t1.watch(x)
+                y = _log1pexp(x)
+            g1 = t1.gradient(y, x)
+        g2 = t2.gradient(g1, x)
+    s = 1 / (1 + np.exp(-0.4))
+    check_close(g2, s * (1 - s))
+    check_close(t3.gradient(g2, x), s * (1 - s) * (1 - 2 * s))
+
+
+@sg.custom_gradient
+def _wraps_a_function_without_rule(x):
+    y = np.interp(x, [0.0, 3.0], [0.0, 9.0])    # no adjoint rule: 3x on [0, 3]
+
+    def grad(dy):
+        return dy * y / x
+    return y, grad
+
+
+def test_custom_gradient_body_without_rule_fails_only_at_higher_order():
+    x = sg.constant([1.0, 2.0])
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = _wraps_a_function_without_rule(x)
+    check_close(tape.gradient(y, x), [3.0, 3.0])
+    with sg.ForwardAccumulator(x, [1.0, 1.0]) as acc:
+        y = _wraps_a_function_without_rule(x)
+    check_close(acc.jvp(y), [3.0, 3.0])
+    with pytest.raises(sg.NoRuleError, match="interp") as info:
+        with sg.GradientTape() as outer:
+            outer.watch(x)
+            with sg.GradientTape() as inner:
+                inner.watch(x)
+                y = _wraps_a_function_without_rule(x)
+            g = inner.gradient(y, x)
+        outer.gradient(g, x)
+    assert "test_runtime_items.py" in str(info.value)
+    with pytest.raises(sg.NoRuleError, match="interp"):
+        with sg.ForwardAccumulator(x, [1.0, 1.0]) as acc:
+            with sg.GradientTape() as tape:
+                tape.watch(x)
+                y = _wraps_a_function_without_rule(x)
+            g = tape.gradient(y, x)
+        acc.jvp(g)
+
+
+def test_conversion_inside_a_custom_body_warns_only_at_higher_order():
+    @sg.custom_gradient
+    def cube(x):
+        a = np.asarray(x)                       # cuts only grad_fn's dependence on x
+
+        def grad(dy):
+            return dy * 3 * a ** 2
+        return x ** 3, grad
+    x = sg.constant(2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = cube(x)
+        check_close(tape.gradient(y, x), 12.0)
+    with pytest.warns(sg.GradientPathWarning, match="cube"):
+        with sg.GradientTape() as outer:
+            outer.watch(x)
+            with sg.GradientTape() as inner:
+                inner.watch(x)
+                y = cube(x)
