@@ -408,3 +408,74 @@ def test_conversion_inside_a_custom_body_warns_only_at_higher_order():
             with sg.GradientTape() as inner:
                 inner.watch(x)
                 y = cube(x)
+
+
+# ------------------------------------ forward mode around decorated functions
+
+_W = np.array([[0.5, 0.1], [0.2, 0.3]])
+
+
+def _fw_loop_int(x, n):
+    y = x
+    for i in range(n):
+        y = np.sin(y) * x + i
+    return np.sum(y)
+
+
+def _fw_zero_init(x, n):
+    total = 0
+    for i in range(n):
+        total = total + x[i] * x[i]
+    return total
+
+
+def _fw_while(x, n):
+    while n > 0:
+        x = np.sin(x)
+        n -= 1
+    return np.sum(x)
+
+
+def _fw_int_first(n, x):
+    h = np.zeros(2)
+    for i in range(n):
+        h = np.tanh(_W @ h + x)
+    return np.sum(h)
+
+
+def _fw_zero_tangent_matmul(A, x):
+    h = np.zeros(2)             # a symbolic-zero tangent meets @
+    for i in range(2):
+        h = A @ h + x
+    return np.sum(A @ np.ones(2) * 0.0 + h)
+
+
+_FORWARD_CASES = [
+    ("loop with an int argument", _fw_loop_int, ([0.3, 0.5], 3), 0),
+    ("int zero initial value", _fw_zero_init, ([0.3, 0.5, 0.9], 3), 0),
+    ("while counting an int down", _fw_while, ([0.3, 0.5], 3), 0),
+    ("int first, zero state through @", _fw_int_first, (3, [0.3, 0.5]), 1),
+    ("symbolic zero meets @, A active", _fw_zero_tangent_matmul, (_W, [0.3, 0.5]), 0),
+    ("symbolic zero meets @, x active", _fw_zero_tangent_matmul, (_W, [0.3, 0.5]), 1),
+]
+
+
+@pytest.mark.parametrize("name,f,args,wrt", _FORWARD_CASES, ids=[c[0] for c in _FORWARD_CASES])
+def test_forward_accumulator_around_decorated_functions(name, f, args, wrt):
+    args = [np.array(a, dtype=float) if isinstance(a, (list, np.ndarray)) else a for a in args]
+    v = np.linspace(1.0, -0.5, args[wrt].size).reshape(args[wrt].shape)
+
+    def along(t):
+        a = list(args)
+        a[wrt] = args[wrt] + t * v
+        return f(*a)
+    expected = numerical_grad(lambda t: along(t[0]), np.zeros(1))[0]
+    decorated = sg.function(f)
+    tensors = [sg.constant(a) if isinstance(a, np.ndarray) else a for a in args]
+    with sg.ForwardAccumulator(tensors[wrt], v) as acc:
+        y = decorated(*tensors)
+    assert acc.jvp(y) is not None
+    check_close(acc.jvp(y), expected)
+    tangents = [None] * len(args)
+    tangents[wrt] = v
+    check_close(sg.jvp(f, tuple(args), tuple(tangents))[1], expected)
