@@ -4,7 +4,7 @@ transformation, with the tf.GradientTape programming model.
 The public names of API.md, nothing else.
 """
 from . import rules  # noqa: F401  (registers the NumPy rules)
-from .custom import custom_gradient
+from .custom import custom_gradient, insert_grad_of
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
@@ -18,7 +18,7 @@ from .tensor import GradientPathWarning, Tensor, Variable, constant
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
-    "GradientPathWarning",
+    "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
 ]

@@ -129,3 +129,37 @@ class CustomCallee:
             return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
         jvp_fn.__name__ = name + "_jvp"
         self.jvp_fn = jvp_fn
+
+
+class insert_grad_of:
+    """`with sg.insert_grad_of(x) as bx:` inside a function srcgrad
+    compiles (@sg.function, sg.grad, and the functions they call): the
+    block's body does not run in the forward pass; it runs in the backward
+    pass, at the block's place in reverse order, with `bx` bound to the
+    adjoint of `x` accumulated so far (from the code after the block), and
+    whatever `bx` holds at the end of the body replaces that adjoint
+    (inspect, clip or rescale it). As Tangent's `insert_grad_of`.
+
+    The block is a compiler construct: entering it anywhere else (op by op
+    in a tape body, or calling the undecorated function) raises
+    RuntimeError, since Python cannot defer a `with` body to the backward
+    pass. Op by op, use `sg.custom_gradient` to act on a gradient.
+
+    Compiler support is pending (see the design in the runtime report and
+    the strict xfails of tests/test_runtime_items.py); until then a `with`
+    block in compiled code raises UnsupportedSyntaxError at decoration.
+    """
+
+    def __init__(self, x):
+        self.x = x
+
+    def __enter__(self):
+        raise RuntimeError(
+            "sg.insert_grad_of(x) only works inside a function srcgrad compiles (@sg.function or "
+            "sg.grad): its body runs in the backward pass, on the adjoint of x. It was entered in "
+            "ordinary Python (op by op, or the undecorated function), where the body cannot be "
+            "deferred; use sg.custom_gradient to act on a gradient op by op.")
+
+    def __exit__(self, *exc):
+        return False
+
