@@ -106,15 +106,22 @@ class CustomCallee:
         self.output_active = (True,) * n_outputs
         name = getattr(self.f, "__name__", "custom")
 
-        def joint_fn(*values):
+        def joint_value(*values):
             n = len(self.mask)
             args, cotangents = values[:n], values[n:]
-            _, grad_fn = _call(self.f, args, {})
+            with tape_mod.custom_body():
+                _, grad_fn = _call(self.f, args, {})
             grads = _select(grad_fn(*cotangents), range(n), n)
             out = tuple(g if g is not None else 0.0 for g, m in zip(grads, self.mask) if m)
             return out[0] if len(out) == 1 else out
-        joint_fn.__name__ = name + "_vjp"
-        self.joint_fn = joint_fn
+
+        def joint_body(*values):
+            # the VJP is itself a custom_gradient function: differentiating
+            # generated code that calls it again (second order) runs its VJP
+            # op by op on a tape (_vjp_by_tape), through grad_fn's closure
+            return joint_value(*values), lambda *ws: _vjp_by_tape(joint_value, values, ws)
+        joint_body.__name__ = joint_body.__qualname__ = name + "_vjp"
+        self.joint_fn = custom_gradient(joint_body)
 
         def jvp_fn(*values):
             n = len(self.mask)
@@ -129,6 +136,28 @@ class CustomCallee:
             return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
         jvp_fn.__name__ = name + "_jvp"
         self.jvp_fn = jvp_fn
+
+
+def _vjp_by_tape(fn, values, cotangents):
+    """The VJP of `fn(*values)` for output `cotangents`, computed op by op
+    on a GradientTape: one gradient per value (zeros where unconnected).
+    Tensor values are copied by a recorded operation, so that tapes around
+    this one see the computation (every order); raw values give raw
+    results."""
+    on_tensors = any(isinstance(v, Tensor) for v in tape_mod.flatten([list(values), list(cotangents)]))
+    ts = [np.positive(v) if isinstance(v, Tensor) else Tensor(np.array(v)) for v in values]
+    with tape_mod.GradientTape() as tape:
+        tape.watch([t for t in ts if is_differentiable_dtype(t.dtype)])
+        out = fn(*ts)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    targets, seeds = [], []
+    for o, w in zip(outs, cotangents):
+        if isinstance(o, Tensor) and w is not None:
+            targets.append(o)
+            seeds.append(w)
+    grads = tape.gradient(targets, ts, output_gradients=seeds) if targets else [None] * len(ts)
+    grads = [g if g is not None else Tensor(np.zeros_like(t._value)) for g, t in zip(grads, ts)]
+    return tuple(grads if on_tensors else [unwrap(g) for g in grads])
 
 
 class insert_grad_of:

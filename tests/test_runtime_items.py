@@ -566,3 +566,38 @@ def test_insert_grad_of_is_skipped_in_the_forward_pass_and_without_tape():
     assert float(f(np.array([1.0, 2.0]))) == 5.0       # untransformed call: the block is skipped
     assert "seen" not in sg.source(f, mode="forward")
     assert seen == []
+
+
+# ------------------- second order through custom_gradient in compiled code
+
+def test_custom_gradient_hvp_and_hessian_through_generated_code():
+    expected = _autograd_hvp(_X0, _V)
+    check_close(sg.hvp(_custom_loss)(_X0, _V), expected, rtol=1e-8, atol=1e-10)
+    check_close(sg.hessian(_custom_loss)(_X0) @ _V, expected, rtol=1e-8, atol=1e-10)
+
+
+def test_custom_gradient_nested_grads_to_third_order():
+    def g(x):
+        return _log1pexp(x) * 2.0
+    s = 1 / (1 + np.exp(-0.4))
+    check_close(sg.grad(sg.grad(g))(0.4), 2 * s * (1 - s))
+    check_close(sg.grad(sg.grad(sg.grad(g)))(0.4), 2 * s * (1 - s) * (1 - 2 * s))
+
+
+def test_custom_gradient_in_a_decorated_function_at_second_order_on_tapes():
+    decorated = sg.function(_custom_loss)
+    expected = _autograd_hvp(_X0, _V)
+    x = sg.constant(_X0)
+    with sg.GradientTape() as outer:
+        outer.watch(x)
+        with sg.GradientTape() as inner:
+            inner.watch(x)
+            y = decorated(x)
+        g = inner.gradient(y, x)
+    check_close(outer.gradient(g, x, output_gradients=sg.constant(_V)), expected, rtol=1e-8, atol=1e-10)
+    with sg.ForwardAccumulator(x, _V) as acc:
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = decorated(x)
+        g = tape.gradient(y, x)
+    check_close(acc.jvp(g), expected, rtol=1e-8, atol=1e-10)
