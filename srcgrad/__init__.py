@@ -4,7 +4,7 @@ transformation, with the tf.GradientTape programming model.
 The public names of API.md, nothing else.
 """
 from . import rules  # noqa: F401  (registers the NumPy rules)
-from .custom import custom_gradient
+from .custom import custom_gradient, insert_grad_of
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
@@ -13,11 +13,12 @@ from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_gra
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, constant
+from .tensor import GradientPathWarning, Tensor, Variable, constant
 
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
+    "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
 ]

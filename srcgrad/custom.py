@@ -8,9 +8,13 @@
             return dy * (1 - 1 / (1 + e))
         return np.log(1 + e), grad
 
-On the tape, the body runs with recording paused and one entry is recorded
-whose VJP is `grad` (run on Tensors at higher order, so an outer tape
-records it). In compiled code the call is one step of the forward sweep that
+On the tape, the body runs with the tapes and accumulators recording (as in
+TF), so the values `grad` closes over (`e` here) stay connected to `x`; the
+outputs are fresh Tensors recorded as one entry whose VJP is `grad` (run on
+Tensors at higher order, so an outer tape or accumulator records it and
+differentiates `grad` through its closure: Hessian-vector products are
+exact). An operation without a rule inside the body fails only when a
+higher derivative needs it (tape.DeferredEntry). In compiled code the call is one step of the forward sweep that
 keeps `grad` for the reverse sweep.
 """
 import functools
@@ -41,17 +45,15 @@ def custom_gradient(f):
         if not watching and not (inputs and forward_mode.accumulating()):
             y, _ = _call(f, args, kwargs)
             return y
-        paused = [t for t in tapes if t._recording]
-        for t in paused:
-            t._recording = False
-        try:
-            # run on the Tensors themselves, so that grad_fn's closure holds them
-            # and an outer tape records what grad_fn computes (higher order)
+        # The body runs on the Tensors themselves with every tape and accumulator
+        # recording (as TF): the values grad_fn closes over (e = exp(x), the
+        # output y) stay connected to the inputs, so a tape or accumulator
+        # around the one that calls grad_fn differentiates grad_fn correctly
+        # (second order). The outputs are fresh Tensors whose only producer is
+        # the custom entry, so first-order gradients come from grad_fn alone.
+        with tape_mod.custom_body():
             y, grad_fn = _call(f, args, kwargs)
-        finally:
-            for t in paused:
-                t._recording = True
-        outputs = [Tensor(np.asarray(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
+        outputs = [Tensor(np.array(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
         positions = [i for i, a in enumerate(args) if any(a is t for t in inputs)]
 
         def backward(residuals, gs):
@@ -104,15 +106,22 @@ class CustomCallee:
         self.output_active = (True,) * n_outputs
         name = getattr(self.f, "__name__", "custom")
 
-        def joint_fn(*values):
+        def joint_value(*values):
             n = len(self.mask)
             args, cotangents = values[:n], values[n:]
-            _, grad_fn = _call(self.f, args, {})
+            with tape_mod.custom_body():
+                _, grad_fn = _call(self.f, args, {})
             grads = _select(grad_fn(*cotangents), range(n), n)
             out = tuple(g if g is not None else 0.0 for g, m in zip(grads, self.mask) if m)
             return out[0] if len(out) == 1 else out
-        joint_fn.__name__ = name + "_vjp"
-        self.joint_fn = joint_fn
+
+        def joint_body(*values):
+            # the VJP is itself a custom_gradient function: differentiating
+            # generated code that calls it again (second order) runs its VJP
+            # op by op on a tape (_vjp_by_tape), through grad_fn's closure
+            return joint_value(*values), lambda *ws: _vjp_by_tape(joint_value, values, ws)
+        joint_body.__name__ = joint_body.__qualname__ = name + "_vjp"
+        self.joint_fn = custom_gradient(joint_body)
 
         def jvp_fn(*values):
             n = len(self.mask)
@@ -127,3 +136,59 @@ class CustomCallee:
             return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
         jvp_fn.__name__ = name + "_jvp"
         self.jvp_fn = jvp_fn
+
+
+def _vjp_by_tape(fn, values, cotangents):
+    """The VJP of `fn(*values)` for output `cotangents`, computed op by op
+    on a GradientTape: one gradient per value (zeros where unconnected).
+    Tensor values are copied by a recorded operation, so that tapes around
+    this one see the computation (every order); raw values give raw
+    results."""
+    on_tensors = any(isinstance(v, Tensor) for v in tape_mod.flatten([list(values), list(cotangents)]))
+    ts = [np.positive(v) if isinstance(v, Tensor) else Tensor(np.array(v)) for v in values]
+    with tape_mod.GradientTape() as tape:
+        tape.watch([t for t in ts if is_differentiable_dtype(t.dtype)])
+        out = fn(*ts)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    targets, seeds = [], []
+    for o, w in zip(outs, cotangents):
+        if isinstance(o, Tensor) and w is not None:
+            targets.append(o)
+            seeds.append(w)
+    grads = tape.gradient(targets, ts, output_gradients=seeds) if targets else [None] * len(ts)
+    grads = [g if g is not None else Tensor(np.zeros_like(t._value)) for g, t in zip(grads, ts)]
+    return tuple(grads if on_tensors else [unwrap(g) for g in grads])
+
+
+class insert_grad_of:
+    """`with sg.insert_grad_of(x) as bx:` inside a function srcgrad
+    compiles (@sg.function, sg.grad, and the functions they call): the
+    block's body does not run in the forward pass; it runs in the backward
+    pass, at the block's place in reverse order, with `bx` bound to the
+    adjoint of `x` accumulated so far (from the code after the block), and
+    whatever `bx` holds at the end of the body replaces that adjoint
+    (inspect, clip or rescale it). As Tangent's `insert_grad_of`.
+
+    The block is a compiler construct: entering it anywhere else (op by op
+    in a tape body, or calling the undecorated function) raises
+    RuntimeError, since Python cannot defer a `with` body to the backward
+    pass. Op by op, use `sg.custom_gradient` to act on a gradient.
+
+    Compiler support is pending (see the design in the runtime report and
+    the strict xfails of tests/test_runtime_items.py); until then a `with`
+    block in compiled code raises UnsupportedSyntaxError at decoration.
+    """
+
+    def __init__(self, x):
+        self.x = x
+
+    def __enter__(self):
+        raise RuntimeError(
+            "sg.insert_grad_of(x) only works inside a function srcgrad compiles (@sg.function or "
+            "sg.grad): its body runs in the backward pass, on the adjoint of x. It was entered in "
+            "ordinary Python (op by op, or the undecorated function), where the body cannot be "
+            "deferred; use sg.custom_gradient to act on a gradient op by op.")
+
+    def __exit__(self, *exc):
+        return False
+

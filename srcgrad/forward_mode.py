@@ -47,6 +47,7 @@ from .rules import containers, registry
 from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
+from .tensor import user_frame as tensor_user_frame
 
 
 class _State(threading.local):
@@ -87,6 +88,7 @@ class ForwardAccumulator:
     def __init__(self, primals, tangents):
         self._recording = False
         self._tangents = {}        # primal id -> (tangent Tensor, weakref to the primal)
+        self._unknown = {}         # id -> NoRuleError: a tangent that a rule-less op in a custom_gradient body lost
         seen = set()
         for p in flatten(primals):
             if id(p) in seen:
@@ -150,6 +152,22 @@ class ForwardAccumulator:
         entry = self._tangents.get(tensor._id)
         return entry[0] if entry is not None else None
 
+    def _check_known(self, tensors):
+        """Raise the deferred NoRuleError when one of `tensors` has a tangent
+        that an operation without a rule (inside a custom_gradient body)
+        could not compute."""
+        if self._unknown:
+            for t in tensors:
+                error = self._unknown.get(t._id) if isinstance(t, Tensor) else None
+                if error is not None:
+                    raise error
+
+    def _set_unknown(self, out, error):
+        for o in ([out] if isinstance(out, Tensor) else out):
+            table, i = self._unknown, o._id
+            table[i] = error
+            weakref.finalize(o, table.pop, i, None)
+
     def _set(self, tensor, tangent):
         table, i = self._tangents, tensor._id
         # forget the tangent when the primal is garbage collected (as TF)
@@ -164,6 +182,7 @@ class ForwardAccumulator:
         computation and works whether or not the context is active.
         Raises ValueError for a bad unconnected_gradients value."""
         unconnected = _unconnected(unconnected_gradients)
+        self._check_known(flatten(primals))
 
         def fetch(p):
             r = self._get(p) if isinstance(p, Tensor) else None
@@ -242,7 +261,14 @@ def tangents_hook(func, args, kwargs, out):
     stack = tape_mod._stack()
     for k, acc in enumerate(stack):
         if type(acc) is ForwardAccumulator and acc._recording and acc._tangents:
+            if acc._unknown:        # an input's tangent was lost in a custom_gradient body: so is out's
+                error = _unknown_input(acc, args, kwargs)
+                if error is not None:
+                    acc._set_unknown(out, error)
+                    continue
             tangent = _op_tangent(acc, func, args, kwargs or {}, out, stack[:k])
+            if tangent is _UNKNOWN:
+                continue
             if isinstance(out, Tensor):
                 if tangent is not None:
                     acc._set(out, tangent)
@@ -251,6 +277,16 @@ def tangents_hook(func, args, kwargs, out):
                     if t is not None and is_differentiable_dtype(o.dtype):
                         acc._set(o, t)
     return out
+
+
+_UNKNOWN = object()
+
+
+def _unknown_input(acc, args, kwargs):
+    for a in tape_mod.flatten(list(args) + list((kwargs or {}).values())):
+        if isinstance(a, Tensor) and a._id in acc._unknown:
+            return acc._unknown[a._id]
+    return None
 
 
 def _carries_tangent(out):
@@ -283,7 +319,16 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
     if rule is None and adjoint is None:
         inputs = [a for a in tape_mod.flatten(list(args) + list(kwargs.values())) if isinstance(a, Tensor)]
         if any(acc._get(a) is not None for a in inputs):
-            raise NoRuleError(func)
+            if not tape_mod.in_custom_body():
+                raise NoRuleError(func)
+            # inside a custom_gradient body (whose tangent is grad_fn's): fail
+            # only if a higher derivative through grad_fn's closure needs it
+            found = tensor_user_frame(1, through_srcgrad=True)
+            error = NoRuleError(func, *((found[0].f_code.co_filename, found[0].f_lineno) if found else ()))
+            error.add_note("It was applied inside a @sg.custom_gradient function, whose grad_fn closes "
+                           "over its result; a higher derivative through grad_fn needs its rule.")
+            acc._set_unknown(out, error)
+            return _UNKNOWN
         return None
     bound = (rule or adjoint).bind(out, args, kwargs)
     tans = _input_tangents(acc, bound, rule.tangent_params if rule else adjoint.diff_params)
@@ -470,6 +515,9 @@ def call_function(fn, args, kwargs):
     values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     tensors = [v for v in values if isinstance(v, Tensor)]
     stack = tape_mod._stack()
+    for acc in stack:
+        if type(acc) is ForwardAccumulator and acc._recording:
+            acc._check_known(tensors)
     k = None
     for i in range(len(stack) - 1, -1, -1):
         acc = stack[i]
@@ -482,6 +530,7 @@ def call_function(fn, args, kwargs):
     acc = stack[k]
     nested = [t for v in values if isinstance(v, (list, tuple, dict)) for t in tape_mod.flatten(v)
               if isinstance(t, Tensor)]
+    acc._check_known(tensors + nested)
     if any(acc._get(t) is not None for t in nested) or any(
             inner._recording and inner._should_record(tensors) for inner in stack[k + 1:]):
         # tangents inside containers, or a tape inside the accumulator records the call: op by op

@@ -22,12 +22,15 @@ at every order. A call that finds a global rebound since it was resolved
 (here or in a function the compiled code calls) resolves again instead of
 running stale code.
 """
+import collections
 import copy
 import functools
 import inspect
+import linecache
 import os
 import sys
 import threading
+import types
 import weakref
 
 import gast
@@ -131,6 +134,16 @@ def _callee_info(obj):
 
 # ------------------------------------------------------------------ artefacts
 
+def _build(fdefs, injected, func, title, defaults, origin):
+    """codegen.build, and the generated source leaves `linecache` (where
+    codegen registers it for tracebacks) when the functions are collected,
+    so that dropped functions do not leave their generated code behind."""
+    fns = codegen.build(fdefs, injected, func, title, defaults, origin)
+    for fn in fns.values():
+        weakref.finalize(fn, linecache.cache.pop, fn.__srcgrad_filename__, None)
+    return fns
+
+
 class Compiled:
     """The generated code for one (program, mode, mask of active inputs).
 
@@ -166,7 +179,7 @@ class Compiled:
         if mode == "forward":
             self.output_active = tuple(o in ctx.active or o in self.active_inputs for o in self.outputs)
             jvp_def, injected = forward.transform(fdef, ctx)
-            fns = codegen.build([jvp_def], injected, program.namespace.func, title, {}, self.origin)
+            fns = _build([jvp_def], injected, program.namespace.func, title, {}, self.origin)
             self.jvp_fn = fns[jvp_def.name]
             self.trees = {jvp_def.name: jvp_def}
             self.source = self.jvp_fn.__srcgrad_source__
@@ -178,7 +191,7 @@ class Compiled:
             name, inputs, self.active_inputs, sweeps)
         self.sweeps = sweeps
         defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
-        fns = codegen.build([fwd, bwd, joint], sweeps.injected, program.namespace.func, title, defaults,
+        fns = _build([fwd, bwd, joint], sweeps.injected, program.namespace.func, title, defaults,
                             self.origin)
         self.fwd = fns[fwd.name]
         self.bwd_fn = fns[bwd.name]
@@ -222,7 +235,7 @@ class Compiled:
                     tree = codegen.gradient_def(self.sweeps, name, self.inputs, self.active_inputs, order,
                                                 preserve_result)
                     title = "%s gradient (%s)" % (name, ", ".join(order))
-                    fns = codegen.build([tree], self.sweeps.injected, self.program.namespace.func, title, {},
+                    fns = _build([tree], self.sweeps.injected, self.program.namespace.func, title, {},
                                         self.origin)
                     fn = fns[tree.name]
                     self.trees[tree.name] = tree
@@ -508,7 +521,7 @@ class Function:
         check.check(self._parsed)
         lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
-        self._programs = {}
+        self._programs = ProgramCache()
         self._lock = threading.RLock()
         args = self._parsed.node.args
         self._varargs = (args.vararg.id if args.vararg is not None else None,
@@ -566,7 +579,7 @@ class Function:
         spec._signature = inspect.Signature(
             [P(p, P.POSITIONAL_OR_KEYWORD) for p in parsed.params[:parsed.n_positional]]
             + [P(p, P.KEYWORD_ONLY) for p in parsed.params[parsed.n_positional:]])
-        spec._programs = {}
+        spec._programs = ProgramCache()
         spec._lock = threading.RLock()
         spec._varargs = (None, None)
         spec._specializations = {}
@@ -843,15 +856,60 @@ def _higher_order_vjp(compiled, values, out_index):
 
 # ------------------------------------------------------------------ cache
 
-_functions = weakref.WeakKeyDictionary()
 _functions_lock = threading.Lock()
+_CACHE_ATTR = "_srcgrad_function_"
+
+
+class ProgramCache:
+    """`Function._programs`: the Programs of one function by argument kinds,
+    least recently used first, at most `size` of them. Kinds include the
+    identity of functions and objects passed as arguments (a Program holds
+    those objects), so a loop passing a new object on every call would
+    otherwise keep every object and its generated code. An evicted Program
+    is compiled again when its kinds come back."""
+
+    size = 64
+
+    def __init__(self, size=None):
+        self._data = collections.OrderedDict()
+        if size is not None:
+            self.size = size
+
+    def get(self, key):
+        program = self._data.get(key)
+        if program is not None:
+            try:
+                self._data.move_to_end(key)
+            except KeyError:        # evicted by another thread meanwhile
+                pass
+        return program
+
+    def __setitem__(self, key, program):
+        self._data[key] = program
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+    def __len__(self):
+        return len(self._data)
+
+    def values(self):
+        return list(self._data.values())
 
 
 def as_function(f, fence=True):
     """The Function wrapping `f` (cached per Python function): `f` itself
     for a Function, the function of a bound @sg.function method, the
     compilable form of a function srcgrad returned (sg.grad(g), generated
-    code), or a new Function parsed from `f`'s source."""
+    code), or a new Function parsed from `f`'s source.
+
+    The cache is weak: the Function is stored on `f` itself (an attribute of
+    its `__dict__`), so it lives exactly as long as `f` does. A mapping keyed
+    weakly by `f` cannot do this, since its value refers to `f` (Python has
+    no ephemerons): dropping `f` (a notebook cell redefining it) frees the
+    Function, its Programs and their generated code with the next garbage
+    collection. A Function copied onto another function (functools.wraps
+    copies `__dict__`) is not taken for that function's."""
     if isinstance(f, Function):
         return f
     if isinstance(f, BoundFunction):
@@ -860,12 +918,29 @@ def as_function(f, fence=True):
     if derived is not None:
         return derived()
     raw = getattr(f, "__func__", f)  # bound methods
+    cached = _cached(raw)
+    if cached is not None:
+        return cached
     with _functions_lock:
-        fn = _functions.get(raw)
+        fn = _cached(raw)
         if fn is None:
             fn = Function(raw, fence=fence)
-            _functions[raw] = fn
+            if isinstance(raw, types.FunctionType):
+                raw.__dict__[_CACHE_ATTR] = fn
+            else:
+                _others[raw] = fn       # not a plain function: lives as long as the module
     return fn
+
+
+_others = weakref.WeakKeyDictionary()
+
+
+def _cached(raw):
+    if isinstance(raw, types.FunctionType):
+        fn = raw.__dict__.get(_CACHE_ATTR)
+    else:
+        fn = _others.get(raw)
+    return fn if fn is not None and fn.python_function is raw else None
 
 
 def function(f):

@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from . import tape as tape_mod
-from .function import BoundFunction, Function, Program, as_function
+from .function import BoundFunction, Function, Program, ProgramCache, as_function
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
@@ -155,7 +155,7 @@ class GradFunction(Function):
         functools.update_wrapper(self, gradient, assigned=("__name__", "__qualname__", "__doc__"), updated=())
         self._parsed = base._parsed
         self._signature = base._signature
-        self._programs = {}
+        self._programs = ProgramCache()
         self._lock = threading.RLock()
         self._varargs = base._varargs
         self._specializations = {}

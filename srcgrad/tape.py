@@ -115,7 +115,13 @@ def apply(func, args, kwargs):
         return _observe(func, args, kwargs, wrap(result))
     rule = registry.adjoint_rule(func)
     if rule is None:
-        raise NoRuleError(func)
+        if not in_custom_body():
+            raise NoRuleError(func)
+        out = wrap(result)      # inside a custom_gradient body: fails only if differentiated
+        entry = DeferredEntry(func, inputs, out)
+        for t in watching:
+            t._record(entry)
+        return _observe(func, args, kwargs, out)
     out = wrap(result)
     entry = OpEntry(rule, args, kwargs, out)
     if entry.input_ids:
@@ -125,6 +131,48 @@ def apply(func, args, kwargs):
 
 
 tensor_mod.install_recorder(apply)
+
+
+@contextlib.contextmanager
+def custom_body():
+    """The body of an `sg.custom_gradient` function runs inside this: its
+    operations are recorded (so that its grad_fn, which closes over them,
+    can be differentiated again), but an operation with no rule is
+    recorded as a DeferredEntry (NoRuleError only when a higher-order
+    derivative needs it), and its conversions to ndarrays warn only when
+    two recorders track the value (a higher derivative is being taken)."""
+    _local.custom_body = getattr(_local, "custom_body", 0) + 1
+    try:
+        yield
+    finally:
+        _local.custom_body -= 1
+
+
+def in_custom_body():
+    return getattr(_local, "custom_body", 0) > 0
+
+
+def _path_check(tensor):
+    """Does a recording tape track `tensor` (watched, computed from a
+    watched value, or a trainable Variable it watches when read), or a
+    recording ForwardAccumulator have a tangent for it? Then its conversion to an ndarray cuts a gradient path
+    (tensor.GradientPathWarning)."""
+    stack = getattr(_local, "tapes", None)
+    if not stack:
+        return False
+    i = tensor._id
+    accessed = isinstance(tensor, Variable) and tensor._trainable     # watched when read
+    needed = 2 if in_custom_body() else 1       # in a custom_gradient body only higher orders see the cut
+    for t in stack:
+        if t._recording and (i in getattr(t, "_tracked", ()) or i in getattr(t, "_tangents", ())
+                             or (accessed and getattr(t, "_watch_accessed_variables", False))):
+            needed -= 1
+            if not needed:
+                return True
+    return False
+
+
+tensor_mod.install_path_check(_path_check)
 
 
 # ------------------------------------------------------------ nested structures
@@ -223,6 +271,29 @@ class OpEntry:
             r = by_param.get(p) if n else None
             grads.append(r if (i is None or r is None) else r[i])
         return grads
+
+
+class DeferredEntry:
+    """An operation with no adjoint rule, recorded inside a custom_gradient
+    body (whose first derivative is grad_fn's): its VJP raises NoRuleError
+    naming the function and the user's line, when a higher derivative
+    through grad_fn's closure needs it (as TF's LookupError)."""
+
+    __slots__ = ("func", "input_ids", "output_ids", "where")
+
+    def __init__(self, func, inputs, output):
+        self.func = func
+        self.input_ids = [t._id for t in inputs]
+        self.output_ids = [output._id] if isinstance(output, Tensor) else [
+            o._id for o in output if isinstance(o, Tensor)]
+        found = tensor_mod.user_frame(2, through_srcgrad=True)
+        self.where = (found[0].f_code.co_filename, found[0].f_lineno) if found else (None, None)
+
+    def vjp(self, cotangents, needed, higher_order):
+        error = NoRuleError(self.func, *self.where)
+        error.add_note("It was applied inside a @sg.custom_gradient function, whose grad_fn closes over "
+                       "its result; a higher derivative through grad_fn needs its rule.")
+        raise error
 
 
 class CallEntry:

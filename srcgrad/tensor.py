@@ -7,7 +7,11 @@ arrays and, when a recording tape watches an input, appends one tape entry
 whose VJP comes from the rule registry (the op-by-op path).
 """
 import itertools
+import linecache
 import operator
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -72,6 +76,113 @@ def wrap(result):
     return result
 
 
+# ------------------------------------------------- conversions that cut the path
+
+class GradientPathWarning(UserWarning):
+    """A watched Tensor was converted to a plain ndarray while a tape (or a
+    ForwardAccumulator) was recording: what is computed from the array is
+    not recorded, so gradients through it are cut (`tape.gradient` returns
+    None, or zeros, or misses that path). Raised by `Tensor.__array__`, i.e.
+    `np.asarray(t)`, `np.array(t)`, `np.max([ta, tb])`, or a library
+    function that converts its argument; the message names the user's
+    function, file and line.
+
+    Not issued for: conversions inside srcgrad itself (compiled code works
+    on ndarrays on purpose), Tensors no recording tape or accumulator
+    tracks, integer and boolean Tensors, `t.numpy()` (the explicit
+    conversion), `float(t)`, printing and formatting.
+
+    To silence it: `warnings.simplefilter("ignore", sg.GradientPathWarning)`
+    (or `warnings.catch_warnings()` around the code), or convert on purpose
+    with `t.numpy()`, or inside `with tape.stop_recording():`. To make
+    every cut an error: `warnings.simplefilter("error", sg.GradientPathWarning)`
+    (the conversion then raises it).
+    """
+
+
+_path_check = None      # installed by srcgrad.tape: is this Tensor tracked by a recording tape/accumulator?
+
+
+def install_path_check(check):
+    """Called once by srcgrad.tape: `check(tensor) -> bool`, True when a
+    recording tape or accumulator tracks `tensor` (its conversion to an
+    ndarray cuts a gradient path)."""
+    global _path_check
+    _path_check = check
+
+
+_SRCGRAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PASS_THROUGH = ("numpy", "scipy")      # libraries whose frames lead to the user's call
+
+
+def _frame_kind(frame):
+    """"srcgrad", "numpy" (NumPy or SciPy), "library" (another installed
+    library or the standard library) or "user"."""
+    filename = frame.f_code.co_filename
+    if filename.startswith("<srcgrad") or filename.startswith(_SRCGRAD_DIR):
+        return "srcgrad"
+    top = (frame.f_globals.get("__name__") or "").partition(".")[0]
+    if top in _PASS_THROUGH:
+        return "numpy"
+    if top in sys.stdlib_module_names or "site-packages" in filename or "dist-packages" in filename:
+        return "library"
+    return "user"
+
+
+def user_frame(depth=1, through_srcgrad=False):
+    """(frame, library) for the code that called the caller of this
+    function's caller (`depth` more frames up): `frame` is the first
+    frame outside NumPy, SciPy and other libraries (the user's), `library`
+    the outermost library frame passed on the way (the library function
+    the user called) or None. Returns None when that code is srcgrad's own
+    (generated code, rules, the tape), unless `through_srcgrad`: then
+    srcgrad's frames are passed too (the user's line that led there)."""
+    frame = sys._getframe(depth + 1)
+    library = None
+    while frame is not None:
+        kind = _frame_kind(frame)
+        if kind == "srcgrad":
+            if not through_srcgrad:
+                return None
+            frame = frame.f_back
+            continue
+        if kind == "user":
+            return frame, library
+        library = frame
+        frame = frame.f_back
+    return (library, library) if library is not None else None
+
+
+def _warn_path_cut(tensor):
+    """Warn (GradientPathWarning) that `tensor` is being converted to an
+    ndarray by user code, naming the user's function, file and line; say
+    nothing when the conversion comes from srcgrad itself."""
+    found = user_frame(2)           # the caller of __array__ (NumPy calls it from C)
+    if found is None:
+        return
+    frame, library = found
+    code = frame.f_code
+    filename, lineno = code.co_filename, frame.f_lineno
+    text = linecache.getline(filename, lineno).strip()
+    via = ""
+    if library is not None and library is not frame:
+        lib_name = library.f_globals.get("__name__", "?")
+        via = " (inside %s.%s)" % (lib_name, getattr(library.f_code, "co_qualname", library.f_code.co_name))
+    kind = "Variable" if isinstance(tensor, Variable) else "Tensor"
+    message = (
+        "srcgrad: a watched %s (shape %s, %s) was converted to a NumPy array in %s() at %s:%d%s%s. "
+        "What is computed from that array is not recorded, so the gradient path through it is cut "
+        "(tape.gradient returns None or misses this path). Apply NumPy functions to the %s itself, "
+        "or register a rule for a library function (sg.register_adjoint); to convert on purpose use "
+        ".numpy(); silence with warnings.simplefilter('ignore', srcgrad.GradientPathWarning)."
+        % (kind, tensor.shape, tensor.dtype.name, getattr(code, "co_qualname", code.co_name), filename,
+           lineno, ": `%s`" % text if text else "", via, kind))
+    module = frame.f_globals.get("__name__", "<unknown>")
+    registry = frame.f_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry,
+                           frame.f_globals)
+
+
 def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in "fc"
 
@@ -123,6 +234,11 @@ class Tensor:
         return self._value.size
 
     def __array__(self, dtype=None, copy=None):
+        """The ndarray (cast to `dtype`). Inside a recording tape, for a
+        floating Tensor the tape tracks, warns GradientPathWarning: the
+        conversion cuts the gradient path (see that class)."""
+        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
+            _warn_path_cut(self)
         if dtype is None:
             return self._value
         return self._value.astype(dtype)
