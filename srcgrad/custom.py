@@ -23,6 +23,7 @@ import numpy as np
 
 from . import forward_mode
 from . import tape as tape_mod
+from .rules.batching import batch_size
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap
 
@@ -122,6 +123,8 @@ class CustomCallee:
             return joint_value(*values), lambda *ws: _vjp_by_tape(joint_value, values, ws)
         joint_body.__name__ = joint_body.__qualname__ = name + "_vjp"
         self.joint_fn = custom_gradient(joint_body)
+        if mode == "batched":       # stacks of cotangents: grad_fn need not batch, one example at a time
+            self.joint_fn = _per_example(self.joint_fn, len(self.mask), name + "_vjp")
 
         def jvp_fn(*values):
             n = len(self.mask)
@@ -136,6 +139,20 @@ class CustomCallee:
             return (y, tuple(dys)) if isinstance(y, tuple) else (y, dys[0])
         jvp_fn.__name__ = name + "_jvp"
         self.jvp_fn = jvp_fn
+
+
+def _per_example(vjp, n_args, name):
+    """`vjp(*args, *cotangents)` on stacks of cotangents (a leading batch
+    axis), run once per example and stacked."""
+    def batched(*values):
+        args, cotangents = values[:n_args], values[n_args:]
+        B = batch_size(cotangents)
+        parts = [vjp(*args, *[c[k] if np.ndim(c) > 0 else c for c in cotangents]) for k in range(B)]
+        if not isinstance(parts[0], tuple):
+            return np.stack([np.asarray(p) for p in parts])
+        return tuple(np.stack([np.asarray(p[i]) for p in parts]) for i in range(len(parts[0])))
+    batched.__name__ = name
+    return batched
 
 
 def _vjp_by_tape(fn, values, cotangents):
