@@ -67,6 +67,28 @@ def _mentions_complex(node):
     return False
 
 
+# ------------------------------------------------------------------ kinds
+
+def _array_kind(v):
+    return "carray" if v.dtype.kind == "c" else "array"
+
+
+_KIND_BY_TYPE = {float: "scalar", int: "scalar", complex: "array", bool: "array", type(None): "array",
+                 list: list, tuple: tuple, dict: dict}
+
+
+def _kind_of(v):
+    """One argument's part of a Program's cache key (see Function._kinds)."""
+    kind = _KIND_BY_TYPE.get(type(v))
+    if kind is not None:
+        return kind
+    if isinstance(v, (Tensor, np.ndarray, np.generic)):
+        return _array_kind(v)
+    if v is CONTAINER:
+        return "container"
+    return (type(v), id(v))
+
+
 # ------------------------------------------------------------------ callees
 
 class ContainerArgument:
@@ -182,7 +204,7 @@ class Compiled:
             fns = _build([jvp_def], injected, program.namespace.func, title, {}, self.origin)
             self.jvp_fn = fns[jvp_def.name]
             self.trees = {jvp_def.name: jvp_def}
-            self.source = self.jvp_fn.__srcgrad_source__
+            self._shown = jvp_def
             self._mark(self.jvp_fn, jvp_def)
             return
         self.output_active = tuple(o in ctx.active for o in self.outputs)
@@ -191,15 +213,46 @@ class Compiled:
             name, inputs, self.active_inputs, sweeps)
         self.sweeps = sweeps
         defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
-        fns = _build([fwd, bwd, joint], sweeps.injected, program.namespace.func, title, defaults,
-                            self.origin)
-        self.fwd = fns[fwd.name]
-        self.bwd_fn = fns[bwd.name]
+        fns = _build([joint], sweeps.injected, program.namespace.func, title, defaults, self.origin)
         self.joint_fn = fns[joint.name]
+        self._split = (fwd, bwd, title)     # compiled when a tape first needs them
         self.trees = {joint.name: joint}
         self.injected = sweeps.injected
-        self.source = self.joint_fn.__srcgrad_source__
+        self._shown = joint
         self._mark(self.joint_fn, joint)
+
+    def _compile_split(self):
+        fwd, bwd, title = self._split
+        fns = _build([fwd, bwd], self.sweeps.injected, self.program.namespace.func, title + " split", {},
+                     self.origin)
+        self.__dict__["fwd"] = fns[fwd.name]
+        self.__dict__["bwd_fn"] = fns[bwd.name]
+
+    @property
+    def fwd(self):
+        """The split forward sweep (compiled on first use: sg.grad needs only the joint)."""
+        found = self.__dict__.get("fwd")
+        if found is None:
+            self._compile_split()
+            found = self.__dict__["fwd"]
+        return found
+
+    @property
+    def bwd_fn(self):
+        found = self.__dict__.get("bwd_fn")
+        if found is None:
+            self._compile_split()
+            found = self.__dict__["bwd_fn"]
+        return found
+
+    @property
+    def source(self):
+        """The readable source of the joint (reverse) or JVP (forward)
+        function, unparsed when asked for."""
+        found = self.__dict__.get("_source")
+        if found is None:
+            found = self._source = ast_util.to_source(self._shown)
+        return found
 
     def _mark(self, fn, tree, n_params=None):
         """Let the compiler find this artefact (and its AST) from `fn`: as
@@ -308,14 +361,8 @@ def _runtime_zeros_tree(x):
 
 def _copy_resolution(res):
     """A copy whose AST can be transformed; resolved objects are shared."""
-    memo = {}
-    for n in gast.walk(res.node):
-        for attr in ("_sg_callee", "_sg_value"):
-            if hasattr(n, attr):
-                obj = getattr(n, attr)
-                memo[id(obj)] = obj
     new = copy.copy(res)
-    new.node = copy.deepcopy(res.node, memo)
+    new.node = ast_util.clone(res.node)
     new.namer = copy.deepcopy(res.namer)
     return new
 
@@ -323,6 +370,7 @@ def _copy_resolution(res):
 # ------------------------------------------------------------------ programs
 
 _hoisting = threading.local()
+_MISSING = object()
 _CONTAINERS = "<container parameters>"      # a key of Program examples: parameters that are containers
 _SCALARS = "<scalar parameters>"            # ... and parameters that are Python floats or ints
 
@@ -395,13 +443,41 @@ class Program:
     def is_current(self, _seen=None):
         """False when a global or closure name was rebound since resolution,
         here or in a user function this one's compiled code calls."""
-        for name, obj in self.free.items():
-            found, now = self.namespace.lookup(name)
-            if not found or now is not obj:
-                return False
+        checks = self.__dict__.get("_checks")
+        if checks is None:
+            checks = self._checks = self._free_checks()
+        for where, key, obj in checks:
+            if where is None:                   # a builtin: not shadowed by a global since
+                if key in self.namespace.globals:
+                    return False
+            elif where.__class__ is dict:
+                if where.get(key, _MISSING) is not obj:
+                    return False
+            else:
+                try:
+                    if where.cell_contents is not obj:
+                        return False
+                except ValueError:
+                    return False
+        if not self.callee_programs:
+            return True
         seen = _seen if _seen is not None else set()
         seen.add(id(self))
         return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
+
+    def _free_checks(self):
+        """(where, key, object) per free name: a closure cell, the globals
+        dict, or None for a builtin (which a later global would shadow)."""
+        ns = self.namespace
+        checks = []
+        for name, obj in self.free.items():
+            if name in ns.cells:
+                checks.append((ns.cells[name], name, obj))
+            elif name in ns.globals:
+                checks.append((ns.globals, name, obj))
+            else:
+                checks.append((None, name, obj))
+        return checks
 
     def context(self, res, mode, mask):
         """The Context of one compilation of this program (mode "reverse",
@@ -611,11 +687,10 @@ class Function:
     # -- programs
     def _kinds(self, values):
         """The cache key of a call's arguments: arrays by real/complex,
-        containers by type, and functions and other objects by identity
-        (the compiled code resolved calls and attributes through them)."""
-        return tuple(("scalar" if type(v) in (float, int) else "carray" if _is_complex(v) else "array")
-                     if _arraylike(v) else "array" if v is None else "container" if v is CONTAINER else
-                     type(v) if type(v) in (list, tuple, dict) else (type(v), id(v)) for v in values)
+        Python scalars, containers by type, and functions and other objects
+        by identity (the compiled code resolved calls and attributes through
+        them)."""
+        return tuple(map(_kind_of, values))
 
     def _program_for(self, params, complex_mode=False):
         """The Program for these parameter values (None: assume real arrays).
@@ -624,9 +699,14 @@ class Function:
         real ones leave them out."""
         if params is None:
             key = ("real", complex_mode)
+        else:
+            key = tuple(map(_kind_of, params.values())) + (complex_mode,)
+        program = self._programs.get(key)
+        if program is not None and program.is_current():
+            return program
+        if params is None:
             examples = {}
         else:
-            key = self._kinds(params.values()) + (complex_mode,)
             examples = {p: v for p, v in params.items() if not (_arraylike(v) or v is None)}
             examples = {p: v for p, v in examples.items() if v is not CONTAINER}
             containers = {p for p, v in params.items() if v is CONTAINER}
@@ -635,11 +715,9 @@ class Function:
             scalars = {p for p, v in params.items() if type(v) in (float, int)}
             if scalars:
                 examples[_SCALARS] = scalars
-        program = self._programs.get(key)
-        if program is None or not program.is_current():
-            with self._lock:
-                program = self._new_program(examples, complex_mode or "carray" in key, params)
-                self._programs[key] = program
+        with self._lock:
+            program = self._new_program(examples, complex_mode or "carray" in key, params)
+            self._programs[key] = program
         return program
 
     def _new_program(self, examples, complex_mode, params):
@@ -682,44 +760,44 @@ class Function:
         program = self._program_for(params)
         program, values = self._values(params, program)
         mask = []
+        any_active = False
         for v in values:
             active = False
-            if isinstance(v, Tensor) and is_differentiable_dtype(v.dtype):
-                for t in tapes:
-                    if t._should_record([v]):
-                        active = True
+            if isinstance(v, Tensor):
+                if v._value.dtype.kind in "fc":
+                    vs = (v,)
+                    for t in tapes:
+                        if t._should_record(vs):
+                            active = True
             elif type(v) in (list, tuple, dict):     # a container of Tensors: active as a whole
                 leaves = [e for e in tape_mod.flatten(v)
                           if isinstance(e, Tensor) and is_differentiable_dtype(e.dtype)]
                 active = any(t._should_record(leaves) for t in tapes) if leaves else False
             mask.append(active)
-        if not any(mask):
+            any_active = any_active or active
+        if not any_active:
             return self.python_function(*user_args, **user_kwargs)
         compiled = program.compile(mask)
-        raw = [unwrap_nested(v) for v in values]
+        raw = [v._value if isinstance(v, Tensor) else unwrap_nested(v) for v in values]
         result = compiled.run(compiled.fwd, *raw)
-        outputs, residuals = result[:-1], result[-1]
         wrapped = []
         active_out = []
-        for o, is_active in zip(outputs, compiled.output_active):
+        out_index = []
+        for i, (o, is_active) in enumerate(zip(result[:-1], compiled.output_active)):
             if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
-                t = Tensor(np.asarray(o))
-                if is_active and is_differentiable_dtype(t.dtype):
+                t = Tensor(o)
+                if is_active and t._value.dtype.kind in "fc":
                     active_out.append(t)
+                    out_index.append(i)
                 wrapped.append(t)
             else:
                 wrapped.append(o)
         if active_out:
-            # inputs the outputs do not depend on stay unconnected (None), as on TF's tape
-            inputs = [v for v, m in zip(values, compiled.mask) if m]
-            inputs = _flat_inputs([v for v, c in zip(inputs, compiled.connected) if c])
-            out_index = [i for i, (o, a) in enumerate(zip(wrapped, compiled.output_active))
-                         if a and isinstance(o, Tensor) and any(o is t for t in active_out)]
-            entry = tape_mod.CallEntry(inputs, active_out, _backward(compiled, out_index, values),
-                                       _higher_order_vjp(compiled, values, out_index), residuals,
-                                       _batched_vjp(compiled, values, out_index))
+            call = CompiledCall(compiled, values, raw, out_index, result[-1])
+            entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
+                                       call.batched)
             for t in tapes:
-                if t._should_record(inputs):
+                if t._should_record(entry.inputs):
                     t._record(entry)
         if compiled.tuple_output:
             return tuple(wrapped)
@@ -791,55 +869,61 @@ def _full_cotangents(out_index, n_outputs, gs):
     return full
 
 
-def _connected_values(compiled, values):
-    active = [v for v, m in zip(values, compiled.mask) if m]
-    return [v for v, c in zip(active, compiled.connected) if c]
+class CompiledCall:
+    """One call of a compiled function recorded on tapes (a CallEntry's
+    VJPs): the generated adjoint on the residuals of the forward sweep; at
+    higher order, the generated VJP (joint) called as a compiled function
+    on Tensors, so that the outer tape records ONE entry whose backward is
+    generated code again; on stacks of cotangents (vectorised Jacobians),
+    the batched generated code. Inputs the outputs do not depend on stay
+    unconnected (None), as on TF's tape."""
 
+    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected")
 
-def _backward(compiled, out_index, values):
-    connected_values = _connected_values(compiled, values)
-    n = len(compiled.outputs)
+    def __init__(self, compiled, values, raw, out_index, residuals):
+        self.compiled = compiled
+        self.values = values
+        self.raw = raw
+        self.out_index = out_index
+        self.residuals = residuals
+        self._connected = None
 
-    def backward(residuals, gs):
-        cots = compiled.bwd(residuals, *_full_cotangents(out_index, n, gs))
-        cots = [g for g, c in zip(cots, compiled.connected) if c]
-        return _flat_cotangents(connected_values, cots)
-    return backward
+    def connected_values(self):
+        found = self._connected
+        if found is None:
+            c = self.compiled
+            active = [v for v, m in zip(self.values, c.mask) if m]
+            found = self._connected = [v for v, k in zip(active, c.connected) if k]
+        return found
 
+    def inputs(self):
+        return _flat_inputs(self.connected_values())
 
-def _batched_vjp(compiled, values, out_index):
-    """The entry's VJP on stacks of cotangents (vectorised Jacobians): the
-    batched generated code of the same function, which re-runs its forward
-    sweep (the batched reverse sweep may read other residuals)."""
-    connected_values = _connected_values(compiled, values)
-    raw = [unwrap_nested(v) for v in values]
-    n = len(compiled.outputs)
+    def _seeds(self, gs):
+        return _full_cotangents(self.out_index, len(self.compiled.outputs), gs)
 
-    def run(gs):
-        batched = compiled.program.compile(compiled.mask, "batched")
-        cots = batched.joint(*raw, *_full_cotangents(out_index, n, gs))
-        cots = [g for g, c in zip(cots, compiled.connected) if c]
-        return _flat_cotangents(connected_values, cots)
-    return run
+    def _result(self, cots):
+        cots = [g for g, k in zip(cots, self.compiled.connected) if k]
+        return _flat_cotangents(self.connected_values(), cots)
 
+    def backward(self, residuals, gs):
+        return self._result(self.compiled.bwd(self.residuals, *self._seeds(gs)))
 
-def _higher_order_vjp(compiled, values, out_index):
-    """The entry's VJP while another tape records: the generated VJP (the
-    joint function) called as a compiled function on the entry's input
-    Tensors and the cotangent Tensors, so that the outer tape records it as
-    ONE entry whose own backward is generated code (at every order)."""
-    values = list(values)
-    connected_values = _connected_values(compiled, values)
-    n = len(compiled.outputs)
+    def batched(self, gs):
+        """The batched generated code re-runs its forward sweep (its reverse
+        sweep may read other residuals)."""
+        stacked = self.compiled.program.compile(self.compiled.mask, "batched")
+        return self._result(stacked.joint(*self.raw, *self._seeds(gs)))
 
-    def run(inputs, gs):
+    def higher_order(self, inputs, gs):
+        compiled = self.compiled
         vjp = as_function(compiled.joint_fn)
-        args = list(values)
+        args = list(self.values)
         it = iter(inputs)
         active = [i for i, m in enumerate(compiled.mask) if m]
-        for i, c in zip(active, compiled.connected):
-            if c:
-                v = values[i]
+        for i, k in zip(active, compiled.connected):
+            if k:
+                v = self.values[i]
                 if isinstance(v, Tensor):
                     args[i] = next(it)
                 else:       # a container: its Tensor leaves replaced in order
@@ -847,11 +931,9 @@ def _higher_order_vjp(compiled, values, out_index):
                     args[i] = tape_mod.pack_as(v, leaves)
         args = [a if isinstance(a, Tensor) or type(a) in (list, tuple, dict) else unwrap_nested(a)
                 for a in args]
-        cots = vjp(*args, *_full_cotangents(out_index, n, gs))
+        cots = vjp(*args, *self._seeds(gs))
         cots = cots if len(compiled.active_inputs) != 1 else (cots,)
-        cots = [g for g, c in zip(cots, compiled.connected) if c]
-        return _flat_cotangents(connected_values, cots)
-    return run
+        return self._result(cots)
 
 
 # ------------------------------------------------------------------ cache

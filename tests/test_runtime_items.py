@@ -58,12 +58,17 @@ def test_dropped_decorated_functions_are_collected_after_tape_use():
 
 
 def test_generated_source_leaves_linecache_with_its_function():
+    """Generated lines enter linecache when a traceback goes through them
+    (an error in generated code), and leave it with their functions."""
     import linecache
     before = {k for k in linecache.cache if k.startswith("<srcgrad-generated")}
 
     def f(x):
-        return np.sum(np.exp(x) * x)
-    sg.grad(f)(np.ones(2))
+        return np.sum(np.exp(x) * x @ np.ones((3, 3)))
+    with pytest.raises(ValueError) as info:
+        sg.grad(f)(np.ones(2))
+    assert "test_runtime_items.py" in "".join(getattr(info.value, "__notes__", []))
+    del info
     added = {k for k in linecache.cache if k.startswith("<srcgrad-generated")} - before
     assert added
     del f

@@ -159,11 +159,20 @@ class _NegativeConstants(ast.NodeTransformer):
     def visit_Constant(self, node):
         v = node.value
         if isinstance(v, (int, float)) and not isinstance(v, bool) and (v < 0 or (v == 0 and str(v)[0] == "-")):
-            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-v))
-        if isinstance(v, complex) and (v.real != 0 or str(v.imag)[0] == "-"):
-            return ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
-                            args=[ast.Constant(value=v.real), ast.Constant(value=v.imag)], keywords=[])
-        return node
+            new = ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-v))
+        elif isinstance(v, complex) and (v.real != 0 or str(v.imag)[0] == "-"):
+            new = ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
+                           args=[ast.Constant(value=v.real), ast.Constant(value=v.imag)], keywords=[])
+        else:
+            return node
+        for n in ast.walk(new):
+            ast.copy_location(n, node)
+        return new
+
+
+def to_ast(node):
+    """The standard library's ast for a gast tree (what `compile` takes)."""
+    return _NegativeConstants().visit(gast.gast_to_ast(node))
 
 
 def to_source(node):

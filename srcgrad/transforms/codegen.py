@@ -11,10 +11,10 @@ The generated code shares the user function's live globals and closure cells
 its source is registered in `linecache`, so tracebacks through it show real
 lines.
 """
-import copy
 import itertools
 import linecache
 import types
+import weakref
 
 import gast
 
@@ -109,7 +109,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
         [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
-        + ast_util.clone(fwd_core)
+        + fwd_core
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
@@ -120,7 +120,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     bwd = ast_util.function_def(
         name + "_bwd", [res_param] + seeds,
         [ast_util.comment("Reverse sweep of %s: output cotangents -> input cotangents" % name)]
-        + unpack + ast_util.clone(sweeps.rev_body) + [ast_util.return_(ast_util.tuple_(ast_util.clone(grads)))])
+        + unpack + sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
     wrt = active_inputs[0] if active_inputs else "x"
     jname = "d%sd%s" % (name, wrt)
     # Between the sweeps, drop what the reverse sweep does not read (as the
@@ -176,8 +176,13 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     """Compile `fdefs` (gast FunctionDefs) as closures over the cells of
     `func` (the user's function, or generated code being transformed
     again) plus the `injected` {name: object}. Returns {name: function},
-    each with `__srcgrad_source__` holding its own readable source and
-    `__srcgrad_origin__` the (file, line) of the user's function."""
+    each with `__srcgrad_trees__` (the FunctionDefs compiled together) and
+    `__srcgrad_origin__` the (file, line) of the user's function.
+
+    The AST is compiled directly (no source text: unparsing is a good part
+    of a transformation's time), one line per statement; a listing of
+    those lines goes to `linecache` when a traceback needs it (`annotate`),
+    and sg.source unparses the tree when asked."""
     code = func.__code__
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     factory_params = list(code.co_freevars) + [n for n in injected if n not in cells]
@@ -185,29 +190,90 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     factory = ast_util.function_def("_sg_factory", factory_params,
                                     list(fdefs) + [ast_util.return_(ast_util.tuple_(
                                         [ast_util.name(n) for n in names]))])
-    src = ast_util.to_source(ast_util.module([factory]))
+    rows = _number_lines(factory)
     filename = "<srcgrad-generated %s #%d>" % (title, next(_counter))
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    module_code = compile(src, filename, "exec")
+    module_code = compile(ast_util.to_ast(ast_util.module([factory])), filename, "exec")
     fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == "_sg_factory")
     out = {}
-    linemap = {}
-    for fdef in fdefs:
-        for node in gast.walk(fdef):
-            origin = getattr(node, "_sg_origin", None)
-            if origin is not None and isinstance(node, gast.stmt) and not isinstance(node, (gast.If, gast.For)):
-                linemap.setdefault(ast_util.to_source(node).strip().split("\n")[0], origin)
     for c in fcode.co_consts:
         if isinstance(c, types.CodeType) and c.co_name in names:
             closure = tuple(cells[n] if n in cells else types.CellType(injected[n]) for n in c.co_freevars)
             fn = types.FunctionType(c, func.__globals__, c.co_name, defaults.get(c.co_name), closure)
-            fdef = fdefs[names.index(c.co_name)]
-            fn.__srcgrad_source__ = ast_util.to_source(fdef)
             fn.__srcgrad_filename__ = filename
-            fn.__srcgrad_linemap__ = linemap
+            fn.__srcgrad_trees__ = fdefs
+            fn.__srcgrad_rows__ = rows
             fn.__srcgrad_origin__ = user_origin
             out[c.co_name] = fn
+    for fn in out.values():
+        _LISTINGS[filename] = fn
     return out
+
+
+# generated filename -> one of its functions (whose __srcgrad_rows__ list its lines), weakly
+_LISTINGS = weakref.WeakValueDictionary()
+
+
+def _number_lines(tree):
+    """Give each statement of the gast `tree` its own line, in order (a
+    compound statement: its header's line, then its bodies'), and each
+    expression its statement's line. Returns [(depth, statement)], row k
+    being line k + 1."""
+    rows = []
+
+    def visit(stmt, depth):
+        rows.append((depth, stmt))
+        line = len(rows)
+        for n in _expressions(stmt):
+            n.lineno = n.end_lineno = line
+            n.col_offset = n.end_col_offset = 0
+        for field in ("body", "orelse"):
+            for child in getattr(stmt, field, None) or ():
+                if isinstance(child, gast.stmt):
+                    visit(child, depth + 1)
+
+    visit(tree, 0)
+    return rows
+
+
+def _expressions(stmt):
+    """The statement and the nodes of its header (its expressions and
+    arguments), not those of nested statements."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field, value in gast.iter_fields(node):
+            if field in ("body", "orelse") and isinstance(node, gast.stmt):
+                continue
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, gast.AST) and not isinstance(v, gast.stmt))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
+
+
+def _listing(rows):
+    """The text of the generated lines (for tracebacks): one per row."""
+    return ["    " * depth + _header(stmt) + "\n" for depth, stmt in rows]
+
+
+def _header(stmt):
+    if isinstance(stmt, gast.FunctionDef):
+        return "def %s(%s):" % (stmt.name, ", ".join(a.id for a in stmt.args.args))
+    if isinstance(stmt, gast.For):
+        return "for %s in %s:" % (ast_util.to_source(stmt.target), ast_util.to_source(stmt.iter))
+    if isinstance(stmt, gast.While):
+        return "while %s:" % ast_util.to_source(stmt.test)
+    if isinstance(stmt, gast.If):
+        return "if %s:" % ast_util.to_source(stmt.test)
+    return ast_util.to_source(stmt).split("\n")[0]
+
+
+def register_listing(filename):
+    """Put the generated lines of `filename` in linecache (for a traceback)."""
+    fn = _LISTINGS.get(filename)
+    if fn is not None and filename not in linecache.cache:
+        lines = _listing(fn.__srcgrad_rows__)
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
 
 
 def annotate(exc, fn):
@@ -219,13 +285,18 @@ def annotate(exc, fn):
     tb = exc.__traceback__
     lineno = None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith("<srcgrad-generated"):
+            register_listing(name)          # the generated lines, for the printed traceback
+        if name == filename:
             lineno = tb.tb_lineno
         tb = tb.tb_next
     if lineno is None:
         return exc
-    text = linecache.getline(filename, lineno).strip()
-    origin = fn.__srcgrad_linemap__.get(text)
+    rows = fn.__srcgrad_rows__
+    stmt = rows[lineno - 1][1] if 0 < lineno <= len(rows) else None
+    text = _header(stmt).strip() if stmt is not None else ""
+    origin = getattr(stmt, "_sg_origin", None)
     if origin is not None:
         user_file, user_line, _ = origin
         exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"

@@ -54,7 +54,7 @@ class _Rewrite(gast.NodeTransformer):
         if node.id in self.renames:
             return ast_util.name(self.renames[node.id], ctx=node.ctx)
         if node.id in self.bindings and isinstance(node.ctx, gast.Load):
-            return copy.deepcopy(self.bindings[node.id])
+            return ast_util.clone(self.bindings[node.id])
         if node.id in self.globals_map and isinstance(node.ctx, gast.Load):
             return ast_util.name(self.globals_map[node.id], ctx=node.ctx)
         return node
@@ -97,15 +97,15 @@ def inline(tree, output, cotangent, bindings, targets, materialized, namer, glob
             target = targets.get(param)
             if target is None:
                 continue
-            value = rewrite.visit(copy.deepcopy(stmt.value))
+            value = rewrite.visit(ast_util.clone(stmt.value))
             if target in materialized:
                 value = accumulate(target, value) if accumulate else ast_util.add(ast_util.name(target), value)
             else:
                 materialized.add(target)
             out.append(ast_util.assign(target, value))
             continue
-        out.append(rewrite.visit(copy.deepcopy(stmt)))
-    return _drop_dead_temps(out, set(temps.values()))
+        out.append(rewrite.visit(ast_util.clone(stmt)))
+    return _drop_dead_temps(out, set(temps.values())) if temps else out
 
 
 def _drop_dead_temps(stmts, temps):

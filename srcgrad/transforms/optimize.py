@@ -46,25 +46,54 @@ def _defs(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
-def live_in(stmts, live_out):
+class _Sets:
+    """uses/defs of statements, computed once per statement (and again
+    after a statement is rewritten: `forget`)."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def get(self, s):
+        found = self.cache.get(id(s))
+        if found is None or found[0] is not s:
+            found = self.cache[id(s)] = (s, _uses(s), _defs(s))
+        return found[1], found[2]
+
+    def forget(self, s):
+        self.cache.pop(id(s), None)
+
+
+def live_in(stmts, live_out, sets=None):
     """The names read before being written in `stmts` (structured code:
     if, for and while are the only compound statements), given the names
     live after them. A backward dataflow analysis (Aho et al., Compilers,
     sec. 9.2.5), with a fixed point at each loop."""
+    sets = sets or _Sets()
     live = set(live_out)
     for s in reversed(stmts):
-        live = _live_in_stmt(s, live)
+        live = _live_in_stmt(s, live, sets)
     return live
 
 
-def _live_in_stmt(s, live):
+def _live_after(stmts, live_out, sets):
+    """after[k]: the names live after statement k (one backward pass)."""
+    after = [None] * len(stmts)
+    live = set(live_out)
+    for k in range(len(stmts) - 1, -1, -1):
+        after[k] = live
+        live = _live_in_stmt(stmts[k], live, sets)
+    return after
+
+
+def _live_in_stmt(s, live, sets=None):
+    sets = sets or _Sets()
     if isinstance(s, gast.If):
-        return _uses(s.test) | live_in(s.body, live) | live_in(s.orelse, live)
+        return _uses(s.test) | live_in(s.body, live, sets) | live_in(s.orelse, live, sets)
     if isinstance(s, gast.For):
         target = _defs(s.target)
         head = set(live)
         while True:
-            new = set(live) | (live_in(s.body, head) - target)
+            new = set(live) | (live_in(s.body, head, sets) - target)
             if new <= head:
                 break
             head |= new
@@ -72,12 +101,13 @@ def _live_in_stmt(s, live):
     if isinstance(s, gast.While):
         head = set(live) | _uses(s.test)
         while True:
-            new = set(live) | _uses(s.test) | live_in(s.body, head)
+            new = set(live) | _uses(s.test) | live_in(s.body, head, sets)
             if new <= head:
                 break
             head |= new
         return head
-    return (live - _defs(s)) | _uses(s)
+    uses, defs = sets.get(s)
+    return (live - defs) | uses
 
 
 # ------------------------------------------------------ copy propagation
@@ -97,55 +127,74 @@ def _is_copy(s):
             and isinstance(s.value, gast.Name))
 
 
-def propagate_copies(stmts, live_out):
+def propagate_copies(stmts, live_out, sets=None):
     """Assignment propagation: after `a = b`, read `b` for `a` until either
     is written again, and drop the copy when `a` is then dead. Returns the
     new statement list (nested blocks are done too). `live_out`: the names
-    read after `stmts` (the returned values)."""
+    read after `stmts` (the returned values). Linear in the block's length
+    per pass; passes repeat while a pass changes something."""
+    sets = sets or _Sets()
     stmts = list(stmts)
-    # inner blocks first, each with what is live after it
-    for k, s in enumerate(stmts):
-        after = live_in(stmts[k + 1:], live_out)
+    after = _live_after(stmts, live_out, sets)
+    for k, s in enumerate(stmts):         # inner blocks first, each with what is live after it
         if isinstance(s, gast.If):
-            s.body = propagate_copies(s.body, after) or [gast.Pass()]
-            s.orelse = propagate_copies(s.orelse, after)
+            s.body = propagate_copies(s.body, after[k], sets) or [gast.Pass()]
+            s.orelse = propagate_copies(s.orelse, after[k], sets)
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = propagate_copies(s.body, _live_in_stmt(s, after)) or [gast.Pass()]
-    out = []
-    k = 0
-    while k < len(stmts):
-        s = stmts[k]
-        if _is_copy(s) and s.targets[0].id == s.value.id:
-            k += 1
-            continue                    # a = a
-        if _is_copy(s):
+            s.body = propagate_copies(s.body, _live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
+    while True:
+        changed = False
+        after = _live_after(stmts, live_out, sets)
+        out = []
+        k = 0
+        while k < len(stmts):
+            s = stmts[k]
+            if s is None:
+                k += 1
+                continue
+            if _is_copy(s) and s.targets[0].id == s.value.id:
+                k += 1
+                changed = True
+                continue                    # a = a
+            if not _is_copy(s):
+                out.append(s)
+                k += 1
+                continue
             a, b = s.targets[0].id, s.value.id
             j = k + 1
-            replaced = []
             while j < len(stmts):
                 t = stmts[j]
-                compound = isinstance(t, (gast.If, gast.For, gast.While))
-                names = _uses(t) | _defs(t)
-                if compound and (a in names or b in _defs(t)):
-                    break
-                if a in _uses(t):
+                if t is None:
+                    j += 1
+                    continue
+                if isinstance(t, (gast.If, gast.For, gast.While)):
+                    names = _uses(t) | _defs(t)
+                    if a in names or b in _defs(t):
+                        break
+                    j += 1
+                    continue
+                uses, defs = sets.get(t)
+                if a in uses:
                     t = stmts[j] = _Rename(a, b).visit(t)
-                    replaced.append(j)
+                    sets.forget(t)
                     if _is_copy(t) and t.targets[0].id == t.value.id:
-                        stmts[j] = gast.Pass()      # b = b: no statement at all
+                        stmts[j] = None             # b = b: no statement at all
                         j += 1
                         continue
-                if {a, b} & _defs(t):
+                    uses, defs = sets.get(t)
+                if {a, b} & defs:
                     j += 1
                     break
                 j += 1
-            if a not in live_in(stmts[j:], live_out) and not (
-                    j - 1 > k and a in _defs(stmts[j - 1]) and a in _uses(stmts[j - 1])):
+            last = j - 1
+            while last > k and stmts[last] is None:
+                last -= 1
+            if a not in after[last]:
+                changed = True              # the copy is dead now
                 k += 1
-                continue                # the copy is dead now
+                continue
             out.append(s)
             k += 1
-            continue
-        out.append(s)
-        k += 1
-    return [s for s in out if not isinstance(s, gast.Pass)]
+        stmts = out
+        if not changed:
+            return [s for s in stmts if not isinstance(s, gast.Pass)]

@@ -333,7 +333,7 @@ def resolve(parsed, examples=None):
     """Resolve `parsed` (a deep copy is transformed). `examples` maps
     parameter names to example argument values; with them, chains through
     objects (`self.kernel`) are cut exactly where the value becomes an array."""
-    node = copy.deepcopy(parsed.node)
+    node = ast_util.clone(parsed.node)
     work = copy.copy(parsed)
     work.node = node
     namer = Namer(stored_names(node) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}

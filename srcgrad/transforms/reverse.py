@@ -451,8 +451,6 @@ class ReverseGenerator:
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
                     code.append(self.accumulate(elt.id, read, nz))
-        for c in code:
-            self.rev_locals |= ast_util.names_stored(c)
         return code
 
     def looped_rule_code(self, s, op, t, tmap, spread, nz):
@@ -483,8 +481,6 @@ class ReverseGenerator:
                         read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
                         code.append(self.accumulate(elt.id, read, nz))
         del spread_tmps
-        for c in code:
-            self.rev_locals |= ast_util.names_stored(c)
         return code
 
     def call_code(self, s, op, targets, nz):
@@ -657,7 +653,10 @@ def transform(fdef, ctx):
             gen.helper(rules_batching.batch_size),
             [ast_util.tuple_([ast_util.name(seeds[o]) for o in outputs])])))
     rev = init + shapes + rev
-    sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | set(seeds.values()),
+    # the names the reverse sweep assigns that the forward sweep does not (adjoints, temporaries)
+    stored_fwd = ast_util.names_stored(ast_util.module(fwd))
+    rev_locals = ast_util.names_stored(ast_util.module(rev)) - stored_fwd
+    sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | rev_locals | set(seeds.values()),
                     gen.injected, first_defined=gen.first_defined)
     sweeps.zeros = gen.zeros
     sweeps.generator = gen
