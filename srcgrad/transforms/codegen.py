@@ -72,14 +72,9 @@ def assemble(name, inputs, active_inputs, sweeps):
     gen.np_name()           # the generated code may name `np` (zeros_like)
     outputs = sweeps.outputs
     seeds = [sweeps.seeds[o] for o in outputs]
-    # Names first assigned inside a branch or loop are pushed before they
-    # have a value: start them at None.
-    preinit = [ast_util.assign(n, ast_util.const(None))
-               for n in sorted(sweeps.pushed - set(inputs) - sweeps.first_defined)]
     stack = sweeps.stack
     stack_init = [ast_util.assign(stack, gast.List(elts=[], ctx=gast.Load()))] if stack else []
-    fwd_core = stack_init + preinit + sweeps.fwd_body
-    sweeps.fwd_core = fwd_core
+    fwd_core = stack_init + sweeps.fwd_body     # (+ preinit, below)
 
     def grad_of(x):
         if x in sweeps.final:
@@ -98,6 +93,12 @@ def assemble(name, inputs, active_inputs, sweeps):
     residuals = [n for n in _names_in_order(sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))],
                                             gast.Load)
                  if n in defined and n not in sweeps.rev_locals]
+    # Names first assigned inside a branch or loop may have no value where
+    # they are pushed or returned as residuals: start them at None.
+    preinit = [ast_util.assign(n, ast_util.const(None))
+               for n in sorted((sweeps.pushed | set(residuals)) - set(inputs) - sweeps.first_defined - {stack})]
+    fwd_core = stack_init + preinit + sweeps.fwd_body
+    sweeps.fwd_core = fwd_core
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
     shape_only = _shape_only(sweeps.rev_body, sweeps.injected, residuals) - gen.dynamic
     shape_of = gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None

@@ -664,13 +664,43 @@ def transform(fdef, ctx):
     return sweeps
 
 
+def _read_after_restore(stmts):
+    """The names the reverse sweep reads where an older value of theirs may
+    have been restored already: after a pop of the name, or anywhere in a
+    loop that pops it. A read before any restore sees the final forward
+    value, which needs no saving (to-be-recorded analysis, by position)."""
+    needed = set()
+
+    def pops(s):
+        return {n._sg_pop for n in gast.walk(s) if getattr(n, "_sg_pop", None) is not None}
+
+    def scan(block, restored):
+        restored = set(restored)
+        for s in block:
+            if isinstance(s, (gast.For, gast.While)):
+                header = s.iter if isinstance(s, gast.For) else s.test
+                needed.update(ast_util.names_loaded(header) & restored)
+                inner = pops(s)
+                scan(s.body, restored | inner)
+                restored |= inner
+            elif isinstance(s, gast.If):
+                needed.update(ast_util.names_loaded(s.test) & restored)
+                scan(s.body, restored)
+                scan(s.orelse, restored)
+                restored |= pops(s)
+            else:
+                needed.update(ast_util.names_loaded(s) & restored)
+                popped = getattr(s, "_sg_pop", None)
+                if popped is not None:
+                    restored.add(popped)
+    scan(stmts, set())
+    return needed
+
+
 def _prune_stack(sweeps, gen):
-    """Keep only the pushes and pops of names the reverse sweep reads."""
-    read = set()
-    for s in sweeps.rev_body:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                read.add(n.id)
+    """Keep only the pushes and pops of names the reverse sweep reads after
+    an older value may have been restored."""
+    read = _read_after_restore(sweeps.rev_body)
 
     def filt(stmts, attr):
         out = []
