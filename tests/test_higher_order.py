@@ -440,8 +440,6 @@ for _e in THIRD:
 
 THIRD_PATHS = ["grad_of_grad_of_grad", "jvp_of_grad_of_grad", "three_tapes"]
 XFAIL_THIRD = {
-    **{(name, path): R_THIRD_BRANCH for name in ["and_condition", "recursion_power"]
-       for path in ["grad_of_grad_of_grad", "three_tapes"]},
     **{(name, path): R_THIRD_LOOP for name in ["horner", "while_counter"]
        for path in ["grad_of_grad_of_grad", "three_tapes"]},
     **{(name, "jvp_of_grad_of_grad"): R_JVP_THIRD_LOOP for name in ["horner", "while_counter"]},
@@ -806,8 +804,6 @@ def test_repro_forward_over_tape_math_module():
     check_close(hv, 2 * np.cos(0.7) - 0.7 * np.sin(0.7), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="third-order code of an if/else: the adjoint of a stack pop "
-                                       "meets None (by_2 = by_2 + densify(pop(_bstack_2), y))")
 def test_repro_third_order_if_else():
     """if_else_scalar(0.7) = 0.7 ** 2 sin(0.7). The third derivative is
     6 cos x - 6 x sin x - x ** 2 cos x = 1.5085661655...; sg.grad(sg.grad(
