@@ -278,22 +278,27 @@ def jvp(f, primals, tangents):
         raise ValueError("jvp: %d primals but %d tangents" % (len(primals), len(tangents)))
     primals = list(bound_self) + list(primals)
     tangents = [None] * len(bound_self) + list(tangents)
-    params = fn._bind(tuple(primals), {})
-    program = fn._program_for(params)
-    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    params = fn._bind(tuple(primals), {})          # (with the defaults of the other parameters)
+    tangents += [None] * (len(params) - len(tangents))
     on_tensors = any(t._recording for t in tape_mod._stack())
     values, tans = [], []
-    for p, t in zip(primals, tangents):
+    for p, t in zip(params.values(), tangents):
         if t is None:
             values.append(p if on_tensors else unwrap_nested(p))
             continue
-        x = p if (on_tensors and isinstance(p, Tensor)) else _float_array(p)
+        x = p if (on_tensors and isinstance(p, Tensor)) else _float_tree(unwrap(p)) if type(
+            unwrap(p)) in (float, int) else _float_array(p)
         t = t if (on_tensors and isinstance(t, Tensor)) else np.asarray(unwrap(t), dtype=np.result_type(unwrap(x)))
         if np.shape(t) != np.shape(x):
             raise ValueError("jvp: tangent of shape %s for a primal of shape %s"
                              % (np.shape(t), np.shape(x)))
+        if type(x) is float:
+            t = float(t)
         values.append(x)
         tans.append(t)
+    params = dict(zip(params, values))
+    program = fn._program_for(params)
+    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     mask = [t is not None for t in tangents] + [False] * len(leaves)
     compiled = program.compile(mask, "forward")
     outs, douts = compiled.jvp(*values, *[unwrap_nested(v) if not on_tensors else v for v in leaves], *tans)
@@ -357,7 +362,7 @@ def _jacobian_one(fn, args, i, mode="auto", y=None):
     params = fn._bind(tuple(args), {})
     program = fn._program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    raw = [unwrap_nested(a) for a in args] + [unwrap_nested(v) for v in leaves]
+    raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
     if mode == "forward" or (mode == "auto" and 4 * x.size < y.size):

@@ -276,7 +276,6 @@ def check_oracles(entry):
 PATHS = ["oracles", "grad_of_grad", "nested_tapes", "forward_over_tape", "jvp_of_grad"]
 
 # The reproducers (tests at the end of this file) of the failures found
-R_JVP_DEFAULTS = "test_repro_jvp_with_default_argument"
 R_ACC_OP_BY_OP = "test_forward_over_tape_records_one_compiled_entry"
 R_ACC_DETACHED = "test_repro_forward_over_tape_assignment_into_new_array"
 R_ACC_SETITEM = "test_repro_forward_over_tape_element_assignment_raises"
@@ -287,8 +286,6 @@ R_JVP_THIRD_LOOP = "test_repro_jvp_of_second_order_loop"
 
 # (case, path) -> the reproducer of its failure
 XFAIL = {
-    **{(name, "jvp_of_grad"): R_JVP_DEFAULTS for name in ["or_default_value", "is_none_default",
-                                                          "entry_defaults"]},
     # a decorated function replayed op by op inside the accumulator (R_ACC_OP_BY_OP):
     # assignment into a new ndarray detaches the path (silently wrong, or no Tensor output)
     **{(name, "forward_over_tape"): R_ACC_DETACHED for name in [
@@ -731,8 +728,6 @@ def test_hessian_and_jacobian_of_grad(fn, make_x):
 
 
 
-@pytest.mark.xfail(strict=True, reason="sg.jvp builds the call from the primals only: a default "
-                                       "argument not passed leaves the tangent arguments misaligned")
 def test_repro_jvp_with_default_argument():
     """f(x, scale=2.0) = sum(tanh(scale x)), called with x only.
     sg.jvp(f, (x,), (v,)), sg.jvp(sg.grad(f), ...), sg.hvp(f) and
