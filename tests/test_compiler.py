@@ -962,3 +962,36 @@ def test_rebinding_a_global_two_calls_deep_recompiles():
     finally:
         globals()["_stale_inner"] = saved
     check_close(g(x), 2 * np.cos(x), rtol=1e-12)
+
+
+# -- scalar specialisation must not take an array for a 0-d value
+
+def _param_reassigned_in_branch(x):
+    if np.sum(x) > 0.0:
+        x = np.mean(np.tanh(x + x)) + np.tanh(x + x) * 0.5
+    return np.sum(x * x)
+
+
+def _scalar_param_becomes_array(x):
+    if x > 0.0:
+        x = x * np.arange(1.0, 4.0) + np.mean(np.ones(3) * x)
+    return np.sum(x * x)
+
+
+def test_parameter_reassigned_in_branch_stays_an_array():
+    """Was silently wrong (found by test_random_programs): the 0-d analysis
+    took the array parameter x for 0-d because all its assignments were
+    elementwise operations of names on a cycle through x, so the cotangent of
+    mean(...) lost its sum (bmean = bx)."""
+    x = np.array([0.3, 0.2, -0.1])
+    expected = autograd.grad(lambda v: anp.sum((anp.mean(anp.tanh(v + v)) + anp.tanh(v + v) * 0.5) ** 2))(x)
+    check_close(sg.grad(_param_reassigned_in_branch)(x), expected, rtol=1e-10, atol=1e-12)
+    check_close(sg.grad(_param_reassigned_in_branch)(x), numerical_grad(_param_reassigned_in_branch, x))
+
+
+def test_scalar_parameter_reassigned_an_array():
+    """A parameter given a Python float and reassigned an array is not 0-d."""
+    g = sg.grad(_scalar_param_becomes_array)(0.7)
+    assert isinstance(g, float) or np.ndim(g) == 0
+    expected = autograd.grad(lambda v: anp.sum((v * anp.arange(1.0, 4.0) + anp.mean(anp.ones(3) * v)) ** 2))(0.7)
+    check_close(g, expected, rtol=1e-10)

@@ -281,8 +281,6 @@ R_ACC_DETACHED = "test_repro_forward_over_tape_assignment_into_new_array"
 R_ACC_SETITEM = "test_repro_forward_over_tape_element_assignment_raises"
 R_ACC_MATH = "test_repro_forward_over_tape_math_module"
 R_THIRD_BRANCH = "test_repro_third_order_if_else"
-R_THIRD_LOOP = "test_repro_third_order_loop"
-R_JVP_THIRD_LOOP = "test_repro_jvp_of_second_order_loop"
 
 # (case, path) -> the reproducer of its failure
 XFAIL = {
@@ -436,11 +434,7 @@ for _e in THIRD:
     BY_NAME.setdefault(_e.name, _e)
 
 THIRD_PATHS = ["grad_of_grad_of_grad", "jvp_of_grad_of_grad", "three_tapes"]
-XFAIL_THIRD = {
-    **{(name, path): R_THIRD_LOOP for name in ["horner", "while_counter"]
-       for path in ["grad_of_grad_of_grad", "three_tapes"]},
-    **{(name, "jvp_of_grad_of_grad"): R_JVP_THIRD_LOOP for name in ["horner", "while_counter"]},
-}
+XFAIL_THIRD = {}
 
 
 def third_params():
@@ -590,11 +584,7 @@ def test_function_calling_grad(fn, loss, outer):
 
 
 SECOND_OF_CALLS_GRAD = ["grad_of_grad", "hvp", "nested_tapes"]
-XFAIL_CALLS_GRAD = {
-    ("calls_grad_of_loop", "grad_of_grad"): R_THIRD_LOOP,
-    ("calls_grad_of_loop", "hvp"): R_JVP_THIRD_LOOP,
-    ("calls_grad_of_loop", "nested_tapes"): R_THIRD_LOOP,
-}
+XFAIL_CALLS_GRAD = {}
 
 
 def calls_grad_params():
@@ -813,23 +803,22 @@ def test_repro_third_order_if_else():
     check_close(sg.grad(sg.grad(sg.grad(hf.if_else_scalar)))(x), expected, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="third-order code of a loop pops a stack it never pushed "
-                                       "(bby_1 = densify(pop(_bbstack), by_1))")
 def test_repro_third_order_loop():
     """cube_by_loop(0.7) = 0.7 ** 3 by `for i in range(2): y = y * x`.
-    sg.grad(sg.grad(sg.grad(f)))(0.7) raises IndexError: pop from empty list
-    at `bby_1 = densify(pop(_bbstack), by_1)` (expected 6.0); the same for
-    every for and while loop (horner, while_counter, list_append_negative_index,
-    ...) and through three nested tapes. The second derivative is right (4.2)."""
+    sg.grad(sg.grad(sg.grad(f)))(0.7) raised IndexError: pop from empty list
+    at `bby_1 = densify(pop(_bbstack), by_1)` (expected 6.0): the cotangent
+    stack was pushed by name, and ANF names a nested pop afresh. Fixed by
+    stack-level activity (activity.py): every push and pop of a stack that
+    carries derivatives moves one on its derivative stack."""
     check_close(sg.grad(sg.grad(hf.cube_by_loop))(0.7), 4.2, rtol=1e-12)
     check_close(sg.grad(sg.grad(sg.grad(hf.cube_by_loop)))(0.7), 6.0, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="the generated JVP of second-order code through a loop drops a "
-                                       "term: a silently wrong third derivative")
 def test_repro_jvp_of_second_order_loop():
-    """SILENTLY WRONG. cube_by_loop(x) = x ** 3 by `for i in range(2): y = y * x`.
-    sg.jvp(sg.grad(sg.grad(f)), (0.7,), (1.0,)) returns the tangent 5.0
+    """Was SILENTLY WRONG (the pop `by_1_1 = pop(_bstack)` was inactive, so
+    its tangent was zero; see test_repro_third_order_loop for the fix).
+    cube_by_loop(x) = x ** 3 by `for i in range(2): y = y * x`.
+    sg.jvp(sg.grad(sg.grad(f)), (0.7,), (1.0,)) returned the tangent 5.0
     (expected 6.0; the primal 4.2 is right); sg.jacobian(sg.grad(sg.grad(f)))
     gives 5.0 too. x ** 4 by three trips gives 14.0 (expected 16.8); the same
     code without a loop (y = x * x; y = y * x) gives 6.0; a while loop gives
@@ -840,3 +829,5 @@ def test_repro_jvp_of_second_order_loop():
     jvp_of_grad_of_grad."""
     _, t = sg.jvp(sg.grad(sg.grad(hf.cube_by_loop)), (0.7,), (1.0,))
     check_close(t, 6.0, rtol=1e-12)
+    check_close(sg.jacobian(sg.grad(sg.grad(hf.cube_by_loop)))(np.array([0.7, -1.3])),
+                np.diag([6.0, 6.0]), rtol=1e-12, atol=1e-12)

@@ -8,6 +8,13 @@ results and other non-differentiable values are never active, so they get no
 adjoint code. The analysis is flow-insensitive (a name is varied if any of
 its assignments is), which is conservative and exact for SSA'd straight-line
 code.
+
+Generated code transformed again (higher orders) holds push(S, x) and
+t = pop(S) on stacks: a stack is varied when a varied value is pushed, a
+value popped from a varied stack is varied, and usefulness flows back from
+the pops to the pushes. Names do not pair pushes with pops (ANF names a
+nested `pop` afresh), so the derivative code keeps a stack's pushes and pops
+in step as a whole (`active_stacks`).
 """
 import gast
 
@@ -19,19 +26,28 @@ def _assignments(body):
                 yield n
 
 
+def _pushes(body):
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push":
+                yield n
+
+
 def _targets(stmt):
     t = stmt.targets[0]
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
 def analyze(fdef, active_inputs, outputs, callee_outputs):
-    """Return the set of active names.
+    """Return the set of active names; set `fdef._sg_active_stacks`, the
+    stacks of generated code that carry derivatives.
 
     active_inputs: names of the inputs being differentiated. outputs: the
     returned names. callee_outputs(op, varied_mask) -> tuple of bools, which
     outputs of a user call are varied given which arguments are.
     """
     assigns = list(_assignments(fdef.body))
+    pushes = [p._sg_op.args for p in _pushes(fdef.body)]
     varied = set(active_inputs)
     changed = True
     while changed:
@@ -57,10 +73,16 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
                 names = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)]
                 if any(n in varied for n in names):
                     new = targets
+            elif op.kind == "pop" and op.args[0].id in varied:
+                new = targets
             for t in new:
                 if t not in varied:
                     varied.add(t)
                     changed = True
+        for stack, x in pushes:
+            if isinstance(x, gast.Name) and x.id in varied and stack.id not in varied:
+                varied.add(stack.id)
+                changed = True
     useful = set(n for n in outputs if n in varied)
     changed = True
     while changed:
@@ -73,10 +95,23 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
                 names = op.operand_names()
             elif op.kind in ("unpack", "pack"):
                 names = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)]
+            elif op.kind == "pop":
+                names = [op.args[0].id]
             else:
                 names = []
             for n in names:
                 if n in varied and n not in useful:
                     useful.add(n)
                     changed = True
-    return varied & useful
+        for stack, x in pushes:
+            if stack.id in useful and isinstance(x, gast.Name) and x.id in varied and x.id not in useful:
+                useful.add(x.id)
+                changed = True
+    active = varied & useful
+    # The stacks that carry derivatives. Every push onto and pop from such a
+    # stack moves a tangent (forward mode; None for an inactive value) or a
+    # cotangent (reverse; None for a symbolic zero), so the derivative stack
+    # stays in step with the primal one.
+    stacks = {stack.id for stack, _ in pushes}
+    fdef._sg_active_stacks = active & stacks
+    return active - stacks

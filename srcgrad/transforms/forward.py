@@ -56,6 +56,7 @@ class ForwardGenerator:
         self.ns = ctx.namespace
         self.compile_callee = ctx.jvp_callee     # (op, mask) -> the callee's forward compilation
         self.stack_tangents = {}                 # stack of generated code -> its tangent stack
+        self.active_stacks = set()               # the stacks that carry tangents (activity.py)
         self.tan = {}
         self.injected = {}
         self.dynamic = set()            # names that may hold a list, tuple or dict
@@ -145,11 +146,14 @@ class ForwardGenerator:
         op = getattr(s, "_sg_op", None)
         if op is not None and op.kind == "push":
             # push(S, x) of generated code: x's tangent goes on S's tangent stack
+            # (None for an inactive x on a stack that carries tangents: the
+            # pop it pairs with may have another name, see activity.py)
             stack, x = op.args
-            if not self.is_active(x):
+            if stack.id not in self.active_stacks:
                 return [s]
+            tangent = ast_util.name(self.tangent(x.id)) if self.is_active(x) else ast_util.const(None)
             push = ast_util.call(ast_util.name(self.inject("push", runtime.push)),
-                                 [ast_util.name(self.stack_tangent(stack.id)), ast_util.name(self.tangent(x.id))])
+                                 [ast_util.name(self.stack_tangent(stack.id)), tangent])
             return [s, ast_util.expr_stmt(push)]
         return [s]     # print(...) and other expressions run as written
 
@@ -164,14 +168,18 @@ class ForwardGenerator:
         set of targets they define."""
         op = s._sg_op
         targets = _targets(s)
+        if op.kind == "pop" and op.args[0].id in self.active_stacks:
+            # x = pop(S): x's tangent comes off S's tangent stack (dropped
+            # when x is inactive, to keep the stacks in step)
+            t = targets[0]
+            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)),
+                                [ast_util.name(self.stack_tangent(op.args[0].id))])
+            if t not in self.active:
+                return [ast_util.expr_stmt(pop)], set()
+            return [ast_util.assign(self.tangent(t), pop)], {t}
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]
-        if op.kind == "pop":
-            # x = pop(S): x's tangent comes off S's tangent stack
-            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)),
-                                [ast_util.name(self.stack_tangent(op.args[0].id))])
-            return [ast_util.assign(self.tangent(t), pop)], {t}
         if op.kind == "copy":
             src = op.args[0]
             if self.is_active(src):
@@ -300,6 +308,7 @@ def transform(fdef, ctx):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
     gen.dynamic = fdef._sg_dynamic
+    gen.active_stacks = getattr(fdef, "_sg_active_stacks", set())
     tangent_params = [gen.tangent(n) for n in active_inputs]
     body = gen.block(fdef.body[:-1])
     # tangent stacks of the stacks of generated code being differentiated again

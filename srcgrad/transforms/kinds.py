@@ -14,7 +14,11 @@ a display, a copy, element or slice of a container, the result of a rule
 that returns a sequence (list_append, np.split, ...) or of a container
 helper (unindex/densify/add_cotangents on containers), or a result of a
 user function that returns a container (`ctx.callee_dynamic`). Other rule
-outputs are arrays. Being conservative costs speed (a helper call for an
+outputs are arrays. In generated code transformed again (it has stacks), a
+name that starts at None (the values a loop saves before its first trip)
+counts as a container too, and so does a value popped from a stack such a
+name is pushed onto: its cotangent may be None, which `add_cotangents`
+adds as zero and `+` cannot. Being conservative costs speed (a helper call for an
 addition), never correctness.
 """
 import operator
@@ -49,6 +53,11 @@ def transform(fdef, ctx):
     """Annotate `fdef` (ANF) with `_sg_dynamic`; returns the set."""
     dynamic = set(getattr(fdef, "_sg_containers", ()))
     assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
+    pushes = [n._sg_op.args for n in gast.walk(fdef)
+              if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push"]
+    if pushes:
+        dynamic |= {t for s in assigns if isinstance(s.value, gast.Constant) and s.value.value is None
+                    for t in _targets(s)}
     changed = True
     while changed:
         changed = False
@@ -69,6 +78,8 @@ def transform(fdef, ctx):
                 else:
                     hit = op.rule.sequence_output
                 new = targets if hit else []
+            elif op.kind == "pop":
+                new = targets if op.args[0].id in dynamic else []
             elif op.kind == "call" and not getattr(op, "custom", False) and ctx.callee_dynamic is not None:
                 op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
                 outs = ctx.callee_dynamic(op)
@@ -80,6 +91,10 @@ def transform(fdef, ctx):
                 if t not in dynamic:
                     dynamic.add(t)
                     changed = True
+        for stack, x in pushes:       # (a stack is marked by its name)
+            if _is_dynamic(x, dynamic) and stack.id not in dynamic:
+                dynamic.add(stack.id)
+                changed = True
     for s in assigns:        # the final kinds of the arguments of each call
         op = s._sg_op
         if op.kind == "call":
@@ -107,10 +122,15 @@ def scalars(fdef, assigns, dynamic):
             known.setdefault(t, []).append(s)
     result = set(candidates) | set(known)
     result -= dynamic
+    # a parameter not known to be 0-d is not, whatever it is reassigned
+    # (x = mean(x) + x * 0.5 keeps x an array)
+    params = {a.id for a in fdef.args.args + fdef.args.kwonlyargs if isinstance(a, gast.Name)}
+    params |= {a.id for a in (fdef.args.vararg, fdef.args.kwarg) if isinstance(a, gast.Name)}
+    result -= params - candidates
     changed = True
     while changed:
         changed = False
-        for name in sorted(result - candidates):
+        for name in sorted(result):      # (a scalar parameter reassigned an array is not)
             if not all(_scalar_op(s, result) for s in known.get(name, ())):
                 result.discard(name)
                 changed = True

@@ -82,6 +82,7 @@ class ReverseGenerator:
         self.active = active
         self.stacked = set(fdef._sg_stacked)
         self.stacks = set(getattr(fdef, "_sg_stacks", ()))
+        self.active_stacks = set(getattr(fdef, "_sg_active_stacks", ()))   # (activity.py)
         self.namer = ctx.namer
         self.ns = ctx.namespace
         self.outputs = outputs
@@ -263,7 +264,8 @@ class ReverseGenerator:
         op = s._sg_op
         targets = _targets(s)
         code = []
-        if any(t in self.active and t in nz for t in targets) or (op.kind == "pop" and targets[0] in self.active):
+        if any(t in self.active and t in nz for t in targets) or (
+                op.kind == "pop" and op.args[0].id in self.active_stacks):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
@@ -334,9 +336,11 @@ class ReverseGenerator:
     def push_adjoint(self, s, op, nz):
         """push(S, x) reversed: x's cotangent comes off bS."""
         stack, x = op.args
-        if not (isinstance(x, gast.Name) and x.id in self.active):
+        if stack.id not in self.active_stacks:
             return []
         read = ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack_adjoint(stack.id))])
+        if not (isinstance(x, gast.Name) and x.id in self.active):
+            return [ast_util.expr_stmt(read)]     # (keeps bS in step with S: see activity.py)
         return self.comment(s) + [self.accumulate(x.id, self.densify_call(read, x.id), nz)]
 
     def adjoint_code(self, s, op, targets, nz):
@@ -344,7 +348,7 @@ class ReverseGenerator:
         if op.kind == "pop":
             # x = pop(S) reversed: x's cotangent (None for a symbolic zero) goes on bS
             stack = op.args[0].id
-            value = ast_util.name(self.adjoint(t)) if t in nz else ast_util.const(None)
+            value = ast_util.name(self.adjoint(t)) if t in nz and t in self.active else ast_util.const(None)
             return [ast_util.expr_stmt(ast_util.call(self.helper(runtime.push),
                                                      [ast_util.name(self.stack_adjoint(stack)), value]))]
         if op.kind == "copy":
