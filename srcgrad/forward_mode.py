@@ -499,11 +499,12 @@ def call_function(fn, args, kwargs):
 
     The innermost accumulator that has a tangent for an input runs the
     generated JVP code, on Tensors when an outer tape or accumulator is
-    recording (so it sees the computation), else on ndarrays. When a tape
-    inside that accumulator would record the call, or an argument is a
-    container holding Tensors with tangents, the function runs op by op
-    instead (each op reaches every tape and accumulator in order). Returns
-    NOT_HANDLED when no input has a tangent."""
+    recording (so it sees the computation), else on ndarrays. A tape inside
+    that accumulator records the call as one compiled entry (the outputs are
+    that entry's, with the JVP's tangents). When an argument is a container
+    holding Tensors with tangents, the function runs op by op instead (each
+    op reaches every tape and accumulator in order). Returns NOT_HANDLED
+    when no input has a tangent."""
     if getattr(fn, "_varargs", (None, None)) != (None, None):     # *args/**kwargs: op by op
         leaves = [t for t in flatten([list(args), kwargs]) if isinstance(t, Tensor)]
         accs = [a for a in tape_mod._stack() if type(a) is ForwardAccumulator and a._recording]
@@ -531,10 +532,13 @@ def call_function(fn, args, kwargs):
     nested = [t for v in values if isinstance(v, (list, tuple, dict)) for t in tape_mod.flatten(v)
               if isinstance(t, Tensor)]
     acc._check_known(tensors + nested)
-    if any(acc._get(t) is not None for t in nested) or any(
-            inner._recording and inner._should_record(tensors) for inner in stack[k + 1:]):
-        # tangents inside containers, or a tape inside the accumulator records the call: op by op
+    if any(acc._get(t) is not None for t in nested):
+        # tangents inside containers: op by op
         return fn.python_function(*args, **kwargs)
+    # a tape inside the accumulator records the call as one compiled entry
+    # (its backward, run while the accumulator is active, is generated code
+    # again, which the accumulator differentiates by its generated JVP)
+    inner = any(t._recording and t._should_record(tensors) for t in stack[k + 1:])
     mask = [isinstance(v, Tensor) and is_differentiable_dtype(v.dtype) and acc._get(v) is not None
             for v in values]
     compiled = program.compile(mask, "forward")
@@ -548,6 +552,9 @@ def call_function(fn, args, kwargs):
         outs, douts = compiled.jvp(*values, *tans)
     if not compiled.tuple_output:
         outs, douts = (outs,), (douts,)
+    if inner:
+        recorded = fn._call_traced(tape_mod.recording_tapes(), args, kwargs, args, kwargs)
+        outs = recorded if compiled.tuple_output else (recorded,)
     wrapped = []
     for o, d in zip(outs, douts):
         if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):

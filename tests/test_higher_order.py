@@ -276,29 +276,10 @@ def check_oracles(entry):
 PATHS = ["oracles", "grad_of_grad", "nested_tapes", "forward_over_tape", "jvp_of_grad"]
 
 # The reproducers (tests at the end of this file) of the failures found
-R_ACC_OP_BY_OP = "test_forward_over_tape_records_one_compiled_entry"
-R_ACC_DETACHED = "test_repro_forward_over_tape_assignment_into_new_array"
-R_ACC_SETITEM = "test_repro_forward_over_tape_element_assignment_raises"
-R_ACC_MATH = "test_repro_forward_over_tape_math_module"
 R_THIRD_BRANCH = "test_repro_third_order_if_else"
 
 # (case, path) -> the reproducer of its failure
-XFAIL = {
-    # a decorated function replayed op by op inside the accumulator (R_ACC_OP_BY_OP):
-    # assignment into a new ndarray detaches the path (silently wrong, or no Tensor output)
-    **{(name, "forward_over_tape"): R_ACC_DETACHED for name in [
-        "outer_product_loops", "rnn_fill_rows", "slice_assign", "index_array_assign",
-        "accumulate_same_element", "conv1d_valid", "gauss_seidel", "viterbi_scores"]},
-    # element assignment into a Tensor raises
-    **{(name, "forward_over_tape"): R_ACC_SETITEM for name in [
-        "cumulative_sum", "bubble_sort", "bubble_sort_tuple_swap", "column_add", "overwrite_self_dependent",
-        "relu_masked_assign", "masked_scale_assign", "dp_recurrence", "inplace_slice_operators",
-        "assign_whole_array", "assign_ellipsis_columns", "helper_assigns_into_local",
-        "cumulative_sum_squared", "bubble_sort_weighted_squares", "bubble_sort_tuple_swap_squared"]},
-    # math.f(Tensor) is a float
-    **{(name, "forward_over_tape"): R_ACC_MATH for name in ["math_functions", "math_scalar_loop",
-                                                            "math_pow_hypot"]},
-}
+XFAIL = {}
 
 
 def second_order_params():
@@ -390,8 +371,6 @@ def second_order(entry, path):
     tc.assert_unmutated(args, saved)
 
 
-@pytest.mark.xfail(strict=True, reason="forward_mode.call_function runs a decorated function op by op "
-                                       "when a tape inside the accumulator would record the call")
 def test_forward_over_tape_records_one_compiled_entry():
     """Forward over reverse on a tape: the tape inside the accumulator holds
     one compiled entry for the call of the decorated function (its forward
@@ -711,9 +690,9 @@ def test_hessian_and_jacobian_of_grad(fn, make_x):
 
 
 # ---------------------------------------------------------------------------
-# Reproducers of the failures found: each asserts the correct result and
-# is a strict xfail until the compiler is fixed (then remove the mark, and
-# the entries of XFAIL / XFAIL_THIRD that name it).
+# Reproducers of the failures found, now regression tests: each asserts the
+# correct result; its docstring records what went wrong before the fix (a
+# new failure gets a strict xfail here and an entry in XFAIL / XFAIL_THIRD).
 # ---------------------------------------------------------------------------
 
 
@@ -744,11 +723,9 @@ def _acc_around_tape(fn, x0, v0):
     return tc.to_numpy(g), tc.to_numpy(acc.jvp(g))
 
 
-@pytest.mark.xfail(strict=True, reason="forward_mode.call_function runs a decorated function op by op "
-                                       "when a tape inside the accumulator records it; NumPy stores a "
-                                       "Tensor assigned into an ndarray as a plain float")
 def test_repro_forward_over_tape_assignment_into_new_array():
-    """SILENTLY WRONG first-order gradient. assign_into_zeros(x) builds
+    """Was SILENTLY WRONG (fixed: a tape inside the accumulator records the
+    call as one compiled entry, forward_mode.call_function). assign_into_zeros(x) builds
     M = np.zeros((2, 2)); M[i, j] = sin(x[i]) x[j]; returns sum(M @ x).
     x = [0.3, -0.5]: a tape alone and sg.grad give [0.21447121, 0.4822834];
     the same tape inside a ForwardAccumulator gives [-0.0551716, 0.09195267]
@@ -763,8 +740,6 @@ def test_repro_forward_over_tape_assignment_into_new_array():
                 rtol=FD_RTOL, atol=FD_ATOL)
 
 
-@pytest.mark.xfail(strict=True, reason="forward_mode.call_function runs a decorated function op by op "
-                                       "when a tape inside the accumulator records it; Tensors are immutable")
 def test_repro_forward_over_tape_element_assignment_raises():
     """setitem_on_copy(x): y = x.copy(); y[0] = y[0] * y[1]; sum(y * y).
     Decorated, on a tape inside a ForwardAccumulator: TypeError "srcgrad
@@ -776,9 +751,6 @@ def test_repro_forward_over_tape_element_assignment_raises():
     check_close(hv, sg.hvp(hf.setitem_on_copy)(x0, v0), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="forward_mode.call_function runs a decorated function op by op "
-                                       "when a tape inside the accumulator records it; math.sin(Tensor) "
-                                       "is a float")
 def test_repro_forward_over_tape_math_module():
     """math_float(a) = math.sin(a) * a. Decorated, on a tape inside a
     ForwardAccumulator: the output is a Python float and tape.gradient

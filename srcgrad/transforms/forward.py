@@ -310,7 +310,11 @@ def transform(fdef, ctx):
     gen.dynamic = fdef._sg_dynamic
     gen.active_stacks = getattr(fdef, "_sg_active_stacks", set())
     tangent_params = [gen.tangent(n) for n in active_inputs]
-    body = gen.block(fdef.body[:-1])
+    # an input without a tangent that is reassigned a varied value (the
+    # cotangent seed of generated code: bx = unbroadcast(bx, x)) starts at zero
+    body = [ast_util.assign(gen.tangent(n), gen.zeros(ast_util.name(n)))
+            for n in inputs if n in active and n not in active_inputs]
+    body += gen.block(fdef.body[:-1])
     # tangent stacks of the stacks of generated code being differentiated again
     body = [ast_util.assign(d, gast.List(elts=[], ctx=gast.Load()))
             for _, d in sorted(gen.stack_tangents.items())] + body
