@@ -28,6 +28,7 @@ import inspect
 import os
 import sys
 import threading
+import types
 import weakref
 
 import gast
@@ -89,8 +90,13 @@ def compilable(obj):
     derived = getattr(obj, "__srcgrad_function__", None)      # sg.grad(f), generated code
     if derived is not None:
         return derived()
+    if inspect.ismethod(obj):
+        # a bound method of the user's (obj.method passed on, or called by a name)
+        if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj) or compilable(obj.__func__) is None:
+            return None
+        return as_function(obj)
     code = getattr(obj, "__code__", None)
-    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None or inspect.ismethod(obj):
+    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None:
         return None
     if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
         return None             # a rule takes precedence over the source
@@ -595,7 +601,10 @@ class Function:
         (the compiled code resolved calls and attributes through them)."""
         return tuple(("carray" if _is_complex(v) else "array") if _arraylike(v) else
                      "array" if v is None else "container" if v is CONTAINER else
-                     type(v) if type(v) in (list, tuple, dict) else (type(v), id(v)) for v in values)
+                     type(v) if type(v) in (list, tuple, dict) else
+                     # a bound method is a new object at each access: keyed by its function and instance
+                     ("method", id(v.__func__), id(v.__self__)) if inspect.ismethod(v) else
+                     (type(v), id(v)) for v in values)
 
     def _program_for(self, params, complex_mode=False):
         """The Program for these parameter values (None: assume real arrays).
@@ -718,6 +727,93 @@ class GeneratedFunction(Function):
             self._signature = inspect.Signature([P(p, P.POSITIONAL_OR_KEYWORD) for p in self._parsed.params])
 
 
+class _MethodNamespace:
+    """The names a method bound to an instance sees: its function's globals
+    and closure cells, plus its first parameter (`self`) bound to the
+    instance as one more closure cell. Stands for the function wherever the
+    compiler reads a namespace (resolve.Namespace) or builds generated code
+    as closures over it (codegen.build)."""
+
+    def __init__(self, raw, self_name, instance):
+        code = raw.__code__
+        self.__code__ = _CodeView(tuple(code.co_freevars) + (self_name,), code.co_filename, code.co_name,
+                                  code.co_firstlineno)
+        self.__closure__ = tuple(raw.__closure__ or ()) + (types.CellType(instance),)
+        self.__globals__ = raw.__globals__
+        self.__name__, self.__qualname__ = raw.__name__, raw.__qualname__
+        self.__module__ = raw.__module__
+
+
+class _CodeView:
+    def __init__(self, co_freevars, co_filename, co_name, co_firstlineno):
+        self.co_freevars, self.co_filename = co_freevars, co_filename
+        self.co_name, self.co_firstlineno = co_name, co_firstlineno
+
+
+class MethodFunction(Function):
+    """A method bound to an instance (`obj.method`; a classmethod bound to
+    its class) as a function of its other parameters: `sg.grad(obj.method)(x)`
+    differentiates with respect to x, and a bound method passed as an
+    argument (`call(obj.value, x)`) is compiled where it is called. Its first
+    parameter is a free name bound to the instance (a closure cell of the
+    generated code), so `self.attr`, `self.helper(x)` and `self(x)` resolve
+    through the instance; Variables it holds (`self.kernel`) are leaves,
+    fetched at each call. The function is parsed and lowered once
+    (`as_function(method.__func__)`)."""
+
+    def __init__(self, method):
+        raw = method.__func__
+        base = as_function(raw)
+        self.python_function = method
+        functools.update_wrapper(self, method, updated=())
+        self.instance = method.__self__
+        parsed = copy.copy(base._parsed)
+        node = copy.deepcopy(base._parsed.node)
+        args = node.args
+        if not args.posonlyargs + args.args:
+            raise TypeError("srcgrad: the method %s has no parameter for its instance" % raw.__qualname__)
+        first = (args.posonlyargs + args.args)[0].id
+        if args.posonlyargs:
+            args.posonlyargs = args.posonlyargs[1:]
+        else:
+            args.args = args.args[1:]
+        parsed.node = node
+        parsed.params = [p for p in parsed.params if p != first]
+        parsed.n_positional = base._parsed.n_positional - 1
+        parsed.func = _MethodNamespace(raw, first, self.instance)
+        self._parsed = parsed
+        self._signature = inspect.signature(method)
+        self._programs = {}
+        self._lock = threading.RLock()
+        self._varargs = base._varargs
+        self._specializations = {}
+
+    def __repr__(self):
+        return "<srcgrad.function %s of %r>" % (getattr(self.python_function, "__qualname__", "?"), self.instance)
+
+
+_methods = {}           # (function, id(instance)) -> MethodFunction, most recent last (a bounded cache)
+_METHODS_MAX = 64
+
+
+def _method_function(method):
+    """The MethodFunction of a bound method, cached for the most recently
+    used (function, instance) pairs (a bound method is a new object at each
+    attribute access; the cache keeps at most _METHODS_MAX instances alive)."""
+    key = (method.__func__, id(method.__self__))
+    with _functions_lock:
+        fn = _methods.pop(key, None)
+        if fn is not None and fn.instance is method.__self__:
+            _methods[key] = fn
+            return fn
+    fn = MethodFunction(method)
+    with _functions_lock:
+        _methods[key] = fn
+        while len(_methods) > _METHODS_MAX:
+            del _methods[next(iter(_methods))]
+    return fn
+
+
 class BoundFunction:
     """An @sg.function method bound to an instance."""
 
@@ -822,7 +918,8 @@ _functions_lock = threading.Lock()
 
 def as_function(f, fence=True):
     """The Function wrapping `f` (cached per Python function): `f` itself
-    for a Function, the function of a bound @sg.function method, the
+    for a Function, the function of a bound @sg.function method, a
+    MethodFunction for a bound method, the
     compilable form of a function srcgrad returned (sg.grad(g), generated
     code), or a new Function parsed from `f`'s source."""
     if isinstance(f, Function):
@@ -832,7 +929,9 @@ def as_function(f, fence=True):
     derived = getattr(f, "__srcgrad_function__", None)
     if derived is not None:
         return derived()
-    raw = getattr(f, "__func__", f)  # bound methods
+    if inspect.ismethod(f):
+        return _method_function(f)
+    raw = getattr(f, "__func__", f)  # staticmethod objects
     with _functions_lock:
         fn = _functions.get(raw)
         if fn is None:
@@ -849,6 +948,9 @@ def function(f):
     Raises UnsupportedSyntaxError (construct, file, line) at decoration for
     Python that srcgrad cannot differentiate (see README, "What Python is
     supported"); some (objects built from differentiated values) are found
-    when the derivative is first compiled.
+    when the derivative is first compiled. A bound method (`obj.method`) is a
+    function of its other arguments (see MethodFunction).
     """
+    if inspect.ismethod(f):
+        return MethodFunction(f)
     return Function(f)

@@ -17,7 +17,23 @@ names are resolved). Guarantees, for the returned body:
   `x` is saved like any overwritten name); `xs.append(v)` and
   `xs.extend(ys)` are `xs = list_append(xs, v)` / `list_extend`;
 - local functions (`def` and `lambda` inside the function) are inlined
-  where they are called, and list comprehensions become loops;
+  where they are called (also inside comprehensions), and list
+  comprehensions become loops;
+- a `with` block is its body between `v = with_enter(cm)` and
+  `with_exit(cm)` (srcgrad/runtime_syntax.py): the forward sweep runs the
+  body inside the context manager (np.errstate, warnings.catch_warnings),
+  the reverse sweep outside it; the context manager itself is never
+  differentiated (built from differentiated values, it raises where it is
+  built). A body that returns, or breaks out of the block, is rejected by
+  check.py;
+- `for a, b in zip(*seqs)` reads `seqs[0][i]`, `seqs[1][i]`;
+- a loop over a sequence is marked with `_sg_over` (the name holding the
+  sequence), so that resolve.py can unroll it over a known list of objects;
+- element assignment to a name that may be a NumPy view of another array
+  (`a = x[::-1]`, `x.T`, `x.reshape(...)`, a row of a loop over an array)
+  while the other array is still read afterwards (or the other way round)
+  raises UnsupportedSyntaxError: NumPy would change both, the functional
+  setitem only one;
 - docstrings and `pass` are dropped; `print`, `assert` stay (forward only).
 """
 import builtins
@@ -25,6 +41,7 @@ import copy
 
 import gast
 
+from .. import runtime_syntax
 from ..errors import UnsupportedSyntaxError
 from ..rules import containers
 from . import ast_util
@@ -108,12 +125,15 @@ class _Lowerer:
         raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
 
     # ------------------------------------------------------------ entry
-    def run(self):
+    def run(self, top=True):
         fdef = self.parsed.node
         body = _drop_deletes(fdef.body)
+        body = self.withs(body)
         body = self.local_functions(body)
         body = self.hoist_block(body)
         body = self.sequences(body)
+        if top:
+            _ViewCheck(self).check(body)
         body = self.mutations(body)
         self.ret = None
         last = body[-1] if body else None
@@ -137,6 +157,37 @@ class _Lowerer:
             body = self.exits(body, None)
         fdef.body = body
         return fdef
+
+    # ------------------------------------------------------------ with
+    def withs(self, stmts):
+        """`with A as a, B: body` -> `_with = A; a = with_enter(_with);
+        _with_1 = B; with_enter(_with_1); body; with_exit(_with_1);
+        with_exit(_with)` (check.py has rejected returns and breaks out of
+        the body, so the exits always run after it; an exception in the
+        body exits them through Compiled.run)."""
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(s, (gast.If, gast.For, gast.While, gast.With)) and getattr(s, field, None):
+                    setattr(s, field, self.withs(getattr(s, field)))
+            if not isinstance(s, gast.With):
+                out.append(s)
+                continue
+            pre, post = [], []
+            for item in s.items:
+                cm = self.namer.fresh("_with")
+                pre.append(ast_util.assign(cm, item.context_expr))
+                enter = ast_util.call(_helper(runtime_syntax.with_enter, "with_enter"), [ast_util.name(cm)])
+                if item.optional_vars is not None:
+                    pre.append(ast_util.assign(item.optional_vars, enter))
+                else:
+                    pre.append(ast_util.expr_stmt(enter))
+                post.insert(0, ast_util.expr_stmt(
+                    ast_util.call(_helper(runtime_syntax.with_exit, "with_exit"), [ast_util.name(cm)])))
+            out.extend(_locate([ast_util.copy_location(x, s) for x in pre], s))
+            out.extend(s.body)
+            out.extend(_locate([ast_util.copy_location(x, s) for x in post], s))
+        return out
 
     # ------------------------------------------------- local functions
     def local_functions(self, stmts):
@@ -197,6 +248,7 @@ class _Lowerer:
         sub = _Lowerer.__new__(_Lowerer)
         sub.parsed, sub.namer, sub.local_fns = self.parsed, self.namer, dict(self.local_fns)
         sub.locals = self.locals | set(renames.values())
+        sub.aliases = self.aliases
         fake = copy.copy(self.parsed.node)
         fake.body = body
         sub.parsed = copy.copy(self.parsed)
@@ -204,7 +256,7 @@ class _Lowerer:
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == call.func.id
                for n in gast.walk(fake)):
             self.fail(call, "a recursive local function (%s)" % call.func.id, "define it at module level")
-        lowered = sub.run().body
+        lowered = sub.run(top=False).body
         ret = lowered[-1]
         if not isinstance(ret, gast.Return):
             self.fail(call, "a local function without a return value")
@@ -245,7 +297,9 @@ class _Lowerer:
                         self.fail(node, "a local function call or comprehension inside a lambda, "
                                   "conditional expression or and/or")
                     return node
-                node = super(H, h).generic_visit(node)
+                if not isinstance(node, (gast.ListComp, gast.GeneratorExp)) or node is root:
+                    # (a comprehension's element and conditions are hoisted inside its loop)
+                    node = super(H, h).generic_visit(node)
                 if node is not root and self._hoistable(node):
                     tmp = self.namer.fresh(node.func.id if isinstance(node, gast.Call) else "comp")
                     if isinstance(node, gast.Call):
@@ -286,7 +340,8 @@ class _Lowerer:
                 inner = [ast_util.if_(rename(cond), inner, [])]
             inner = [ast_util.for_(rename(g.target), rename(g.iter), inner)]
         out = _q("T = []", T=ast_util.name(target)) + inner
-        return _locate(out, comp)
+        # local functions called in the element or the conditions: inlined there
+        return self.hoist_block(_locate(out, comp))
 
     # ---------------------------------------------------------- sequences
     def sequences(self, stmts):
@@ -332,11 +387,28 @@ class _Lowerer:
         body = _locate([ast_util.assign(t, value) for t, value in reads], s) + s.body
         loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
         ast_util.copy_location(loop, s)
+        if len(reads) == 1 and not _call_of(it, "reversed") and not (
+                isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
+                and it.func.attr in ("items", "keys", "values")):
+            loop._sg_over = reads[0][1].value.id       # for target in seq: target = seq[i]
         return _locate(pre, s) + [loop]
 
     def reads_for(self, target, it, index, pre, reads, lengths, s):
         """What `for target in it` reads at position `index` (zip and
         enumerate taken apart, so each sequence is indexed directly)."""
+        if _call_of(it, "zip") and not it.keywords and any(isinstance(a, gast.Starred) for a in it.args):
+            # zip(*seqs): the sequences are the elements of seqs
+            if len(it.args) != 1:
+                self.fail(s, "zip() of a starred argument and other arguments in a for loop")
+            if not isinstance(target, gast.Tuple) or any(isinstance(e, gast.Starred) for e in target.elts):
+                self.fail(s, "a zip(*...) loop whose target does not unpack every sequence")
+            seqs = self.namer.fresh("_zipped")
+            n = len(target.elts)
+            pre += _q("S = A\nif len(S) != %d:\n    raise ValueError('zip(*...) in a for loop: %%d sequences for "
+                      "%d targets' %% len(S))" % (n, n), S=ast_util.name(seqs), A=it.args[0].value)
+            for k, t in enumerate(target.elts):
+                self.reads_for(t, _qe("S[%d]" % k, S=ast_util.name(seqs)), index, pre, reads, lengths, s)
+            return
         if _call_of(it, "zip") and not it.keywords:
             if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
                 self.fail(s, "a zip loop whose target does not unpack every sequence")
@@ -377,6 +449,18 @@ class _Lowerer:
     def mutations(self, stmts):
         out = []
         for s in stmts:
+            shared = getattr(s, "_sg_view_check", None)
+            if shared:
+                # a view or a copy, known at run time: NumPy's semantics checked before assigning
+                filename, lineno, col = self.parsed.origin(s)
+                name = _mutated(s)[0]
+                construct, hint = view_message(name, shared[0], {})
+                check = ast_util.call(_helper(runtime_syntax.check_not_shared, "check_not_shared"),
+                                      [ast_util.name(name), ast_util.tuple_([ast_util.name(n) for n in shared]),
+                                       ast_util.const(construct), ast_util.const(hint),
+                                       ast_util.const((filename, lineno, col))])
+                out.append(ast_util.copy_location(ast_util.expr_stmt(check), s))
+                _locate(out[-1:], s)
             if isinstance(s, gast.If):
                 s.body = self.mutations(s.body)
                 s.orelse = self.mutations(s.orelse)
@@ -525,6 +609,232 @@ class _Lowerer:
         test._sg_condition = True
         new = ast_util.copy_location(gast.While(test=test, body=head + body, orelse=[]), s)
         return pre + [new], ({self.ret[0]} if has_ret else set())
+
+
+# ------------------------------------------------------------------ views
+
+# a view whatever the array: basic slicing, the transpose, ...
+_VIEW_ATTRS = {"T", "mT", "real", "imag"}
+_VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis",
+               "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud",
+               "rot90", "broadcast_to", "real", "imag"}
+# a view or a copy, depending on the array (x[i]: a row of a matrix, an
+# element of a vector; reshape and ravel: a view when the layout allows)
+_MAYBE_VIEW_CALLS = {"reshape", "ravel"}
+
+
+def _advanced_index(sl):
+    """An index that makes NumPy copy (a list display: advanced indexing)."""
+    if isinstance(sl, gast.List):
+        return True
+    return isinstance(sl, gast.Tuple) and any(isinstance(e, gast.List) for e in sl.elts)
+
+
+def _basic_slicing(sl):
+    """An index with a slice, `...` or None: NumPy returns a view."""
+    parts = sl.elts if isinstance(sl, gast.Tuple) else [sl]
+    return any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
+               for p in parts)
+
+
+def _view_bases(value):
+    """{name: definite} for the names whose array `value` may be a view of
+    (NumPy shares the memory): definite for `x` itself, `x[1:]`, `x.T`,
+    `np.transpose(x)`, ...; not definite (a view or a copy depending on the
+    array) for `x[i]` and `x.reshape(...)`."""
+    if isinstance(value, gast.Name):
+        return {value.id: True}
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        if _advanced_index(value.slice):
+            return {}
+        return {value.value.id: _basic_slicing(value.slice)}
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
+        return {value.value.id: True}
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr in _VIEW_CALLS | _MAYBE_VIEW_CALLS:
+        definite = value.func.attr in _VIEW_CALLS
+        out = {}
+        if isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = definite          # x.reshape(...)
+        if value.args and isinstance(value.args[0], gast.Name):
+            out[value.args[0].id] = definite             # np.reshape(x, ...)
+        return out
+    return {}
+
+
+def _loads(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _subscript_base(t):
+    while isinstance(t, gast.Subscript):
+        t = t.value
+    return t.id if isinstance(t, gast.Name) else None
+
+
+def _mutated(s):
+    """The names `s` assigns elements of."""
+    if not isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        return []
+    targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+    out = []
+    for t in targets:
+        for e in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t]):
+            if isinstance(e, gast.Subscript) and _subscript_base(e) is not None:
+                out.append(_subscript_base(e))
+    return out
+
+
+class _ViewCheck:
+    """Element assignment and NumPy views: `a = x[::-1]; a[1] = v` changes
+    x in NumPy, and `b = x.T; x[0] = v` changes b, but the functional
+    `a = setitem(a, 1, v)` changes neither. For an element assignment to
+    one of a group of names that may share memory (`_view_bases`, taken
+    transitively) while another name of the group is still read afterwards
+    (live: a backwards liveness analysis of the structured body, loops to
+    their fixpoint): UnsupportedSyntaxError when the other is a view for
+    sure (or may be unbound there); otherwise (`tmp = y[j]` is a copy of a
+    vector's element, a view of a matrix's row) the statement gets
+    `_sg_view_check`, the names to test at run time (`check_not_shared`).
+    Conservative: a name that was a view once counts as one everywhere."""
+
+    def __init__(self, lowerer):
+        self.low = lowerer
+        self.links = {}         # name -> {other name: (the assignment that links them, definite)}
+
+    def check(self, body):
+        for n in gast.walk(ast_util.module(body)):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                self.collect(n.targets[0], n.value, n)
+        if self.links:
+            self.assigned(body, set(self.low.parsed.params))
+            self.block(body, set(), True)
+
+    def collect(self, target, value, stmt):
+        if isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts):
+                    self.collect(t, v, stmt)
+            else:                   # a, b = x: the rows of x
+                for t in target.elts:
+                    t = t.value if isinstance(t, gast.Starred) else t
+                    if isinstance(t, gast.Name) and isinstance(value, gast.Name):
+                        self.link(t.id, value.id, stmt, False)
+            return
+        if isinstance(target, gast.Name):
+            for base, definite in _view_bases(value).items():
+                self.link(target.id, base, stmt, definite)
+
+    def link(self, view, base, stmt, definite):
+        if base == view or base not in self.low.locals or view not in self.low.locals:
+            return
+        for a, b in ((view, base), (base, view)):
+            old = self.links.setdefault(a, {}).get(b)
+            if old is None or (definite and not old[1]):
+                self.links[a][b] = (stmt, definite)
+
+    def paths(self, name):
+        """{other: True if some path of definite links joins them}."""
+        best = {name: True}
+        todo = [name]
+        while todo:
+            a = todo.pop()
+            for b, (_, definite) in self.links.get(a, {}).items():
+                d = best[a] and definite
+                if b not in best or (d and not best[b]):
+                    best[b] = d
+                    todo.append(b)
+        del best[name]
+        return best
+
+    # -- which names are assigned on every path to a statement
+    def assigned(self, stmts, defined):
+        for s in stmts:
+            if _mutated(s):
+                s._sg_defined = set(defined)
+            if isinstance(s, gast.If):
+                defined = self.assigned(s.body, set(defined)) & self.assigned(s.orelse, set(defined))
+            elif isinstance(s, (gast.For, gast.While)):
+                inner = set(defined)
+                if isinstance(s, gast.For):
+                    inner |= ast_util.names_stored(s.target)
+                self.assigned(s.body, inner)
+            else:
+                defined |= ast_util.names_stored(s)
+        return defined
+
+    # -- liveness, backwards
+    def block(self, stmts, live, report):
+        for s in reversed(stmts):
+            live = self.stmt(s, live, report)
+        return live
+
+    def stmt(self, s, live, report):
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if report:
+                for name in _mutated(s):
+                    self.mutation(name, live, s)
+            kills = set()
+            if not isinstance(s, gast.AugAssign):
+                for t in targets:
+                    kills |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            uses = _loads(s.value) if s.value is not None else set()
+            for t in targets:
+                uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
+            uses |= set(_mutated(s))
+            return (live - kills) | uses
+        if isinstance(s, gast.Return):
+            return _loads(s)
+        if isinstance(s, gast.If):
+            return _loads(s.test) | self.block(s.body, set(live), report) | self.block(s.orelse, set(live), report)
+        if isinstance(s, (gast.For, gast.While)):
+            head = set(live) | _loads(s.iter if isinstance(s, gast.For) else s.test)
+            target = ast_util.names_stored(s.target) if isinstance(s, gast.For) else set()
+            while True:
+                new = head | (self.block(s.body, set(head), False) - target)
+                if new == head:
+                    break
+                head = new
+            if report:
+                self.block(s.body, set(head), True)
+            return head
+        return set(live) | _loads(s)
+
+    def mutation(self, name, live, s):
+        if name not in self.links or name in self.low.aliases:     # (an alias: setitem raises)
+            return
+        runtime = []
+        for other, definite in sorted(self.paths(name).items()):
+            if other not in live:
+                continue
+            if not definite and other in getattr(s, "_sg_defined", ()):
+                runtime.append(other)
+                continue
+            self.fail(name, other, s)
+        if runtime:
+            s._sg_view_check = runtime
+
+    def fail(self, name, other, s):
+        self.low.fail(s, *view_message(name, other, self.links))
+
+
+def view_message(name, other, links):
+    """(construct, hint) of the error for an element assignment to `name`
+    while `other`, which may share its memory, is still used."""
+    stmt = links.get(name, {}).get(other, (None,))[0]
+    if stmt is not None and other in _view_bases(stmt.value) and name in ast_util.names_stored(stmt):
+        construct = ("element assignment to %s, which may be a NumPy view of %s (NumPy would change %s too, "
+                     "srcgrad changes %s only)" % (name, other, other, name))
+        view = name
+    else:
+        construct = ("element assignment to %s while %s, which may be a NumPy view of it, is still used "
+                     "(NumPy would change %s too, srcgrad changes %s only)" % (name, other, other, name))
+        view = other
+    text = ast_util.to_source(stmt.value).strip() if stmt is not None else view
+    if stmt is None or "_seq" in text or "_zipped" in text:     # an element of a for loop
+        text = view
+    return construct, "make a copy: %s = %s.copy()" % (view, text)
 
 
 def _drop_deletes(stmts):

@@ -1,0 +1,122 @@
+"""What generated code calls for the Python syntax the front end lowers:
+`with` blocks, loops unrolled over objects, NumPy's index tricks.
+
+Like srcgrad/runtime.py, no gast and no compiler here: generated code calls
+these at run time (and generated code transformed again calls them too).
+None has a derivative rule: `with_enter` and `r_range` meeting a
+differentiated value raise NoRuleError where the compiler classifies them
+(they are opaque), `column_shape` is a shape (non-differentiable), and the
+statements `with_exit(cm)` and `check_unrolled(...)` run in the forward
+sweep only.
+"""
+import threading
+
+import numpy as np
+
+from .runtime import nondiff_helper
+
+# ------------------------------------------------------------------ with
+
+_contexts = threading.local()
+
+
+def _stack():
+    stack = getattr(_contexts, "stack", None)
+    if stack is None:
+        stack = _contexts.stack = []
+    return stack
+
+
+def with_enter(cm):
+    """`with cm as v:` in generated code: `v = with_enter(cm)` before the
+    body (the context manager's __enter__), remembered so that an exception
+    raised in the body still exits it (`unwind`)."""
+    value = type(cm).__enter__(cm)
+    _stack().append(cm)
+    return value
+
+
+def with_exit(cm):
+    """The end of a `with` body in generated code: the context manager's
+    __exit__(None, None, None)."""
+    stack = _stack()
+    if stack and stack[-1] is cm:
+        stack.pop()
+    type(cm).__exit__(cm, None, None, None)
+
+
+def depth():
+    """How many `with` blocks of generated code are open (in this thread)."""
+    return len(_stack())
+
+
+def unwind(level, exc):
+    """Exit, innermost first, the `with` blocks of generated code opened
+    above `level` that an exception `exc` left: each __exit__ receives the
+    exception, as in Python. A context manager that would suppress it
+    (`contextlib.suppress`) cannot, since the generated function has already
+    stopped: a RuntimeError says so."""
+    stack = _stack()
+    suppressed = []
+    while len(stack) > level:
+        cm = stack.pop()
+        if type(cm).__exit__(cm, type(exc), exc, exc.__traceback__):
+            suppressed.append(cm)
+    if suppressed:
+        raise RuntimeError("srcgrad: the context manager %r would suppress this exception, which generated code "
+                           "cannot do; catch it outside the differentiated function" % suppressed[0]) from exc
+
+
+# ------------------------------------------------------------------ unrolled loops
+
+def check_unrolled(seq, objects, where):
+    """Before a loop that the compiler unrolled over the objects of a list
+    read from a global (or an attribute): the list still holds the same
+    objects, else the compiled code is stale."""
+    if len(seq) != len(objects) or any(a is not b for a, b in zip(seq, objects)):
+        raise RuntimeError(
+            "srcgrad: the list iterated at %s changed (an element was replaced, added or removed) since srcgrad "
+            "unrolled the loop over its %d objects; bind the name to a new list to recompile" % (where, len(objects)))
+
+
+# ------------------------------------------------------------------ views
+
+def _shares(a, b):
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10 ** 6))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def check_not_shared(array, others, construct, hint, origin):
+    """Before an element assignment to `array` that the compiler lowered to
+    a functional setitem: none of `others` (names still used afterwards)
+    may share memory with it, since NumPy would change them too
+    (`row = X[i]` is a view of a matrix's row, a copy of a vector's
+    element). Raises UnsupportedSyntaxError naming the user's line."""
+    for other in others:
+        if _shares(array, other):
+            from .errors import UnsupportedSyntaxError
+            raise UnsupportedSyntaxError(construct, *origin, hint)
+
+
+# ------------------------------------------------------------------ np.r_ / np.c_
+
+@nondiff_helper
+def column_shape(a):
+    """The shape np.c_ gives an item before joining: a 1-d array of length
+    n becomes an (n, 1) column, a scalar (1, 1); others keep their shape."""
+    shape = np.shape(a)
+    if len(shape) == 0:
+        return (1, 1)
+    if len(shape) == 1:
+        return (shape[0], 1)
+    return shape
+
+
+def r_range(start, stop, step):
+    """A slice item of np.r_ / np.c_: `np.r_[start:stop:step]` (np.arange, or
+    np.linspace for an imaginary step)."""
+    return np.r_[slice(start, stop, step)]
