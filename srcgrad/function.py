@@ -34,7 +34,7 @@ import weakref
 import gast
 import numpy as np
 
-from . import forward_mode
+from . import forward_mode, runtime_syntax
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .rules import registry
@@ -238,10 +238,13 @@ class Compiled:
     @staticmethod
     def run(fn, *args):
         """Call generated function `fn`; an exception gets a note naming the
-        user's file and line."""
+        user's file and line, and exits the `with` blocks it left open."""
+        level = runtime_syntax.depth()
         try:
             return fn(*args)
         except Exception as exc:
+            if runtime_syntax.depth() > level:
+                runtime_syntax.unwind(level, exc)
             raise codegen.annotate(exc, fn)
 
     def bwd(self, residuals, *cotangents):

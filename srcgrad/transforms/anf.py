@@ -314,7 +314,8 @@ class _ANF:
         Constant. A new temporary is called `name` if given, else after the op."""
         if isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and not force_name):
             return e
-        if isinstance(e, (gast.Tuple, gast.List)) and not force_name:
+        if isinstance(e, (gast.Tuple, gast.List)) and not force_name and \
+                not any(isinstance(x, gast.Starred) for x in e.elts):
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e
         known = getattr(e, "_sg_value", None)       # a function or object passed on (resolve.py)
@@ -406,7 +407,7 @@ class _ANF:
             return e, Op("opaque", obj="attribute ." + e.attr, source=src, args=_names_in(e))
         if isinstance(e, (gast.Tuple, gast.List)):
             if any(isinstance(x, gast.Starred) for x in e.elts):
-                self.fail(e, "a starred element in a list or tuple display")
+                return self.starred_display(e, out, hint)
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e, Op("pack", source=hint or "t", args=list(e.elts))
         if isinstance(e, gast.Dict):
@@ -557,6 +558,42 @@ class _ANF:
             op.receiver = receiver      # the example `self`, so the callee resolves self.attr exactly
             return e, op
         return e, self.classify_fn(obj, args, kwargs, e, name)
+
+    def starred_display(self, e, out, hint):
+        """`(*a, b, *c)`: as_tuple(list_extend(list_extend(as_list(a), [b]),
+        as_list(c))) (a list display without the as_tuple): container
+        helpers with rules, so differentiated elements keep their
+        derivatives, and shapes (`np.zeros((*x.shape, 2))`) are plain values."""
+        parts, run = [], []
+        for x in e.elts + [None]:
+            if (x is None or isinstance(x, gast.Starred)) and run:
+                display = ast_util.copy_location(gast.List(elts=run, ctx=gast.Load()), e)
+                parts.append(self.simple(display, out, hint, force_name=True))
+                run = []
+            if isinstance(x, gast.Starred):
+                v = self.simple(x.value, out, hint, force_name=True)
+                parts.append(self.helper_call(containers.as_list, "as_list", [v], out, hint, e))
+            elif x is not None:
+                run.append(x)
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = self.helper_call(containers.list_extend, "list_extend", [acc, p], out, hint, e)
+        if isinstance(e, gast.List):
+            if len(parts) == 1:      # [*a]: a new list
+                return self.helper_top(containers.as_list, "as_list", [acc], hint, e)
+            return acc, Op("copy", args=[acc], source=hint or "t")
+        return self.helper_top(containers.as_tuple, "as_tuple", [acc], hint, e)
+
+    def helper_top(self, fn, name, args, hint, where):
+        call = ast_util.copy_location(ast_util.call(_injected(fn, name), args), where)
+        return call, self.classify_fn(fn, args, {}, where, hint or name)
+
+    def helper_call(self, fn, name, args, out, hint, where):
+        call, op = self.helper_top(fn, name, args, hint, where)
+        tmp = self.namer.fresh(hint or name)
+        self.temps.add(tmp)
+        out.append(self._assign(tmp, call, op, where))
+        return ast_util.name(tmp)
 
     def starred_call(self, e, starred, source):
         """`f(*seq)` with `seq` not a display: the arguments are known only at

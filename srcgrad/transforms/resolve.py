@@ -490,6 +490,11 @@ class _Resolver(gast.NodeTransformer):
 
     def visit_If(self, node):
         node.test = self.visit(node.test)
+        decided = self._decided(node.test)
+        if decided is not None:
+            # isinstance(layer, Conv) on a known object (an unrolled loop over a list of objects):
+            # only the branch taken is compiled
+            return self.block(node.body if decided else node.orelse) or [ast_util.copy_location(gast.Pass(), node)]
         before = dict(self.known)
         node.body = self.block(node.body)
         after_body, self.known = self.known, before
@@ -545,6 +550,26 @@ class _Resolver(gast.NodeTransformer):
         for k in range(len(known.value)):
             out.extend(_ConstantIndex(index, k).visit(s) for s in copy.deepcopy(node.body))
         return self.block(out)
+
+    def _decided(self, test):
+        """True/False for a test about a known object's type (isinstance,
+        callable, `not` of one); else None."""
+        if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+            inner = self._decided(test.operand)
+            return None if inner is None else not inner
+        if not (isinstance(test, gast.Call) and getattr(test.func, "_sg_callee", None) in
+                (builtins.isinstance, builtins.callable)) or test.keywords:
+            return None
+        args = [self._static(a) for a in test.args]
+        if not all(found for found, _ in args) or not test.args:
+            return None
+        subject = args[0][1]
+        if _arraylike(subject) or subject is None or type(subject) in (list, tuple, dict):
+            return None         # a value, not an object: decided at run time
+        try:
+            return bool(test.func._sg_callee(*[v for _, v in args]))
+        except Exception:
+            return None
 
     # -- values known at transform time
     def _static(self, node):
