@@ -507,6 +507,8 @@ class Function:
         self.python_function = python_function
         functools.update_wrapper(self, python_function)
         self._parsed = parse.parse(python_function, tree)
+        if getattr(self, "__name__", None) == "<lambda>":
+            self.__name__ = self._parsed.node.name     # (names generated code: dsquareda)
         check.check(self._parsed)
         lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
@@ -581,11 +583,14 @@ class Function:
         if self._varargs == (None, None):
             return self, args, kwargs
         bound = inspect.signature(self.python_function).bind(*args, **kwargs)
+        bound.apply_defaults()      # (the specialization's signature has no defaults)
         vararg, varkw = self._varargs
         extra = bound.arguments.get(vararg, ()) if vararg else ()
         kw = bound.arguments.get(varkw, {}) if varkw else {}
         spec = self.specialize(len(extra), sorted(kw))
-        kwargs = {k: v for k, v in kwargs.items() if k not in kw}
+        n_pos = self._parsed.n_positional
+        args = tuple(bound.arguments[p] for p in self._parsed.params[:n_pos]) + tuple(extra)
+        kwargs = {p: bound.arguments[p] for p in self._parsed.params[n_pos:]}
         kwargs.update({spec._kw_map[k]: v for k, v in kw.items()})
         return spec, args, kwargs
 

@@ -3,11 +3,11 @@
 
 Like srcgrad/runtime.py, no gast and no compiler here: generated code calls
 these at run time (and generated code transformed again calls them too).
-None has a derivative rule: `with_enter` and `r_range` meeting a
-differentiated value raise NoRuleError where the compiler classifies them
-(they are opaque), `column_shape` is a shape (non-differentiable), and the
-statements `with_exit(cm)` and `check_unrolled(...)` run in the forward
-sweep only.
+None has a derivative rule: `r_range` meeting a differentiated value raises
+NoRuleError where the compiler classifies it (it is opaque), `with_enter`
+and `column_shape` are non-differentiable (a context manager's value, a
+shape), and the statements `with_exit(cm)`, `check_unrolled(...)` and
+`check_not_shared(...)` run in the forward sweep only.
 """
 import threading
 
@@ -27,13 +27,21 @@ def _stack():
     return stack
 
 
-def with_enter(cm):
+class with_enter:
     """`with cm as v:` in generated code: `v = with_enter(cm)` before the
     body (the context manager's __enter__), remembered so that an exception
-    raised in the body still exits it (`unwind`)."""
-    value = type(cm).__enter__(cm)
-    _stack().append(cm)
-    return value
+    raised in the body still exits it (`unwind`). A class, so that the
+    compiler reports a context manager built from differentiated values as
+    an object it cannot differentiate (UnsupportedSyntaxError naming the
+    `with` line): the context manager itself is never differentiated."""
+
+    def __new__(cls, cm):
+        value = type(cm).__enter__(cm)
+        _stack().append(cm)
+        return value
+
+
+with_enter.__name__ = with_enter.__qualname__ = "with-statement target (with ... as v)"
 
 
 def with_exit(cm):

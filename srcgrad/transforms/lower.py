@@ -703,6 +703,7 @@ class _ViewCheck:
         self.links = {}         # name -> {other name: (the assignment that links them, definite)}
 
     def check(self, body):
+        self.locals = set(self.low.parsed.params) | ast_util.names_stored(ast_util.module(body))
         for n in gast.walk(ast_util.module(body)):
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 self.collect(n.targets[0], n.value, n)
@@ -726,7 +727,7 @@ class _ViewCheck:
                 self.link(target.id, base, stmt, definite)
 
     def link(self, view, base, stmt, definite):
-        if base == view or base not in self.low.locals or view not in self.low.locals:
+        if base == view or base not in self.locals or view not in self.locals:
             return
         for a, b in ((view, base), (base, view)):
             old = self.links.setdefault(a, {}).get(b)

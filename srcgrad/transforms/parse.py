@@ -134,10 +134,10 @@ def _module_tree(filename, module_globals):
 
 
 def _param_names(args):
-    out = [a.arg for a in args.posonlyargs + args.args]
+    """In the code object's order: positional, keyword-only, *args, **kwargs."""
+    out = [a.arg for a in args.posonlyargs + args.args] + [a.arg for a in args.kwonlyargs]
     if args.vararg is not None:
         out.append(args.vararg.arg)
-    out += [a.arg for a in args.kwonlyargs]
     if args.kwarg is not None:
         out.append(args.kwarg.arg)
     return out
