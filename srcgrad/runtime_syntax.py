@@ -87,6 +87,15 @@ def check_unrolled(seq, objects, where):
             "unrolled the loop over its %d objects; bind the name to a new list to recompile" % (where, len(objects)))
 
 
+def check_length(seq, n, where):
+    """Before a loop the compiler unrolled n times (zip of a known list of
+    n objects with `seq`): `seq` has at least n elements (Python's zip
+    would stop earlier, which the unrolled code cannot)."""
+    if len(seq) < n:
+        raise ValueError("srcgrad: the loop at %s was unrolled over %d objects, but a sequence zipped with them has "
+                         "only %d elements" % (where, n, len(seq)))
+
+
 # ------------------------------------------------------------------ views
 
 def _shares(a, b):

@@ -631,3 +631,20 @@ def test_a_view_known_only_at_run_time_raises_there():
     with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
         sg.grad(rows_of_a_loop)(M)
     check_error(excinfo, "NumPy view", rows_of_a_loop, "row[0] = 0.0")
+
+
+def enumerate_and_zip_layers(x, weights):
+    total = 0.0
+    for k, layer in enumerate(LAYERS):
+        x = layer(x) + k
+    for layer, w in zip([Layer(0.3), Layer(1.1, 0.5)], weights):
+        x = layer(x * w)
+        total = total + np.sum(x)
+    return total
+
+
+def test_enumerate_and_zip_over_objects_are_unrolled():
+    ws = [np.array([1.0, 2.0, 0.5]), np.array([0.3, -0.2, 1.0])]
+    check(enumerate_and_zip_layers, [X3, np.stack(ws)], wrt=(0, 1))
+    with pytest.raises(ValueError, match="only 1 elements"):
+        sg.grad(enumerate_and_zip_layers)(X3, np.stack(ws[:1]))

@@ -27,8 +27,9 @@ names are resolved). Guarantees, for the returned body:
   built). A body that returns, or breaks out of the block, is rejected by
   check.py;
 - `for a, b in zip(*seqs)` reads `seqs[0][i]`, `seqs[1][i]`;
-- a loop over a sequence is marked with `_sg_over` (the name holding the
-  sequence), so that resolve.py can unroll it over a known list of objects;
+- a loop over sequences is marked with `_sg_over` (the names holding the
+  sequences, also those of zip and enumerate), so that resolve.py can
+  unroll it over a known list of objects;
 - element assignment to a name that may be a NumPy view of another array
   (`a = x[::-1]`, `x.T`, `x.reshape(...)`, a row of a loop over an array)
   while the other array is still read afterwards (or the other way round)
@@ -372,6 +373,7 @@ class _Lowerer:
             return _locate(pre, s) + [s]
         i = self.namer.fresh("_i")
         pre, reads, lengths = [], [], []
+        self._sequences = []
         index = ast_util.name(i)
         if _call_of(it, "reversed") and len(it.args) == 1 and not it.keywords:
             inner = it.args[0]
@@ -387,10 +389,8 @@ class _Lowerer:
         body = _locate([ast_util.assign(t, value) for t, value in reads], s) + s.body
         loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
         ast_util.copy_location(loop, s)
-        if len(reads) == 1 and not _call_of(it, "reversed") and not (
-                isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
-                and it.func.attr in ("items", "keys", "values")):
-            loop._sg_over = reads[0][1].value.id       # for target in seq: target = seq[i]
+        if self._sequences and len(self._sequences) == len(lengths) and not _call_of(it, "reversed"):
+            loop._sg_over = list(self._sequences)      # for t in seq (zip, enumerate): t = seq[i]
         return _locate(pre, s) + [loop]
 
     def reads_for(self, target, it, index, pre, reads, lengths, s):
@@ -444,6 +444,7 @@ class _Lowerer:
         pre += _q("S = list(A)" if _is_range(it) else "S = A", S=ast_util.name(seq), A=it)
         lengths.append(_qe("len(S)", S=ast_util.name(seq)))
         reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
+        self._sequences.append(seq)
 
     # ---------------------------------------------------------- mutations
     def mutations(self, stmts):

@@ -528,26 +528,40 @@ class _Resolver(gast.NodeTransformer):
 
     def _unroll(self, node):
         """A loop over a known list of objects or functions (lower.py marks
-        a loop over a sequence with `_sg_over`, the name holding the
-        sequence): the body once per element, with the index a constant, so
-        that each element's calls are compiled for it."""
-        seq = getattr(node, "_sg_over", None)
-        known = self.known.get(seq) if seq is not None else None
-        if known is None or type(known.value) not in (list, tuple) or len(known.value) > _UNROLL_MAX:
+        a loop over sequences with `_sg_over`, the names holding them; zip
+        and enumerate included): the body once per element, with the index a
+        constant, so that each element's calls are compiled for it. A list
+        read from a global or an argument is checked at run time to be the
+        one unrolled; the other sequences of a zip to be long enough."""
+        seqs = getattr(node, "_sg_over", None) or []
+        known = {}
+        for seq in seqs:
+            k = self.known.get(seq)
+            if k is not None and type(k.value) in (list, tuple) and len(k.value) <= _UNROLL_MAX and \
+                    not any(_arraylike(v) or v is None for v in k.value):
+                known[seq] = k
+        if not known:
             return None
-        if any(_arraylike(v) or v is None for v in known.value):
-            return None
+        n = min(len(k.value) for k in known.values())
         index = node.target.id
+        filename, lineno, _ = self.parsed.origin(node)
+        where = ast_util.const("%s:%s" % (filename, lineno))
         out = []
-        if known.shared:
-            filename, lineno, _ = self.parsed.origin(node)
-            objects = _helper_name(tuple(known.value), "unrolled")
-            check = ast_util.call(_helper_name(runtime_syntax.check_unrolled, "check_unrolled"),
-                                  [ast_util.name(seq), objects, ast_util.const("%s:%s" % (filename, lineno))])
+        for seq in seqs:
+            k = known.get(seq)
+            if k is not None and not k.shared and len(k.value) == n:
+                continue
+            if k is not None and k.shared:
+                objects = _helper_name(tuple(k.value), "unrolled")
+                check = ast_util.call(_helper_name(runtime_syntax.check_unrolled, "check_unrolled"),
+                                      [ast_util.name(seq), objects, where])
+            else:
+                check = ast_util.call(_helper_name(runtime_syntax.check_length, "check_length"),
+                                      [ast_util.name(seq), ast_util.const(n), where])
             out.append(ast_util.copy_location(ast_util.expr_stmt(check), node))
-            for n in gast.walk(out[-1]):
-                n._sg_origin = getattr(node, "_sg_origin", None)
-        for k in range(len(known.value)):
+            for n_ in gast.walk(out[-1]):
+                n_._sg_origin = getattr(node, "_sg_origin", None)
+        for k in range(n):
             out.extend(_ConstantIndex(index, k).visit(s) for s in copy.deepcopy(node.body))
         return self.block(out)
 
