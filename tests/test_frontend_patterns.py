@@ -648,3 +648,30 @@ def test_enumerate_and_zip_over_objects_are_unrolled():
     check(enumerate_and_zip_layers, [X3, np.stack(ws)], wrt=(0, 1))
     with pytest.raises(ValueError, match="only 1 elements"):
         sg.grad(enumerate_and_zip_layers)(X3, np.stack(ws[:1]))
+
+
+def test_lambdas_in_real_notebook_cells():
+    """A Jupyter kernel (IPython registers each cell in linecache): lambdas
+    defined in cells, two on one line, one called by a function of another
+    cell, differentiated there against finite differences."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    cells = [
+        "import numpy as np\nimport srcgrad as sg",
+        "square, wave = lambda a: a * a, lambda a: np.sin(a) * a\nkernel = lambda a, b: np.exp(-(a - b) ** 2)",
+        "def loss(x):\n    return np.sum(square(x) + wave(x) * kernel(x, 0.5))",
+        "x = np.array([0.3, -0.7, 1.1])\n"
+        "g = sg.grad(loss)(x)\n"
+        "fd = np.array([(loss(x + e) - loss(x - e)) / 2e-6 for e in np.eye(3) * 1e-6])\n"
+        "gw = sg.grad(wave)(x)\n"
+        "print('errors', np.max(np.abs(g - fd)), np.max(np.abs(gw - (np.cos(x) * x + np.sin(x)))))",
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"], outputs
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    errors = [float(v) for v in text.split("errors")[1].split()[:2]]
+    assert errors[0] < 1e-6 and errors[1] < 1e-12, text
