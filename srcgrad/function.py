@@ -504,11 +504,11 @@ class Function:
     """
 
     def __init__(self, python_function, fence=True, tree=None):
+        self._parsed = parse.parse(python_function, tree)
+        if tree is None and isinstance(python_function, types.FunctionType) and python_function.__name__ == "<lambda>":
+            python_function = _named_lambda(python_function, self._parsed.node.name)
         self.python_function = python_function
         functools.update_wrapper(self, python_function)
-        self._parsed = parse.parse(python_function, tree)
-        if getattr(self, "__name__", None) == "<lambda>":
-            self.__name__ = self._parsed.node.name     # (names generated code: dsquareda)
         check.check(self._parsed)
         lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
@@ -719,6 +719,18 @@ class Function:
         return wrapped[0]
 
 
+def _named_lambda(fn, name):
+    """The lambda `fn` as a function named `name` (the variable it is
+    assigned to: generated code names derivatives after it): the same code,
+    globals, defaults and closure cells, so it behaves as the lambda."""
+    named = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    named.__kwdefaults__ = fn.__kwdefaults__
+    named.__qualname__ = fn.__qualname__.replace("<lambda>", name)
+    named.__module__, named.__doc__ = fn.__module__, fn.__doc__
+    named.__dict__.update(fn.__dict__)
+    return named
+
+
 class GeneratedFunction(Function):
     """Generated code seen as a function to transform again: `fn` is the
     compiled Python function (its namespace: the user's globals, closure
@@ -774,6 +786,7 @@ class MethodFunction(Function):
         base = as_function(raw)
         self.python_function = method
         functools.update_wrapper(self, method, updated=())
+        self.__name__, self.__qualname__ = base.__name__, base.__qualname__     # (a lambda's is its variable's)
         self.instance = method.__self__
         parsed = copy.copy(base._parsed)
         node = copy.deepcopy(base._parsed.node)
