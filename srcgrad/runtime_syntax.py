@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from .errors import UnsupportedSyntaxError
 from .runtime import nondiff_helper
 
 # ------------------------------------------------------------------ with
@@ -99,6 +100,13 @@ def check_length(seq, n, where):
 # ------------------------------------------------------------------ views
 
 def _shares(a, b):
+    """Do `a` and `b` (arrays, or containers holding arrays) share memory?"""
+    if isinstance(a, (list, tuple)):
+        return any(_shares(e, b) for e in a)
+    if isinstance(a, dict):
+        return any(_shares(e, b) for e in a.values())
+    if isinstance(b, (list, tuple, dict)):
+        return _shares(b, a)
     if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
         return False
     try:
@@ -107,15 +115,15 @@ def _shares(a, b):
         return True
 
 
-def check_not_shared(array, others, construct, hint, origin):
+def check_not_shared(array, others, messages, origin):
     """Before an element assignment to `array` that the compiler lowered to
     a functional setitem: none of `others` (names still used afterwards)
     may share memory with it, since NumPy would change them too
     (`row = X[i]` is a view of a matrix's row, a copy of a vector's
-    element). Raises UnsupportedSyntaxError naming the user's line."""
-    for other in others:
+    element). Raises UnsupportedSyntaxError naming the user's line (origin:
+    file, line, column), with the (construct, hint) of the other name."""
+    for other, (construct, hint) in zip(others, messages):
         if _shares(array, other):
-            from .errors import UnsupportedSyntaxError
             raise UnsupportedSyntaxError(construct, *origin, hint)
 
 

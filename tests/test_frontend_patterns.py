@@ -627,7 +627,9 @@ def test_a_view_known_only_at_run_time_raises_there():
     M = np.arange(6.0).reshape(2, 3) / 5.0
     with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
         sg.grad(row_swap)(M)                 # tmp = M[0] is a view of the row: NumPy's swap copies row 1 twice
-    check_error(excinfo, "NumPy view", row_swap, "M[0] = M[1]")
+    check_error(excinfo, "element assignment to M while tmp, which may be a NumPy view of it", row_swap,
+                "M[0] = M[1]")
+    assert "make a copy: tmp = M[0].copy()" in str(excinfo.value)
     with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
         sg.grad(rows_of_a_loop)(M)
     check_error(excinfo, "NumPy view", rows_of_a_loop, "row[0] = 0.0")
@@ -675,3 +677,40 @@ def test_lambdas_in_real_notebook_cells():
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     errors = [float(v) for v in text.split("errors")[1].split()[:2]]
     assert errors[0] < 1e-6 and errors[1] < 1e-12, text
+
+
+def _tail(v):
+    return v[1:]
+
+
+def view_returned_by_a_helper(x):
+    y = x * 1.0
+    t = _tail(y)
+    t[0] = 5.0
+    return np.sum(y * x)
+
+
+def array_taken_from_a_list(x):
+    xs = [x * 1.0, x * 2.0]
+    row = xs[0]
+    row[1] = 5.0
+    return np.sum(xs[0] * x)
+
+
+def new_array_from_a_call(x):
+    y = x * 1.0
+    h = np.tanh(y)
+    h[0] = 0.0
+    return np.sum(h * y)
+
+
+def test_views_made_by_calls_and_lists_are_checked_at_run_time():
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(view_returned_by_a_helper)(X3)
+    check_error(excinfo, "element assignment to t, which may be a NumPy view of y", view_returned_by_a_helper,
+                "t[0] = 5.0")
+    assert "make a copy: t = _tail(y).copy()" in str(excinfo.value)
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(array_taken_from_a_list)(X3)
+    check_error(excinfo, "NumPy view", array_taken_from_a_list, "row[1] = 5.0")
+    check(new_array_from_a_call, [X3], autograd_ok=False, tape=False)

@@ -454,11 +454,10 @@ class _Lowerer:
             if shared:
                 # a view or a copy, known at run time: NumPy's semantics checked before assigning
                 filename, lineno, col = self.parsed.origin(s)
-                name = _mutated(s)[0]
-                construct, hint = view_message(name, shared[0], {})
                 check = ast_util.call(_helper(runtime_syntax.check_not_shared, "check_not_shared"),
-                                      [ast_util.name(name), ast_util.tuple_([ast_util.name(n) for n in shared]),
-                                       ast_util.const(construct), ast_util.const(hint),
+                                      [ast_util.name(_mutated(s)[0]),
+                                       ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]),
+                                       ast_util.const(tuple((c, h) for _, c, h in shared)),
                                        ast_util.const((filename, lineno, col))])
                 out.append(ast_util.copy_location(ast_util.expr_stmt(check), s))
                 _locate(out[-1:], s)
@@ -619,9 +618,6 @@ _VIEW_ATTRS = {"T", "mT", "real", "imag"}
 _VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis",
                "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud",
                "rot90", "broadcast_to", "real", "imag"}
-# a view or a copy, depending on the array (x[i]: a row of a matrix, an
-# element of a vector; reshape and ravel: a view when the layout allows)
-_MAYBE_VIEW_CALLS = {"reshape", "ravel"}
 
 
 def _advanced_index(sl):
@@ -642,7 +638,8 @@ def _view_bases(value):
     """{name: definite} for the names whose array `value` may be a view of
     (NumPy shares the memory): definite for `x` itself, `x[1:]`, `x.T`,
     `np.transpose(x)`, ...; not definite (a view or a copy depending on the
-    array) for `x[i]` and `x.reshape(...)`."""
+    array, checked at run time) for `x[i]` and the arguments of any other
+    call (`x.reshape(...)`, a helper returning `x[1:]`)."""
     if isinstance(value, gast.Name):
         return {value.id: True}
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
@@ -651,14 +648,20 @@ def _view_bases(value):
         return {value.value.id: _basic_slicing(value.slice)}
     if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
         return {value.value.id: True}
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
-            value.func.attr in _VIEW_CALLS | _MAYBE_VIEW_CALLS:
-        definite = value.func.attr in _VIEW_CALLS
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr in _VIEW_CALLS:
         out = {}
         if isinstance(value.func.value, gast.Name):
-            out[value.func.value.id] = definite          # x.reshape(...)
+            out[value.func.value.id] = True              # x.transpose()
         if value.args and isinstance(value.args[0], gast.Name):
-            out[value.args[0].id] = definite             # np.reshape(x, ...)
+            out[value.args[0].id] = True                 # np.transpose(x)
+        return out
+    if isinstance(value, gast.Call):
+        # any other call may return a view of an argument (x.reshape(...), a helper returning x[1:]):
+        # checked at run time
+        out = {a.id: False for a in value.args if isinstance(a, gast.Name)}
+        out.update({k.value.id: False for k in value.keywords if isinstance(k.value, gast.Name)})
+        if isinstance(value.func, gast.Attribute) and isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = False
         return out
     return {}
 
@@ -694,9 +697,10 @@ class _ViewCheck:
     transitively) while another name of the group is still read afterwards
     (live: a backwards liveness analysis of the structured body, loops to
     their fixpoint): UnsupportedSyntaxError when the other is a view for
-    sure (or may be unbound there); otherwise (`tmp = y[j]` is a copy of a
-    vector's element, a view of a matrix's row) the statement gets
-    `_sg_view_check`, the names to test at run time (`check_not_shared`).
+    sure; otherwise (`tmp = y[j]` is a copy of a vector's element, a view of
+    a matrix's row) the statement gets `_sg_view_check`, the names to test at
+    run time (`check_not_shared`; names unbound on some path to the
+    statement are not tested).
     Conservative: a name that was a view once counts as one everywhere."""
 
     def __init__(self, lowerer):
@@ -810,9 +814,10 @@ class _ViewCheck:
         for other, definite in sorted(self.paths(name).items()):
             if other not in live:
                 continue
-            if not definite and other in getattr(s, "_sg_defined", ()):
-                runtime.append(other)
-                continue
+            if not definite:
+                if other in getattr(s, "_sg_defined", ()):
+                    runtime.append((other,) + view_message(name, other, self.links))
+                continue        # (unbound on some path to here: not checked)
             self.fail(name, other, s)
         if runtime:
             s._sg_view_check = runtime
