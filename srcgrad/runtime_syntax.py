@@ -115,13 +115,14 @@ def _shares(a, b):
         return True
 
 
-def check_not_shared(array, others, messages, origin):
+def check_not_shared(array, others, views):
     """Before an element assignment to `array` that the compiler lowered to
     a functional setitem: none of `others` (names still used afterwards)
     may share memory with it, since NumPy would change them too
     (`row = X[i]` is a view of a matrix's row, a copy of a vector's
-    element). Raises UnsupportedSyntaxError naming the user's line (origin:
-    file, line, column), with the (construct, hint) of the other name."""
+    element). `views` is (the (construct, hint) of each other name, the
+    user's (file, line, column)): raises UnsupportedSyntaxError naming them."""
+    messages, origin = views
     for other, (construct, hint) in zip(others, messages):
         if _shares(array, other):
             raise UnsupportedSyntaxError(construct, *origin, hint)

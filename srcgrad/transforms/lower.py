@@ -454,11 +454,11 @@ class _Lowerer:
             if shared:
                 # a view or a copy, known at run time: NumPy's semantics checked before assigning
                 filename, lineno, col = self.parsed.origin(s)
+                what = (tuple((c, h) for _, c, h in shared), (filename, lineno, col))    # (messages, origin)
                 check = ast_util.call(_helper(runtime_syntax.check_not_shared, "check_not_shared"),
                                       [ast_util.name(_mutated(s)[0]),
                                        ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]),
-                                       ast_util.const(tuple((c, h) for _, c, h in shared)),
-                                       ast_util.const((filename, lineno, col))])
+                                       _helper(what, "views")])
                 out.append(ast_util.copy_location(ast_util.expr_stmt(check), s))
                 _locate(out[-1:], s)
             if isinstance(s, gast.If):
@@ -620,6 +620,11 @@ _VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_d
                "rot90", "broadcast_to", "real", "imag"}
 
 
+# builtins whose result holds no array of their arguments
+_NO_VIEW_BUILTINS = {"len", "range", "int", "float", "bool", "str", "abs", "round", "isinstance", "print", "hash",
+                     "id", "type", "repr", "format", "callable", "hasattr", "divmod", "pow", "complex"}
+
+
 def _advanced_index(sl):
     """An index that makes NumPy copy (a list display: advanced indexing)."""
     if isinstance(sl, gast.List):
@@ -655,7 +660,7 @@ def _view_bases(value):
         if value.args and isinstance(value.args[0], gast.Name):
             out[value.args[0].id] = True                 # np.transpose(x)
         return out
-    if isinstance(value, gast.Call):
+    if isinstance(value, gast.Call) and not (isinstance(value.func, gast.Name) and value.func.id in _NO_VIEW_BUILTINS):
         # any other call may return a view of an argument (x.reshape(...), a helper returning x[1:]):
         # checked at run time
         out = {a.id: False for a in value.args if isinstance(a, gast.Name)}
