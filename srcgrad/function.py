@@ -332,7 +332,7 @@ class Program:
         self.namespace = resolve.Namespace(self.parsed.func)
         examples = dict(examples)
         containers = examples.pop(_CONTAINERS, ())
-        self.resolution = resolve.resolve(self.parsed, examples)
+        self.resolution = resolve.resolve(self.parsed, examples, field_method=field_method)
         self.resolution.containers = set(containers)
         self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
         self.free = dict(self.resolution.free)
@@ -811,6 +811,170 @@ class MethodFunction(Function):
 
     def __repr__(self):
         return "<srcgrad.function %s of %r>" % (getattr(self.python_function, "__qualname__", "?"), self.instance)
+
+
+class FieldMethod(Function):
+    """A method (or property) of a plain data-holder class as a function of
+    the object's fields and its other parameters: for `Affine` holding W and
+    b, `FieldMethod(Affine, "loss")(W, b, x, t)` is `Affine(W, b).loss(x, t)`.
+    resolve.py calls it for an object built inside differentiated code from
+    differentiated values (a record), so that derivatives flow to the fields.
+
+    Its AST is the method's (parsed and lowered once) with `self.W` the
+    parameter `self_W`, and `self.m(...)`, `self(...)` and `self.prop` calls
+    of the FieldMethods of m, __call__ and prop; any other use of `self`
+    raises UnsupportedSyntaxError. Its Python function rebuilds the object
+    (object.__new__ and the fields: all a plain data holder's __init__
+    does) and calls the method."""
+
+    def __init__(self, cls, name):
+        """(Built in two steps by field_method: the cache holds it before its
+        AST is made, for methods that call each other.)"""
+        self.cls, self.method_name = cls, name
+
+    def __deepcopy__(self, memo):
+        return self                     # (ASTs holding it are copied by the passes)
+
+    def _build(self):
+        cls, name = self.cls, self.method_name
+        fields = list(resolve.plain_fields(cls))
+        member = inspect.getattr_static(cls, name)
+        raw = member.fget if isinstance(member, property) else member
+        base = as_function(raw)
+        parsed = copy.copy(base._parsed)
+        node = copy.deepcopy(base._parsed.node)
+        args = node.args
+        if args.vararg is not None or args.kwarg is not None or not (args.posonlyargs + args.args):
+            raise UnsupportedSyntaxError("the method %s.%s (*args, **kwargs, or no self) of an object built from "
+                                         "differentiated values" % (cls.__name__, name), parsed.filename,
+                                         parsed.firstlineno, None, "pass its arrays")
+        me = (args.posonlyargs + args.args)[0].id
+        used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        namer = naming.Namer(used)
+        params = {f: namer.fresh("%s_%s" % (me, f)) for f in fields}
+        node.body = [_SelfFields(self, me, params, parsed).visit(s) for s in node.body]
+        for n in gast.walk(ast_util.module(node.body)):
+            if isinstance(n, gast.Name) and n.id == me:
+                filename, lineno, col = parsed.origin(n)
+                raise UnsupportedSyntaxError(
+                    "using %s in %s.%s other than by its fields and methods (%s is built from differentiated "
+                    "values)" % (me, cls.__name__, name, cls.__name__), filename, lineno, col, "pass its arrays")
+        if args.posonlyargs:
+            args.posonlyargs = args.posonlyargs[1:]
+        else:
+            args.args = args.args[1:]
+        args.args = [ast_util.name(params[f], ctx=gast.Param()) for f in fields] + args.args
+        parsed.node = node
+        parsed.params = [params[f] for f in fields] + [p for p in base._parsed.params if p != me]
+        parsed.n_positional = len(fields) + base._parsed.n_positional - 1
+        P = inspect.Parameter
+        method_sig = list(inspect.signature(raw).parameters.values())[1:]
+        sig = inspect.Signature([P(params[f], P.POSITIONAL_OR_KEYWORD) for f in fields] + method_sig)
+
+        def rebuilt(*a, **kw):
+            bound = sig.bind(*a, **kw)
+            bound.apply_defaults()
+            obj = object.__new__(cls)
+            for f in fields:
+                object.__setattr__(obj, f, bound.arguments[params[f]])
+            pos = [bound.arguments[p.name] for p in method_sig if p.kind is not P.KEYWORD_ONLY]
+            kws = {p.name: bound.arguments[p.name] for p in method_sig if p.kind is P.KEYWORD_ONLY}
+            return raw(obj, *pos, **kws)
+        rebuilt.__name__ = rebuilt.__qualname__ = "%s_%s" % (cls.__name__, name.strip("_") or "call")
+        rebuilt.__module__ = raw.__module__
+        self.python_function = rebuilt
+        self.__name__ = self.__qualname__ = rebuilt.__name__
+        self.__doc__ = "%s.%s as a function of the fields %s" % (cls.__name__, name, ", ".join(fields))
+        self.__wrapped__ = raw
+        self._parsed = parsed
+        self._signature = sig
+        self._programs = {}
+        self._lock = threading.RLock()
+        self._varargs = (None, None)
+        self._specializations = {}
+
+    def __repr__(self):
+        return "<srcgrad field function %s.%s>" % (self.cls.__name__, self.method_name)
+
+
+class _SelfFields(gast.NodeTransformer):
+    """In a FieldMethod's body: `self.W` -> the field's parameter,
+    `self.m(...)` / `self(...)` / `self.prop` -> calls of field functions
+    (on the fields), `self.CONST` -> the class attribute's value,
+    `self.static(...)` -> the static method."""
+
+    def __init__(self, owner, me, params, parsed):
+        self.owner, self.me, self.params, self.parsed = owner, me, params, parsed
+        self.cls = owner.cls
+
+    def fields(self):
+        return [ast_util.name(p) for p in self.params.values()]
+
+    def is_self(self, node):
+        return isinstance(node, gast.Name) and node.id == self.me and isinstance(node.ctx, gast.Load)
+
+    def callee(self, name):
+        n = ast_util.name(name if name.isidentifier() else "call")
+        n._sg_callee = field_method(self.cls, name)
+        n._sg_helper = True
+        return n
+
+    def visit_Call(self, node):
+        func = node.func
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            k.value = self.visit(k.value)
+        if self.is_self(func):
+            return ast_util.copy_location(ast_util.call(self.callee("__call__"), self.fields() + node.args,
+                                                        node.keywords), node)
+        if isinstance(func, gast.Attribute) and self.is_self(func.value):
+            member = inspect.getattr_static(self.cls, func.attr, None)
+            if isinstance(member, types.FunctionType):
+                return ast_util.copy_location(ast_util.call(self.callee(func.attr), self.fields() + node.args,
+                                                            node.keywords), node)
+            if isinstance(member, (staticmethod, classmethod)):
+                node.func = self.value(getattr(self.cls, func.attr), func.attr)
+                return node
+        node.func = self.visit(func)
+        return node
+
+    def value(self, obj, name):
+        n = ast_util.name(name)
+        n._sg_callee = obj
+        n._sg_helper = True
+        return n
+
+    def visit_Attribute(self, node):
+        if self.is_self(node.value) and isinstance(node.ctx, gast.Load):
+            attr = node.attr
+            if attr in self.params:
+                return ast_util.copy_location(ast_util.name(self.params[attr]), node)
+            member = inspect.getattr_static(self.cls, attr, None)
+            if isinstance(member, property):
+                return ast_util.copy_location(ast_util.call(self.callee(attr), self.fields()), node)
+            if member is not None and not isinstance(member, (types.FunctionType, classmethod)):
+                return ast_util.copy_location(self.value(getattr(self.cls, attr), attr), node)
+        return self.generic_visit(node)
+
+
+_field_methods = weakref.WeakKeyDictionary()     # class -> {name: FieldMethod}
+
+
+def field_method(cls, name):
+    """The FieldMethod of `cls`'s method or property `name` (cached per class)."""
+    with _functions_lock:
+        table = _field_methods.setdefault(cls, {})
+        fn = table.get(name)
+        if fn is not None:
+            return fn
+        fn = table[name] = FieldMethod(cls, name)
+    try:
+        fn._build()
+    except Exception:
+        with _functions_lock:
+            table.pop(name, None)
+        raise
+    return fn
 
 
 _methods = {}           # (function, id(instance)) -> MethodFunction, most recent last (a bounded cache)

@@ -1211,12 +1211,12 @@ def dunder_call(x):
 
 def method_object_built_inside(x, W, b):
     layer = Affine(W, b)
-    return layer.loss(x, TARGET) + 0.1 * layer.weight_norm  # unsupported: object
+    return layer.loss(x, TARGET) + 0.1 * layer.weight_norm
 
 
 def property_read(W):
     layer = Affine(W, np.zeros(W.shape[1]))
-    return layer.weight_norm * np.sum(np.sin(W))  # unsupported: object
+    return layer.weight_norm * np.sum(np.sin(W))
 
 
 def staticmethod_on_class(x):
@@ -1971,6 +1971,9 @@ CORPUS = [
     E(objects_in_global_list_loop, METHODS, lambda r: (_n(r, 3),), second_order=True),
     E(functions_in_local_list_loop, METHODS, lambda r: (_n(r, 3),)),
     E(r_and_c_index_tricks, INDEX, lambda r: (_n(r, 3), _n(r, 3)), wrt=(0, 1), tape_ok=False),
+    E(method_object_built_inside, METHODS, lambda r: (_n(r, 2, 3), _n(r, 3, 4, scale=0.5), _n(r, 4)),
+      wrt=(0, 1, 2), second_order=True, hvp_arg=1),
+    E(property_read, METHODS, lambda r: (_n(r, 3, 2),)),
 ]
 
 assert len({e.name for e in CORPUS}) == len(CORPUS), "entry names must be unique"
@@ -1991,13 +1994,12 @@ UNSUPPORTED = [
 
 # Python srcgrad reads but cannot differentiate, found when the derivative is
 # compiled (it depends on what the values are): objects built inside the
-# differentiated code from differentiated values, and a lambda passed to
+# differentiated code from differentiated values that are not plain data
+# holders used by their fields and methods (a method returning a new object,
+# a classmethod constructor), and a lambda defined inside and passed to
 # another function. Each raises UnsupportedSyntaxError naming the line.
 UNSUPPORTED_AT_COMPILE = [
     (lambda_passed_to_helper, "lambda", "corpus_funcs.py", lambda: (np.array([0.3, -0.2, 0.5]),)),
-    (method_object_built_inside, "object", "corpus_funcs.py",
-     lambda: (np.ones((2, 3)) * 0.1, np.ones((3, 4)) * 0.2, np.ones(4) * 0.3)),
-    (property_read, "object", "corpus_funcs.py", lambda: (np.ones((3, 2)) * 0.5,)),
     (classmethod_constructor, "object", "corpus_funcs.py", lambda: (np.ones((2, 3)) * 0.5,)),
     (objects_as_loop_state, "object", "corpus_funcs.py", lambda: (np.ones(3) * 0.5, np.ones(3) * 0.2)),
 ]

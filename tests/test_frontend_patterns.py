@@ -12,6 +12,7 @@ raises an error naming the construct, the file and the line. The corpus
 through every path as well.
 """
 import contextlib
+import dataclasses
 import inspect
 import linecache
 import os
@@ -493,15 +494,29 @@ def test_a_global_list_changed_after_compiling():
 
 
 def object_from_differentiated_value(x):
-    layer = Layer(x)
-    return np.sum(layer(x))
+    layer = Layer(x)                 # a plain data holder: a record of its fields
+    return np.sum(layer(x) * layer.gain)
 
 
-def test_an_object_built_from_differentiated_values_raises():
+class Computes:
+    def __init__(self, scale):
+        self.scale = np.abs(scale)   # not a plain data holder
+
+    def __call__(self, x):
+        return self.scale * x
+
+
+def object_computing_in_init(x):
+    c = Computes(x)
+    return np.sum(c(x))
+
+
+def test_an_object_built_from_differentiated_values():
+    check(object_from_differentiated_value, [X3])
     with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
-        sg.grad(object_from_differentiated_value)(X3)
-    check_error(excinfo, "calling layer, an object or function built inside", object_from_differentiated_value,
-                "return np.sum(layer(x))")
+        sg.grad(object_computing_in_init)(X3)
+    check_error(excinfo, "calling c, an object or function built inside", object_computing_in_init,
+                "return np.sum(c(x))")
 
 
 # ===========================================================================
@@ -714,3 +729,103 @@ def test_views_made_by_calls_and_lists_are_checked_at_run_time():
         sg.grad(array_taken_from_a_list)(X3)
     check_error(excinfo, "NumPy view", array_taken_from_a_list, "row[1] = 5.0")
     check(new_array_from_a_call, [X3], autograd_ok=False, tape=False)
+
+
+# -- objects of plain data-holder classes built from differentiated values
+
+class Affine:
+    SCALE = 2.0
+
+    def __init__(self, W, b, slope=1.0):
+        self.W = W
+        self.b = b
+        self.slope = slope
+
+    def __call__(self, x):
+        return np.tanh(self.slope * (x @ self.W) + self.b)
+
+    def loss(self, x, t):
+        return np.mean((self(x) - t) ** 2) * self.SCALE + self.penalty(0.1)
+
+    def penalty(self, c):
+        return c * self.norm
+
+    @property
+    def norm(self):
+        return np.sum(self.W ** 2)
+
+    @staticmethod
+    def square(u):
+        return u * u
+
+
+@dataclasses.dataclass
+class Normal:
+    mu: np.ndarray
+    sigma: float
+
+    def logpdf(self, x):
+        return -0.5 * ((x - self.mu) / self.sigma) ** 2 - np.log(self.sigma)
+
+
+XS = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+TS = np.linspace(-0.5, 0.5, 8).reshape(2, 4)
+
+
+def affine_record(W, b):
+    layer = Affine(W, b, slope=0.5)
+    return layer.loss(XS, TS) + np.sum(layer.b * layer.W[0]) + np.sum(layer.square(layer.b))
+
+
+def affine_in_a_loop(W, b):
+    total = 0.0
+    for k in range(3):
+        layer = Affine(W * (k + 1.0), b)
+        total = total + np.sum(layer(XS))
+    return total
+
+
+def normal_dataclass(mu, sigma):
+    d = Normal(mu, sigma)
+    return np.sum(d.logpdf(np.array([0.1, 0.2, 0.3])))
+
+
+def record_passed_on(W, b):
+    layer = Affine(W, b)
+    return np.sum(apply_function(XS, layer))
+
+
+class Particle:
+    def __init__(self, pos, vel):
+        self.pos = pos
+        self.vel = vel
+
+    def step(self, dt):
+        return Particle(self.pos + dt * self.vel, self.vel - dt * np.sin(self.pos))
+
+
+def particle_steps(pos, vel):
+    p = Particle(pos, vel)
+    p = p.step(0.1)
+    return np.sum(p.pos)
+
+
+def test_objects_of_plain_data_holders_built_from_differentiated_values():
+    W, b = np.linspace(-0.8, 0.8, 12).reshape(3, 4), np.linspace(-0.2, 0.2, 4)
+    check(affine_record, [W, b], wrt=(0, 1))
+    check(affine_in_a_loop, [W, b], wrt=(0, 1))
+    check(normal_dataclass, [np.array([0.0, 0.5, -0.2]), 0.7], wrt=(0, 1))
+    src = sg.source(affine_record, wrt=(0, 1))
+    assert "layer_W = W" in src and "Affine" not in src.split("# Forward sweep")[1].split("\n")[1]
+
+
+def test_objects_from_differentiated_values_used_otherwise_raise():
+    W, b = np.linspace(-0.8, 0.8, 12).reshape(3, 4), np.linspace(-0.2, 0.2, 4)
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(record_passed_on)(W, b)
+    check_error(excinfo, "using layer, an object of Affine built from differentiated values", record_passed_on,
+                "apply_function(XS, layer)")
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(particle_steps)(X3, X3)        # a method returning a new object: p is not a record
+    check_error(excinfo, "reading the attribute .pos of an object that holds differentiated values",
+                particle_steps, "return np.sum(p.pos)")

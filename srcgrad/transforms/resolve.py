@@ -16,15 +16,27 @@ Requires: parse, check. Guarantees, on the returned `Resolution`:
   (`scale = Scale(3.0); scale.apply(x)`, `layer(x)`), and a loop over a
   known list of objects or functions (`for layer in LAYERS`, `for layer in
   [Conv(3), Relu()]`) is unrolled, so each call is compiled for its object;
+- an object of a plain data-holder class (its __init__ only stores its
+  arguments, or a dataclass) built from differentiated values is a record:
+  `layer = Affine(W, b)` assigns its fields to locals, `layer.W` reads one,
+  `layer.loss(x)`, `layer(x)` and `layer.norm` (a property) call the
+  method's field function (function.FieldMethod: the method with `self.W`
+  a parameter), so derivatives flow to W and b; any other use of the
+  object raises UnsupportedSyntaxError;
 - `np.r_[a, b]` / `np.c_[a, b]` are calls of np.concatenate (the items made
   1-d, or columns), so their derivatives flow;
 - every read of a non-array object (a function, a bound method, an object)
   that may be passed on to a callee carries `_sg_value`.
 """
+import ast
 import builtins
 import copy
+import dataclasses
+import inspect
 import sys
+import textwrap
 import types
+import weakref
 from dataclasses import dataclass, field
 
 import gast
@@ -170,6 +182,59 @@ class _Known:
         self.value, self.shared = value, shared
 
 
+def plain_fields(cls):
+    """{attribute: ("param", name) | ("const", value)} when `cls` is a plain
+    data holder (a dataclass without __post_init__, or a class whose
+    __init__ only stores its parameters or constants in attributes, with
+    the default __new__ and attribute access, not a context manager); else
+    None."""
+    if not _user_class(cls) or cls.__new__ is not object.__new__:
+        return None
+    if any(getattr(cls, m, None) is not getattr(object, m) for m in ("__getattribute__", "__setattr__")) or \
+            hasattr(cls, "__getattr__") or hasattr(cls, "__enter__"):
+        return None             # (a context manager is entered, not differentiated)
+    found = _PLAIN.get(cls, False)
+    if found is not False:
+        return found
+    found = None
+    if dataclasses.is_dataclass(cls):
+        fs = dataclasses.fields(cls)
+        if not hasattr(cls, "__post_init__") and all(f.init for f in fs):
+            found = {f.name: ("param", f.name) for f in fs}
+    else:
+        init = cls.__dict__.get("__init__") if "__init__" in cls.__dict__ else None
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(init))) if init is not None else None
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        fdef = tree.body[0] if tree is not None and tree.body else None
+        if isinstance(fdef, ast.FunctionDef) and fdef.args.args and not fdef.decorator_list:
+            me = fdef.args.args[0].arg
+            params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args[1:] + fdef.args.kwonlyargs}
+            body = fdef.body[1:] if (fdef.body and isinstance(fdef.body[0], ast.Expr)
+                                     and isinstance(fdef.body[0].value, ast.Constant)) else fdef.body
+            out = {}
+            for st in body:
+                if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                        and isinstance(st.targets[0], ast.Attribute) and isinstance(st.targets[0].value, ast.Name)
+                        and st.targets[0].value.id == me):
+                    out = None
+                    break
+                if isinstance(st.value, ast.Name) and st.value.id in params:
+                    out[st.targets[0].attr] = ("param", st.value.id)
+                elif isinstance(st.value, ast.Constant):
+                    out[st.targets[0].attr] = ("const", st.value.value)
+                else:
+                    out = None
+                    break
+            found = out or None
+    _PLAIN[cls] = found
+    return found
+
+
+_PLAIN = weakref.WeakKeyDictionary()
+
+
 class _Resolver(gast.NodeTransformer):
     def __init__(self, parsed, namespace, examples, namer):
         self.parsed = parsed
@@ -182,6 +247,8 @@ class _Resolver(gast.NodeTransformer):
         self.free = {}
         self.in_func_position = False
         self.known = {}            # local name -> _Known, at the statement being resolved
+        self.field_method = None   # (cls, name) -> the FieldMethod of a method (set by resolve())
+        self.records = {}          # local name -> (class, {init parameter: local name}): see _records
 
     # -- helpers
     def _error(self, node, message):
@@ -230,6 +297,10 @@ class _Resolver(gast.NodeTransformer):
             k.value = self.visit(k.value)
         if getattr(func, "_sg_callee", None) is not None:
             return node       # a srcgrad helper placed by lower.py
+        if isinstance(func, gast.Name) and func.id in self.records:
+            return self._record_call(node, func.id, "__call__")
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id in self.records:
+            return self._record_call(node, func.value.id, func.attr)
         if isinstance(func, gast.Name):
             example = self.examples.get(func.id) if func.id in self.params else None
             if example is not None and callable(example):
@@ -334,6 +405,8 @@ class _Resolver(gast.NodeTransformer):
         return not _arraylike(value)
 
     def visit_Attribute(self, node):
+        if isinstance(node.value, gast.Name) and node.value.id in self.records and isinstance(node.ctx, gast.Load):
+            return self._record_attribute(node)
         return self._visit_chain(node)
 
     def visit_Subscript(self, node):
@@ -445,6 +518,11 @@ class _Resolver(gast.NodeTransformer):
             return node
         if getattr(node, "_sg_helper", False):
             return node
+        if node.id in self.records:
+            self._unsupported(node, "using %s, an object of %s built from differentiated values, other than by "
+                              "reading its attributes and calling its methods"
+                              % (node.id, self.records[node.id][0].__name__),
+                              "pass its arrays, or build it outside the differentiated code")
         if node.id in self.known and node.id not in self.params:
             value = self.known[node.id].value
             if not _arraylike(value) and value is not None:
@@ -480,6 +558,8 @@ class _Resolver(gast.NodeTransformer):
         return out
 
     def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and node.targets[0].id in self.records:
+            return self._record_assign(node)
         node.value = self.visit(node.value)
         node.targets = [self.visit(t) for t in node.targets]
         if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
@@ -584,6 +664,90 @@ class _Resolver(gast.NodeTransformer):
             return bool(test.func._sg_callee(*[v for _, v in args]))
         except Exception:
             return None
+
+    # -- objects of plain data-holder classes built from differentiated values
+    def find_records(self, body):
+        """The local names whose every assignment builds an object of one
+        plain data-holder class from values not all known at transform
+        time (objects built from constants are known values instead)."""
+        stores, classes = {}, {}
+        for n in gast.walk(ast_util.module(body)):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        for n in gast.walk(ast_util.module(body)):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \
+                    and isinstance(n.value, gast.Call):
+                found, cls = self._static(n.value.func)
+                if found and plain_fields(cls) is not None and not any(
+                        isinstance(a, gast.Starred) for a in n.value.args) and \
+                        all(k.arg is not None for k in n.value.keywords):
+                    static = all(self._static(a)[0] for a in n.value.args) and \
+                        all(self._static(k.value)[0] for k in n.value.keywords)
+                    classes.setdefault(n.targets[0].id, []).append(None if static else cls)
+        for name, found in classes.items():
+            if name in self.params or len(found) != stores.get(name) or None in found or len(set(found)) != 1:
+                continue
+            cls = found[0]
+            params = sorted({p for kind, p in plain_fields(cls).values() if kind == "param"})
+            self.records[name] = (cls, {p: self.namer.fresh("%s_%s" % (name, p)) for p in params})
+
+    def _record_assign(self, node):
+        """`obj = Cls(a, b)`: the fields' parameters assigned to locals."""
+        name = node.targets[0].id
+        cls, locals_ = self.records[name]
+        call = node.value
+        try:
+            bound = inspect.signature(cls).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            self._unsupported(call, "this call of %s (%s)" % (cls.__name__, exc))
+        bound.apply_defaults()
+        out = []
+        for p, local in locals_.items():
+            v = bound.arguments[p]
+            if not isinstance(v, gast.AST):
+                v = ast_util.const(v) if _literal(v) else _helper_name(v, p)
+            out.append(ast_util.copy_location(ast_util.assign(local, v), node))
+            for n in gast.walk(out[-1]):
+                if not hasattr(n, "_sg_origin"):
+                    n._sg_origin = getattr(node, "_sg_origin", None)
+        return self.block(out)
+
+    def _field(self, name, attr, node):
+        cls, locals_ = self.records[name]
+        kind, value = plain_fields(cls)[attr]
+        field = ast_util.name(locals_[value]) if kind == "param" else ast_util.const(value)
+        return ast_util.copy_location(field, node)
+
+    def _fields(self, name, node):
+        cls = self.records[name][0]
+        return [self._field(name, attr, node) for attr in plain_fields(cls)]
+
+    def _record_attribute(self, node):
+        """`obj.W` -> its field; `obj.norm` (a property) -> a call of its field function."""
+        name, attr = node.value.id, node.attr
+        cls = self.records[name][0]
+        if attr in plain_fields(cls):
+            return self._field(name, attr, node)
+        member = inspect.getattr_static(cls, attr, None)
+        if isinstance(member, property):
+            call = ast_util.call(_helper_name(self.field_method(cls, attr), attr), self._fields(name, node))
+            return ast_util.copy_location(call, node)
+        self._unsupported(node, "reading %s.%s, which is not a field of %s (an object built from differentiated "
+                          "values)" % (name, attr, cls.__name__), "pass its arrays")
+
+    def _record_call(self, node, name, method):
+        """`obj.m(x)` / `obj(x)` -> m's field function called on the fields and x."""
+        cls = self.records[name][0]
+        member = inspect.getattr_static(cls, method, None)
+        if isinstance(member, staticmethod):
+            node.func = _helper_name(getattr(cls, method), method)
+            return node
+        if not isinstance(member, types.FunctionType):
+            self._unsupported(node, "calling %s.%s of %s, an object built from differentiated values"
+                              % (name, method, cls.__name__), "use its methods, or pass its arrays")
+        node.func = ast_util.copy_location(_helper_name(self.field_method(cls, method), method), node.func)
+        node.args = self._fields(name, node) + node.args
+        return node
 
     # -- values known at transform time
     def _static(self, node):
@@ -706,6 +870,12 @@ class _ConstantIndex(gast.NodeTransformer):
         return node
 
 
+def _literal(v):
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+        return True
+    return isinstance(v, tuple) and all(_literal(x) for x in v)
+
+
 def _helper_name(obj, name):
     """A Name standing for `obj` in generated code (injected, not looked up)."""
     n = ast_util.name(name)
@@ -714,16 +884,22 @@ def _helper_name(obj, name):
     return n
 
 
-def resolve(parsed, examples=None):
+def resolve(parsed, examples=None, field_method=None):
     """Resolve `parsed` (a deep copy is transformed). `examples` maps
     parameter names to example argument values; with them, chains through
-    objects (`self.kernel`) are cut exactly where the value becomes an array."""
+    objects (`self.kernel`) are cut exactly where the value becomes an array.
+    `field_method(cls, name)` gives the FieldMethod of a method of a plain
+    data-holder class (function.py); without it, objects built from
+    differentiated values are not records."""
     node = copy.deepcopy(parsed.node)
     work = copy.copy(parsed)
     work.node = node
     namer = Namer(stored_names(node) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
                   | set(dir(builtins)))
     r = _Resolver(work, Namespace(parsed.func), examples or {}, namer)
+    if field_method is not None:
+        r.field_method = field_method
+        r.find_records(node.body)
     node.body = r.block(node.body)
     res = Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
                      free=r.free, locals=r.locals)
