@@ -671,9 +671,13 @@ class _ANF:
                 elif kind is inspect.Parameter.VAR_KEYWORD:
                     kw = dict(v)
                 elif p not in given and not _literal(v):
-                    # a default value that is an object (nonlinearity=np.tanh): the VJP receives it
+                    # a default value that is an object (nonlinearity=np.tanh): the VJP receives it (the call
+                    # passes it too, so that the code generators inject the name)
                     v = bound.arguments[p] = _injected(v, p)
-                    node.keywords.append(gast.keyword(arg=p, value=v))
+                    if kind is inspect.Parameter.POSITIONAL_ONLY:
+                        node.args.append(v)
+                    else:
+                        node.keywords.append(gast.keyword(arg=p, value=v))
                     ordered.append(v)
                 else:
                     ordered.append(v if isinstance(v, gast.AST) else ast_util.const(v))
