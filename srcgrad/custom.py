@@ -191,10 +191,16 @@ class insert_grad_of:
     RuntimeError, since Python cannot defer a `with` body to the backward
     pass. Op by op, use `sg.custom_gradient` to act on a gradient.
 
-    Compiler support is pending (see the design in the runtime report and
-    the strict xfails of tests/test_runtime_items.py); until then a `with`
-    block in compiled code raises UnsupportedSyntaxError at decoration.
+    `x` is a variable; names the body assigns belong to the block (used
+    elsewhere: UnsupportedSyntaxError). On a stack of cotangents (vectorised
+    Jacobians) the body runs once per cotangent; an element assignment in
+    the body acts on a copy of the adjoint. A decorated function holding
+    such a block, called outside any tape, runs its compiled primal, which
+    leaves the block out. In the generated code the block is the body under
+    `# Grad of: with sg.insert_grad_of(x) as bx:` (lower.py, reverse.py).
     """
+
+    __srcgrad_grad_of__ = True      # (lower.py recognises the block by this)
 
     def __init__(self, x):
         self.x = x

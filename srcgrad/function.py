@@ -36,7 +36,7 @@ import weakref
 import gast
 import numpy as np
 
-from . import forward_mode
+from . import forward_mode, runtime_syntax
 from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .rules import registry
@@ -86,6 +86,8 @@ def _kind_of(v):
         return _array_kind(v)
     if v is CONTAINER:
         return "container"
+    if inspect.ismethod(v):     # a new object at each access: keyed by its function and instance
+        return ("method", id(v.__func__), id(v.__self__))
     return (type(v), id(v))
 
 
@@ -114,14 +116,21 @@ def compilable(obj):
     derived = getattr(obj, "__srcgrad_function__", None)      # sg.grad(f), generated code
     if derived is not None:
         return derived()
+    if inspect.ismethod(obj):
+        # a bound method of the user's (obj.method passed on, or called by a name)
+        if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj) or compilable(obj.__func__) is None:
+            return None
+        return as_function(obj)
     code = getattr(obj, "__code__", None)
-    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None or inspect.ismethod(obj):
+    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None:
         return None
     if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
         return None             # a rule takes precedence over the source
     module = getattr(obj, "__module__", "") or ""
     if module.startswith("srcgrad.") and not module.startswith("srcgrad.rules."):
         return None
+    if code.co_filename.startswith(_SRCGRAD_DIR) and not code.co_filename.startswith(_RULES_DIR):
+        return None             # srcgrad's own wrappers (custom_gradient's: functools.wraps copies __module__)
     if _is_library(obj, module):
         return None             # needs a rule: NoRuleError names it where it meets a differentiated value
     return as_function(obj)
@@ -145,6 +154,7 @@ def _is_library(obj, module):
 
 
 _SRCGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
+_RULES_DIR = os.path.join(_SRCGRAD_DIR, "rules")
 
 
 def _callee_info(obj):
@@ -299,10 +309,13 @@ class Compiled:
     @staticmethod
     def run(fn, *args):
         """Call generated function `fn`; an exception gets a note naming the
-        user's file and line."""
+        user's file and line, and exits the `with` blocks it left open."""
+        level = runtime_syntax.depth()
         try:
             return fn(*args)
         except Exception as exc:
+            if runtime_syntax.depth() > level:
+                runtime_syntax.unwind(level, exc)
             raise codegen.annotate(exc, fn)
 
     def bwd(self, residuals, *cotangents):
@@ -387,7 +400,7 @@ class Program:
         examples = dict(examples)
         containers = examples.pop(_CONTAINERS, ())
         scalars = examples.pop(_SCALARS, ())
-        self.resolution = resolve.resolve(self.parsed, examples)
+        self.resolution = resolve.resolve(self.parsed, examples, field_method=field_method)
         self.resolution.containers = set(containers)
         self.resolution.scalars = set(scalars)
         self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
@@ -591,9 +604,11 @@ class Function:
     """
 
     def __init__(self, python_function, fence=True, tree=None):
+        self._parsed = parse.parse(python_function, tree)
+        if tree is None and isinstance(python_function, types.FunctionType) and python_function.__name__ == "<lambda>":
+            python_function = _named_lambda(python_function, self._parsed.node.name)
         self.python_function = python_function
         functools.update_wrapper(self, python_function)
-        self._parsed = parse.parse(python_function, tree)
         check.check(self._parsed)
         lower.lower(self._parsed)
         self._signature = inspect.signature(python_function)
@@ -668,11 +683,14 @@ class Function:
         if self._varargs == (None, None):
             return self, args, kwargs
         bound = inspect.signature(self.python_function).bind(*args, **kwargs)
+        bound.apply_defaults()      # (the specialization's signature has no defaults)
         vararg, varkw = self._varargs
         extra = bound.arguments.get(vararg, ()) if vararg else ()
         kw = bound.arguments.get(varkw, {}) if varkw else {}
         spec = self.specialize(len(extra), sorted(kw))
-        kwargs = {k: v for k, v in kwargs.items() if k not in kw}
+        n_pos = self._parsed.n_positional
+        args = tuple(bound.arguments[p] for p in self._parsed.params[:n_pos]) + tuple(extra)
+        kwargs = {p: bound.arguments[p] for p in self._parsed.params[n_pos:]}
         kwargs.update({spec._kw_map[k]: v for k, v in kw.items()})
         return spec, args, kwargs
 
@@ -689,7 +707,7 @@ class Function:
         """The cache key of a call's arguments: arrays by real/complex,
         Python scalars, containers by type, and functions and other objects
         by identity (the compiled code resolved calls and attributes through
-        them)."""
+        them; a bound method by its function and instance)."""
         return tuple(map(_kind_of, values))
 
     def _program_for(self, params, complex_mode=False):
@@ -745,6 +763,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         tapes = tape_mod.recording_tapes()
         if not tapes:
+            if getattr(self._parsed, "grad_of", False):
+                return self._call_primal(args, kwargs)
             return self.python_function(*args, **kwargs)
         if forward_mode.accumulating():     # a ForwardAccumulator is active: generated JVP code
             result = forward_mode.call_function(self, args, kwargs)
@@ -754,6 +774,27 @@ class Function:
             spec, sargs, skwargs = self._for_call(args, kwargs)
             return spec._call_traced(tapes, sargs, skwargs, args, kwargs)
         return self._call_traced(tapes, args, kwargs, args, kwargs)
+
+    def primal(self, *args, **kwargs):
+        """Call the function for its value only: the Python function, or
+        its compiled primal when it holds insert_grad_of blocks."""
+        if getattr(self._parsed, "grad_of", False):
+            return self._call_primal(args, kwargs)
+        return self.python_function(*args, **kwargs)
+
+    def _call_primal(self, args, kwargs):
+        """The function's value by its compiled primal (the forward code
+        without tangents): Python cannot skip the body of an insert_grad_of
+        block, which the compiled code leaves out."""
+        if self._varargs != (None, None):
+            spec, sargs, skwargs = self._for_call(args, kwargs)
+            return spec._call_primal(sargs, skwargs)
+        params = self._bind(args, kwargs)
+        program = self._program_for(params)
+        program, values = self._values(params, program)
+        compiled = program.compile([False] * len(values), "forward")
+        outs, _ = compiled.run(compiled.jvp_fn, *values)
+        return outs
 
     def _call_traced(self, tapes, args, kwargs, user_args, user_kwargs):
         params = self._bind(args, kwargs)
@@ -776,7 +817,7 @@ class Function:
             mask.append(active)
             any_active = any_active or active
         if not any_active:
-            return self.python_function(*user_args, **user_kwargs)
+            return self.primal(*user_args, **user_kwargs)
         compiled = program.compile(mask)
         raw = [v._value if isinstance(v, Tensor) else unwrap_nested(v) for v in values]
         result = compiled.run(compiled.fwd, *raw)
@@ -804,6 +845,18 @@ class Function:
         return wrapped[0]
 
 
+def _named_lambda(fn, name):
+    """The lambda `fn` as a function named `name` (the variable it is
+    assigned to: generated code names derivatives after it): the same code,
+    globals, defaults and closure cells, so it behaves as the lambda."""
+    named = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    named.__kwdefaults__ = fn.__kwdefaults__
+    named.__qualname__ = fn.__qualname__.replace("<lambda>", name)
+    named.__module__, named.__doc__ = fn.__module__, fn.__doc__
+    named.__dict__.update(fn.__dict__)
+    return named
+
+
 class GeneratedFunction(Function):
     """Generated code seen as a function to transform again: `fn` is the
     compiled Python function (its namespace: the user's globals, closure
@@ -818,6 +871,258 @@ class GeneratedFunction(Function):
             self._parsed.n_positional = min(self._parsed.n_positional, n_params)
             P = inspect.Parameter
             self._signature = inspect.Signature([P(p, P.POSITIONAL_OR_KEYWORD) for p in self._parsed.params])
+
+
+class _MethodNamespace:
+    """The names a method bound to an instance sees: its function's globals
+    and closure cells, plus its first parameter (`self`) bound to the
+    instance as one more closure cell. Stands for the function wherever the
+    compiler reads a namespace (resolve.Namespace) or builds generated code
+    as closures over it (codegen.build)."""
+
+    def __init__(self, raw, self_name, instance):
+        code = raw.__code__
+        self.__code__ = _CodeView(tuple(code.co_freevars) + (self_name,), code.co_filename, code.co_name,
+                                  code.co_firstlineno)
+        self.__closure__ = tuple(raw.__closure__ or ()) + (types.CellType(instance),)
+        self.__globals__ = raw.__globals__
+        self.__name__, self.__qualname__ = raw.__name__, raw.__qualname__
+        self.__module__ = raw.__module__
+
+
+class _CodeView:
+    def __init__(self, co_freevars, co_filename, co_name, co_firstlineno):
+        self.co_freevars, self.co_filename = co_freevars, co_filename
+        self.co_name, self.co_firstlineno = co_name, co_firstlineno
+
+
+class MethodFunction(Function):
+    """A method bound to an instance (`obj.method`; a classmethod bound to
+    its class) as a function of its other parameters: `sg.grad(obj.method)(x)`
+    differentiates with respect to x, and a bound method passed as an
+    argument (`call(obj.value, x)`) is compiled where it is called. Its first
+    parameter is a free name bound to the instance (a closure cell of the
+    generated code), so `self.attr`, `self.helper(x)` and `self(x)` resolve
+    through the instance; Variables it holds (`self.kernel`) are leaves,
+    fetched at each call. The function is parsed and lowered once
+    (`as_function(method.__func__)`)."""
+
+    def __init__(self, method):
+        raw = method.__func__
+        base = as_function(raw)
+        self.python_function = method
+        functools.update_wrapper(self, method, updated=())
+        self.__name__, self.__qualname__ = base.__name__, base.__qualname__     # (a lambda's is its variable's)
+        self.instance = method.__self__
+        parsed = copy.copy(base._parsed)
+        node = copy.deepcopy(base._parsed.node)
+        args = node.args
+        if not args.posonlyargs + args.args:
+            raise TypeError("srcgrad: the method %s has no parameter for its instance" % raw.__qualname__)
+        first = (args.posonlyargs + args.args)[0].id
+        if args.posonlyargs:
+            args.posonlyargs = args.posonlyargs[1:]
+        else:
+            args.args = args.args[1:]
+        parsed.node = node
+        parsed.params = [p for p in parsed.params if p != first]
+        parsed.n_positional = base._parsed.n_positional - 1
+        parsed.func = _MethodNamespace(raw, first, self.instance)
+        self._parsed = parsed
+        self._signature = inspect.signature(method)
+        self._programs = {}
+        self._lock = threading.RLock()
+        self._varargs = base._varargs
+        self._specializations = {}
+
+    def __repr__(self):
+        return "<srcgrad.function %s of %r>" % (getattr(self.python_function, "__qualname__", "?"), self.instance)
+
+
+class FieldMethod(Function):
+    """A method (or property) of a plain data-holder class as a function of
+    the object's fields and its other parameters: for `Affine` holding W and
+    b, `FieldMethod(Affine, "loss")(W, b, x, t)` is `Affine(W, b).loss(x, t)`.
+    resolve.py calls it for an object built inside differentiated code from
+    differentiated values (a record), so that derivatives flow to the fields.
+
+    Its AST is the method's (parsed and lowered once) with `self.W` the
+    parameter `self_W`, and `self.m(...)`, `self(...)` and `self.prop` calls
+    of the FieldMethods of m, __call__ and prop; any other use of `self`
+    raises UnsupportedSyntaxError. Its Python function rebuilds the object
+    (object.__new__ and the fields: all a plain data holder's __init__
+    does) and calls the method."""
+
+    def __init__(self, cls, name):
+        """(Built in two steps by field_method: the cache holds it before its
+        AST is made, for methods that call each other.)"""
+        self.cls, self.method_name = cls, name
+
+    def __deepcopy__(self, memo):
+        return self                     # (ASTs holding it are copied by the passes)
+
+    def _build(self):
+        cls, name = self.cls, self.method_name
+        fields = list(resolve.plain_fields(cls))
+        member = inspect.getattr_static(cls, name)
+        raw = member.fget if isinstance(member, property) else member
+        base = as_function(raw)
+        parsed = copy.copy(base._parsed)
+        node = copy.deepcopy(base._parsed.node)
+        args = node.args
+        if args.vararg is not None or args.kwarg is not None or not (args.posonlyargs + args.args):
+            raise UnsupportedSyntaxError("the method %s.%s (*args, **kwargs, or no self) of an object built from "
+                                         "differentiated values" % (cls.__name__, name), parsed.filename,
+                                         parsed.firstlineno, None, "pass its arrays")
+        me = (args.posonlyargs + args.args)[0].id
+        used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        namer = naming.Namer(used)
+        params = {f: namer.fresh("%s_%s" % (me, f)) for f in fields}
+        node.body = [_SelfFields(self, me, params, parsed).visit(s) for s in node.body]
+        for n in gast.walk(ast_util.module(node.body)):
+            if isinstance(n, gast.Name) and n.id == me:
+                filename, lineno, col = parsed.origin(n)
+                raise UnsupportedSyntaxError(
+                    "using %s in %s.%s other than by its fields and methods (%s is built from differentiated "
+                    "values)" % (me, cls.__name__, name, cls.__name__), filename, lineno, col, "pass its arrays")
+        if args.posonlyargs:
+            args.posonlyargs = args.posonlyargs[1:]
+        else:
+            args.args = args.args[1:]
+        args.args = [ast_util.name(params[f], ctx=gast.Param()) for f in fields] + args.args
+        parsed.node = node
+        parsed.params = [params[f] for f in fields] + [p for p in base._parsed.params if p != me]
+        parsed.n_positional = len(fields) + base._parsed.n_positional - 1
+        P = inspect.Parameter
+        method_sig = list(inspect.signature(raw).parameters.values())[1:]
+        sig = inspect.Signature([P(params[f], P.POSITIONAL_OR_KEYWORD) for f in fields] + method_sig)
+
+        def rebuilt(*a, **kw):
+            bound = sig.bind(*a, **kw)
+            bound.apply_defaults()
+            obj = object.__new__(cls)
+            for f in fields:
+                object.__setattr__(obj, f, bound.arguments[params[f]])
+            pos = [bound.arguments[p.name] for p in method_sig if p.kind is not P.KEYWORD_ONLY]
+            kws = {p.name: bound.arguments[p.name] for p in method_sig if p.kind is P.KEYWORD_ONLY}
+            return raw(obj, *pos, **kws)
+        rebuilt.__name__ = rebuilt.__qualname__ = "%s_%s" % (cls.__name__, name.strip("_") or "call")
+        rebuilt.__module__ = raw.__module__
+        self.python_function = rebuilt
+        self.__name__ = self.__qualname__ = rebuilt.__name__
+        self.__doc__ = "%s.%s as a function of the fields %s" % (cls.__name__, name, ", ".join(fields))
+        self.__wrapped__ = raw
+        self._parsed = parsed
+        self._signature = sig
+        self._programs = {}
+        self._lock = threading.RLock()
+        self._varargs = (None, None)
+        self._specializations = {}
+
+    def __repr__(self):
+        return "<srcgrad field function %s.%s>" % (self.cls.__name__, self.method_name)
+
+
+class _SelfFields(gast.NodeTransformer):
+    """In a FieldMethod's body: `self.W` -> the field's parameter,
+    `self.m(...)` / `self(...)` / `self.prop` -> calls of field functions
+    (on the fields), `self.CONST` -> the class attribute's value,
+    `self.static(...)` -> the static method."""
+
+    def __init__(self, owner, me, params, parsed):
+        self.owner, self.me, self.params, self.parsed = owner, me, params, parsed
+        self.cls = owner.cls
+
+    def fields(self):
+        return [ast_util.name(p) for p in self.params.values()]
+
+    def is_self(self, node):
+        return isinstance(node, gast.Name) and node.id == self.me and isinstance(node.ctx, gast.Load)
+
+    def callee(self, name):
+        n = ast_util.name(name if name.isidentifier() else "call")
+        n._sg_callee = field_method(self.cls, name)
+        n._sg_helper = True
+        return n
+
+    def visit_Call(self, node):
+        func = node.func
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            k.value = self.visit(k.value)
+        if self.is_self(func):
+            return ast_util.copy_location(ast_util.call(self.callee("__call__"), self.fields() + node.args,
+                                                        node.keywords), node)
+        if isinstance(func, gast.Attribute) and self.is_self(func.value):
+            member = inspect.getattr_static(self.cls, func.attr, None)
+            if isinstance(member, types.FunctionType):
+                return ast_util.copy_location(ast_util.call(self.callee(func.attr), self.fields() + node.args,
+                                                            node.keywords), node)
+            if isinstance(member, (staticmethod, classmethod)):
+                node.func = self.value(getattr(self.cls, func.attr), func.attr)
+                return node
+        node.func = self.visit(func)
+        return node
+
+    def value(self, obj, name):
+        n = ast_util.name(name)
+        n._sg_callee = obj
+        n._sg_helper = True
+        return n
+
+    def visit_Attribute(self, node):
+        if self.is_self(node.value) and isinstance(node.ctx, gast.Load):
+            attr = node.attr
+            if attr in self.params:
+                return ast_util.copy_location(ast_util.name(self.params[attr]), node)
+            member = inspect.getattr_static(self.cls, attr, None)
+            if isinstance(member, property):
+                return ast_util.copy_location(ast_util.call(self.callee(attr), self.fields()), node)
+            if member is not None and not isinstance(member, (types.FunctionType, classmethod)):
+                return ast_util.copy_location(self.value(getattr(self.cls, attr), attr), node)
+        return self.generic_visit(node)
+
+
+_field_methods = weakref.WeakKeyDictionary()     # class -> {name: FieldMethod}
+
+
+def field_method(cls, name):
+    """The FieldMethod of `cls`'s method or property `name` (cached per class)."""
+    with _functions_lock:
+        table = _field_methods.setdefault(cls, {})
+        fn = table.get(name)
+        if fn is not None:
+            return fn
+        fn = table[name] = FieldMethod(cls, name)
+    try:
+        fn._build()
+    except Exception:
+        with _functions_lock:
+            table.pop(name, None)
+        raise
+    return fn
+
+
+_methods = {}           # (function, id(instance)) -> MethodFunction, most recent last (a bounded cache)
+_METHODS_MAX = 64
+
+
+def _method_function(method):
+    """The MethodFunction of a bound method, cached for the most recently
+    used (function, instance) pairs (a bound method is a new object at each
+    attribute access; the cache keeps at most _METHODS_MAX instances alive)."""
+    key = (method.__func__, id(method.__self__))
+    with _functions_lock:
+        fn = _methods.pop(key, None)
+        if fn is not None and fn.instance is method.__self__:
+            _methods[key] = fn
+            return fn
+    fn = MethodFunction(method)
+    with _functions_lock:
+        _methods[key] = fn
+        while len(_methods) > _METHODS_MAX:
+            del _methods[next(iter(_methods))]
+    return fn
 
 
 class BoundFunction:
@@ -981,7 +1286,8 @@ class ProgramCache:
 
 def as_function(f, fence=True):
     """The Function wrapping `f` (cached per Python function): `f` itself
-    for a Function, the function of a bound @sg.function method, the
+    for a Function, the function of a bound @sg.function method, a
+    MethodFunction for a bound method, the
     compilable form of a function srcgrad returned (sg.grad(g), generated
     code), or a new Function parsed from `f`'s source.
 
@@ -999,7 +1305,9 @@ def as_function(f, fence=True):
     derived = getattr(f, "__srcgrad_function__", None)
     if derived is not None:
         return derived()
-    raw = getattr(f, "__func__", f)  # bound methods
+    if inspect.ismethod(f):
+        return _method_function(f)
+    raw = getattr(f, "__func__", f)  # staticmethod objects
     cached = _cached(raw)
     if cached is not None:
         return cached
@@ -1033,6 +1341,9 @@ def function(f):
     Raises UnsupportedSyntaxError (construct, file, line) at decoration for
     Python that srcgrad cannot differentiate (see README, "What Python is
     supported"); some (objects built from differentiated values) are found
-    when the derivative is first compiled.
+    when the derivative is first compiled. A bound method (`obj.method`) is a
+    function of its other arguments (see MethodFunction).
     """
+    if inspect.ismethod(f):
+        return MethodFunction(f)
     return Function(f)

@@ -354,7 +354,7 @@ def _jacobian_one(fn, args, i, mode="auto", y=None):
     args = list(args)
     x = args[i] = _float_array(args[i])
     if y is None:
-        y = fn.python_function(*args)
+        y = fn.primal(*args)
     if isinstance(y, (tuple, list)):
         raise TypeError("jacobian needs a function with one array output; %s returns %d"
                         % (fn.__name__, len(y)))
@@ -385,7 +385,7 @@ def _jacobian_one(fn, args, i, mode="auto", y=None):
 
 
 def _scalar_check(fn, args):
-    y = fn.python_function(*args)
+    y = fn.primal(*args)
     if isinstance(y, (tuple, list)) or np.size(unwrap(y)) != 1:
         raise ValueError("hessian/hvp need a scalar-valued function; %s returned %s"
                          % (fn.__name__, "a tuple" if isinstance(y, (tuple, list))

@@ -24,6 +24,7 @@ Conventions that keep the oracles honest:
 must be reported at carries the comment `# unsupported: <key>`.
 """
 import math
+import warnings
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -1165,7 +1166,7 @@ def other_module_default_arg(x):
 
 def other_module_class(x):
     s = corpus_other.Scaler(1.5)
-    return np.sum(s.apply(x) ** 2)  # unsupported: object
+    return np.sum(s.apply(x) ** 2)
 
 
 # ===========================================================================
@@ -1210,12 +1211,12 @@ def dunder_call(x):
 
 def method_object_built_inside(x, W, b):
     layer = Affine(W, b)
-    return layer.loss(x, TARGET) + 0.1 * layer.weight_norm  # unsupported: object
+    return layer.loss(x, TARGET) + 0.1 * layer.weight_norm
 
 
 def property_read(W):
     layer = Affine(W, np.zeros(W.shape[1]))
-    return layer.weight_norm * np.sum(np.sin(W))  # unsupported: object
+    return layer.weight_norm * np.sum(np.sin(W))
 
 
 def staticmethod_on_class(x):
@@ -1462,9 +1463,8 @@ def uses_try(x):
 
 def uses_with(x):
     SIDE.append("with")
-    with np.errstate(all="ignore"):  # unsupported: with
-        y = np.log(x)
-    return np.sum(y)
+    with np.errstate(all="ignore"):
+        return np.sum(np.log(x))  # unsupported: with
 
 
 def uses_yield(x):
@@ -1524,6 +1524,171 @@ def uses_match(x, mode):
 def calls_helper_with_try(x):
     SIDE.append("calls-helper")
     return np.sum(corpus_other.bad_helper_with_try(x) * x)
+
+
+# ===========================================================================
+# Issue 11's Python patterns (the front end): lambdas, with blocks, starred
+# arguments, function values, objects built inside, np.r_ / np.c_
+# ===========================================================================
+
+_square = lambda a: a * a  # noqa: E731
+_sq_pair, _sin_pair = lambda a: a * a * 0.5, lambda a: np.sin(a) * a  # noqa: E731  (two on one line)
+_ACTIVATIONS = {
+    "soft": lambda u: np.log(1.0 + np.exp(u)),
+    "tanh": lambda u: np.tanh(u) * 2.0, "cube": lambda u: u ** 3 * 0.1,
+}
+
+
+def _make_scaled(c):
+    return lambda u: c * np.sin(u)
+
+
+_scaled = _make_scaled(1.7)
+lambda_as_function = lambda x, y: np.sum(np.tanh(x) * y + x * x)  # noqa: E731
+
+
+class _HoldsLambda:
+    def __init__(self):
+        self.fn = lambda u: np.cos(u) * u
+
+
+_HOLDER = _HoldsLambda()
+
+
+def lambda_global_call(x):
+    return np.sum(_square(x) + _sq_pair(x) - _sin_pair(x))
+
+
+def lambda_in_dict(x):
+    return np.sum(_ACTIVATIONS["soft"](x) * _ACTIVATIONS["cube"](x) + _ACTIVATIONS["tanh"](x))
+
+
+def lambda_default_argument(x, act=lambda u: np.sin(u) * u):
+    return np.sum(act(x))
+
+
+def lambda_from_factory(x):
+    return np.sum(_scaled(x) * x)
+
+
+def lambda_on_object(x):
+    return np.sum(_HOLDER.fn(x))
+
+
+def _apply_fn(fn, x):
+    return fn(x) * x
+
+
+def lambda_passed_as_argument(x):
+    return np.sum(_apply_fn(_square, x) + _apply_fn(_ACTIVATIONS["soft"], x))
+
+
+def with_errstate(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x * x)
+        z = np.where(np.isfinite(y), y, 0.0)
+    return np.sum(z * x)
+
+
+def with_in_loop_and_target(x):
+    total = 0.0
+    for i in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            total = total + np.sum(np.sin(x * (i + 1)))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        total = total * np.sum(x)
+    return total
+
+
+def starred_random_shape(x):
+    rs = np.random.RandomState(3)
+    noise = rs.randn(*x.shape)
+    return np.sum(np.tanh(x + 0.1 * noise) * noise)
+
+
+def starred_shape_display(x):
+    z = np.ones((*x.shape, 2))
+    return np.sum(z * x[..., None] ** 2)
+
+
+def _split_pairs(pairs):
+    return [a for a, b in pairs], [b for a, b in pairs]
+
+
+def zip_of_starred_call(x):
+    pairs = [(x, 2.0 * x), (x * x, np.sin(x))]
+    total = 0.0
+    for a, b in zip(*_split_pairs(pairs)):
+        total = total + np.sum(a * b)
+    return total
+
+
+def comprehension_of_local_def(x):
+    def term(k):
+        return x[k] * (k + 1.0)
+    return np.sum(np.stack([term(k) for k in range(3)]) ** 2)
+
+
+def _apply_nonlinearity(x, nonlinearity=np.tanh):
+    return nonlinearity(x)
+
+
+def ufunc_default_and_argument(x):
+    return np.sum(_apply_nonlinearity(x) * _apply_nonlinearity(x, np.sin))
+
+
+class _Gain:
+    def __init__(self, g, offset=0.0):
+        self.g = g
+        self.offset = offset
+
+    def __call__(self, x):
+        return self.g * np.tanh(x) + self.offset
+
+    def scaled(self, x):
+        return self.g * x * x
+
+
+_GAIN = _Gain(1.3)
+_GAINS = [_Gain(2.0), _Gain(-0.5, 0.25)]
+
+
+def bound_method_as_argument(x):
+    return np.sum(_apply_fn(_GAIN.scaled, x))
+
+
+def object_built_from_constants(x):
+    gain = _Gain(0.7, offset=0.1)
+    return np.sum(gain.scaled(x) + gain(x))
+
+
+def objects_in_local_list_loop(x):
+    layers = [_Gain(2.0), _Gain(-0.5, 0.25), corpus_other.Scaler(1.5)]
+    for layer in layers:
+        if isinstance(layer, _Gain):
+            x = layer(x)
+        else:
+            x = layer.apply(x)
+    return np.sum(x * x)
+
+
+def objects_in_global_list_loop(x):
+    for layer in _GAINS:
+        x = layer(x) * x
+    return np.sum(x)
+
+
+def functions_in_local_list_loop(x):
+    for f in [np.sin, _square, _ACTIVATIONS["soft"]]:
+        x = f(x) + 0.5 * x
+    return np.sum(x)
+
+
+def r_and_c_index_tricks(x, y):
+    a = np.r_[x, y, 1.0]
+    b = np.c_[x, y]
+    return np.sum(a * np.arange(7.0)) + np.sum(b * np.array([[1.0, -2.0]]))
 
 
 # ===========================================================================
@@ -1784,6 +1949,31 @@ CORPUS = [
     E(logsumexp_rows, REAL, lambda r: (_n(r, 3, 4),)),
     E(lstm_dict_params, REAL, lambda r: (_n(r, 4, 3), _n(r, 3, 3, scale=0.6), _n(r, 3, 3, scale=0.6)),
       wrt=(0, 1, 2)),
+    # -- issue 11's Python patterns (the front end)
+    E(other_module_class, OTHER, lambda r: (_n(r, 3),)),
+    E(lambda_global_call, NESTED, lambda r: (_n(r, 3),), second_order=True),
+    E(lambda_in_dict, NESTED, lambda r: (_n(r, 3),)),
+    E(lambda_default_argument, NESTED, lambda r: (_n(r, 3),)),
+    E(lambda_from_factory, NESTED, lambda r: (_n(r, 3),), second_order=True),
+    E(lambda_on_object, NESTED, lambda r: (_n(r, 3),)),
+    E(lambda_passed_as_argument, NESTED, lambda r: (_n(r, 3),)),
+    E(lambda_as_function, NESTED, lambda r: (_n(r, 3), _n(r, 3)), wrt=(0, 1), name="lambda_as_function"),
+    E(with_errstate, STMT, lambda r: (_a(0.5, -1.5, 2.0),), second_order=True),
+    E(with_in_loop_and_target, STMT, lambda r: (_n(r, 3),)),
+    E(starred_random_shape, ARGS, lambda r: (_n(r, 2, 3),)),
+    E(starred_shape_display, ARGS, lambda r: (_n(r, 2, 3),)),
+    E(zip_of_starred_call, FOR, lambda r: (_n(r, 3),)),
+    E(comprehension_of_local_def, NESTED, lambda r: (_n(r, 3),)),
+    E(ufunc_default_and_argument, ARGS, lambda r: (_n(r, 3),), second_order=True),
+    E(bound_method_as_argument, METHODS, lambda r: (_n(r, 3),)),
+    E(object_built_from_constants, METHODS, lambda r: (_n(r, 3),), second_order=True),
+    E(objects_in_local_list_loop, METHODS, lambda r: (_n(r, 3),)),
+    E(objects_in_global_list_loop, METHODS, lambda r: (_n(r, 3),), second_order=True),
+    E(functions_in_local_list_loop, METHODS, lambda r: (_n(r, 3),)),
+    E(r_and_c_index_tricks, INDEX, lambda r: (_n(r, 3), _n(r, 3)), wrt=(0, 1), tape_ok=False),
+    E(method_object_built_inside, METHODS, lambda r: (_n(r, 2, 3), _n(r, 3, 4, scale=0.5), _n(r, 4)),
+      wrt=(0, 1, 2), second_order=True, hvp_arg=1),
+    E(property_read, METHODS, lambda r: (_n(r, 3, 2),)),
 ]
 
 assert len({e.name for e in CORPUS}) == len(CORPUS), "entry names must be unique"
@@ -1804,14 +1994,12 @@ UNSUPPORTED = [
 
 # Python srcgrad reads but cannot differentiate, found when the derivative is
 # compiled (it depends on what the values are): objects built inside the
-# differentiated code from differentiated values, and a lambda passed to
+# differentiated code from differentiated values that are not plain data
+# holders used by their fields and methods (a method returning a new object,
+# a classmethod constructor), and a lambda defined inside and passed to
 # another function. Each raises UnsupportedSyntaxError naming the line.
 UNSUPPORTED_AT_COMPILE = [
     (lambda_passed_to_helper, "lambda", "corpus_funcs.py", lambda: (np.array([0.3, -0.2, 0.5]),)),
-    (other_module_class, "object", "corpus_funcs.py", lambda: (np.array([0.3, -0.2, 0.5]),)),
-    (method_object_built_inside, "object", "corpus_funcs.py",
-     lambda: (np.ones((2, 3)) * 0.1, np.ones((3, 4)) * 0.2, np.ones(4) * 0.3)),
-    (property_read, "object", "corpus_funcs.py", lambda: (np.ones((3, 2)) * 0.5,)),
     (classmethod_constructor, "object", "corpus_funcs.py", lambda: (np.ones((2, 3)) * 0.5,)),
     (objects_as_loop_state, "object", "corpus_funcs.py", lambda: (np.ones(3) * 0.5, np.ones(3) * 0.2)),
 ]

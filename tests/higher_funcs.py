@@ -40,6 +40,12 @@ def cumulative_sum_squared(x):
     return np.sum(cf.cumulative_sum(x) ** 2)
 
 
+def r_and_c_index_tricks_squared(x, y):
+    a = np.r_[x, y, 1.0]
+    b = np.c_[x, y]
+    return np.sum(a * a * np.arange(7.0)) + np.sum(b * b * np.array([[1.0, -2.0]]))
+
+
 def bubble_sort_weighted_squares(x):
     y = cf.bubble_sort(x)
     return np.sum(np.arange(1.0, y.shape[0] + 1.0) * y ** 2)

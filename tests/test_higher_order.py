@@ -136,6 +136,7 @@ ZERO_HESSIAN = {
     "interp_searchsorted": ("piecewise-linear interpolation: linear in fp and in t within a bin",
                             hf.interp_searchsorted_squared),
     "softmax": ("sum(softmax(x)) = 1 (the weighted paths are nontrivial)", hf.softmax_squares),
+    "r_and_c_index_tricks": ("np.r_ / np.c_ and weighted sums: linear", hf.r_and_c_index_tricks_squared),
 }
 
 

@@ -330,10 +330,9 @@ def r_concat(a, b):
     return np.sum(np.r_[a, b] * np.arange(5.0))
 
 
-@pytest.mark.xfail(strict=True, reason="np.r_[a, b] / np.c_[...] index an object: the compiler "
-                   "sees getitem on np.r_ and gives a zero gradient; op by op np.r_ converts "
-                   "Tensors with np.array (reported: needs a compiler rewrite to concatenate)")
 def test_r_index_expression_compiled():
+    """np.r_[a, b] is np.concatenate of the items made 1-d (resolve.py): a
+    regression test of a once silently zero gradient."""
     a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])
     ga, gb = sg.grad(r_concat, wrt=(0, 1))(a, b)
     np.testing.assert_allclose(ga, [0.0, 1.0])

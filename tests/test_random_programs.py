@@ -12,6 +12,12 @@ The op-by-op tape cannot run `a[i] = v` on Tensors (they are immutable, as
 in TF), so the op-by-op reference is the same program with each element
 assignment written functionally, `a = setitem(a, i, v)`: srcgrad's rule for
 it is recorded op by op, independently of the compiler's lowering.
+
+NumPy views: `b = x[::-1]` followed by `b[1] = v` changes x too in NumPy,
+which the functional reference does not. srcgrad must raise
+UnsupportedSyntaxError (naming the view) for such a program wherever NumPy's
+result differs from the functional one (`numpy_differs`), and may raise it
+only for a program that assigns elements of a name holding a view.
 """
 import importlib.util
 import itertools
@@ -152,6 +158,29 @@ def load(tmp_dir, lines):
     return module.f, module.f_op, src
 
 
+_VIEW = re.compile(r"^\s*([abxy]) = .*\b[abxy]\[::-1\]$", re.M)
+
+
+def numpy_differs(f, f_op, x, y):
+    """Does NumPy's result (views shared) differ from the functional one?"""
+    return not np.array_equal(np.asarray(f(x.copy(), y.copy())), np.asarray(f_op(x.copy(), y.copy())))
+
+
+def views_rejected(f, f_op, x, y, src):
+    """True when srcgrad rightly refuses the program for its views (then
+    nothing else is checked); fails when it refuses a program without views,
+    or accepts one whose NumPy result depends on views."""
+    try:
+        sg.function(f)
+        sg.grad(f, wrt=(0, 1))(x, y)
+    except sg.UnsupportedSyntaxError as exc:
+        assert "NumPy view" in str(exc) and "make a copy" in str(exc), (str(exc), src)
+        assert _VIEW.search(src) and re.search(r"^\s*[ab]\[", src, re.M), (str(exc), src)
+        return True
+    assert not numpy_differs(f, f_op, x, y), "NumPy's views change the result, srcgrad did not say so:\n" + src
+    return False
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=blocks(), seed=st.integers(0, 2 ** 16))
 def test_random_program(tmp_path, lines, seed):
@@ -159,6 +188,8 @@ def test_random_program(tmp_path, lines, seed):
     rng = np.random.default_rng(seed)
     x, y = rng.normal(size=3), rng.normal(size=3)
     x0, y0 = x.copy(), y.copy()
+    if views_rejected(f, f_op, x, y, src):
+        return
     # compiled, fused (sg.grad)
     gx, gy = sg.grad(f, wrt=(0, 1))(x, y)
     # compiled, split (one tape entry)
@@ -203,6 +234,8 @@ def test_random_program_second_order(tmp_path, lines, seed):
     f, f_op, src = load(tmp_path, lines)
     rng = np.random.default_rng(seed)
     x, y, v = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+    if views_rejected(f, f_op, x, y, src):
+        return
     hv_compiled = second_order(sg.function(f), x, y, v)
     hv_op = second_order(f_op, x, y, v)
     np.testing.assert_allclose(hv_compiled.numpy(), hv_op.numpy(), rtol=1e-9, atol=1e-12, err_msg=src)

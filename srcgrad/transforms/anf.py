@@ -124,6 +124,8 @@ class _ANF:
 
     def stmt(self, s):
         if isinstance(s, gast.Expr):
+            if getattr(s, "_sg_grad_of", None) is not None:
+                return [s]  # an insert_grad_of block: the reverse sweep runs its body
             if isinstance(s.value, gast.Constant):
                 return []  # docstring, comment or bare constant
             if self._stack_op(s.value) is runtime.push:
@@ -314,9 +316,11 @@ class _ANF:
         Constant. A new temporary is called `name` if given, else after the op."""
         if isinstance(e, gast.Name) or (isinstance(e, gast.Constant) and not force_name):
             return e
-        if isinstance(e, (gast.Tuple, gast.List)) and not force_name:
+        if isinstance(e, (gast.Tuple, gast.List)) and not force_name and \
+                not any(isinstance(x, gast.Starred) for x in e.elts):
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e
+        known = getattr(e, "_sg_value", None)       # a function or object passed on (resolve.py)
         value, op = self.top(e, out, hint)
         if isinstance(value, gast.Constant) and op.kind == "nondiff" and not force_name:
             return value            # a folded constant (-9.81)
@@ -325,7 +329,10 @@ class _ANF:
         a = ast_util.copy_location(ast_util.assign(tmp, value), e)
         a._sg_op = op
         out.append(a)
-        return ast_util.name(tmp)
+        result = ast_util.name(tmp)
+        if known is not None:
+            result._sg_value = known
+        return result
 
     def base(self, n):
         """A user's variable name to name a temporary after, or None."""
@@ -402,7 +409,7 @@ class _ANF:
             return e, Op("opaque", obj="attribute ." + e.attr, source=src, args=_names_in(e))
         if isinstance(e, (gast.Tuple, gast.List)):
             if any(isinstance(x, gast.Starred) for x in e.elts):
-                self.fail(e, "a starred element in a list or tuple display")
+                return self.starred_display(e, out, hint)
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e, Op("pack", source=hint or "t", args=list(e.elts))
         if isinstance(e, gast.Dict):
@@ -453,15 +460,24 @@ class _ANF:
         if hasattr(func, "_sg_method"):
             func.value = self.simple(func.value, out, hint)
         args = []
+        starred = None
         for a in e.args:
             if isinstance(a, gast.Starred):
                 pack = self.packs.get(a.value.id) if isinstance(a.value, gast.Name) else None
-                if not isinstance(pack, (gast.Tuple, gast.List)):
-                    self.fail(a, "*args in a call, unless args is the function's own *args or a tuple display")
-                args.extend(copy.deepcopy(pack.elts))
+                if isinstance(pack, (gast.Tuple, gast.List)):
+                    args.extend(copy.deepcopy(pack.elts))
+                    continue
+                if isinstance(a.value, (gast.Tuple, gast.List)) and \
+                        not any(isinstance(x, gast.Starred) for x in a.value.elts):
+                    args.extend(a.value.elts)       # f(*(a, b))
+                    continue
+                # f(*sizes): kept starred; allowed into what is not differentiated (see below)
+                a.value = self.simple(a.value, out, hint)
+                starred = starred or a
+                args.append(a)
             else:
                 args.append(a)
-        e.args = [self.simple(a, out, hint) for a in args]
+        e.args = [a if isinstance(a, gast.Starred) else self.simple(a, out, hint) for a in args]
         keywords = []
         for k in e.keywords:
             if k.arg is None:
@@ -477,6 +493,8 @@ class _ANF:
         for k in e.keywords:
             k.value = self.simple(k.value, out, hint)
         kwargs = {k.arg: k.value for k in e.keywords}
+        if starred is not None:
+            return e, self.starred_call(e, starred, hint)
         if hasattr(func, "_sg_method"):
             m = func._sg_method
             recv = func.value
@@ -508,22 +526,31 @@ class _ANF:
                                 values=[k.value for k in e.keywords])
             return display, Op("pack", source=hint or "d", args=list(display.values))
         name = getattr(obj, "__name__", None) or "call"
+        if name == "<lambda>":
+            name = func.id if isinstance(func, gast.Name) else func.attr if isinstance(func, gast.Attribute) \
+                else "lambda"
         if e.args and self.base(e.args[0]):
             name = name + "_" + self.base(e.args[0])
         if obj is not None and (registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj)):
             # a primitive, however it is reached (scipy.stats.norm.logpdf is a bound method with a rule)
             return e, self.classify_fn(obj, list(e.args), kwargs, e, name)
-        if getattr(func, "_sg_opaque_method", False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
-            return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         args = list(e.args)
         call = getattr(type(obj), "__call__", None)
         if (obj is not None and not isinstance(obj, type) and not callable(getattr(obj, "__code__", None))
-                and self.ctx.callee(obj) is None and call is not None and self.ctx.callee(call) is not None
-                and isinstance(func, gast.Name)):
+                and not inspect.ismethod(obj) and self.ctx.callee(obj) is None and call is not None
+                and self.ctx.callee(call) is not None):
             # an instance of the user's class called: obj(x) is type(obj).__call__(obj, x)
+            if not isinstance(func, gast.Name):
+                # self.layer(x), layers[0](x): the receiver is evaluated once, then called
+                receiver = self.simple(func, out, hint, force_name=True)
+                e.func = ast_util.name(receiver.id)
+                e.func._sg_callee = obj
+                func = e.func
             op = self.classify_fn(call, [ast_util.name(func.id)] + args, kwargs, e, name)
             op.receiver = obj
             return e, op
+        if getattr(func, "_sg_opaque_method", False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
+            return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and self.ctx.callee(obj.__func__) is not None:
             # a bound method of the user's (self.helper(x)): the receiver is its first argument
             func.value = self.simple(func.value, out, hint)
@@ -533,6 +560,62 @@ class _ANF:
             op.receiver = receiver      # the example `self`, so the callee resolves self.attr exactly
             return e, op
         return e, self.classify_fn(obj, args, kwargs, e, name)
+
+    def starred_display(self, e, out, hint):
+        """`(*a, b, *c)`: as_tuple(list_extend(list_extend(as_list(a), [b]),
+        as_list(c))) (a list display without the as_tuple): container
+        helpers with rules, so differentiated elements keep their
+        derivatives, and shapes (`np.zeros((*x.shape, 2))`) are plain values."""
+        parts, run = [], []
+        for x in e.elts + [None]:
+            if (x is None or isinstance(x, gast.Starred)) and run:
+                display = ast_util.copy_location(gast.List(elts=run, ctx=gast.Load()), e)
+                parts.append(self.simple(display, out, hint, force_name=True))
+                run = []
+            if isinstance(x, gast.Starred):
+                v = self.simple(x.value, out, hint, force_name=True)
+                parts.append(self.helper_call(containers.as_list, "as_list", [v], out, hint, e))
+            elif x is not None:
+                run.append(x)
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = self.helper_call(containers.list_extend, "list_extend", [acc, p], out, hint, e)
+        if isinstance(e, gast.List):
+            if len(parts) == 1:      # [*a]: a new list
+                return self.helper_top(containers.as_list, "as_list", [acc], hint, e)
+            return acc, Op("copy", args=[acc], source=hint or "t")
+        return self.helper_top(containers.as_tuple, "as_tuple", [acc], hint, e)
+
+    def helper_top(self, fn, name, args, hint, where):
+        call = ast_util.copy_location(ast_util.call(_injected(fn, name), args), where)
+        return call, self.classify_fn(fn, args, {}, where, hint or name)
+
+    def helper_call(self, fn, name, args, out, hint, where):
+        call, op = self.helper_top(fn, name, args, hint, where)
+        tmp = self.namer.fresh(hint or name)
+        self.temps.add(tmp)
+        out.append(self._assign(tmp, call, op, where))
+        return ast_util.name(tmp)
+
+    def starred_call(self, e, starred, source):
+        """`f(*seq)` with `seq` not a display: the arguments are known only at
+        run time, so `f` must have no derivative (a shape, a random draw:
+        nondiff, or opaque, which raises NoRuleError if a differentiated
+        value reaches it)."""
+        func = e.func
+        obj = getattr(func, "_sg_callee", None)
+        what = ast_util.to_source(func) if not hasattr(func, "_sg_method") else "." + func._sg_method
+        if hasattr(func, "_sg_method"):
+            if func._sg_method in _NONDIFF_ATTRS:
+                return Op("nondiff", source=source)
+            self.fail(starred, "*args into the array method %s" % what, "pass the arguments one by one")
+        if obj is not None and registry.is_nondiff(obj):
+            return Op("nondiff", source=source)
+        if obj is not None and (registry.adjoint_rule(obj) is not None or self.ctx.callee(obj) is not None
+                                or self.ctx.callee(getattr(type(obj), "__call__", None)) is not None):
+            self.fail(starred, "*args of a sequence into %s, which is differentiated" % what,
+                      "pass the arguments one by one, or as a tuple display: f(*(a, b))")
+        return Op("opaque", obj=obj, source=source, args=_names_in(e))
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if fn is builtins.abs:
@@ -584,6 +667,7 @@ class _ANF:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
                 self.fail(node, "this call of %s (%s)" % (getattr(user, "__name__", user), exc))
+            given = set(bound.arguments)
             bound.apply_defaults()
             ordered, extra, kw = [], [], {}
             for p, v in bound.arguments.items():
@@ -592,6 +676,15 @@ class _ANF:
                     extra = list(v)
                 elif kind is inspect.Parameter.VAR_KEYWORD:
                     kw = dict(v)
+                elif p not in given and not _literal(v):
+                    # a default value that is an object (nonlinearity=np.tanh): the VJP receives it (the call
+                    # passes it too, so that the code generators inject the name)
+                    v = bound.arguments[p] = _injected(v, p)
+                    if kind is inspect.Parameter.POSITIONAL_ONLY:
+                        node.args.append(v)
+                    else:
+                        node.keywords.append(gast.keyword(arg=p, value=v))
+                    ordered.append(v)
                 else:
                     ordered.append(v if isinstance(v, gast.AST) else ast_util.const(v))
             spec = None
@@ -612,10 +705,38 @@ class _ANF:
             op.examples = {p: bound.arguments[p]._sg_value for p in names if p in bound.arguments
                            and isinstance(bound.arguments[p], gast.AST)
                            and getattr(bound.arguments[p], "_sg_value", None) is not None}
+            # (the VJP call copies its arguments: without the objects, which need not be copyable)
+            op.args = [_without_value(a) for a in op.args]
             op.n_outputs = info.n_outputs
             op.node = node
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))
+
+
+def _literal(v):
+    """A value generated code may spell as a constant."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+        return True
+    return isinstance(v, tuple) and all(_literal(x) for x in v)
+
+
+def _injected(value, name):
+    """A Name standing for `value` in generated code (injected as a closure
+    cell by the code generators), carrying it as `_sg_value` for callees."""
+    n = ast_util.name(name)
+    n._sg_callee = value
+    n._sg_helper = True
+    if not isinstance(value, (np.ndarray, np.generic)):
+        n._sg_value = value
+    return n
+
+
+def _without_value(node):
+    """`node`, or a copy of a Name without its `_sg_value` (an injected
+    name is kept: the code generators rename it in place)."""
+    if isinstance(node, gast.Name) and hasattr(node, "_sg_value") and not getattr(node, "_sg_helper", False):
+        node = ast_util.copy_location(ast_util.name(node.id), node)
+    return node
 
 
 def _names_in(node):

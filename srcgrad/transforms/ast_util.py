@@ -186,6 +186,19 @@ def names_loaded(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
+def grad_of_names(node):
+    """The names used inside the insert_grad_of bodies that lowered `node`
+    holds (lower.py keeps each body on its marker, out of the tree)."""
+    out = set()
+    for n in gast.walk(node):
+        block = getattr(n, "_sg_grad_of", None)
+        if block is not None:
+            out |= {m.id for m in gast.walk(module(block[2])) if isinstance(m, gast.Name)}
+            if block[1] is not None:
+                out.add(block[1])
+    return out
+
+
 def names_stored(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 

@@ -5,9 +5,11 @@ Requires: parse. Guarantees: what passes uses only the statements and
 expressions lower.py and anf.py know: assignments (also to elements, and
 unpacking with a starred target), if/elif/else, for and while loops (no
 else clause) with break and continue, return anywhere, local def and lambda,
-list comprehensions, assert, raise and print. Not supported: try, with,
-yield, async, global/nonlocal, del of elements, import, class definitions inside, exec,
-eval, match, attribute assignment, set/dict comprehensions, :=.
+list comprehensions, `with` blocks (the context manager is not
+differentiated; the body may not return or break out of the block), assert,
+raise and print. Not supported: try, yield, async, global/nonlocal, del of
+elements, import, class definitions inside, exec, eval, match, attribute
+assignment, set/dict comprehensions, :=.
 """
 import gast
 
@@ -15,7 +17,6 @@ from ..errors import UnsupportedSyntaxError
 
 _STATEMENTS = {
     gast.Try: "try statement",
-    gast.With: "with statement",
     gast.AsyncWith: "async with statement",
     gast.AsyncFor: "async for loop",
     gast.AsyncFunctionDef: "async function",
@@ -92,6 +93,17 @@ def _check_stmt(parsed, stmt):
             _check_expr(parsed, stmt.test)
         for s in stmt.body:
             _check_stmt(parsed, s)
+    elif isinstance(stmt, gast.With):
+        for item in stmt.items:
+            _check_expr(parsed, item.context_expr)
+            if item.optional_vars is not None:
+                if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List)) for n in gast.walk(item.optional_vars)
+                           if not isinstance(n, (gast.expr_context,))):
+                    _fail(parsed, item.optional_vars, "a with statement whose target is not a name (as %s)"
+                          % type(item.optional_vars).__name__)
+        for s in stmt.body:
+            _check_stmt(parsed, s)
+        _check_with_exits(parsed, stmt, stmt.body, in_loop=False)
     elif isinstance(stmt, gast.FunctionDef):
         if stmt.decorator_list:
             _fail(parsed, stmt, "a decorated nested function")
@@ -106,6 +118,21 @@ def _check_stmt(parsed, stmt):
                 _fail(parsed, stmt, "del of an element or attribute")
     else:
         _fail(parsed, stmt, type(stmt).__name__ + " statement")
+
+
+def _check_with_exits(parsed, with_stmt, stmts, in_loop):
+    """A `with` body runs to its end in srcgrad (the exit is a statement
+    after it): no return, and no break or continue that leaves the block."""
+    for s in stmts:
+        if isinstance(s, gast.Return):
+            _fail(parsed, s, "a return inside a with block", "assign the result, and return after the block")
+        if isinstance(s, (gast.Break, gast.Continue)) and not in_loop:
+            _fail(parsed, s, "a %s out of a with block" % ("break" if isinstance(s, gast.Break) else "continue"),
+                  "put the loop inside the with block")
+        if isinstance(s, (gast.For, gast.While)):
+            _check_with_exits(parsed, with_stmt, s.body, True)
+        elif isinstance(s, (gast.If, gast.With)):
+            _check_with_exits(parsed, with_stmt, s.body + getattr(s, "orelse", []), in_loop)
 
 
 def _check_target(parsed, t):

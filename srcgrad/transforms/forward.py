@@ -143,6 +143,8 @@ class ForwardGenerator:
                     else:
                         code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code
+        if getattr(s, "_sg_grad_of", None) is not None:
+            return []       # an insert_grad_of block acts on adjoints only
         op = getattr(s, "_sg_op", None)
         if op is not None and op.kind == "push":
             # push(S, x) of generated code: x's tangent goes on S's tangent stack

@@ -17,14 +17,39 @@ names are resolved). Guarantees, for the returned body:
   `x` is saved like any overwritten name); `xs.append(v)` and
   `xs.extend(ys)` are `xs = list_append(xs, v)` / `list_extend`;
 - local functions (`def` and `lambda` inside the function) are inlined
-  where they are called, and list comprehensions become loops;
+  where they are called (also inside comprehensions), and list
+  comprehensions become loops;
+- a `with` block is its body between `v = with_enter(cm)` and
+  `with_exit(cm)` (srcgrad/runtime_syntax.py): the forward sweep runs the
+  body inside the context manager (np.errstate, warnings.catch_warnings),
+  the reverse sweep outside it; the context manager itself is never
+  differentiated (built from differentiated values, it raises where it is
+  built). A body that returns, or breaks out of the block, is rejected by
+  check.py;
+- `for a, b in zip(*seqs)` reads `seqs[0][i]`, `seqs[1][i]`;
+- a loop over sequences is marked with `_sg_over` (the names holding the
+  sequences, also those of zip and enumerate), so that resolve.py can
+  unroll it over a known list of objects;
+- element assignment to a name that may be a NumPy view of another array
+  (`a = x[::-1]`, `x.T`, `x.reshape(...)`, a row of a loop over an array)
+  while the other array is still read afterwards (or the other way round)
+  raises UnsupportedSyntaxError: NumPy would change both, the functional
+  setitem only one;
+- `with sg.insert_grad_of(x) as bx: body` is one marker statement,
+  `grad_of(x)`, holding the body (`_sg_grad_of`): the forward sweeps drop
+  it, the reverse sweep runs the body at its place with `bx` bound to the
+  adjoint of `x` accumulated so far, and takes back what `bx` holds
+  (Tangent's insert_grad_of). Names the body assigns are its own: a use
+  outside the block is rejected;
 - docstrings and `pass` are dropped; `print`, `assert` stay (forward only).
 """
 import builtins
 import copy
+import types
 
 import gast
 
+from .. import runtime_syntax
 from ..errors import UnsupportedSyntaxError
 from ..rules import containers
 from . import ast_util
@@ -108,12 +133,19 @@ class _Lowerer:
         raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
 
     # ------------------------------------------------------------ entry
-    def run(self):
+    def run(self, top=True):
         fdef = self.parsed.node
         body = _drop_deletes(fdef.body)
+        self.grad_of_blocks = []
+        body = self.withs(body)
+        if self.grad_of_blocks:
+            self.check_grad_of_names(body)
+            self.parsed.grad_of = True
         body = self.local_functions(body)
         body = self.hoist_block(body)
         body = self.sequences(body)
+        if top:
+            _ViewCheck(self).check(body)
         body = self.mutations(body)
         self.ret = None
         last = body[-1] if body else None
@@ -137,6 +169,96 @@ class _Lowerer:
             body = self.exits(body, None)
         fdef.body = body
         return fdef
+
+    # ------------------------------------------------------------ with
+    def _static(self, e):
+        """The object a Name or a chain of module attributes denotes in the
+        function's closure, globals or builtins (no other code runs), or None."""
+        func = self.parsed.func
+        if isinstance(e, gast.Attribute):
+            base = self._static(e.value)
+            return getattr(base, e.attr, None) if isinstance(base, types.ModuleType) else None
+        if not isinstance(e, gast.Name) or e.id in self.locals:
+            return None
+        code = getattr(func, "__code__", None)
+        if code is not None and e.id in code.co_freevars and func.__closure__:
+            try:
+                return func.__closure__[code.co_freevars.index(e.id)].cell_contents
+            except ValueError:
+                return None
+        scope = getattr(func, "__globals__", {})
+        return scope[e.id] if e.id in scope else getattr(builtins, e.id, None)
+
+    def _is_grad_of(self, s):
+        item = s.items[0]
+        return isinstance(item.context_expr, gast.Call) and getattr(
+            self._static(item.context_expr.func), "__srcgrad_grad_of__", False)
+
+    def grad_of(self, s):
+        """`with sg.insert_grad_of(x) as bx: body` -> the marker `grad_of(x)`
+        carrying (x, bx, body) as `_sg_grad_of`."""
+        item = s.items[0]
+        call = item.context_expr
+        if len(s.items) != 1:
+            self.fail(s, "sg.insert_grad_of with other context managers in one with statement")
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], gast.Name):
+            self.fail(call, "sg.insert_grad_of of something other than one variable",
+                      "name the value first: y = ...; with sg.insert_grad_of(y) as by:")
+        target = item.optional_vars
+        if target is not None and not isinstance(target, gast.Name):
+            self.fail(target, "sg.insert_grad_of(x) as a target other than a name")
+        for n in gast.walk(ast_util.module(s.body)):
+            if isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Lambda, gast.Yield, gast.YieldFrom)):
+                self.fail(n, "a %s inside an insert_grad_of block" % type(n).__name__)
+        own = set(ast_util.names_stored(ast_util.module(s.body))) | ({target.id} if target is not None else set())
+        self.grad_of_blocks.append((s, own))
+        marker = ast_util.expr_stmt(ast_util.call(_helper(runtime_syntax.grad_of, "grad_of"),
+                                                  [ast_util.name(call.args[0].id)]))
+        marker._sg_grad_of = (call.args[0].id, target.id if target is not None else None, s.body)
+        return _locate([ast_util.copy_location(marker, s)], s)[0]
+
+    def check_grad_of_names(self, body):
+        """The names an insert_grad_of body assigns exist in the reverse
+        sweep only: used anywhere else in the function, they are rejected."""
+        for block, own in self.grad_of_blocks:
+            inside = {id(n) for n in gast.walk(ast_util.module(block.body))}
+            for n in gast.walk(ast_util.module(body)):
+                if isinstance(n, gast.Name) and n.id in own and id(n) not in inside:
+                    self.fail(n, "%s, assigned inside an insert_grad_of block, used outside it" % n.id,
+                              "the block runs in the backward pass only; use another name outside it")
+
+    def withs(self, stmts):
+        """`with A as a, B: body` -> `_with = A; a = with_enter(_with);
+        _with_1 = B; with_enter(_with_1); body; with_exit(_with_1);
+        with_exit(_with)` (check.py has rejected returns and breaks out of
+        the body, so the exits always run after it; an exception in the
+        body exits them through Compiled.run)."""
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(s, (gast.If, gast.For, gast.While, gast.With)) and getattr(s, field, None):
+                    setattr(s, field, self.withs(getattr(s, field)))
+            if not isinstance(s, gast.With):
+                out.append(s)
+                continue
+            if self._is_grad_of(s):
+                out.append(self.grad_of(s))
+                continue
+            pre, post = [], []
+            for item in s.items:
+                cm = self.namer.fresh("_with")
+                pre.append(ast_util.assign(cm, item.context_expr))
+                enter = ast_util.call(_helper(runtime_syntax.with_enter, "with_enter"), [ast_util.name(cm)])
+                if item.optional_vars is not None:
+                    pre.append(ast_util.assign(item.optional_vars, enter))
+                else:
+                    pre.append(ast_util.expr_stmt(enter))
+                post.insert(0, ast_util.expr_stmt(
+                    ast_util.call(_helper(runtime_syntax.with_exit, "with_exit"), [ast_util.name(cm)])))
+            out.extend(_locate([ast_util.copy_location(x, s) for x in pre], s))
+            out.extend(s.body)
+            out.extend(_locate([ast_util.copy_location(x, s) for x in post], s))
+        return out
 
     # ------------------------------------------------- local functions
     def local_functions(self, stmts):
@@ -197,6 +319,7 @@ class _Lowerer:
         sub = _Lowerer.__new__(_Lowerer)
         sub.parsed, sub.namer, sub.local_fns = self.parsed, self.namer, dict(self.local_fns)
         sub.locals = self.locals | set(renames.values())
+        sub.aliases = self.aliases
         fake = copy.copy(self.parsed.node)
         fake.body = body
         sub.parsed = copy.copy(self.parsed)
@@ -204,7 +327,7 @@ class _Lowerer:
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == call.func.id
                for n in gast.walk(fake)):
             self.fail(call, "a recursive local function (%s)" % call.func.id, "define it at module level")
-        lowered = sub.run().body
+        lowered = sub.run(top=False).body
         ret = lowered[-1]
         if not isinstance(ret, gast.Return):
             self.fail(call, "a local function without a return value")
@@ -245,7 +368,9 @@ class _Lowerer:
                         self.fail(node, "a local function call or comprehension inside a lambda, "
                                   "conditional expression or and/or")
                     return node
-                node = super(H, h).generic_visit(node)
+                if not isinstance(node, (gast.ListComp, gast.GeneratorExp)) or node is root:
+                    # (a comprehension's element and conditions are hoisted inside its loop)
+                    node = super(H, h).generic_visit(node)
                 if node is not root and self._hoistable(node):
                     tmp = self.namer.fresh(node.func.id if isinstance(node, gast.Call) else "comp")
                     if isinstance(node, gast.Call):
@@ -286,7 +411,8 @@ class _Lowerer:
                 inner = [ast_util.if_(rename(cond), inner, [])]
             inner = [ast_util.for_(rename(g.target), rename(g.iter), inner)]
         out = _q("T = []", T=ast_util.name(target)) + inner
-        return _locate(out, comp)
+        # local functions called in the element or the conditions: inlined there
+        return self.hoist_block(_locate(out, comp))
 
     # ---------------------------------------------------------- sequences
     def sequences(self, stmts):
@@ -317,6 +443,7 @@ class _Lowerer:
             return _locate(pre, s) + [s]
         i = self.namer.fresh("_i")
         pre, reads, lengths = [], [], []
+        self._sequences = []
         index = ast_util.name(i)
         if _call_of(it, "reversed") and len(it.args) == 1 and not it.keywords:
             inner = it.args[0]
@@ -332,11 +459,26 @@ class _Lowerer:
         body = _locate([ast_util.assign(t, value) for t, value in reads], s) + s.body
         loop = ast_util.for_(ast_util.name(i, True), ast_util.call(ast_util.name("range"), [count]), body)
         ast_util.copy_location(loop, s)
+        if self._sequences and len(self._sequences) == len(lengths) and not _call_of(it, "reversed"):
+            loop._sg_over = list(self._sequences)      # for t in seq (zip, enumerate): t = seq[i]
         return _locate(pre, s) + [loop]
 
     def reads_for(self, target, it, index, pre, reads, lengths, s):
         """What `for target in it` reads at position `index` (zip and
         enumerate taken apart, so each sequence is indexed directly)."""
+        if _call_of(it, "zip") and not it.keywords and any(isinstance(a, gast.Starred) for a in it.args):
+            # zip(*seqs): the sequences are the elements of seqs
+            if len(it.args) != 1:
+                self.fail(s, "zip() of a starred argument and other arguments in a for loop")
+            if not isinstance(target, gast.Tuple) or any(isinstance(e, gast.Starred) for e in target.elts):
+                self.fail(s, "a zip(*...) loop whose target does not unpack every sequence")
+            seqs = self.namer.fresh("_zipped")
+            n = len(target.elts)
+            pre += _q("S = A\nif len(S) != %d:\n    raise ValueError('zip(*...) in a for loop: %%d sequences for "
+                      "%d targets' %% len(S))" % (n, n), S=ast_util.name(seqs), A=it.args[0].value)
+            for k, t in enumerate(target.elts):
+                self.reads_for(t, _qe("S[%d]" % k, S=ast_util.name(seqs)), index, pre, reads, lengths, s)
+            return
         if _call_of(it, "zip") and not it.keywords:
             if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
                 self.fail(s, "a zip loop whose target does not unpack every sequence")
@@ -372,11 +514,23 @@ class _Lowerer:
         pre += _q("S = list(A)" if _is_range(it) else "S = A", S=ast_util.name(seq), A=it)
         lengths.append(_qe("len(S)", S=ast_util.name(seq)))
         reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
+        self._sequences.append(seq)
 
     # ---------------------------------------------------------- mutations
     def mutations(self, stmts):
         out = []
         for s in stmts:
+            shared = getattr(s, "_sg_view_check", None)
+            if shared:
+                # a view or a copy, known at run time: NumPy's semantics checked before assigning
+                filename, lineno, col = self.parsed.origin(s)
+                what = (tuple((c, h) for _, c, h in shared), (filename, lineno, col))    # (messages, origin)
+                check = ast_util.call(_helper(runtime_syntax.check_not_shared, "check_not_shared"),
+                                      [ast_util.name(_mutated(s)[0]),
+                                       ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]),
+                                       _helper(what, "views")])
+                out.append(ast_util.copy_location(ast_util.expr_stmt(check), s))
+                _locate(out[-1:], s)
             if isinstance(s, gast.If):
                 s.body = self.mutations(s.body)
                 s.orelse = self.mutations(s.orelse)
@@ -525,6 +679,244 @@ class _Lowerer:
         test._sg_condition = True
         new = ast_util.copy_location(gast.While(test=test, body=head + body, orelse=[]), s)
         return pre + [new], ({self.ret[0]} if has_ret else set())
+
+
+# ------------------------------------------------------------------ views
+
+# a view whatever the array: basic slicing, the transpose, ...
+_VIEW_ATTRS = {"T", "mT", "real", "imag"}
+_VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis",
+               "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud",
+               "rot90", "broadcast_to", "real", "imag"}
+
+
+# builtins whose result holds no array of their arguments
+_NO_VIEW_BUILTINS = {"len", "range", "int", "float", "bool", "str", "abs", "round", "isinstance", "print", "hash",
+                     "id", "type", "repr", "format", "callable", "hasattr", "divmod", "pow", "complex"}
+
+
+def _advanced_index(sl):
+    """An index that makes NumPy copy (a list display: advanced indexing)."""
+    if isinstance(sl, gast.List):
+        return True
+    return isinstance(sl, gast.Tuple) and any(isinstance(e, gast.List) for e in sl.elts)
+
+
+def _basic_slicing(sl):
+    """An index with a slice, `...` or None: NumPy returns a view."""
+    parts = sl.elts if isinstance(sl, gast.Tuple) else [sl]
+    return any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
+               for p in parts)
+
+
+def _view_bases(value):
+    """{name: definite} for the names whose array `value` may be a view of
+    (NumPy shares the memory): definite for `x` itself, `x[1:]`, `x.T`,
+    `np.transpose(x)`, ...; not definite (a view or a copy depending on the
+    array, checked at run time) for `x[i]` and the arguments of any other
+    call (`x.reshape(...)`, a helper returning `x[1:]`)."""
+    if isinstance(value, gast.Name):
+        return {value.id: True}
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        if _advanced_index(value.slice):
+            return {}
+        return {value.value.id: _basic_slicing(value.slice)}
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
+        return {value.value.id: True}
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr in _VIEW_CALLS:
+        out = {}
+        if isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = True              # x.transpose()
+        if value.args and isinstance(value.args[0], gast.Name):
+            out[value.args[0].id] = True                 # np.transpose(x)
+        return out
+    if isinstance(value, gast.Call) and not (isinstance(value.func, gast.Name) and value.func.id in _NO_VIEW_BUILTINS):
+        # any other call may return a view of an argument (x.reshape(...), a helper returning x[1:]):
+        # checked at run time
+        out = {a.id: False for a in value.args if isinstance(a, gast.Name)}
+        out.update({k.value.id: False for k in value.keywords if isinstance(k.value, gast.Name)})
+        if isinstance(value.func, gast.Attribute) and isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = False
+        return out
+    return {}
+
+
+def _loads(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _subscript_base(t):
+    while isinstance(t, gast.Subscript):
+        t = t.value
+    return t.id if isinstance(t, gast.Name) else None
+
+
+def _mutated(s):
+    """The names `s` assigns elements of."""
+    if not isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        return []
+    targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+    out = []
+    for t in targets:
+        for e in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t]):
+            if isinstance(e, gast.Subscript) and _subscript_base(e) is not None:
+                out.append(_subscript_base(e))
+    return out
+
+
+class _ViewCheck:
+    """Element assignment and NumPy views: `a = x[::-1]; a[1] = v` changes
+    x in NumPy, and `b = x.T; x[0] = v` changes b, but the functional
+    `a = setitem(a, 1, v)` changes neither. For an element assignment to
+    one of a group of names that may share memory (`_view_bases`, taken
+    transitively) while another name of the group is still read afterwards
+    (live: a backwards liveness analysis of the structured body, loops to
+    their fixpoint): UnsupportedSyntaxError when the other is a view for
+    sure; otherwise (`tmp = y[j]` is a copy of a vector's element, a view of
+    a matrix's row) the statement gets `_sg_view_check`, the names to test at
+    run time (`check_not_shared`; names unbound on some path to the
+    statement are not tested).
+    Conservative: a name that was a view once counts as one everywhere."""
+
+    def __init__(self, lowerer):
+        self.low = lowerer
+        self.links = {}         # name -> {other name: (the assignment that links them, definite)}
+
+    def check(self, body):
+        self.locals = set(self.low.parsed.params) | ast_util.names_stored(ast_util.module(body))
+        for n in gast.walk(ast_util.module(body)):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                self.collect(n.targets[0], n.value, n)
+        if self.links:
+            self.assigned(body, set(self.low.parsed.params))
+            self.block(body, set(), True)
+
+    def collect(self, target, value, stmt):
+        if isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts):
+                    self.collect(t, v, stmt)
+            else:                   # a, b = x: the rows of x
+                for t in target.elts:
+                    t = t.value if isinstance(t, gast.Starred) else t
+                    if isinstance(t, gast.Name) and isinstance(value, gast.Name):
+                        self.link(t.id, value.id, stmt, False)
+            return
+        if isinstance(target, gast.Name):
+            for base, definite in _view_bases(value).items():
+                self.link(target.id, base, stmt, definite)
+
+    def link(self, view, base, stmt, definite):
+        if base == view or base not in self.locals or view not in self.locals:
+            return
+        for a, b in ((view, base), (base, view)):
+            old = self.links.setdefault(a, {}).get(b)
+            if old is None or (definite and not old[1]):
+                self.links[a][b] = (stmt, definite)
+
+    def paths(self, name):
+        """{other: True if some path of definite links joins them}."""
+        best = {name: True}
+        todo = [name]
+        while todo:
+            a = todo.pop()
+            for b, (_, definite) in self.links.get(a, {}).items():
+                d = best[a] and definite
+                if b not in best or (d and not best[b]):
+                    best[b] = d
+                    todo.append(b)
+        del best[name]
+        return best
+
+    # -- which names are assigned on every path to a statement
+    def assigned(self, stmts, defined):
+        for s in stmts:
+            if _mutated(s):
+                s._sg_defined = set(defined)
+            if isinstance(s, gast.If):
+                defined = self.assigned(s.body, set(defined)) & self.assigned(s.orelse, set(defined))
+            elif isinstance(s, (gast.For, gast.While)):
+                inner = set(defined)
+                if isinstance(s, gast.For):
+                    inner |= ast_util.names_stored(s.target)
+                self.assigned(s.body, inner)
+            else:
+                defined |= ast_util.names_stored(s)
+        return defined
+
+    # -- liveness, backwards
+    def block(self, stmts, live, report):
+        for s in reversed(stmts):
+            live = self.stmt(s, live, report)
+        return live
+
+    def stmt(self, s, live, report):
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if report:
+                for name in _mutated(s):
+                    self.mutation(name, live, s)
+            kills = set()
+            if not isinstance(s, gast.AugAssign):
+                for t in targets:
+                    kills |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            uses = _loads(s.value) if s.value is not None else set()
+            for t in targets:
+                uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
+            uses |= set(_mutated(s))
+            return (live - kills) | uses
+        if isinstance(s, gast.Return):
+            return _loads(s)
+        if isinstance(s, gast.If):
+            return _loads(s.test) | self.block(s.body, set(live), report) | self.block(s.orelse, set(live), report)
+        if isinstance(s, (gast.For, gast.While)):
+            head = set(live) | _loads(s.iter if isinstance(s, gast.For) else s.test)
+            target = ast_util.names_stored(s.target) if isinstance(s, gast.For) else set()
+            while True:
+                new = head | (self.block(s.body, set(head), False) - target)
+                if new == head:
+                    break
+                head = new
+            if report:
+                self.block(s.body, set(head), True)
+            return head
+        return set(live) | _loads(s)
+
+    def mutation(self, name, live, s):
+        if name not in self.links or name in self.low.aliases:     # (an alias: setitem raises)
+            return
+        runtime = []
+        for other, definite in sorted(self.paths(name).items()):
+            if other not in live:
+                continue
+            if not definite:
+                if other in getattr(s, "_sg_defined", ()):
+                    runtime.append((other,) + view_message(name, other, self.links))
+                continue        # (unbound on some path to here: not checked)
+            self.fail(name, other, s)
+        if runtime:
+            s._sg_view_check = runtime
+
+    def fail(self, name, other, s):
+        self.low.fail(s, *view_message(name, other, self.links))
+
+
+def view_message(name, other, links):
+    """(construct, hint) of the error for an element assignment to `name`
+    while `other`, which may share its memory, is still used."""
+    stmt = links.get(name, {}).get(other, (None,))[0]
+    if stmt is not None and other in _view_bases(stmt.value) and name in ast_util.names_stored(stmt):
+        construct = ("element assignment to %s, which may be a NumPy view of %s (NumPy would change %s too, "
+                     "srcgrad changes %s only)" % (name, other, other, name))
+        view = name
+    else:
+        construct = ("element assignment to %s while %s, which may be a NumPy view of it, is still used "
+                     "(NumPy would change %s too, srcgrad changes %s only)" % (name, other, other, name))
+        view = other
+    text = ast_util.to_source(stmt.value).strip() if stmt is not None else view
+    if stmt is None or "_seq" in text or "_zipped" in text:     # an element of a for loop
+        text = view
+    return construct, "make a copy: %s = %s.copy()" % (view, text)
 
 
 def _drop_deletes(stmts):

@@ -3,15 +3,25 @@
 Guarantees: the returned node has no decorators, and every node carries
 `_sg_origin = (filename, lineno, col)` pointing at the user's real file and
 line (so errors and generated comments name them).
+
+A lambda becomes the function `def name(params): return <body>`, named after
+the variable it is assigned to (`square = lambda a: a * a` is `square`), else
+`lambda_`. Its node is found in the source of its file (or notebook cell) by
+the code object's positions (Python 3.11 `co_positions()`: line and column
+spans of its instructions), so that several lambdas on one line, or a lambda
+inside a dict display or a call spanning lines, are told apart.
 """
+import ast
 import inspect
 import linecache
 import textwrap
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import SourceNotFoundError, UnsupportedSyntaxError
+from ..errors import SourceNotFoundError
 from . import ast_util
 
 
@@ -47,8 +57,7 @@ def _from_tree(func, tree):
 def parse(func, tree=None):
     """Parse `func` (a plain Python function), or take `tree`, the kept AST
     of generated code. Raises SourceNotFoundError when the source is
-    unavailable (built-ins, C extensions, exec'd code) and
-    UnsupportedSyntaxError for lambdas."""
+    unavailable (built-ins, C extensions, exec'd code)."""
     if tree is not None:
         return _from_tree(func, tree)
     code = getattr(func, "__code__", None)
@@ -56,17 +65,18 @@ def parse(func, tree=None):
     if code is None:
         raise SourceNotFoundError("srcgrad can only transform Python functions; %r is %s"
                                   % (name, type(func).__name__))
+    if code.co_name == "<lambda>":
+        return _parse_lambda(func, code, name)
     filename = code.co_filename
     try:
-        lines, firstlineno = inspect.getsourcelines(func)
+        # (from the code object: inspect follows __wrapped__, and a wrapper
+        # made by functools.wraps would be read as the function it wraps)
+        lines, firstlineno = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         raise SourceNotFoundError(
             "srcgrad could not find the source of %s (defined in %s): %s. Define it in a file "
             "or a notebook cell, not with exec/eval." % (name, filename, exc)) from None
     src = textwrap.dedent("".join(lines))
-    if code.co_name == "<lambda>":
-        raise UnsupportedSyntaxError("lambda", filename, firstlineno, None,
-                                     "define the function with def")
     try:
         module = gast.parse(src)
     except SyntaxError as exc:
@@ -83,4 +93,110 @@ def parse(func, tree=None):
     parsed = Parsed(func, node, filename, firstlineno)
     parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     parsed.n_positional = len(node.args.posonlyargs) + len(node.args.args)
+    return parsed
+
+
+# ------------------------------------------------------------------ lambdas
+
+_TREES = OrderedDict()          # (filename, source) -> (ast.Module, {id(Lambda): name}); a few files
+_TREES_LOCK = threading.Lock()
+_TREES_MAX = 16
+
+
+def _module_tree(filename, module_globals):
+    """The parsed source of `filename` (a file or a notebook cell registered
+    in linecache), and the names lambdas in it are assigned to."""
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        return None
+    src = "".join(lines)
+    key = (filename, src)
+    with _TREES_LOCK:
+        found = _TREES.get(key)
+        if found is not None:
+            _TREES.move_to_end(key)
+            return found
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    names = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Lambda):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                names[id(n.value)] = targets[0].id
+        elif isinstance(n, ast.keyword) and isinstance(n.value, ast.Lambda) and n.arg:
+            names[id(n.value)] = n.arg
+    with _TREES_LOCK:
+        _TREES[key] = (tree, names)
+        while len(_TREES) > _TREES_MAX:
+            _TREES.popitem(last=False)
+    return tree, names
+
+
+def _param_names(args):
+    """In the code object's order: positional, keyword-only, *args, **kwargs."""
+    out = [a.arg for a in args.posonlyargs + args.args] + [a.arg for a in args.kwonlyargs]
+    if args.vararg is not None:
+        out.append(args.vararg.arg)
+    if args.kwarg is not None:
+        out.append(args.kwarg.arg)
+    return out
+
+
+def _code_params(code):
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])
+
+
+def _find_lambda(code, tree):
+    """The ast.Lambda whose code object is `code`: it starts on the code's
+    first line, has its parameters, and its body's span contains every
+    instruction's source position; the innermost such lambda (an enclosing
+    lambda's body contains the inner one's positions too, but the inner
+    body does not contain the enclosing code's MAKE_FUNCTION)."""
+    positions = [(line, col, end_line, end_col) for line, end_line, col, end_col in code.co_positions()
+                 if line is not None and col is not None and end_line is not None and end_col is not None
+                 and (line, col) != (end_line, end_col)]
+    params = _code_params(code)
+
+    def contains(body, p):
+        return ((body.lineno, body.col_offset) <= (p[0], p[1])
+                and (p[2], p[3]) <= (body.end_lineno, body.end_col_offset))
+
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
+             and _param_names(n.args) == params and all(contains(n.body, p) for p in positions)]
+    if not found:
+        return None
+    return min(found, key=lambda n: (n.body.end_lineno - n.body.lineno, n.body.end_col_offset - n.body.col_offset
+                                     if n.body.end_lineno == n.body.lineno else 0, -n.col_offset))
+
+
+def _parse_lambda(func, code, name):
+    """Parse a lambda as `def <name>(<params>): return <body>` (see the module
+    docstring). Raises SourceNotFoundError when its source is unavailable."""
+    filename = code.co_filename
+    found = _module_tree(filename, getattr(func, "__globals__", None))
+    node = _find_lambda(code, found[0]) if found is not None else None
+    if node is None:
+        raise SourceNotFoundError(
+            "srcgrad could not find the source of the lambda %s (defined in %s, line %d). Define it in a "
+            "file or a notebook cell, not with exec/eval." % (name, filename, code.co_firstlineno))
+    fname = found[1].get(id(node), "lambda_")
+    ret = ast.Return(value=node.body)
+    ast.copy_location(ret, node.body)
+    fdef = ast.FunctionDef(name=fname, args=node.args, body=[ret], decorator_list=[], returns=None,
+                           type_comment=None)
+    ast.copy_location(fdef, node)
+    fdef.end_lineno, fdef.end_col_offset = node.end_lineno, node.end_col_offset
+    gnode = gast.ast_to_gast(fdef)
+    for n in gast.walk(gnode):
+        if hasattr(n, "lineno"):
+            n._sg_origin = (filename, n.lineno, getattr(n, "col_offset", None))
+    parsed = Parsed(func, gnode, filename, code.co_firstlineno)
+    args = gnode.args
+    parsed.params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    parsed.n_positional = len(args.posonlyargs) + len(args.args)
     return parsed

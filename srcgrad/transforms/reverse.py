@@ -187,7 +187,7 @@ class ReverseGenerator:
             elif isinstance(s, gast.While):
                 out.append(ast_util.copy_location(gast.While(test=s.test, body=self.fwd_block(s.body),
                                                              orelse=[]), s))
-            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)):
+            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)) and getattr(s, "_sg_grad_of", None) is None:
                 out.append(s)
         return out
 
@@ -239,6 +239,8 @@ class ReverseGenerator:
 
     def rev_stmt(self, s, nz):
         if isinstance(s, gast.Expr):
+            if getattr(s, "_sg_grad_of", None) is not None:
+                return self.grad_of(s, nz)
             op = getattr(s, "_sg_op", None)
             if op is not None and op.kind == "push":
                 return self.push_adjoint(s, op, nz)
@@ -332,6 +334,39 @@ class ReverseGenerator:
     def stack_adjoint(self, stack):
         self.used_stacks.add(stack)
         return self.adjoint(stack)
+
+    def grad_of(self, s, nz):
+        """`with sg.insert_grad_of(x) as bx: body` reversed: the body runs
+        on the adjoint of x accumulated so far (zeros if none), which is
+        then what bx holds (a copy first if the body assigns elements; on a
+        stack of cotangents, once per cotangent). Nothing for an inactive x."""
+        x, target, body = s._sg_grad_of
+        if x not in self.active:
+            return []
+        a = self.adjoint(x)
+        current = ast_util.name(a) if x in nz else self.zeros(x)
+        user = target or self.namer.fresh("_bgrad")
+        body = ast_util.clone(body)
+        mutates = any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+                      for n in gast.walk(ast_util.module(body)))
+        copy_fn = ast_util.quote_expr(self.np_name() + ".array")
+        if self.batched:
+            k, rows = self.namer.fresh("_k"), self.namer.fresh("_rows")
+            read = ast_util.quote_expr("%s[%s]" % (a, k))
+            loop = ast_util.for_(ast_util.name(k, store=True),
+                                 ast_util.call(ast_util.name("range"), [ast_util.name(self.batch)]),
+                                 [ast_util.assign(user, ast_util.call(copy_fn, [read]) if mutates else read)]
+                                 + body + [ast_util.expr_stmt(ast_util.call(
+                                     ast_util.quote_expr("%s.append" % rows), [ast_util.name(user)]))])
+            code = [ast_util.assign(a, current), ast_util.assign(rows, gast.List(elts=[], ctx=gast.Load())),
+                    loop, ast_util.assign(a, ast_util.call(ast_util.quote_expr(self.np_name() + ".stack"),
+                                                           [ast_util.name(rows)]))]
+        else:
+            code = [ast_util.assign(user, ast_util.call(copy_fn, [current]) if mutates else current)]
+            code += body + [ast_util.assign(a, ast_util.name(user))]
+        nz.add(x)
+        own = {id(c) for c in body}
+        return self.comment(s) + [c if id(c) in own else ast_util.copy_location(c, s) for c in code]
 
     def push_adjoint(self, s, op, nz):
         """push(S, x) reversed: x's cotangent comes off bS."""

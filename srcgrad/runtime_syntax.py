@@ -1,0 +1,154 @@
+"""What generated code calls for the Python syntax the front end lowers:
+`with` blocks, loops unrolled over objects, NumPy's index tricks.
+
+Like srcgrad/runtime.py, no gast and no compiler here: generated code calls
+these at run time (and generated code transformed again calls them too).
+None has a derivative rule: `r_range` meeting a differentiated value raises
+NoRuleError where the compiler classifies it (it is opaque), `with_enter`
+and `column_shape` are non-differentiable (a context manager's value, a
+shape), and the statements `with_exit(cm)`, `check_unrolled(...)` and
+`check_not_shared(...)` run in the forward sweep only.
+"""
+import threading
+
+import numpy as np
+
+from .errors import UnsupportedSyntaxError
+from .runtime import nondiff_helper
+
+# ------------------------------------------------------------------ with
+
+_contexts = threading.local()
+
+
+def _stack():
+    stack = getattr(_contexts, "stack", None)
+    if stack is None:
+        stack = _contexts.stack = []
+    return stack
+
+
+class with_enter:
+    """`with cm as v:` in generated code: `v = with_enter(cm)` before the
+    body (the context manager's __enter__), remembered so that an exception
+    raised in the body still exits it (`unwind`). A class, so that the
+    compiler reports a context manager built from differentiated values as
+    an object it cannot differentiate (UnsupportedSyntaxError naming the
+    `with` line): the context manager itself is never differentiated."""
+
+    def __new__(cls, cm):
+        value = type(cm).__enter__(cm)
+        _stack().append(cm)
+        return value
+
+
+with_enter.__name__ = with_enter.__qualname__ = "with-statement target (with ... as v)"
+
+
+def grad_of(x):
+    """The place of a `with sg.insert_grad_of(x)` block in lowered code
+    (lower.py); the forward sweeps drop it, so it never runs."""
+    raise AssertionError("the insert_grad_of marker of srcgrad ran")
+
+
+def with_exit(cm):
+    """The end of a `with` body in generated code: the context manager's
+    __exit__(None, None, None)."""
+    stack = _stack()
+    if stack and stack[-1] is cm:
+        stack.pop()
+    type(cm).__exit__(cm, None, None, None)
+
+
+def depth():
+    """How many `with` blocks of generated code are open (in this thread)."""
+    return len(_stack())
+
+
+def unwind(level, exc):
+    """Exit, innermost first, the `with` blocks of generated code opened
+    above `level` that an exception `exc` left: each __exit__ receives the
+    exception, as in Python. A context manager that would suppress it
+    (`contextlib.suppress`) cannot, since the generated function has already
+    stopped: a RuntimeError says so."""
+    stack = _stack()
+    suppressed = []
+    while len(stack) > level:
+        cm = stack.pop()
+        if type(cm).__exit__(cm, type(exc), exc, exc.__traceback__):
+            suppressed.append(cm)
+    if suppressed:
+        raise RuntimeError("srcgrad: the context manager %r would suppress this exception, which generated code "
+                           "cannot do; catch it outside the differentiated function" % suppressed[0]) from exc
+
+
+# ------------------------------------------------------------------ unrolled loops
+
+def check_unrolled(seq, objects, where):
+    """Before a loop that the compiler unrolled over the objects of a list
+    read from a global (or an attribute): the list still holds the same
+    objects, else the compiled code is stale."""
+    if len(seq) != len(objects) or any(a is not b for a, b in zip(seq, objects)):
+        raise RuntimeError(
+            "srcgrad: the list iterated at %s changed (an element was replaced, added or removed) since srcgrad "
+            "unrolled the loop over its %d objects; bind the name to a new list to recompile" % (where, len(objects)))
+
+
+def check_length(seq, n, where):
+    """Before a loop the compiler unrolled n times (zip of a known list of
+    n objects with `seq`): `seq` has at least n elements (Python's zip
+    would stop earlier, which the unrolled code cannot)."""
+    if len(seq) < n:
+        raise ValueError("srcgrad: the loop at %s was unrolled over %d objects, but a sequence zipped with them has "
+                         "only %d elements" % (where, n, len(seq)))
+
+
+# ------------------------------------------------------------------ views
+
+def _shares(a, b):
+    """Do `a` and `b` (arrays, or containers holding arrays) share memory?"""
+    if isinstance(a, (list, tuple)):
+        return any(_shares(e, b) for e in a)
+    if isinstance(a, dict):
+        return any(_shares(e, b) for e in a.values())
+    if isinstance(b, (list, tuple, dict)):
+        return _shares(b, a)
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10 ** 6))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def check_not_shared(array, others, views):
+    """Before an element assignment to `array` that the compiler lowered to
+    a functional setitem: none of `others` (names still used afterwards)
+    may share memory with it, since NumPy would change them too
+    (`row = X[i]` is a view of a matrix's row, a copy of a vector's
+    element). `views` is (the (construct, hint) of each other name, the
+    user's (file, line, column)): raises UnsupportedSyntaxError naming them."""
+    messages, origin = views
+    for other, (construct, hint) in zip(others, messages):
+        if _shares(array, other):
+            raise UnsupportedSyntaxError(construct, *origin, hint)
+
+
+# ------------------------------------------------------------------ np.r_ / np.c_
+
+@nondiff_helper
+def column_shape(a):
+    """The shape np.c_ gives an item before joining: a 1-d array of length
+    n becomes an (n, 1) column, a scalar (1, 1); others keep their shape."""
+    shape = np.shape(a)
+    if len(shape) == 0:
+        return (1, 1)
+    if len(shape) == 1:
+        return (shape[0], 1)
+    return shape
+
+
+def r_range(start, stop, step):
+    """A slice item of np.r_ / np.c_: `np.r_[start:stop:step]` (np.arange, or
+    np.linspace for an imaginary step)."""
+    return np.r_[slice(start, stop, step)]
