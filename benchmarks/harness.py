@@ -165,6 +165,8 @@ class Bench:
         self.log = log or (lambda text: None)
         self._by_name = {}
         self._pending = []   # (row, fn, number, memory) waiting to be timed
+        self.show_ratios = True   # False where a ratio to the reference means nothing
+        self.checked_against = None   # overrides the reference's name in the table header
 
     # ---- rows
     def _row(self, name, kind, notes=""):
@@ -259,6 +261,14 @@ class Bench:
         row["peak_bytes"] = peak_bytes
         return row
 
+    def derived(self, name, value, notes="", kind="derived"):
+        """A row whose time is computed from other rows after timing:
+        `value` is a zero-argument callable returning seconds (or None)."""
+        row = self._row(name, kind, notes)
+        row["status"] = "pending"
+        row["_value"] = value
+        return row
+
     def failed(self, name, exc, notes=""):
         """A path that raised outside `path` (in its set-up)."""
         row = self._row(name, "path", notes)
@@ -333,9 +343,17 @@ class Bench:
     def finish(self):
         """Time what is queued, compute ratios and goals; the JSON record."""
         self.time_pending()
+        for row in self.rows:
+            value = row.pop("_value", None)
+            if value is not None:
+                try:
+                    row["median_s"] = value()
+                    row["status"] = OK if row["median_s"] is not None else SKIPPED
+                except Exception as exc:   # noqa: BLE001
+                    row["status"], row["error"] = FAILED, _error_text(exc)
         ref = next((r for r in self.rows if r["kind"] == "reference" and r["status"] == OK), None)
         for row in self.rows:
-            if ref is not None and row["median_s"] is not None:
+            if ref is not None and row["median_s"] is not None and self.show_ratios:
                 row["ratio"] = row["median_s"] / ref["median_s"]
             if ref is not None and ref["peak_bytes"] and row["peak_bytes"] is not None:
                 row["memory_ratio"] = row["peak_bytes"] / ref["peak_bytes"]

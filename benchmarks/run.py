@@ -216,7 +216,7 @@ def run_workload(name, settings, verbose=True):
         bench.note("workload stopped early:\n" + traceback.format_exc())
     result = bench.finish()
     result["title"] = module.TITLE
-    result["checked_against"] = getattr(bench, "checked_against", None) or next(
+    result["checked_against"] = bench.checked_against or next(
         (r["path"] for r in result["rows"] if r["kind"] == "reference"), None)
     result["error"] = error
     result["seconds"] = time.perf_counter() - t0
