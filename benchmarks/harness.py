@@ -5,7 +5,7 @@ and talks to one `Bench` object:
 
     bench.reference("hand-written NumPy", fn)     # the derivative everything is checked against
     bench.path("srcgrad sg.grad", fn, memory=True)
-    bench.first_call("JAX jit first call", make_fn)
+    bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_fn)
     bench.target("sg.grad / hand-written", lambda: bench.ratio(a, b), "<=", 1.25, "issue 10")
 
 How a path is measured (`Bench.path`):
@@ -24,9 +24,11 @@ How a path is measured (`Bench.path`):
    so that one repeat lasts at least ``min_time`` seconds.
 3. **Timing, interleaved** (`Bench.time_pending`, after every path of the
    workload has been checked): in rounds, each round timing one repeat of
-   ``number`` calls of every path still running, with `time.perf_counter`,
-   so a change of machine load during the workload hits all paths alike
-   (the ratios stay meaningful on a shared machine). The garbage collector
+   ``number`` calls of every path still running, in a shuffled order (a
+   seeded generator), with `time.perf_counter`. A change of machine load
+   during the workload hits all paths alike, and no path always follows
+   the same one (PyTorch's and OpenMP's worker threads spin for a while
+   after a call and slow down whatever runs next). The garbage collector
    stays on, as in real use. A path stops after ``repeat`` repeats, or after
    3 once it has used ``budget`` seconds, so a slow path (autograd on 1000
    scalar steps, JAX eager) cannot blow the run's time. The reported time
@@ -40,15 +42,15 @@ How a path is measured (`Bench.path`):
 The ratio printed for each path is its median over the reference's median
 (hand-written NumPy = 1).
 
-``first_call`` measures what happens once per function: each measurement
-builds a fresh function with ``make_fn()`` (new closure, so JAX's trace and
-compile caches, keyed by the function object, miss), and times its first
-call; the median over up to ``repeat`` fresh functions (within ``budget``)
-is reported.
+``jit_paths`` measures what happens once per function, besides the steady
+state: the first call of a fresh function from ``make_fn()`` (new closure,
+so JAX's trace and compile caches, keyed by the function object, miss),
+the median over up to ``repeat`` fresh functions (within ``budget``).
 """
 import gc
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -58,6 +60,11 @@ import tracemalloc
 import numpy as np
 
 OK, WRONG, FAILED, SKIPPED, INFO = "ok", "WRONG", "FAILED", "skipped", "info"
+
+
+class WorkloadSkipped(Exception):
+    """Raised by a workload that cannot run here (a library it needs is
+    missing); the runner reports the reason and goes on."""
 
 
 class Settings:
@@ -72,7 +79,9 @@ class Settings:
         self.min_time = min_time if min_time is not None else (0.003 if quick else 0.02)
         self.budget = budget if budget is not None else (0.3 if quick else 2.0)
         self.warmup = warmup if warmup is not None else (1 if quick else 2)
-        self.subprocesses = subprocesses if subprocesses is not None else (2 if quick else 5)
+        if subprocesses is None:
+            subprocesses = 1 if small else 2 if quick else 5
+        self.subprocesses = subprocesses
 
     def as_dict(self):
         return {"quick": self.quick, "small": self.small, "repeat": self.repeat,
@@ -190,13 +199,16 @@ class Bench:
         self._prepare(row, fn, memory, time.perf_counter() - t0)
         return row
 
-    def path(self, name, fn, memory=False, notes="", check=True):
+    def path(self, name, fn, memory=False, notes="", check=True, costly_start=False):
         """Check `fn()` against the reference, warm it up, and queue it for
         timing. `check=False` only for rows that compute no derivative (a
-        plain forward pass): they are marked `info`."""
+        plain forward pass): they are marked `info`. `costly_start`: the
+        first call costs seconds whatever the size (JAX eager compiles every
+        primitive on first use), so the path is skipped at --small sizes."""
+        if costly_start and self.settings.small:
+            return self.skip(name, "not run at --small sizes (seconds of compilation)")
         row = self._row(name, "path" if check else "info", notes)
         self.log("  %s ..." % name)
-        gc.collect()
         try:
             t0 = time.perf_counter()
             out = fn()
@@ -223,35 +235,46 @@ class Bench:
         row["number"] = number
         self._pending.append((row, fn, number, memory))
 
-    def first_call(self, name, make_fn, notes=""):
-        """Time the first call of fresh functions from `make_fn()` (compile
-        time included), checking each result. Measured at once."""
-        row = self._row(name, "first call", notes)
-        self.log("  %s ..." % name)
+    def jit_paths(self, steady_name, first_name, make_fn, notes="", first_notes="trace + compile + run"):
+        """A just-in-time compiled path, as two rows: `first_name`, the first
+        call of a fresh function from `make_fn()` (tracing and compilation
+        included), and `steady_name`, the same function afterwards (timed
+        like any path). The first compiled function serves both rows; more
+        fresh functions (new closures, so JAX's caches, keyed by the
+        function object, miss) are built only for more first-call samples,
+        up to `repeat` within the budget. Each result is checked."""
+        first = self._row(first_name, "first call", first_notes)
+        self.log("  %s ..." % first_name)
         times = []
-        spent = 0.0
+        fn = None
         while len(times) < self.settings.repeat:
-            gc.collect()
             try:
                 t0 = time.perf_counter()
-                fn = make_fn()
-                out = fn()
+                candidate = make_fn()
+                out = candidate()
                 elapsed = time.perf_counter() - t0
             except Exception as exc:   # noqa: BLE001
-                row["status"], row["error"] = FAILED, _error_text(exc)
-                row["traceback"] = traceback.format_exc()
-                return row
+                first["status"], first["error"] = FAILED, _error_text(exc)
+                first["traceback"] = traceback.format_exc()
+                break
             problem = compare(out, self.expected, self.rtol, self.atol)
             if problem:
-                row["status"], row["error"] = WRONG, problem
-                return row
-            times.append(elapsed)
-            spent += elapsed
-            if spent > self.settings.budget:
+                first["status"], first["error"] = WRONG, problem
                 break
-        row["status"], row["times_s"], row["number"] = OK, times, 1
-        row["median_s"] = statistics.median(times)
-        return row
+            fn = fn or candidate
+            times.append(elapsed)
+            if sum(times) > self.settings.budget:
+                break
+        if times and first["status"] is None:
+            first["status"], first["times_s"], first["number"] = OK, times, 1
+            first["median_s"] = statistics.median(times)
+        if fn is None:   # the first call failed: so does the steady state
+            steady = self._row(steady_name, "path", notes)
+            steady["status"], steady["error"] = first["status"], "see " + first_name
+        else:
+            self.path(steady_name, fn, notes=notes)
+        self.rows.remove(first)   # the steady-state row reads first
+        self.rows.append(first)
 
     def measured(self, name, seconds, times=None, notes="", peak_bytes=None, kind="path"):
         """A row measured by the workload itself (a subprocess, a difference)."""
@@ -297,12 +320,14 @@ class Bench:
         if pending:
             self.log("  timing %d paths ..." % len(pending))
         gc.collect()
+        order = random.Random(0)
         while True:
             active = [p for p in pending
                       if len(p[4]) < self.settings.repeat
                       and not (len(p[4]) >= 3 and p[5] > self.settings.budget)]
             if not active:
                 break
+            order.shuffle(active)   # no path always runs right after the same one
             for p in active:
                 per_call = time_repeat(p[1], p[2])
                 p[4].append(per_call)
@@ -394,8 +419,29 @@ def limit_threads(n):
         _THREAD_LIMIT["blas"] = tpc.threadpool_limits(limits=n)   # kept alive: stays in force
 
 
+_DISABLED = set()
+
+
+def disable(*libraries):
+    """Treat these optional libraries as absent (the runner's --without)."""
+    _DISABLED.update(libraries)
+
+
+def disabled():
+    return set(_DISABLED)
+
+
+def unavailable(library):
+    """Why a path of `library` is skipped: the note in the table."""
+    if library in _DISABLED:
+        return "%s disabled (--without)" % library
+    return "%s not importable" % library
+
+
 def optional(module_name):
     """Import an optional library (jax, torch, autograd), or None."""
+    if module_name.split(".")[0] in _DISABLED:
+        return None
     try:
         return __import__(module_name, fromlist=["_"])
     except Exception:   # noqa: BLE001  (ImportError, or a broken install)

@@ -18,6 +18,7 @@ be regenerated from it (`--from-json ... --markdown`).
 """
 import argparse
 import datetime
+import gc
 import importlib
 import json
 import os
@@ -39,9 +40,18 @@ from benchmarks import harness  # noqa: E402
 WORKLOADS = ["pendulum", "mlp", "rnn", "smallops", "digits", "transform", "overhead",
              "jacobian", "hessian"]
 DEFAULT_JSON = os.path.join(HERE, "results.json")
+OPTIONAL_LIBRARIES = ["jax", "torch", "autograd"]
 
 
-def _version(module_name):
+def _version(module_name, dist_name=None):
+    """The version of the module the benchmarks import; for a library
+    disabled by --without, the installed distribution's (not imported)."""
+    if module_name in OPTIONAL_LIBRARIES and not harness.optional(module_name):
+        try:
+            from importlib.metadata import version as dist_version
+            return dist_version(dist_name or module_name) + " (not used)"
+        except Exception:   # noqa: BLE001
+            return None
     module = harness.optional(module_name)
     if module is None:
         return None
@@ -49,7 +59,7 @@ def _version(module_name):
     if version is None:
         try:
             from importlib.metadata import version as dist_version
-            version = dist_version(module_name)
+            version = dist_version(dist_name or module_name)
         except Exception:   # noqa: BLE001
             version = "?"
     return version
@@ -84,8 +94,10 @@ def machine_info():
         "cpu": cpu, "cores": os.cpu_count(), "usable_cores": usable, "load_average": load,
         "platform": platform.platform(), "python": platform.python_version(),
         "numpy": _version("numpy"), "srcgrad": _version("srcgrad"), "srcgrad_commit": commit,
+        "srcgrad_path": os.path.dirname(harness.optional("srcgrad").__file__),
         "autograd": _version("autograd"), "jax": _version("jax"), "torch": _version("torch"),
-        "scipy": _version("scipy"), "scikit-learn": _version("sklearn"),
+        "disabled": sorted(harness.disabled()),
+        "scipy": _version("scipy"), "scikit-learn": _version("sklearn", "scikit-learn"),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
     }
     torch = harness.torch_module() if info["torch"] else None
@@ -148,7 +160,8 @@ def _target_line(t):
                                                      t["bound"], t["source"], verdict)
 
 
-def print_workload(result, title, out=sys.stdout):
+def print_workload(result, title, out=None):
+    out = out or sys.stdout
     rows = [["path", "median", "vs hand", "peak memory", "notes"]]
     rows += [_row_cells(r) for r in result["rows"]]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -209,8 +222,12 @@ def run_workload(name, settings, verbose=True):
     bench = harness.Bench(name, settings, log=harness.log_to_stderr if verbose else None)
     t0 = time.perf_counter()
     error = None
+    skipped = None
     try:
         module.run(bench)
+    except harness.WorkloadSkipped as exc:
+        skipped = str(exc)
+        bench.note("workload skipped: %s" % exc)
     except Exception as exc:   # noqa: BLE001  (report, and go on with the next workload)
         error = "%s: %s" % (type(exc).__name__, exc)
         bench.note("workload stopped early:\n" + traceback.format_exc())
@@ -219,6 +236,7 @@ def run_workload(name, settings, verbose=True):
     result["checked_against"] = bench.checked_against or next(
         (r["path"] for r in result["rows"] if r["kind"] == "reference"), None)
     result["error"] = error
+    result["skipped"] = skipped
     result["seconds"] = time.perf_counter() - t0
     return result
 
@@ -237,6 +255,9 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, metavar="N",
                         help="run BLAS, PyTorch and XLA on N threads (default: each library's "
                              "own choice); --threads 1 steadies the numbers on a loaded machine")
+    parser.add_argument("--without", nargs="+", metavar="LIB", choices=OPTIONAL_LIBRARIES,
+                        default=[], help="treat these libraries as absent: "
+                        + ", ".join(OPTIONAL_LIBRARIES))
     parser.add_argument("--small", action="store_true",
                         help="tiny problem sizes (for the smoke test; the numbers mean nothing)")
     parser.add_argument("--markdown", action="store_true", help="also print Markdown tables")
@@ -274,7 +295,14 @@ def main(argv=None):
     settings = harness.Settings(quick=args.quick, repeat=args.repeat, small=args.small,
                                 threads=args.threads)
     harness.limit_threads(args.threads)   # before torch or jax is imported
-    info = machine_info()
+    harness.disable(*args.without)
+    info = machine_info()   # imports every library timed
+    # Everything imported so far (JAX's and PyTorch's large object graphs)
+    # goes to the permanent generation: a gc.collect() then costs
+    # milliseconds, not a third of a second, and the collector's pauses
+    # during timing are about the objects the paths themselves create.
+    gc.collect()
+    gc.freeze()
     print("srcgrad benchmarks: %s, %s cores (%s usable), load %s" % (
         info["cpu"], info["cores"], info["usable_cores"],
         " ".join("%.2f" % x for x in info["load_average"]) if info["load_average"] else "?"))

@@ -59,7 +59,7 @@ def run_paths(bench, loss, params, x, y, l2):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd", "autograd not importable")
+        bench.skip("autograd", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
         ag = autograd.grad(with_numpy(body, anp), argnum=(0, 1, 2, 3))
@@ -68,22 +68,21 @@ def run_paths(bench, loss, params, x, y, l2):
     jax, jnp = harness.jax_modules()
     if jax is None:
         for name in ("JAX eager", "JAX jit (steady state)", "JAX jit first call"):
-            bench.skip(name, "jax not importable")
+            bench.skip(name, harness.unavailable("jax"))
     else:
         j_args = [jnp.asarray(a) for a in list(params) + [x, y]]
         j_eager = jax.grad(with_numpy(body, jnp), argnums=(0, 1, 2, 3))
         bench.path("JAX eager", lambda: jax.block_until_ready(j_eager(*j_args)),
-                   notes="same source")
+                   notes="same source", costly_start=True)
 
         def make_jit():
             g = jax.jit(jax.grad(with_numpy(body, jnp), argnums=(0, 1, 2, 3)))
             return lambda: jax.block_until_ready(g(*j_args))
-        bench.path("JAX jit (steady state)", make_jit(), notes="same source")
-        bench.first_call("JAX jit first call", make_jit, notes="trace + compile + run")
+        bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_jit, notes="same source")
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch eager", "torch not importable")
+        bench.skip("PyTorch eager", harness.unavailable("torch"))
     else:
         t_params = [torch.tensor(p, requires_grad=True) for p in params]
         t_x, t_y = torch.tensor(x), torch.tensor(y)

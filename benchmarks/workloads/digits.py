@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from benchmarks import harness
 from benchmarks.workloads import _softmax_mlp
 
 NAME = "digits"
@@ -23,9 +24,13 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 def load_example():
+    """examples/digits.py as a module (it needs scikit-learn and tqdm)."""
     if EXAMPLES not in sys.path:
         sys.path.insert(0, EXAMPLES)
-    import digits
+    try:
+        import digits
+    except ImportError as exc:
+        raise harness.WorkloadSkipped("examples/digits.py cannot be imported: %s" % exc)
     return digits
 
 

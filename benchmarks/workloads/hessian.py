@@ -39,8 +39,10 @@ def closed_form_hessian(x):
 
 
 def run(bench):
-    import scipy.optimize
     import srcgrad as sg
+    if harness.optional("scipy.optimize") is None:
+        raise harness.WorkloadSkipped("scipy not importable (the reference is scipy.optimize)")
+    import scipy.optimize
 
     n = 10 if bench.settings.small else 100
     bench.params = {"n": n}
@@ -73,7 +75,7 @@ def run(bench):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd.hessian", "autograd not importable")
+        bench.skip("autograd.hessian", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
         ag = autograd.hessian(with_numpy(rosen, anp))
@@ -81,21 +83,21 @@ def run(bench):
 
     jax, jnp = harness.jax_modules()
     if jax is None:
-        bench.skip("JAX", "jax not importable")
+        bench.skip("JAX", harness.unavailable("jax"))
     else:
         jx = jnp.asarray(x)
         eager = jax.hessian(with_numpy(rosen, jnp))
-        bench.path("JAX hessian eager", lambda: jax.block_until_ready(eager(jx)))
+        bench.path("JAX hessian eager", lambda: jax.block_until_ready(eager(jx)),
+                   costly_start=True)
 
         def make_jit():
             g = jax.jit(jax.hessian(with_numpy(rosen, jnp)))
             return lambda: jax.block_until_ready(g(jx))
-        bench.path("JAX hessian jit (steady state)", make_jit())
-        bench.first_call("JAX hessian jit first call", make_jit, notes="trace + compile + run")
+        bench.jit_paths("JAX hessian jit (steady state)", "JAX hessian jit first call", make_jit)
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch torch.func.hessian", "torch not importable")
+        bench.skip("PyTorch torch.func.hessian", harness.unavailable("torch"))
     else:
         import torch.func
         tx = torch.tensor(x)

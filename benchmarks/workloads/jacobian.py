@@ -64,7 +64,7 @@ def run(bench):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd.jacobian", "autograd not importable")
+        bench.skip("autograd.jacobian", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
         f_ag = with_numpy(f, anp)
@@ -73,24 +73,25 @@ def run(bench):
 
     jax, jnp = harness.jax_modules()
     if jax is None:
-        bench.skip("JAX", "jax not importable")
+        bench.skip("JAX", harness.unavailable("jax"))
     else:
         jA, jx = jnp.asarray(A), jnp.asarray(x)
         for mode in ("jacrev", "jacfwd"):
             transform = getattr(jax, mode)
             eager = transform(with_numpy(f, jnp), argnums=1)
-            bench.path("JAX %s eager" % mode, lambda eager=eager: jax.block_until_ready(eager(jA, jx)))
+            bench.path("JAX %s eager" % mode,
+                       lambda eager=eager: jax.block_until_ready(eager(jA, jx)),
+                       costly_start=True)
 
             def make_jit(transform=transform):
                 g = jax.jit(transform(with_numpy(f, jnp), argnums=1))
                 return lambda: jax.block_until_ready(g(jA, jx))
-            bench.path("JAX %s jit (steady state)" % mode, make_jit())
-            bench.first_call("JAX %s jit first call" % mode, make_jit,
-                             notes="trace + compile + run")
+            bench.jit_paths("JAX %s jit (steady state)" % mode, "JAX %s jit first call" % mode,
+                            make_jit)
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch torch.func", "torch not importable")
+        bench.skip("PyTorch torch.func", harness.unavailable("torch"))
     else:
         import torch.func
         tA, tx = torch.tensor(A), torch.tensor(x)

@@ -118,7 +118,7 @@ def run(bench):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd", "autograd not importable")
+        bench.skip("autograd", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
 
@@ -135,7 +135,7 @@ def run(bench):
     jax, jnp = harness.jax_modules()
     if jax is None:
         for name in ("JAX eager", "JAX jit (steady state)", "JAX jit first call"):
-            bench.skip(name, "jax not importable")
+            bench.skip(name, harness.unavailable("jax"))
     else:
         def pendulum_jax(theta0, c):
             theta, omega = theta0, 0.0
@@ -147,7 +147,7 @@ def run(bench):
         j_args = (jnp.float64(theta0), jnp.float64(c))
         j_eager = jax.grad(pendulum_jax, argnums=(0, 1))
         bench.path("JAX eager", lambda: jax.block_until_ready(j_eager(*j_args)),
-                   notes="jax.grad of the Python loop, not jitted")
+                   notes="jax.grad of the Python loop, not jitted", costly_start=True)
 
         def make_jit():
             def pendulum_fori(theta0, c):
@@ -158,14 +158,12 @@ def run(bench):
                 return jax.lax.fori_loop(0, steps, step, (theta0, 0.0 * theta0))[0]
             g = jax.jit(jax.grad(pendulum_fori, argnums=(0, 1)))
             return lambda: jax.block_until_ready(g(*j_args))
-        j_jit = make_jit()
-        bench.path("JAX jit (steady state)", j_jit,
-                   notes="lax.fori_loop (the jitted Python loop unrolls; ~1 min compile)")
-        bench.first_call("JAX jit first call", make_jit, notes="trace + compile + run, fori_loop")
+        bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_jit,
+                        notes="lax.fori_loop (jitting the Python loop unrolls it: ~1 min compile)")
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch eager", "torch not importable")
+        bench.skip("PyTorch eager", harness.unavailable("torch"))
     else:
         t_theta0 = torch.tensor(theta0, dtype=torch.float64, requires_grad=True)
         t_c = torch.tensor(c, dtype=torch.float64, requires_grad=True)

@@ -107,7 +107,7 @@ def run(bench):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd, list", "autograd not importable")
+        bench.skip("autograd, list", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
         ag = autograd.grad(with_numpy(rnn_loss, anp), argnum=(0, 1, 2))
@@ -118,18 +118,18 @@ def run(bench):
     if jax is None:
         for name in ("JAX eager, list", "JAX jit (steady state), list", "JAX jit first call, list",
                      "JAX jit (steady state), H.at[t].set"):
-            bench.skip(name, "jax not importable")
+            bench.skip(name, harness.unavailable("jax"))
     else:
         j_args = [jnp.asarray(a) for a in args]
         j_eager = jax.grad(with_numpy(rnn_loss, jnp), argnums=(0, 1, 2))
         bench.path("JAX eager, list", lambda: jax.block_until_ready(j_eager(*j_args)),
-                   notes="same source")
+                   notes="same source", costly_start=True)
 
         def make_jit():
             g = jax.jit(jax.grad(with_numpy(rnn_loss, jnp), argnums=(0, 1, 2)))
             return lambda: jax.block_until_ready(g(*j_args))
-        bench.path("JAX jit (steady state), list", make_jit(), notes="same source, loop unrolled")
-        bench.first_call("JAX jit first call, list", make_jit, notes="trace + compile + run")
+        bench.jit_paths("JAX jit (steady state), list", "JAX jit first call, list", make_jit,
+                        notes="same source, loop unrolled")
 
         def rnn_loss_at(Wx, Wh, b, xs, target):
             T, batch = xs.shape[0], xs.shape[1]
@@ -145,8 +145,8 @@ def run(bench):
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch eager, list", "torch not importable")
-        bench.skip("PyTorch eager, H[t]=h", "torch not importable")
+        bench.skip("PyTorch eager, list", harness.unavailable("torch"))
+        bench.skip("PyTorch eager, H[t]=h", harness.unavailable("torch"))
     else:
         tp = [torch.tensor(p, requires_grad=True) for p in params]
         txs, tt = torch.tensor(xs), torch.tensor(target)

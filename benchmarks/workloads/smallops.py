@@ -73,7 +73,7 @@ def run(bench):
 
     autograd = harness.optional("autograd")
     if autograd is None:
-        bench.skip("autograd", "autograd not importable")
+        bench.skip("autograd", harness.unavailable("autograd"))
     else:
         import autograd.numpy as anp
         ag = autograd.grad(with_numpy(chain, anp), argnum=(0, 1))
@@ -82,21 +82,22 @@ def run(bench):
     jax, jnp = harness.jax_modules()
     if jax is None:
         for name in ("JAX eager", "JAX jit (steady state)", "JAX jit first call"):
-            bench.skip(name, "jax not importable")
+            bench.skip(name, harness.unavailable("jax"))
     else:
         jx, jw = jnp.asarray(x), jnp.asarray(w)
         j_eager = jax.grad(with_numpy(chain, jnp), argnums=(0, 1))
-        bench.path("JAX eager", lambda: jax.block_until_ready(j_eager(jx, jw)), notes="same source")
+        bench.path("JAX eager", lambda: jax.block_until_ready(j_eager(jx, jw)), notes="same source",
+                   costly_start=True)
 
         def make_jit():
             g = jax.jit(jax.grad(with_numpy(chain, jnp), argnums=(0, 1)))
             return lambda: jax.block_until_ready(g(jx, jw))
-        bench.path("JAX jit (steady state)", make_jit(), notes="same source, loop unrolled")
-        bench.first_call("JAX jit first call", make_jit, notes="trace + compile + run")
+        bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_jit,
+                        notes="same source, loop unrolled")
 
     torch = harness.torch_module()
     if torch is None:
-        bench.skip("PyTorch eager", "torch not importable")
+        bench.skip("PyTorch eager", harness.unavailable("torch"))
     else:
         tx = torch.tensor(x, requires_grad=True)
         tw = torch.tensor(w, requires_grad=True)
