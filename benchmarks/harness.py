@@ -235,7 +235,8 @@ class Bench:
         row["number"] = number
         self._pending.append((row, fn, number, memory))
 
-    def jit_paths(self, steady_name, first_name, make_fn, notes="", first_notes="trace + compile + run"):
+    def jit_paths(self, steady_name, first_name, make_fn, notes="",
+                  first_notes="trace + compile + run"):
         """A just-in-time compiled path, as two rows: `first_name`, the first
         call of a fresh function from `make_fn()` (tracing and compilation
         included), and `steady_name`, the same function afterwards (timed
@@ -329,13 +330,22 @@ class Bench:
                 break
             order.shuffle(active)   # no path always runs right after the same one
             for p in active:
-                per_call = time_repeat(p[1], p[2])
+                try:
+                    per_call = time_repeat(p[1], p[2])
+                except Exception as exc:   # noqa: BLE001  (passed its check, failed later)
+                    p[0]["status"], p[0]["error"] = FAILED, _error_text(exc)
+                    p[0]["traceback"] = traceback.format_exc()
+                    pending.remove(p)
+                    continue
                 p[4].append(per_call)
                 p[5] += per_call * p[2]
         for row, fn, number, memory, times, _ in pending:
             row["times_s"], row["median_s"], row["status"] = times, statistics.median(times), OK
             if memory:
-                row["peak_bytes"] = peak_memory(fn)
+                try:
+                    row["peak_bytes"] = peak_memory(fn)
+                except Exception as exc:   # noqa: BLE001
+                    row["error"] = "peak memory: " + _error_text(exc)
 
     # ---- results (valid after time_pending)
     def median(self, name):
@@ -389,7 +399,8 @@ class Bench:
                 except Exception as exc:   # noqa: BLE001
                     t["value"], t["error"] = None, _error_text(exc)
             v = t["value"]
-            t["met"] = None if v is None else (v <= t["bound"] if t["op"] == "<=" else v >= t["bound"])
+            if v is not None:
+                t["met"] = v <= t["bound"] if t["op"] == "<=" else v >= t["bound"]
         return {"name": self.name, "params": self.params, "rtol": self.rtol, "atol": self.atol,
                 "rows": self.rows, "targets": self.targets, "notes": self.notes}
 

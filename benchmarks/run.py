@@ -1,11 +1,13 @@
 """Run srcgrad's benchmarks: every workload of issues 9 and 10, side by side.
 
-    python -m benchmarks                      # everything, ~3 minutes on 2 cores
-    python benchmarks/run.py                  # the same
-    python -m benchmarks --quick              # few repeats (a smoke run)
-    python -m benchmarks --only mlp rnn       # some workloads (names: --list)
-    python -m benchmarks --json out.json      # where the numbers go (default benchmarks/results.json)
-    python -m benchmarks --markdown           # also print Markdown tables (for the README)
+    python -m benchmarks                  # everything, 1-2 minutes on 2 cores
+    python benchmarks/run.py              # the same
+    python -m benchmarks --quick          # few repeats (a smoke run)
+    python -m benchmarks --only mlp rnn   # some workloads (names: --list)
+    python -m benchmarks --threads 1      # BLAS, PyTorch, XLA on one thread (a loaded machine)
+    python -m benchmarks --without jax    # as if JAX were not installed
+    python -m benchmarks --json out.json  # where the numbers go (default benchmarks/results.json)
+    python -m benchmarks --markdown       # also print Markdown tables (for the README)
     python -m benchmarks --from-json benchmarks/results.json --markdown   # re-render, no run
 
 Each workload prints one table (path, median time, ratio to the
@@ -133,7 +135,9 @@ def fmt_bytes(n):
 
 
 def fmt_ratio(r):
-    return "" if r is None else ("%.3gx" % r)
+    if r is None:
+        return ""
+    return "%.0fx" % r if r >= 100 else "%.1fx" % r if r >= 10 else "%.2fx" % r
 
 
 def _row_cells(row):
@@ -148,8 +152,6 @@ def _row_cells(row):
     notes = [row["notes"]] if row["notes"] else []
     if row["error"]:
         notes.append(row["error"])
-    if row["kind"] == "info":
-        notes.insert(0, "not a derivative, not checked")
     return [row["path"], time_cell, ratio_cell, mem, "; ".join(notes)]
 
 
@@ -186,15 +188,34 @@ def print_workload(result, title, out=None):
         print("   goal  " + _target_line(t), file=out)
 
 
+def _shown_argv(argv):
+    """The command line without where its JSON went."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--json":
+            skip = True
+        elif not a.startswith("--json="):
+            out.append(a)
+    return out
+
+
 def markdown(results):
     """The README's tables, from a results dictionary (as in the JSON file)."""
     m = results["machine"]
-    lines = ["Measured with `python -m benchmarks` on %s (%s cores), Python %s, NumPy %s, "
-             "srcgrad %s%s, autograd %s, JAX %s, PyTorch %s; median of %d repeats, "
-             "ratios to the hand-written NumPy derivative in the same run."
-             % (m["cpu"], m["cores"], m["python"], m["numpy"], m["srcgrad"],
+    threads = results["settings"].get("threads")
+    lines = ["Measured with `python -m benchmarks%s` on %s (%s cores, load %s), Python %s, "
+             "NumPy %s, srcgrad %s%s, autograd %s, JAX %s, PyTorch %s; %s; float64; median "
+             "of %d repeats, ratios to the hand-written NumPy derivative in the same run."
+             % ("".join(" " + a for a in _shown_argv(results.get("argv") or [])),
+                m["cpu"], m["cores"],
+                "%.1f" % m["load_average"][0] if m.get("load_average") else "?",
+                m["python"], m["numpy"], m["srcgrad"],
                 " (%s)" % m["srcgrad_commit"] if m.get("srcgrad_commit") else "",
                 m["autograd"], m["jax"] or "not installed", m["torch"] or "not installed",
+                "each library's default threads" if threads is None
+                else "%d thread(s) for BLAS, PyTorch and XLA" % threads,
                 results["settings"]["repeat"]), ""]
     for w in results["workloads"]:
         lines.append("**%s** — %s" % (w["name"], w.get("title", "")))

@@ -69,3 +69,19 @@ def test_tables_from_json(results, tmp_path, capsys):
     assert run.main(["--from-json", str(path), "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "| path | median | vs hand-written |" in out and "== hessian" in out
+
+
+def test_a_path_failing_after_its_check_is_reported():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("second call")
+        return 2.0
+    bench = harness.Bench("t", harness.Settings(quick=True, repeat=2))
+    bench.reference("hand", lambda: 2.0)
+    bench.path("flaky", flaky)
+    rows = {r["path"]: r for r in bench.finish()["rows"]}
+    assert rows["flaky"]["status"] == harness.FAILED and "second call" in rows["flaky"]["error"]
+    assert rows["hand"]["status"] == harness.OK

@@ -78,7 +78,8 @@ def run_paths(bench, loss, params, x, y, l2):
         def make_jit():
             g = jax.jit(jax.grad(with_numpy(body, jnp), argnums=(0, 1, 2, 3)))
             return lambda: jax.block_until_ready(g(*j_args))
-        bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_jit, notes="same source")
+        bench.jit_paths("JAX jit (steady state)", "JAX jit first call", make_jit,
+                        notes="same source")
 
     torch = harness.torch_module()
     if torch is None:
