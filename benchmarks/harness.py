@@ -434,7 +434,9 @@ _DISABLED = set()
 
 
 def disable(*libraries):
-    """Treat these optional libraries as absent (the runner's --without)."""
+    """Treat these optional libraries, and only these, as absent (the
+    runner's --without)."""
+    _DISABLED.clear()
     _DISABLED.update(libraries)
 
 

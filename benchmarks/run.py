@@ -324,6 +324,13 @@ def main(argv=None):
     # during timing are about the objects the paths themselves create.
     gc.collect()
     gc.freeze()
+    try:
+        return _run(args, settings, info)
+    finally:
+        gc.unfreeze()   # run in-process (the smoke test): leave the collector as it was
+
+
+def _run(args, settings, info):
     print("srcgrad benchmarks: %s, %s cores (%s usable), load %s" % (
         info["cpu"], info["cores"], info["usable_cores"],
         " ".join("%.2f" % x for x in info["load_average"]) if info["load_average"] else "?"))

@@ -6,10 +6,16 @@ file and the tables are produced. The numbers themselves mean nothing at
 these sizes and are not asserted on.
 """
 import json
+import os
+import sys
 
 import pytest
 
-from benchmarks import harness, run
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:   # `pytest` run without `python -m`: the checkout's benchmarks/
+    sys.path.insert(0, ROOT)
+
+from benchmarks import harness, run  # noqa: E402
 
 
 @pytest.fixture(scope="module")
