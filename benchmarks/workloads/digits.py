@@ -3,7 +3,7 @@
 scikit-learn's 8x8 handwritten digits (bundled with scikit-learn, no
 download), the example's 64-64-10 tanh MLP with softmax cross-entropy and
 an L2 term, on one training minibatch of 64 (the size the example trains
-with), parameters initialised as the example does. srcgrad's tape path
+with); weights initialised as the example does, biases small and random. srcgrad's tape path
 calls the example's own `@sg.function` `loss_fn`; every other path runs its
 body. No goal of its own in the issue: it is the realistic small-batch case,
 where per-call overhead matters as much as arithmetic.

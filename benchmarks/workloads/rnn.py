@@ -66,8 +66,8 @@ def hand_written(Wx, Wh, b, xs, target):
 
 def make_data(steps, hidden, batch, features, seed=0):
     rng = np.random.default_rng(seed)
-    params = [rng.normal(0, 0.3, (features, hidden)), rng.normal(0, 0.3 / np.sqrt(hidden) * 4,
-                                                                  (hidden, hidden)),
+    params = [rng.normal(0, 0.3, (features, hidden)),
+              rng.normal(0, 1.2 / np.sqrt(hidden), (hidden, hidden)),
               rng.normal(0, 0.1, hidden)]
     xs = rng.normal(size=(steps, batch, features))
     target = rng.normal(0, 0.5, (steps, batch, hidden))
