@@ -58,7 +58,7 @@ def _is_complex(v):
 def _mentions_complex(node):
     """Does the function build complex values itself (a complex literal,
     np.complex128, astype(complex), np.fft...)?"""
-    for n in gast.walk(node):
+    for n in ast_util.walk(node):
         if isinstance(n, gast.Constant) and isinstance(n.value, complex):
             return True
         word = n.id if isinstance(n, gast.Name) else n.attr if isinstance(n, gast.Attribute) else ""
@@ -425,7 +425,7 @@ class Program:
         me = self.parsed.func
         busy.add(me)
         try:
-            for n in gast.walk(res.node):
+            for n in ast_util.walk(res.node):
                 obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
                 fn = compilable(obj) if obj is not None and not inspect.ismethod(obj) else None
                 if fn is None or type(fn) is not Function:
@@ -639,7 +639,7 @@ class Function:
         parsed = copy.copy(self._parsed)
         node = copy.deepcopy(self._parsed.node)
         parsed.node = node
-        used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)} | set(parsed.params)
+        used = {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name)} | set(parsed.params)
         namer = naming.Namer(used)
         extra = [namer.fresh("%s_%d" % (vararg, i)) for i in range(n_extra)] if vararg else []
         kws = [namer.fresh("%s_%s" % (varkw, k)) for k in kw_names] if varkw else []
@@ -649,7 +649,7 @@ class Function:
         if varkw:
             pre += ast_util.quote("%s = {%s}" % (varkw, ", ".join("%r: %s" % (k, n) for k, n in zip(kw_names, kws))))
         for stmt in pre:
-            for n in gast.walk(stmt):
+            for n in ast_util.walk(stmt):
                 if hasattr(n, "lineno"):
                     n._sg_origin = parsed.origin(node)
         node.body = pre + node.body
@@ -975,11 +975,11 @@ class FieldMethod(Function):
                                          "differentiated values" % (cls.__name__, name), parsed.filename,
                                          parsed.firstlineno, None, "pass its arrays")
         me = (args.posonlyargs + args.args)[0].id
-        used = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        used = {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name)}
         namer = naming.Namer(used)
         params = {f: namer.fresh("%s_%s" % (me, f)) for f in fields}
         node.body = [_SelfFields(self, me, params, parsed).visit(s) for s in node.body]
-        for n in gast.walk(ast_util.module(node.body)):
+        for n in ast_util.walk(ast_util.module(node.body)):
             if isinstance(n, gast.Name) and n.id == me:
                 filename, lineno, col = parsed.origin(n)
                 raise UnsupportedSyntaxError(

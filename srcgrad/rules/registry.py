@@ -98,7 +98,7 @@ class Rule(Template):
         self.sequence_output = any(
             isinstance(n, gast.Subscript) and inline_mod.is_d(n.value) == self.output
             and isinstance(n.slice, (gast.Constant, gast.Slice, gast.UnaryOp))
-            for n in gast.walk(tree))
+            for n in ast_util.walk(tree))
 
     def __repr__(self):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))

@@ -130,7 +130,7 @@ class TangentRule(Template):
                     raise ValueError("%s assigns t[%s]; only the output's tangent t[%s] may be assigned"
                                      % (where, target, self.output))
                 assigned += 1
-            for n in gast.walk(stmt.value):
+            for n in ast_util.walk(stmt.value):
                 p = is_t(n)
                 if p is not None:
                     if p not in self.params:
@@ -379,7 +379,7 @@ def inline(rule, output, bindings, tnames, namer, globals_map, zeros_like):
 
 
 def _rename_store(node, renames):
-    for n in gast.walk(node):
+    for n in ast_util.walk(node):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
     return node

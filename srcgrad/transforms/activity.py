@@ -18,17 +18,19 @@ in step as a whole (`active_stacks`).
 """
 import gast
 
+from . import ast_util
+
 
 def _assignments(body):
     for s in body:
-        for n in gast.walk(s):
+        for n in ast_util.walk(s):
             if isinstance(n, gast.Assign) and hasattr(n, "_sg_op"):
                 yield n
 
 
 def _pushes(body):
     for s in body:
-        for n in gast.walk(s):
+        for n in ast_util.walk(s):
             if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push":
                 yield n
 
@@ -46,67 +48,64 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
     returned names. callee_outputs(op, varied_mask) -> tuple of bools, which
     outputs of a user call are varied given which arguments are.
     """
-    assigns = list(_assignments(fdef.body))
+    # Each op as (kind, op, targets, operands), with use and definition maps:
+    # both propagations are worklists, linear in the size of the code.
+    ops = []
+    for s in _assignments(fdef.body):
+        op = s._sg_op
+        if op.kind in ("copy", "rule", "opaque", "call"):
+            operands = op.operand_names()
+        elif op.kind in ("unpack", "pack"):
+            operands = [n.id for n in ast_util.walk(s.value) if isinstance(n, gast.Name)]
+        elif op.kind == "pop":
+            operands = [op.args[0].id]
+        else:
+            continue
+        ops.append((op.kind, op, _targets(s), operands))
     pushes = [p._sg_op.args for p in _pushes(fdef.body)]
-    varied = set(active_inputs)
-    changed = True
-    while changed:
-        changed = False
-        for s in assigns:
-            op = s._sg_op
-            targets = _targets(s)
-            new = []
-            if op.kind == "copy":
-                if any(n in varied for n in op.operand_names()):
-                    new = targets
-            elif op.kind in ("rule", "opaque"):
-                if any(n in varied for n in op.operand_names()):
-                    new = targets
-            elif op.kind == "call":
+    for stack, x in pushes:
+        if isinstance(x, gast.Name):
+            ops.append(("push", None, [stack.id], [x.id]))
+    users, producers = {}, {}
+    for k, (_, _, targets, operands) in enumerate(ops):
+        for n in set(operands):
+            users.setdefault(n, []).append(k)
+        for t in targets:
+            producers.setdefault(t, []).append(k)
+
+    varied = set()
+    work = list(active_inputs)
+    fired = set()
+
+    def vary(names):
+        for t in names:
+            if t not in varied:
+                varied.add(t)
+                work.append(t)
+    vary(list(active_inputs))
+    while work:
+        name = work.pop()
+        for k in users.get(name, ()):
+            kind, op, targets, _ = ops[k]
+            if kind == "call":
                 mask = tuple(isinstance(a, gast.Name) and a.id in varied
                              for a in list(op.args) + list(op.keywords.values()))
-                if any(mask):
-                    outs = callee_outputs(op, mask)
-                    new = [t for t, o in zip(targets, outs) if o] if len(targets) > 1 or len(outs) == 1 else \
-                        (targets if any(outs) else [])
-            elif op.kind in ("unpack", "pack"):
-                names = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)]
-                if any(n in varied for n in names):
-                    new = targets
-            elif op.kind == "pop" and op.args[0].id in varied:
-                new = targets
-            for t in new:
-                if t not in varied:
-                    varied.add(t)
-                    changed = True
-        for stack, x in pushes:
-            if isinstance(x, gast.Name) and x.id in varied and stack.id not in varied:
-                varied.add(stack.id)
-                changed = True
+                outs = callee_outputs(op, mask)
+                vary([t for t, o in zip(targets, outs) if o] if len(targets) > 1 or len(outs) == 1 else
+                     (targets if any(outs) else []))
+            elif k not in fired:
+                fired.add(k)
+                vary(targets)
+
     useful = set(n for n in outputs if n in varied)
-    changed = True
-    while changed:
-        changed = False
-        for s in assigns:
-            if not any(t in useful for t in _targets(s)):
-                continue
-            op = s._sg_op
-            if op.kind in ("copy", "rule", "call", "opaque"):
-                names = op.operand_names()
-            elif op.kind in ("unpack", "pack"):
-                names = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)]
-            elif op.kind == "pop":
-                names = [op.args[0].id]
-            else:
-                names = []
-            for n in names:
+    work = list(useful)
+    while work:
+        name = work.pop()
+        for k in producers.get(name, ()):
+            for n in ops[k][3]:
                 if n in varied and n not in useful:
                     useful.add(n)
-                    changed = True
-        for stack, x in pushes:
-            if stack.id in useful and isinstance(x, gast.Name) and x.id in varied and x.id not in useful:
-                useful.add(x.id)
-                changed = True
+                    work.append(n)
     active = varied & useful
     # The stacks that carry derivatives. Every push onto and pop from such a
     # stack moves a tangent (forward mode; None for an inactive value) or a

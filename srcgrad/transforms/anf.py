@@ -199,7 +199,7 @@ class _ANF:
             out = []
             it = s.iter
             args = [self.simple(a, out, "n") for a in it.args]
-            assigned = {n.id for n in gast.walk(ast_util.module(s.body))
+            assigned = {n.id for n in ast_util.walk(ast_util.module(s.body))
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
             for k, a in enumerate(args):
                 if isinstance(a, gast.Name) and a.id in assigned:
@@ -740,7 +740,7 @@ def _without_value(node):
 
 
 def _names_in(node):
-    return [n for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return [n for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def transform(resolution, ctx):
@@ -774,7 +774,7 @@ def stacked_names(body):
     names = set()
     for s in body:
         if isinstance(s, (gast.If, gast.For, gast.While)):
-            for inner in gast.walk(s):
+            for inner in ast_util.walk(s):
                 if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store):
                     names.add(inner.id)
     return names

@@ -4,6 +4,7 @@ Code is generated from quoted Python (`quote`), so that the rest of the
 compiler never depends on the constructor signatures of a gast version.
 """
 import ast
+import collections
 import copy
 import re
 
@@ -146,7 +147,7 @@ def set_store(node):
 
 
 def set_load(node):
-    for n in gast.walk(node):
+    for n in walk(node):
         if hasattr(n, "ctx") and not isinstance(n.ctx, gast.Param):
             n.ctx = gast.Load()
     return node
@@ -183,24 +184,24 @@ def to_source(node):
 
 def names_loaded(node):
     """The set of Name ids read anywhere in `node`."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def grad_of_names(node):
     """The names used inside the insert_grad_of bodies that lowered `node`
     holds (lower.py keeps each body on its marker, out of the tree)."""
     out = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         block = getattr(n, "_sg_grad_of", None)
         if block is not None:
-            out |= {m.id for m in gast.walk(module(block[2])) if isinstance(m, gast.Name)}
+            out |= {m.id for m in walk(module(block[2])) if isinstance(m, gast.Name)}
             if block[1] is not None:
                 out.add(block[1])
     return out
 
 
 def names_stored(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def slice_to_expr(node):
@@ -242,7 +243,7 @@ def substitute_loads(node, mapping):
         return node
     r = _LoadRenamer(mapping)
     r.visit(node)
-    for n in gast.walk(node):
+    for n in walk(node):
         op = getattr(n, "_sg_op", None)
         if op is not None:
             for e in list(op.bindings.values()) + list(op.args) + list(op.keywords.values()):
@@ -255,17 +256,42 @@ def clone(node, annotations=True):
     annotations (`_sg_*` attributes: resolved objects, rules, origins) are
     shared with the original, not copied; with annotations=False only the
     origins are kept (generated code given to the compiler again)."""
-    if isinstance(node, list):
+    if type(node) is list:
         return [clone(n, annotations) for n in node]
-    if not isinstance(node, gast.AST):
+    if not isinstance(node, _AST):
         return node
-    new = copy.copy(node)
+    cls = node.__class__
+    new = cls.__new__(cls)
+    attrs = dict(node.__dict__)
     if not annotations:
-        for key in [k for k in vars(new) if k.startswith("_sg_") and k != "_sg_origin"]:
-            delattr(new, key)
-    for field, value in gast.iter_fields(node):
-        if isinstance(value, list):
-            setattr(new, field, [clone(v, annotations) for v in value])
-        elif isinstance(value, gast.AST):
-            setattr(new, field, clone(value, annotations))
+        for key in [k for k in attrs if k.startswith("_sg_") and k != "_sg_origin"]:
+            del attrs[key]
+    for field in cls._fields:
+        value = attrs.get(field)
+        if type(value) is list:
+            attrs[field] = [clone(v, annotations) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+            attrs[field] = clone(value, annotations)
+    new.__dict__.update(attrs)
     return new
+
+
+_AST = gast.AST
+_CONTEXT = gast.expr_context
+
+
+def walk(node):
+    """Every node of the tree `node`, breadth first (as gast.walk/ast.walk,
+    which it replaces for speed: the compiler walks its trees often), without
+    the Load/Store context nodes."""
+    todo = collections.deque([node])
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    while todo:
+        n = popleft()
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if type(value) is list:
+                extend([v for v in value if isinstance(v, _AST)])
+            elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+                append(value)
+        yield n

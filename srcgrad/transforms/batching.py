@@ -115,7 +115,7 @@ class _Check:
             value = self.expr(stmt.value)
             target = stmt.targets[0]
             if is_d(target) is None and value:
-                self.cotangents |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+                self.cotangents |= {n.id for n in ast_util.walk(target) if isinstance(n, gast.Name)}
 
 
 def batchable(rule):

@@ -14,6 +14,7 @@ assignment, set/dict comprehensions, :=.
 import gast
 
 from ..errors import UnsupportedSyntaxError
+from . import ast_util
 
 _STATEMENTS = {
     gast.Try: "try statement",
@@ -97,7 +98,7 @@ def _check_stmt(parsed, stmt):
         for item in stmt.items:
             _check_expr(parsed, item.context_expr)
             if item.optional_vars is not None:
-                if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List)) for n in gast.walk(item.optional_vars)
+                if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List)) for n in ast_util.walk(item.optional_vars)
                            if not isinstance(n, (gast.expr_context,))):
                     _fail(parsed, item.optional_vars, "a with statement whose target is not a name (as %s)"
                           % type(item.optional_vars).__name__)
@@ -155,7 +156,7 @@ def _check_target(parsed, t):
 
 
 def _check_expr(parsed, expr):
-    for node in gast.walk(expr):
+    for node in ast_util.walk(expr):
         for cls, construct in _EXPRESSIONS.items():
             if isinstance(node, cls):
                 _fail(parsed, node, construct)

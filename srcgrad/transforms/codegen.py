@@ -30,7 +30,7 @@ def _names_in_order(body, ctx):
     of first appearance."""
     seen = {}
     for s in body:
-        for n in gast.walk(s):
+        for n in ast_util.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
                 seen.setdefault(n.id, None)
     return list(seen)
@@ -49,14 +49,14 @@ def _shape_only(body, injected, names):
                 shape_fns[alias] = positions
     shape_reads = set()
     for stmt in body:
-        for n in gast.walk(stmt):
+        for n in ast_util.walk(stmt):
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_fns:
                 for i in shape_fns[n.func.id]:
                     if i < len(n.args) and isinstance(n.args[i], gast.Name):
                         shape_reads.add(id(n.args[i]))
     all_reads, only_shape = set(), set(names)
     for stmt in body:
-        for n in gast.walk(stmt):
+        for n in ast_util.walk(stmt):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in only_shape:
                 all_reads.add(n.id)
                 if id(n) not in shape_reads:
@@ -88,7 +88,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     connected = tuple(x in sweeps.final for x in active_inputs)
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
-        {n.id for n in gast.walk(g) if isinstance(n, gast.Name)} for g in grads]))
+        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
     defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
     residuals = [n for n in _names_in_order(sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))],
                                             gast.Load)

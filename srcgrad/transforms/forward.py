@@ -234,7 +234,7 @@ class ForwardGenerator:
                 tnames[p] = ast_util.tuple_([
                     ast_util.name(self.tangent(x.id)) if self.is_active(x)
                     else (ast_util.const(None) if rule is None else self.zeros(x)) for x in e.elts])
-            elif e is not None and any(self.is_active(n) for n in gast.walk(e)):
+            elif e is not None and any(self.is_active(n) for n in ast_util.walk(e)):
                 self.fail(s, "a nested structure of differentiated values passed to %s"
                           % getattr(primitive, "__name__", primitive))
         if not tnames:
@@ -306,7 +306,7 @@ def transform(fdef, ctx):
     outputs = [e.id for e in ret.value.elts] if tuple_output else [ret.value.id]
     gen = ForwardGenerator(ctx)
     active = ctx.active
-    for n in gast.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
+    for n in ast_util.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
     gen.dynamic = fdef._sg_dynamic

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import runtime
 from ..rules import containers, helpers
+from . import ast_util
 
 
 def _targets(stmt):
@@ -52,8 +53,8 @@ _CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dic
 def transform(fdef, ctx):
     """Annotate `fdef` (ANF) with `_sg_dynamic`; returns the set."""
     dynamic = set(getattr(fdef, "_sg_containers", ()))
-    assigns = [n for n in gast.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
-    pushes = [n._sg_op.args for n in gast.walk(fdef)
+    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
+    pushes = [n._sg_op.args for n in ast_util.walk(fdef)
               if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push"]
     if pushes:
         dynamic |= {t for s in assigns if isinstance(s.value, gast.Constant) and s.value.value is None

@@ -88,7 +88,7 @@ def _helper(fn, name):
 
 def _locate(stmts, node):
     for s in stmts:
-        for n in gast.walk(s):
+        for n in ast_util.walk(s):
             if not hasattr(n, "_sg_origin") and hasattr(node, "_sg_origin"):
                 n._sg_origin = node._sg_origin
     return stmts
@@ -113,15 +113,15 @@ def _jumps(stmts, kinds):
 class _Lowerer:
     def __init__(self, parsed):
         self.parsed = parsed
-        used = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
+        used = {n.id for n in ast_util.walk(parsed.node) if isinstance(n, gast.Name)}
         self.namer = Namer(used | set(parsed.params) | set(dir(builtins)))
         self.local_fns = {}
-        self.locals = set(parsed.params) | {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
+        self.locals = set(parsed.params) | {n.id for n in ast_util.walk(parsed.node) if isinstance(n, gast.Name)
                                             and isinstance(n.ctx, gast.Store)}
         # `a = b` makes a and b one object, which element assignment would
         # mutate for both; the functional setitem cannot follow that
         self.aliases = {}
-        for n in gast.walk(parsed.node):
+        for n in ast_util.walk(parsed.node):
             if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                     and isinstance(n.value, gast.Name)):
                 a, b = n.targets[0].id, n.value.id
@@ -149,9 +149,9 @@ class _Lowerer:
         body = self.mutations(body)
         self.ret = None
         last = body[-1] if body else None
-        early = [n for s in body[:-1] for n in gast.walk(s) if isinstance(n, gast.Return)]
+        early = [n for s in body[:-1] for n in ast_util.walk(s) if isinstance(n, gast.Return)]
         if isinstance(last, (gast.If, gast.For, gast.While)):
-            early += [n for n in gast.walk(last) if isinstance(n, gast.Return)]
+            early += [n for n in ast_util.walk(last) if isinstance(n, gast.Return)]
         if early:
             returns = early + ([last] if isinstance(last, gast.Return) else [])
             arity = {len(r.value.elts) if isinstance(r.value, gast.Tuple) else None for r in returns
@@ -207,7 +207,7 @@ class _Lowerer:
         target = item.optional_vars
         if target is not None and not isinstance(target, gast.Name):
             self.fail(target, "sg.insert_grad_of(x) as a target other than a name")
-        for n in gast.walk(ast_util.module(s.body)):
+        for n in ast_util.walk(ast_util.module(s.body)):
             if isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Lambda, gast.Yield, gast.YieldFrom)):
                 self.fail(n, "a %s inside an insert_grad_of block" % type(n).__name__)
         own = set(ast_util.names_stored(ast_util.module(s.body))) | ({target.id} if target is not None else set())
@@ -221,8 +221,8 @@ class _Lowerer:
         """The names an insert_grad_of body assigns exist in the reverse
         sweep only: used anywhere else in the function, they are rejected."""
         for block, own in self.grad_of_blocks:
-            inside = {id(n) for n in gast.walk(ast_util.module(block.body))}
-            for n in gast.walk(ast_util.module(body)):
+            inside = {id(n) for n in ast_util.walk(ast_util.module(block.body))}
+            for n in ast_util.walk(ast_util.module(body)):
                 if isinstance(n, gast.Name) and n.id in own and id(n) not in inside:
                     self.fail(n, "%s, assigned inside an insert_grad_of block, used outside it" % n.id,
                               "the block runs in the backward pass only; use another name outside it")
@@ -287,7 +287,7 @@ class _Lowerer:
         if args.vararg or args.kwarg or args.kwonlyargs:
             self.fail(call, "a local function with *args, **kwargs or keyword-only parameters")
         renames = {}
-        stored = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
+        stored = {n.id for n in ast_util.walk(fn) if isinstance(n, gast.Name)
                   and isinstance(n.ctx, (gast.Store, gast.Param))}
         for n in stored:
             renames[n] = self.namer.fresh("%s_%s" % (call.func.id, n))
@@ -312,7 +312,7 @@ class _Lowerer:
             if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
                 body = body[1:]
         for s in body:
-            for n in gast.walk(s):
+            for n in ast_util.walk(s):
                 if isinstance(n, gast.Name) and n.id in renames:
                     n.id = renames[n.id]
         # a local function's returns: lowered on its own, then its result is assigned
@@ -325,7 +325,7 @@ class _Lowerer:
         sub.parsed = copy.copy(self.parsed)
         sub.parsed.node = fake
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == call.func.id
-               for n in gast.walk(fake)):
+               for n in ast_util.walk(fake)):
             self.fail(call, "a recursive local function (%s)" % call.func.id, "define it at module level")
         lowered = sub.run(top=False).body
         ret = lowered[-1]
@@ -352,7 +352,7 @@ class _Lowerer:
             elif isinstance(s, (gast.If, gast.For)):
                 roots = [s.test if isinstance(s, gast.If) else s.iter]
             elif isinstance(s, gast.While):
-                if any(self._hoistable(n) for n in gast.walk(s.test)):
+                if any(self._hoistable(n) for n in ast_util.walk(s.test)):
                     self.fail(s, "a call of a local function in a while condition")
             for root in roots:
                 self._hoist(root, pre, s)
@@ -364,7 +364,7 @@ class _Lowerer:
         class H(gast.NodeTransformer):
             def generic_visit(h, node):
                 if isinstance(node, (gast.Lambda, gast.IfExp, gast.BoolOp)) and node is not root:
-                    if any(self._hoistable(n) for n in gast.walk(node)):
+                    if any(self._hoistable(n) for n in ast_util.walk(node)):
                         self.fail(node, "a local function call or comprehension inside a lambda, "
                                   "conditional expression or and/or")
                     return node
@@ -394,13 +394,13 @@ class _Lowerer:
             self.fail(comp, "async comprehension")
         renames = {}
         for g in comp.generators:
-            for n in gast.walk(g.target):
+            for n in ast_util.walk(g.target):
                 if isinstance(n, gast.Name):
                     renames.setdefault(n.id, self.namer.fresh(n.id))
 
         def rename(node):
             node = copy.deepcopy(node)
-            for n in gast.walk(node):
+            for n in ast_util.walk(node):
                 if isinstance(n, gast.Name) and n.id in renames:
                     n.id = renames[n.id]
             return node
@@ -742,7 +742,7 @@ def _view_bases(value):
 
 
 def _loads(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _subscript_base(t):
@@ -784,7 +784,7 @@ class _ViewCheck:
 
     def check(self, body):
         self.locals = set(self.low.parsed.params) | ast_util.names_stored(ast_util.module(body))
-        for n in gast.walk(ast_util.module(body)):
+        for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 self.collect(n.targets[0], n.value, n)
         if self.links:
@@ -859,7 +859,7 @@ class _ViewCheck:
             kills = set()
             if not isinstance(s, gast.AugAssign):
                 for t in targets:
-                    kills |= {n.id for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                    kills |= {n.id for n in ast_util.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
             uses = _loads(s.value) if s.value is not None else set()
             for t in targets:
                 uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())

@@ -54,6 +54,20 @@ def _from_tree(func, tree):
     return parsed
 
 
+def _source_lines(func, code):
+    """The lines of `func`'s definition and its first line number, read from
+    its code object: inspect.getsourcelines(func) follows __wrapped__ (a
+    functools.wraps wrapper would be read as the function it wraps), and
+    inspect.getsourcelines(code) searches sys.modules (tens of ms)."""
+    lines = linecache.getlines(code.co_filename, getattr(func, "__globals__", None))
+    if not lines:
+        raise OSError("could not get source code")
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        raise OSError("the source of %s does not reach line %d" % (code.co_filename, start + 1))
+    return inspect.getblock(lines[start:]), start + 1
+
+
 def parse(func, tree=None):
     """Parse `func` (a plain Python function), or take `tree`, the kept AST
     of generated code. Raises SourceNotFoundError when the source is
@@ -69,9 +83,7 @@ def parse(func, tree=None):
         return _parse_lambda(func, code, name)
     filename = code.co_filename
     try:
-        # (from the code object: inspect follows __wrapped__, and a wrapper
-        # made by functools.wraps would be read as the function it wraps)
-        lines, firstlineno = inspect.getsourcelines(code)
+        lines, firstlineno = _source_lines(func, code)
     except (OSError, TypeError) as exc:
         raise SourceNotFoundError(
             "srcgrad could not find the source of %s (defined in %s): %s. Define it in a file "
@@ -85,7 +97,7 @@ def parse(func, tree=None):
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceNotFoundError("the source of %s is not a function definition" % name)
     indent = len(lines[0]) - len(lines[0].lstrip())
-    for n in gast.walk(node):
+    for n in ast_util.walk(node):
         if hasattr(n, "lineno"):
             n._sg_origin = (filename, n.lineno + firstlineno - 1,
                             (n.col_offset + indent) if hasattr(n, "col_offset") else None)
@@ -192,7 +204,7 @@ def _parse_lambda(func, code, name):
     ast.copy_location(fdef, node)
     fdef.end_lineno, fdef.end_col_offset = node.end_lineno, node.end_col_offset
     gnode = gast.ast_to_gast(fdef)
-    for n in gast.walk(gnode):
+    for n in ast_util.walk(gnode):
         if hasattr(n, "lineno"):
             n._sg_origin = (filename, n.lineno, getattr(n, "col_offset", None))
     parsed = Parsed(func, gnode, filename, code.co_firstlineno)

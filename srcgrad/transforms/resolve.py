@@ -143,7 +143,7 @@ def _chain(node):
 
 def stored_names(fdef):
     names = set()
-    for n in gast.walk(fdef):
+    for n in ast_util.walk(fdef):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
             names.add(n.id)
     return names
@@ -444,7 +444,7 @@ class _Resolver(gast.NodeTransformer):
         joined = gast.List(elts=parts, ctx=gast.Load())
         axis = gast.keyword(arg="axis", value=ast_util.const(-1 if columns else 0))
         new = ast_util.call(_helper_name(np.concatenate, "concatenate"), [joined], [axis])
-        for n in gast.walk(new):
+        for n in ast_util.walk(new):
             if not hasattr(n, "_sg_origin") and hasattr(node, "_sg_origin"):
                 n._sg_origin = node._sg_origin
         return ast_util.copy_location(new, node)
@@ -584,7 +584,7 @@ class _Resolver(gast.NodeTransformer):
 
     def _kill(self, stmts):
         for s in stmts:
-            for n in gast.walk(s):
+            for n in ast_util.walk(s):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     self.known.pop(n.id, None)
 
@@ -639,7 +639,7 @@ class _Resolver(gast.NodeTransformer):
                 check = ast_util.call(_helper_name(runtime_syntax.check_length, "check_length"),
                                       [ast_util.name(seq), ast_util.const(n), where])
             out.append(ast_util.copy_location(ast_util.expr_stmt(check), node))
-            for n_ in gast.walk(out[-1]):
+            for n_ in ast_util.walk(out[-1]):
                 n_._sg_origin = getattr(node, "_sg_origin", None)
         for k in range(n):
             out.extend(_ConstantIndex(index, k).visit(s) for s in copy.deepcopy(node.body))
@@ -671,10 +671,10 @@ class _Resolver(gast.NodeTransformer):
         plain data-holder class from values not all known at transform
         time (objects built from constants are known values instead)."""
         stores, classes = {}, {}
-        for n in gast.walk(ast_util.module(body)):
+        for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 stores[n.id] = stores.get(n.id, 0) + 1
-        for n in gast.walk(ast_util.module(body)):
+        for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \
                     and isinstance(n.value, gast.Call):
                 found, cls = self._static(n.value.func)
@@ -707,7 +707,7 @@ class _Resolver(gast.NodeTransformer):
             if not isinstance(v, gast.AST):
                 v = ast_util.const(v) if _literal(v) else _helper_name(v, p)
             out.append(ast_util.copy_location(ast_util.assign(local, v), node))
-            for n in gast.walk(out[-1]):
+            for n in ast_util.walk(out[-1]):
                 if not hasattr(n, "_sg_origin"):
                     n._sg_origin = getattr(node, "_sg_origin", None)
         return self.block(out)
@@ -894,7 +894,7 @@ def resolve(parsed, examples=None, field_method=None):
     node = ast_util.clone(parsed.node)
     work = copy.copy(parsed)
     work.node = node
-    namer = Namer(stored_names(node) | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    namer = Namer(stored_names(node) | {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name)}
                   | ast_util.grad_of_names(node) | set(dir(builtins)))
     r = _Resolver(work, Namespace(parsed.func), examples or {}, namer)
     if field_method is not None:

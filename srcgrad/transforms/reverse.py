@@ -162,7 +162,7 @@ class ReverseGenerator:
                 s._sg_first = names - seen
                 seen |= names
             else:
-                for n in gast.walk(s):
+                for n in ast_util.walk(s):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         seen.add(n.id)
         self.first_defined = set()
@@ -348,7 +348,7 @@ class ReverseGenerator:
         user = target or self.namer.fresh("_bgrad")
         body = ast_util.clone(body)
         mutates = any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
-                      for n in gast.walk(ast_util.module(body)))
+                      for n in ast_util.walk(ast_util.module(body)))
         copy_fn = ast_util.quote_expr(self.np_name() + ".array")
         if self.batched:
             k, rows = self.namer.fresh("_k"), self.namer.fresh("_rows")
@@ -424,7 +424,7 @@ class ReverseGenerator:
                     tmap[p] = self.namer.fresh("_b" + p)
                     spread.append((e, tmap[p]))
             elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
-                if any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e)):
+                if any(isinstance(n, gast.Name) and n.id in self.active for n in ast_util.walk(e)):
                     self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
         if not tmap:
             return []
@@ -541,7 +541,7 @@ class ReverseGenerator:
         return code
 
     def opaque(self, s, op):
-        active_in = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
+        active_in = [n.id for n in ast_util.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
         if not active_in:
             return
         if isinstance(op.obj, str) and op.obj.startswith("attribute"):
@@ -663,7 +663,7 @@ def transform(fdef, ctx):
     ret = fdef.body[-1]
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(ctx, fdef, ctx.active, outputs)
-    for n in gast.walk(fdef):
+    for n in ast_util.walk(fdef):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
     gen.dynamic = fdef._sg_dynamic
@@ -711,7 +711,7 @@ def _read_after_restore(stmts):
     needed = set()
 
     def pops(s):
-        return {n._sg_pop for n in gast.walk(s) if getattr(n, "_sg_pop", None) is not None}
+        return {n._sg_pop for n in ast_util.walk(s) if getattr(n, "_sg_pop", None) is not None}
 
     def scan(block, restored):
         restored = set(restored)
@@ -762,7 +762,7 @@ def _prune_stack(sweeps, gen):
     sweeps.fwd_body = filt(sweeps.fwd_body, "_sg_push")
     pushed = set()
     for s in sweeps.fwd_body:
-        for n in gast.walk(s):
+        for n in ast_util.walk(s):
             if getattr(n, "_sg_push", None) is not None:
                 pushed.add(n._sg_push)
     sweeps.pushed = pushed
