@@ -45,7 +45,7 @@ class Template:
         self.template = template
         self.name = template.__name__
         self.signature = inspect.signature(template)
-        tree = gast.parse(textwrap.dedent(inspect.getsource(template))).body[0]
+        tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
         tree.decorator_list = []
         self.tree = tree
         names = list(self.signature.parameters)

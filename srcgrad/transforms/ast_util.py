@@ -11,14 +11,78 @@ import re
 import gast
 
 
+def parse(src):
+    """The gast Module of the source text `src` (as gast.parse, in one pass
+    over the standard library's tree: see from_ast)."""
+    return from_ast(ast.parse(src))
+
+
+_QUOTED = {}
+
+
 def quote(src):
-    """Parse `src` (statements) and return a list of gast statement nodes."""
-    return gast.parse(src).body
+    """Parse `src` (statements) and return a list of gast statement nodes
+    (fresh nodes each time; the parse is cached)."""
+    found = _QUOTED.get(src)
+    if found is None:
+        found = _QUOTED[src] = parse(src).body
+    return clone(found)
 
 
 def quote_expr(src):
     """Parse `src` (an expression) and return a gast expression node."""
-    return gast.parse(src).body[0].value
+    return quote(src)[0].value
+
+
+_GAST_CLASSES = {}
+_FROM_CONTEXT = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+
+
+def _from_located(new, node):
+    d = node.__dict__
+    for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        v = d.get(a)
+        if v is not None:
+            setattr(new, a, v)
+    return new
+
+
+def from_ast(node):
+    """The gast tree of a standard library ast tree (Python >= 3.10): the
+    same node types field by field, except parameters (ast.arg -> a Name
+    in the Param context), Names (with annotation and type_comment), an
+    except clause's name (a Name), and type_params (empty lists before
+    Python 3.12). Replaces gast.ast_to_gast, whose generic visitor was a
+    large part of parsing."""
+    if type(node) is list:
+        return [from_ast(n) for n in node]
+    if not isinstance(node, ast.AST):
+        return node
+    cls = type(node)
+    context = _FROM_CONTEXT.get(cls)
+    if context is not None:
+        return context()
+    if cls is ast.Name:
+        return _from_located(gast.Name(id=node.id, ctx=_FROM_CONTEXT[type(node.ctx)](), annotation=None,
+                                       type_comment=None), node)
+    if cls is ast.arg:
+        return _from_located(gast.Name(id=node.arg, ctx=gast.Param(), annotation=from_ast(node.annotation),
+                                       type_comment=node.type_comment), node)
+    target = _GAST_CLASSES.get(cls)
+    if target is None:
+        target = _GAST_CLASSES[cls] = getattr(gast, cls.__name__)
+    d = node.__dict__
+    fields = {}
+    for f in target._fields:
+        if f in d:
+            fields[f] = from_ast(d[f])
+        elif f == "type_params":
+            fields[f] = []
+        else:
+            fields[f] = None
+    if cls is ast.ExceptHandler and node.name is not None:
+        fields["name"] = gast.Name(id=node.name, ctx=gast.Store(), annotation=None, type_comment=None)
+    return _from_located(target(**fields), node)
 
 
 def name(id_, store=False, ctx=None):
@@ -153,32 +217,130 @@ def set_load(node):
     return node
 
 
-class _NegativeConstants(ast.NodeTransformer):
-    """-c as `-(c)`: ast.unparse prints a negative number constant without
-    parentheses, so Constant(-1.0) ** j would read back as -(1.0 ** j)."""
+def to_ast(node):
+    """The standard library's ast for a gast tree (what `compile` takes), in
+    one pass (gast.gast_to_ast and a NodeTransformer were a third of a
+    transformation's time): the same node types field by field, except the
+    parameters (gast Names -> ast.arg), an except clause's name, and number
+    constants below zero, written `-(c)`: ast.unparse prints a negative
+    constant without parentheses, so Constant(-1.0) ** j would read back as
+    -(1.0 ** j); a complex constant is `complex(re, im)`."""
+    return _convert(node)
 
-    def visit_Constant(self, node):
+
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_CONTEXTS = {gast.Load: ast.Load(), gast.Store: ast.Store(), gast.Del: ast.Del()}
+_AST_CLASSES = {}
+
+
+def _located(new, node):
+    d = node.__dict__
+    for a in _LOCATION:
+        v = d.get(a)
+        if v is not None:
+            setattr(new, a, v)
+    return new
+
+
+def _arg(name):
+    if name is None:
+        return None
+    return _located(ast.arg(arg=name.id, annotation=_convert(name.annotation),
+                            type_comment=name.type_comment), name)
+
+
+def to_numbered_ast(tree):
+    """(ast tree, rows) for the gast `tree`, each statement on its own line
+    in order (a compound statement: its header's line, then its bodies'),
+    each expression on its statement's line; rows[k] = (depth, gast
+    statement) of line k + 1. What codegen compiles: tracebacks then name
+    a generated statement by its line."""
+    rows = []
+    return _convert(tree, rows, -1, 0), rows
+
+
+def _convert(node, rows=None, depth=0, line=0):
+    if type(node) is list:
+        return [_convert(n, rows, depth, line) for n in node]
+    if rows is not None and isinstance(node, (gast.stmt, gast.excepthandler)):
+        depth += 1
+        rows.append((depth, node))
+        line = len(rows)
+    if not isinstance(node, _AST):
+        return node
+    cls = type(node)
+    context = _CONTEXTS.get(cls)
+    if context is not None:
+        return context
+    if rows is not None:
+        return _convert_numbered(node, cls, rows, depth, line)
+    if cls is gast.Name:
+        return _located(ast.Name(id=node.id, ctx=_CONTEXTS[type(node.ctx)]), node)
+    if cls is gast.Constant:
         v = node.value
         if isinstance(v, (int, float)) and not isinstance(v, bool) and (v < 0 or (v == 0 and str(v)[0] == "-")):
-            new = ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-v))
-        elif isinstance(v, complex) and (v.real != 0 or str(v.imag)[0] == "-"):
-            new = ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
-                           args=[ast.Constant(value=v.real), ast.Constant(value=v.imag)], keywords=[])
-        else:
-            return node
+            new = ast.UnaryOp(op=ast.USub(), operand=_located(ast.Constant(value=-v), node))
+            return _located(new, node)
+        if isinstance(v, complex) and (v.real != 0 or str(v.imag)[0] == "-"):
+            parts = [_located(ast.Constant(value=v.real), node), _located(ast.Constant(value=v.imag), node)]
+            return _located(ast.Call(func=_located(ast.Name(id="complex", ctx=ast.Load()), node),
+                                     args=parts, keywords=[]), node)
+        return _located(ast.Constant(value=v, kind=node.kind), node)
+    if cls is gast.arguments:
+        return ast.arguments(posonlyargs=[_arg(a) for a in node.posonlyargs], args=[_arg(a) for a in node.args],
+                             vararg=_arg(node.vararg), kwonlyargs=[_arg(a) for a in node.kwonlyargs],
+                             kw_defaults=_convert(node.kw_defaults), kwarg=_arg(node.kwarg),
+                             defaults=_convert(node.defaults))
+    target = _AST_CLASSES.get(cls)
+    if target is None:
+        target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
+    d = node.__dict__
+    fields = {f: _convert(d.get(f)) for f in target._fields}
+    if cls is gast.ExceptHandler and node.name is not None:
+        fields["name"] = node.name.id
+    return _located(target(**fields), node)
+
+
+def _at(new, line):
+    new.lineno = new.end_lineno = line
+    new.col_offset = new.end_col_offset = 0
+    return new
+
+
+def _convert_numbered(node, cls, rows, depth, line):
+    """_convert for to_numbered_ast: the same node, located on `line`."""
+    if cls is gast.Name:
+        return _at(ast.Name(id=node.id, ctx=_CONTEXTS[type(node.ctx)]), line)
+    if cls is gast.Constant:
+        new = _convert(node)
         for n in ast.walk(new):
-            ast.copy_location(n, node)
+            if isinstance(n, (ast.expr, ast.stmt)):
+                _at(n, line)
         return new
-
-
-def to_ast(node):
-    """The standard library's ast for a gast tree (what `compile` takes)."""
-    return _NegativeConstants().visit(gast.gast_to_ast(node))
+    if cls is gast.arguments:
+        def arg(a):
+            return None if a is None else _at(ast.arg(arg=a.id, annotation=_convert(a.annotation, rows, depth, line),
+                                                      type_comment=a.type_comment), line)
+        return ast.arguments(posonlyargs=[arg(a) for a in node.posonlyargs], args=[arg(a) for a in node.args],
+                             vararg=arg(node.vararg), kwonlyargs=[arg(a) for a in node.kwonlyargs],
+                             kw_defaults=_convert(node.kw_defaults, rows, depth, line), kwarg=arg(node.kwarg),
+                             defaults=_convert(node.defaults, rows, depth, line))
+    target = _AST_CLASSES.get(cls)
+    if target is None:
+        target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
+    d = node.__dict__
+    fields = {f: _convert(d.get(f), rows, depth, line) for f in target._fields}
+    if cls is gast.ExceptHandler and node.name is not None:
+        fields["name"] = node.name.id
+    new = target(**fields)
+    if isinstance(new, (ast.expr, ast.stmt, ast.excepthandler, ast.arg, ast.keyword)):
+        _at(new, line)
+    return new
 
 
 def to_source(node):
     """Unparse a gast node with the standard library's ast.unparse."""
-    tree = ast.fix_missing_locations(_NegativeConstants().visit(gast.gast_to_ast(node)))
+    tree = ast.fix_missing_locations(to_ast(node))
     return _print_comments(ast.unparse(tree))
 
 
@@ -281,17 +443,22 @@ _CONTEXT = gast.expr_context
 
 
 def walk(node):
-    """Every node of the tree `node`, breadth first (as gast.walk/ast.walk,
-    which it replaces for speed: the compiler walks its trees often), without
-    the Load/Store context nodes."""
-    todo = collections.deque([node])
-    popleft, append, extend = todo.popleft, todo.append, todo.extend
-    while todo:
-        n = popleft()
+    """Every node of the tree `node`, breadth first, as a list (as
+    gast.walk/ast.walk, which it replaces for speed: the compiler walks its
+    trees often), without the Load/Store context nodes."""
+    out = [node]
+    AST, CONTEXT = _AST, _CONTEXT
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        d = n.__dict__
         for field in n._fields:
-            value = getattr(n, field, None)
+            value = d.get(field)
             if type(value) is list:
-                extend([v for v in value if isinstance(v, _AST)])
-            elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
-                append(value)
-        yield n
+                for v in value:
+                    if isinstance(v, AST):
+                        out.append(v)
+            elif isinstance(value, AST) and not isinstance(value, CONTEXT):
+                out.append(value)
+    return out

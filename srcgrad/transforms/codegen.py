@@ -191,9 +191,9 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     factory = ast_util.function_def("_sg_factory", factory_params,
                                     list(fdefs) + [ast_util.return_(ast_util.tuple_(
                                         [ast_util.name(n) for n in names]))])
-    rows = _number_lines(factory)
+    tree, rows = ast_util.to_numbered_ast(ast_util.module([factory]))
     filename = "<srcgrad-generated %s #%d>" % (title, next(_counter))
-    module_code = compile(ast_util.to_ast(ast_util.module([factory])), filename, "exec")
+    module_code = compile(tree, filename, "exec")
     fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == "_sg_factory")
     out = {}
     for c in fcode.co_consts:
@@ -212,44 +212,6 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
 
 # generated filename -> one of its functions (whose __srcgrad_rows__ list its lines), weakly
 _LISTINGS = weakref.WeakValueDictionary()
-
-
-def _number_lines(tree):
-    """Give each statement of the gast `tree` its own line, in order (a
-    compound statement: its header's line, then its bodies'), and each
-    expression its statement's line. Returns [(depth, statement)], row k
-    being line k + 1."""
-    rows = []
-
-    def visit(stmt, depth):
-        rows.append((depth, stmt))
-        line = len(rows)
-        for n in _expressions(stmt):
-            n.lineno = n.end_lineno = line
-            n.col_offset = n.end_col_offset = 0
-        for field in ("body", "orelse"):
-            for child in getattr(stmt, field, None) or ():
-                if isinstance(child, gast.stmt):
-                    visit(child, depth + 1)
-
-    visit(tree, 0)
-    return rows
-
-
-def _expressions(stmt):
-    """The statement and the nodes of its header (its expressions and
-    arguments), not those of nested statements."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        for field, value in gast.iter_fields(node):
-            if field in ("body", "orelse") and isinstance(node, gast.stmt):
-                continue
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, gast.AST) and not isinstance(v, gast.stmt))
-            elif isinstance(value, gast.AST):
-                stack.append(value)
 
 
 def _listing(rows):

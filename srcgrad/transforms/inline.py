@@ -15,8 +15,6 @@ so are the temporaries only it used. Temporaries are renamed hygienically. Used 
 binding, by the registry to build the tape's VJP functions: one template,
 two paths.
 """
-import copy
-
 import gast
 
 from . import ast_util
@@ -34,7 +32,10 @@ def is_d(node):
     return None
 
 
-class _Rewrite(gast.NodeTransformer):
+class _Rewrite:
+    """Copies a template statement with the substitutions made, in one pass
+    over it (the template itself is never changed)."""
+
     def __init__(self, output, cotangent, bindings, renames, globals_map):
         self.output = output
         self.cotangent = cotangent
@@ -42,22 +43,33 @@ class _Rewrite(gast.NodeTransformer):
         self.renames = renames
         self.globals_map = globals_map
 
-    def visit_Subscript(self, node):
-        target = is_d(node)
-        if target is not None:
-            if target != self.output:
-                raise TemplateError("a rule may only read d[%s] (the output's cotangent)" % self.output)
-            return ast_util.name(self.cotangent)
-        return self.generic_visit(node)
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            return ast_util.name(self.renames[node.id], ctx=node.ctx)
-        if node.id in self.bindings and isinstance(node.ctx, gast.Load):
-            return ast_util.clone(self.bindings[node.id])
-        if node.id in self.globals_map and isinstance(node.ctx, gast.Load):
-            return ast_util.name(self.globals_map[node.id], ctx=node.ctx)
-        return node
+    def visit(self, node):
+        cls = type(node)
+        if cls is gast.Name:
+            if node.id in self.renames:
+                return ast_util.name(self.renames[node.id], ctx=node.ctx)
+            load = isinstance(node.ctx, gast.Load)
+            if load and node.id in self.bindings:
+                return ast_util.clone(self.bindings[node.id])
+            if load and node.id in self.globals_map:
+                return ast_util.name(self.globals_map[node.id], ctx=node.ctx)
+            return ast_util.clone(node)
+        if cls is gast.Subscript:
+            target = is_d(node)
+            if target is not None:
+                if target != self.output:
+                    raise TemplateError("a rule may only read d[%s] (the output's cotangent)" % self.output)
+                return ast_util.name(self.cotangent)
+        new = cls.__new__(cls)
+        attrs = dict(node.__dict__)
+        for field in cls._fields:
+            value = attrs.get(field)
+            if type(value) is list:
+                attrs[field] = [self.visit(v) if isinstance(v, gast.AST) else v for v in value]
+            elif isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
+                attrs[field] = self.visit(value)
+        new.__dict__.update(attrs)
+        return new
 
 
 def inline(tree, output, cotangent, bindings, targets, materialized, namer, globals_map=None,
@@ -97,14 +109,14 @@ def inline(tree, output, cotangent, bindings, targets, materialized, namer, glob
             target = targets.get(param)
             if target is None:
                 continue
-            value = rewrite.visit(ast_util.clone(stmt.value))
+            value = rewrite.visit(stmt.value)
             if target in materialized:
                 value = accumulate(target, value) if accumulate else ast_util.add(ast_util.name(target), value)
             else:
                 materialized.add(target)
             out.append(ast_util.assign(target, value))
             continue
-        out.append(rewrite.visit(ast_util.clone(stmt)))
+        out.append(rewrite.visit(stmt))
     return _drop_dead_temps(out, set(temps.values())) if temps else out
 
 

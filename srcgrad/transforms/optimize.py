@@ -13,9 +13,18 @@ from . import ast_util
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 
 
-class _Fold(gast.NodeTransformer):
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
+def _fold(node):
+    """`node` with constant arithmetic folded, in place (a new node where
+    a BinOp folds)."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for k, v in enumerate(value):
+                if isinstance(v, gast.AST) and not isinstance(v, gast.expr_context):
+                    value[k] = _fold(v)
+        elif isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
+            setattr(node, field, _fold(value))
+    if type(node) is gast.BinOp:
         left, right = node.left, node.right
         if (isinstance(left, gast.Constant) and isinstance(right, gast.Constant)
                 and type(node.op) in _FOLD and _number(left.value) and _number(right.value)):
@@ -23,7 +32,7 @@ class _Fold(gast.NodeTransformer):
         if isinstance(node.op, gast.Pow) and isinstance(right, gast.Constant) and right.value == 1 \
                 and not isinstance(right.value, bool):
             return left
-        return node
+    return node
 
 
 def _number(v):
@@ -32,8 +41,7 @@ def _number(v):
 
 def fold(stmts):
     """Simplify the statements in place; returns them."""
-    f = _Fold()
-    return [f.visit(s) for s in stmts]
+    return [_fold(s) for s in stmts]
 
 
 # ------------------------------------------------------------ liveness

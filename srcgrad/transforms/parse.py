@@ -90,7 +90,7 @@ def parse(func, tree=None):
             "or a notebook cell, not with exec/eval." % (name, filename, exc)) from None
     src = textwrap.dedent("".join(lines))
     try:
-        module = gast.parse(src)
+        module = ast_util.parse(src)
     except SyntaxError as exc:
         raise SourceNotFoundError("could not parse the source of %s: %s" % (name, exc)) from None
     node = module.body[0]
@@ -203,7 +203,7 @@ def _parse_lambda(func, code, name):
                            type_comment=None)
     ast.copy_location(fdef, node)
     fdef.end_lineno, fdef.end_col_offset = node.end_lineno, node.end_col_offset
-    gnode = gast.ast_to_gast(fdef)
+    gnode = ast_util.from_ast(fdef)
     for n in ast_util.walk(gnode):
         if hasattr(n, "lineno"):
             n._sg_origin = (filename, n.lineno, getattr(n, "col_offset", None))
