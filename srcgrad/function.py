@@ -574,7 +574,6 @@ class Program:
         if getattr(op, "custom", False):
             from .custom import CustomCallee
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
-        fn = compilable(op.callee)
         program = self.callee_program(op)
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
         if chain:

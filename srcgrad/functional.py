@@ -21,7 +21,6 @@ import numpy as np
 
 from . import tape as tape_mod
 from .function import BoundFunction, Function, Program, ProgramCache, as_function
-from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
 

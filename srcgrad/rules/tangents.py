@@ -206,7 +206,7 @@ class _Inliner:
         if not isinstance(value, Zero):
             return value
         if value.like is not None and value.like in self.bindings:
-            return ast_util.call(self.zeros, [copy.deepcopy(self.bindings[value.like])])
+            return ast_util.call(self.zeros, [ast_util.clone(self.bindings[value.like])])
         return ast_util.const(0.0)
 
     def expr(self, node):
@@ -215,7 +215,7 @@ class _Inliner:
             tangent = self.tnames.get(p)
             if tangent is None:
                 return Zero(p)
-            return ast_util.name(tangent) if isinstance(tangent, str) else copy.deepcopy(tangent)
+            return ast_util.name(tangent) if isinstance(tangent, str) else ast_util.clone(tangent)
         if isinstance(node, gast.Name):
             if node.id in self.zero_temps:
                 return Zero()
@@ -224,10 +224,10 @@ class _Inliner:
             if node.id == self.rule.output:
                 return ast_util.name(self.output)
             if node.id in self.bindings:
-                return copy.deepcopy(self.bindings[node.id])
+                return ast_util.clone(self.bindings[node.id])
             if node.id in self.globals_map:
                 return ast_util.name(self.globals_map[node.id])
-            return copy.deepcopy(node)
+            return ast_util.clone(node)
         if isinstance(node, gast.BinOp):
             return self.binop(node)
         if isinstance(node, gast.UnaryOp):
@@ -256,9 +256,9 @@ class _Inliner:
                 setattr(new, field, self.materialize(self.expr(value)))
             elif isinstance(value, list):
                 setattr(new, field, [self.materialize(self.expr(v)) if isinstance(v, gast.expr)
-                                     else copy.deepcopy(v) for v in value])
+                                     else ast_util.clone(v) for v in value])
             elif isinstance(value, gast.AST):
-                setattr(new, field, copy.deepcopy(value))
+                setattr(new, field, ast_util.clone(value))
         return new
 
     def binop(self, node):
@@ -282,7 +282,7 @@ class _Inliner:
                 return Zero()
         elif isinstance(op, gast.Div) and lz:
             return Zero()
-        return ast_util.binop(self.materialize(left), copy.deepcopy(op), self.materialize(right))
+        return ast_util.binop(self.materialize(left), ast_util.clone(op), self.materialize(right))
 
     def call(self, node):
         func = node.func
@@ -319,7 +319,7 @@ def _with(node, **fields):
     """A copy of `node` with `fields` replaced (the other fields deep-copied)."""
     new = copy.copy(node)
     for f, v in gast.iter_fields(node):
-        setattr(new, f, fields[f] if f in fields else copy.deepcopy(v))
+        setattr(new, f, fields[f] if f in fields else ast_util.clone(v))
     return new
 
 
@@ -365,7 +365,7 @@ def inline(rule, output, bindings, tnames, namer, globals_map, zeros_like):
         if isinstance(v, Zero) and isinstance(target, gast.Name):
             inl.zero_temps.add(target.id)
             continue
-        new_target = _rename_store(copy.deepcopy(target), temps)
+        new_target = _rename_store(ast_util.clone(target), temps)
         stmts.append(ast_util.assign(new_target, inl.materialize(v)))
     live = ast_util.names_loaded(value) if not isinstance(value, Zero) else set()
     kept = []

@@ -13,7 +13,6 @@ Requires: resolve. Guarantees, for the returned body:
   read by the operation that assigns it.
 """
 import builtins
-import copy
 import inspect
 import math
 import operator
@@ -176,7 +175,7 @@ class _ANF:
             count = self.namer.fresh("_trips")
             out.append(self._assign(count, ast_util.const(0), Op("nondiff", source="n"), s))
             cond = self.namer.fresh("cond")
-            self.condition(copy.deepcopy(s.test), cond, out, s)
+            self.condition(ast_util.clone(s.test), cond, out, s)
             body = self.block(s.body)
             increment = self._assign(count, ast_util.quote_expr("%s + 1" % count), Op("nondiff"), s)
             increment._sg_no_save = True     # the reverse sweep reads only the final count
@@ -207,7 +206,7 @@ class _ANF:
                     tmp = self.namer.fresh(a.id)
                     out.append(self._assign(tmp, ast_util.name(a.id), Op("nondiff", source="n"), s))
                     args[k] = ast_util.name(tmp)
-            new = ast_util.for_(ast_util.set_store(copy.deepcopy(s.target)),
+            new = ast_util.for_(ast_util.set_store(ast_util.clone(s.target)),
                                 ast_util.call(ast_util.name("range"), args), self.block(s.body))
             ast_util.copy_location(new, s)
             out.append(new)
@@ -465,7 +464,7 @@ class _ANF:
             if isinstance(a, gast.Starred):
                 pack = self.packs.get(a.value.id) if isinstance(a.value, gast.Name) else None
                 if isinstance(pack, (gast.Tuple, gast.List)):
-                    args.extend(copy.deepcopy(pack.elts))
+                    args.extend(ast_util.clone(pack.elts))
                     continue
                 if isinstance(a.value, (gast.Tuple, gast.List)) and \
                         not any(isinstance(x, gast.Starred) for x in a.value.elts):
@@ -485,7 +484,7 @@ class _ANF:
                 if not isinstance(pack, gast.Dict) or not all(isinstance(x, gast.Constant) for x in pack.keys):
                     self.fail(k.value, "**kwargs in a call, unless kwargs is the function's own **kwargs "
                                        "or a dict display")
-                keywords.extend(gast.keyword(arg=key.value, value=copy.deepcopy(v))
+                keywords.extend(gast.keyword(arg=key.value, value=ast_util.clone(v))
                                 for key, v in zip(pack.keys, pack.values))
             else:
                 keywords.append(k)

@@ -4,8 +4,6 @@ Code is generated from quoted Python (`quote`), so that the rest of the
 compiler never depends on the constructor signatures of a gast version.
 """
 import ast
-import collections
-import copy
 import re
 
 import gast
@@ -130,7 +128,7 @@ def assign(target, value):
     if isinstance(target, str):
         target = name(target, store=True)
     else:
-        target = set_store(copy.deepcopy(target))
+        target = set_store(clone(target))
     return gast.Assign(targets=[target], value=value, type_comment=None)
 
 
@@ -370,7 +368,7 @@ def slice_to_expr(node):
     """Turn subscript slice syntax into an ordinary expression:
     `a:b` -> `slice(a, b, None)`, tuples element-wise. Used when an index
     moves into a call argument (the adjoint of x[idx])."""
-    node = copy.deepcopy(node)
+    node = clone(node)
     if isinstance(node, gast.Slice):
         parts = [node.lower, node.upper, node.step]
         return call(name("slice"), [p if p is not None else const(None) for p in parts])

@@ -40,27 +40,26 @@ def _names_in_order(body, ctx):
 _SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1)}
 
 
-def _shape_only(body, injected, names):
-    """The names in `names` that `body` reads only as shape arguments."""
+def _shape_only(nodes, injected, names):
+    """The names in `names` that the nodes `nodes` (a walk of the reverse
+    sweep) read only as shape arguments."""
     shape_fns = {}
     for alias, obj in injected.items():
         for fn, positions in _SHAPE_ARGS.items():
             if obj is fn:
                 shape_fns[alias] = positions
     shape_reads = set()
-    for stmt in body:
-        for n in ast_util.walk(stmt):
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_fns:
-                for i in shape_fns[n.func.id]:
-                    if i < len(n.args) and isinstance(n.args[i], gast.Name):
-                        shape_reads.add(id(n.args[i]))
+    for n in nodes:
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_fns:
+            for i in shape_fns[n.func.id]:
+                if i < len(n.args) and isinstance(n.args[i], gast.Name):
+                    shape_reads.add(id(n.args[i]))
     all_reads, only_shape = set(), set(names)
-    for stmt in body:
-        for n in ast_util.walk(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in only_shape:
-                all_reads.add(n.id)
-                if id(n) not in shape_reads:
-                    only_shape.discard(n.id)
+    for n in nodes:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in only_shape:
+            all_reads.add(n.id)
+            if id(n) not in shape_reads:
+                only_shape.discard(n.id)
     return only_shape & all_reads
 
 
@@ -89,10 +88,14 @@ def assemble(name, inputs, active_inputs, sweeps):
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
         {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
-    defined = set(inputs) | set(_names_in_order(fwd_core, gast.Store))
-    residuals = [n for n in _names_in_order(sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))],
-                                            gast.Load)
-                 if n in defined and n not in sweeps.rev_locals]
+    stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
+    defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set())
+    rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
+    loads = {}
+    for n in rev_nodes:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads.setdefault(n.id, None)
+    residuals = [n for n in loads if n in defined and n not in sweeps.rev_locals]
     # Names first assigned inside a branch or loop may have no value where
     # they are pushed or returned as residuals: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
@@ -100,7 +103,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     fwd_core = stack_init + preinit + sweeps.fwd_body
     sweeps.fwd_core = fwd_core
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
-    shape_only = _shape_only(sweeps.rev_body, sweeps.injected, residuals) - gen.dynamic
+    shape_only = _shape_only(rev_nodes, sweeps.injected, residuals) - gen.dynamic
     shape_of = gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
     res_tuple = ast_util.tuple_([
         ast_util.call(ast_util.name(shape_of), [ast_util.name(n)]) if n in shape_only else ast_util.name(n)
@@ -128,7 +131,8 @@ def assemble(name, inputs, active_inputs, sweeps):
     # split forward does by returning only the residuals).
     free = []
     defined_once = sweeps.first_defined - set(inputs)
-    dead = [n for n in _names_in_order(fwd_core, gast.Store) if n in defined_once and n not in residuals]
+    dead = [n for n in dict.fromkeys(([stack] if stack else []) + [p.targets[0].id for p in preinit] + stored_fwd)
+            if n in defined_once and n not in residuals]
     if dead:
         free.append(ast_util.delete(dead))
     for n in residuals:

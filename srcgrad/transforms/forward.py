@@ -209,7 +209,7 @@ class ForwardGenerator:
             filename, lineno, _ = self.parsed.origin(s)
             raise NoRuleError(op.obj, filename, lineno)
         if op.kind == "pack":       # [a, b], (a, b), {k: a}: the same container of tangents
-            value = copy.deepcopy(s.value)
+            value = ast_util.clone(s.value)
             elts = value.values if isinstance(value, gast.Dict) else value.elts
             if not any(self.is_active(e) for e in elts):
                 return [], set()
@@ -286,13 +286,13 @@ class ForwardGenerator:
         tan = ast_util.tuple_(tans, store=True) if compiled.tuple_output else tans[0]
         call = ast_util.call(ast_util.name(fn), args)
         new = ast_util.copy_location(
-            ast_util.assign(ast_util.tuple_([ast_util.set_store(copy.deepcopy(prim)), tan], store=True), call), s)
+            ast_util.assign(ast_util.tuple_([ast_util.set_store(ast_util.clone(prim)), tan], store=True), call), s)
         s._sg_jvp_call = True
         return [new], done & self.active
 
 
 def _as_load(e):
-    return ast_util.set_load(copy.deepcopy(e)) if isinstance(e, gast.AST) else e
+    return ast_util.set_load(ast_util.clone(e)) if isinstance(e, gast.AST) else e
 
 
 def transform(fdef, ctx):

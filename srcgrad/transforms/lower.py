@@ -64,7 +64,7 @@ def _q(src, **nodes):
     class Sub(gast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in nodes:
-                new = copy.deepcopy(nodes[node.id])
+                new = ast_util.clone(nodes[node.id])
                 if isinstance(node.ctx, gast.Load):
                     ast_util.set_load(new)
                 else:
@@ -304,11 +304,11 @@ class _Lowerer:
             v = values.get(p, defaults.get(p))
             if v is None:
                 self.fail(call, "a call of %s without argument %r" % (call.func.id, p))
-            pre.append(ast_util.copy_location(ast_util.assign(renames[p], copy.deepcopy(v)), call))
+            pre.append(ast_util.copy_location(ast_util.assign(renames[p], ast_util.clone(v)), call))
         if isinstance(fn, gast.Lambda):
-            body = [ast_util.copy_location(gast.Return(value=copy.deepcopy(fn.body)), fn)]
+            body = [ast_util.copy_location(gast.Return(value=ast_util.clone(fn.body)), fn)]
         else:
-            body = copy.deepcopy(fn.body)
+            body = ast_util.clone(fn.body)
             if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
                 body = body[1:]
         for s in body:
@@ -399,7 +399,7 @@ class _Lowerer:
                     renames.setdefault(n.id, self.namer.fresh(n.id))
 
         def rename(node):
-            node = copy.deepcopy(node)
+            node = ast_util.clone(node)
             for n in ast_util.walk(node):
                 if isinstance(n, gast.Name) and n.id in renames:
                     n.id = renames[n.id]
@@ -537,7 +537,7 @@ class _Lowerer:
             elif isinstance(s, (gast.For, gast.While)):
                 s.body = self.mutations(s.body)
             elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Subscript):
-                read = copy.deepcopy(s.target)
+                read = ast_util.clone(s.target)
                 ast_util.set_load(read)
                 new = ast_util.assign(s.target, ast_util.binop(read, s.op, s.value))
                 out.extend(self.mutations([ast_util.copy_location(new, s)]))
@@ -590,7 +590,7 @@ class _Lowerer:
                       V=value, SET=_helper(containers.setitem, "setitem"))
         if isinstance(target.value, gast.Subscript):
             tmp = self.namer.fresh("_part")
-            inner = copy.deepcopy(target.value)
+            inner = ast_util.clone(target.value)
             ast_util.set_load(inner)
             out = [ast_util.assign(tmp, inner)]
             out += _q("X = SET(X, I, V)", X=ast_util.name(tmp), I=ast_util.slice_to_expr(target.slice),

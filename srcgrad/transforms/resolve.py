@@ -437,7 +437,7 @@ class _Resolver(gast.NodeTransformer):
                 item = self.visit(item)
             if columns:
                 shape = ast_util.call(_helper_name(runtime_syntax.column_shape, "column_shape"),
-                                      [copy.deepcopy(item)])
+                                      [ast_util.clone(item)])
                 parts.append(ast_util.call(_helper_name(np.reshape, "reshape"), [item, shape]))
             else:
                 parts.append(ast_util.call(_helper_name(np.atleast_1d, "atleast_1d"), [item]))
@@ -642,7 +642,7 @@ class _Resolver(gast.NodeTransformer):
             for n_ in ast_util.walk(out[-1]):
                 n_._sg_origin = getattr(node, "_sg_origin", None)
         for k in range(n):
-            out.extend(_ConstantIndex(index, k).visit(s) for s in copy.deepcopy(node.body))
+            out.extend(_ConstantIndex(index, k).visit(s) for s in ast_util.clone(node.body))
         return self.block(out)
 
     def _decided(self, test):

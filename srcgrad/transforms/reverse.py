@@ -37,7 +37,6 @@ values went on `S`.
 """
 from dataclasses import dataclass, field
 
-import copy
 import math
 
 import gast
@@ -530,7 +529,7 @@ class ReverseGenerator:
         active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)
-        call = ast_util.call(ast_util.name(s._sg_vjp_name), [_as_load(copy.deepcopy(a)) for a in op.args] + cots)
+        call = ast_util.call(ast_util.name(s._sg_vjp_name), [_as_load(ast_util.clone(a)) for a in op.args] + cots)
         if len(temps) == 1:
             code = [ast_util.assign(temps[0], call)]
         else:
