@@ -280,15 +280,24 @@ class ReverseGenerator:
     def rev_loop(self, s, nz):
         """A loop reversed: the reversed body runs as many times, from a
         fixed point of the possibly-nonzero set at its head."""
-        entry = set(nz)
         snapshot = set(self.namer.used)
+        # First guess: the entry set plus the active names the body reads
+        # before it assigns them (their cotangents cross iterations); it is
+        # the fixed point itself when every guessed name comes out of the
+        # body nonzero, which saves generating the body twice.
+        guess = {n for n in _exposed(s.body, set()) if n in self.active} - set(nz)
+        entry = set(nz) | guess
         while True:
             self.last_comment = None
             state = set(entry)
             body = self.rev_block(s.body, state)
-            if state <= entry:
+            if state <= entry and not (guess - state):
                 break
-            entry |= state
+            if guess - state:       # a guess that does not hold: the least fixed point from the entry set
+                entry = set(nz)
+                guess = set()
+            else:
+                entry |= state
             # regenerate with the same names
             self.namer.used = snapshot | set(self.adj.values()) | set(self.injected)
         pre = self.materialize(entry - nz)
@@ -700,6 +709,27 @@ def transform(fdef, ctx):
     sweeps.generator = gen
     _prune_stack(sweeps, gen)
     return sweeps
+
+
+def _exposed(stmts, assigned):
+    """The names `stmts` may read before assigning them (upward-exposed
+    uses), given the names `assigned` before them."""
+    out = set()
+    assigned = set(assigned)
+    for s in stmts:
+        if isinstance(s, gast.If):
+            out |= ast_util.names_loaded(s.test) - assigned
+            out |= _exposed(s.body, assigned) | _exposed(s.orelse, assigned)
+            assigned |= ast_util.names_stored(ast_util.module(s.body)) & ast_util.names_stored(
+                ast_util.module(s.orelse))
+        elif isinstance(s, (gast.For, gast.While)):
+            header = s.iter if isinstance(s, gast.For) else s.test
+            out |= ast_util.names_loaded(header) - assigned
+            out |= _exposed(s.body, assigned)
+        else:
+            out |= ast_util.names_loaded(s) - assigned
+            assigned |= ast_util.names_stored(s)
+    return out
 
 
 def _read_after_restore(stmts):
