@@ -344,7 +344,7 @@ def to_source(node):
 
 def names_loaded(node):
     """The set of Name ids read anywhere in `node`."""
-    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return _name_ids(node, gast.Load)
 
 
 def grad_of_names(node):
@@ -361,7 +361,8 @@ def grad_of_names(node):
 
 
 def names_stored(node):
-    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    """The set of Name ids assigned anywhere in `node`."""
+    return _name_ids(node, gast.Store)
 
 
 def slice_to_expr(node):
@@ -440,23 +441,75 @@ _AST = gast.AST
 _CONTEXT = gast.expr_context
 
 
+_SCALAR_FIELDS = {"ctx", "id", "type_comment", "attr", "kind", "arg", "level", "module", "is_async",
+                  "conversion", "simple"}
+_CHILD_FIELDS = {}
+
+
+def _child_fields(cls):
+    """The fields of node class `cls` that may hold nodes (not names,
+    strings, flags or the Load/Store context)."""
+    found = _CHILD_FIELDS.get(cls)
+    if found is None:
+        if cls is gast.Constant:
+            found = ()
+        else:
+            found = tuple(f for f in cls._fields if f not in _SCALAR_FIELDS
+                          and not (f == "name" and cls is not gast.ExceptHandler))
+        _CHILD_FIELDS[cls] = found
+    return found
+
+
 def walk(node):
     """Every node of the tree `node`, breadth first, as a list (as
     gast.walk/ast.walk, which it replaces for speed: the compiler walks its
     trees often), without the Load/Store context nodes."""
     out = [node]
-    AST, CONTEXT = _AST, _CONTEXT
+    AST, fields_of, CHILD = _AST, _CHILD_FIELDS.get, _child_fields
     i = 0
     while i < len(out):
         n = out[i]
         i += 1
+        cls = n.__class__
+        fields = fields_of(cls)
+        if fields is None:
+            fields = CHILD(cls)
         d = n.__dict__
-        for field in n._fields:
+        for field in fields:
             value = d.get(field)
+            if value is None:
+                continue
             if type(value) is list:
                 for v in value:
                     if isinstance(v, AST):
                         out.append(v)
-            elif isinstance(value, AST) and not isinstance(value, CONTEXT):
+            elif isinstance(value, AST):
                 out.append(value)
+    return out
+
+
+def _name_ids(node, ctx):
+    """The ids of the Names in `node` whose context is `ctx`."""
+    out = set()
+    todo = [node]
+    AST, NAME, fields_of, CHILD = _AST, gast.Name, _CHILD_FIELDS.get, _child_fields
+    while todo:
+        n = todo.pop()
+        cls = n.__class__
+        if cls is NAME:
+            if n.ctx.__class__ is ctx:
+                out.add(n.id)
+            continue
+        fields = fields_of(cls)
+        if fields is None:
+            fields = CHILD(cls)
+        d = n.__dict__
+        for field in fields:
+            value = d.get(field)
+            if value is None:
+                continue
+            if type(value) is list:
+                todo.extend([v for v in value if isinstance(v, AST)])
+            elif isinstance(value, AST):
+                todo.append(value)
     return out
