@@ -45,6 +45,10 @@ def unbroadcast(g, x):
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if type(g) is np.ndarray:       # (the methods: no dispatch through np.sum)
+        if axes:
+            g = g.sum(axis=axes)
+        return g if g.shape == shape else g.reshape(shape)
     if axes:
         g = np.sum(g, axis=axes)
     return np.reshape(g, shape)
@@ -118,7 +122,11 @@ def matmul_product(g, x, y, wrt_x):
     1-d operands as matmul does, before the broadcast batch axes are summed
     back (the caller's unbroadcast: a stack of cotangents is one more
     leading matmul batch axis)."""
-    nx, ny = np.ndim(x), np.ndim(y)
+    nx = x.ndim if type(x) is np.ndarray else np.ndim(x)
+    ny = y.ndim if type(y) is np.ndarray else np.ndim(y)
+    if nx == 2 and ny == 2 and type(g) is np.ndarray and g.ndim == 2 and type(x) is np.ndarray \
+            and type(y) is np.ndarray:
+        return g @ y.T if wrt_x else x.T @ g            # the common case, without the general promotions
     if nx == 0 or ny == 0:
         return g * (y if wrt_x else x)
     # matrix-vector products: one product for a whole stack of cotangents

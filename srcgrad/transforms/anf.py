@@ -129,6 +129,11 @@ class _ANF:
                 return []  # docstring, comment or bare constant
             if self._stack_op(s.value) is runtime.push:
                 return self.push(s)
+            if self._stack_op(s.value) is runtime.pop:
+                # a pop whose value is dropped (keeping a derivative stack in step) is still a
+                # pop: its own derivative code must move one value too
+                new = ast_util.copy_location(ast_util.assign(self.namer.fresh("_dropped"), s.value), s)
+                return self.stmt(new)
             s._sg_forward_only = True
             return [s]
         if isinstance(s, gast.Pass):

@@ -732,43 +732,71 @@ def _exposed(stmts, assigned):
     return out
 
 
-def _read_after_restore(stmts):
+def _shape_positions(injected):
+    """{alias: argument positions} of the helpers in generated code that
+    read only the shape (and dtype) of those arguments."""
+    table = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
+             rules_batching.unbroadcast_b: (1,), rules_batching.unreduce_b: (1,)}
+    return {alias: table[obj] for alias, obj in injected.items() if callable(obj) and obj in table}
+
+
+def _loads(s, shape_fns):
+    """(names `s` reads, names it reads other than as a shape argument)."""
+    shape_args = set()
+    names, full = set(), set()
+    for n in ast_util.walk(s):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_fns:
+            shape_args.update(id(n.args[i]) for i in shape_fns[n.func.id] if i < len(n.args))
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            names.add(n.id)
+            if id(n) not in shape_args:
+                full.add(n.id)
+    return names, full
+
+
+def _read_after_restore(stmts, shape_fns=None):
     """The names the reverse sweep reads where an older value of theirs may
     have been restored already: after a pop of the name, or anywhere in a
     loop that pops it. A read before any restore sees the final forward
-    value, which needs no saving (to-be-recorded analysis, by position)."""
-    needed = set()
+    value, which needs no saving (to-be-recorded analysis, by position).
+    Returns (those names, those of them read other than for their shape)."""
+    needed, full = set(), set()
+    shape_fns = shape_fns or {}
 
     def pops(s):
         return {n._sg_pop for n in ast_util.walk(s) if getattr(n, "_sg_pop", None) is not None}
+
+    def read(node, restored):
+        names, whole = _loads(node, shape_fns)
+        needed.update(names & restored)
+        full.update(whole & restored)
 
     def scan(block, restored):
         restored = set(restored)
         for s in block:
             if isinstance(s, (gast.For, gast.While)):
-                header = s.iter if isinstance(s, gast.For) else s.test
-                needed.update(ast_util.names_loaded(header) & restored)
+                read(s.iter if isinstance(s, gast.For) else s.test, restored)
                 inner = pops(s)
                 scan(s.body, restored | inner)
                 restored |= inner
             elif isinstance(s, gast.If):
-                needed.update(ast_util.names_loaded(s.test) & restored)
+                read(s.test, restored)
                 scan(s.body, restored)
                 scan(s.orelse, restored)
                 restored |= pops(s)
             else:
-                needed.update(ast_util.names_loaded(s) & restored)
+                read(s, restored)
                 popped = getattr(s, "_sg_pop", None)
                 if popped is not None:
                     restored.add(popped)
     scan(stmts, set())
-    return needed
+    return needed, full
 
 
 def _prune_stack(sweeps, gen):
     """Keep only the pushes and pops of names the reverse sweep reads after
     an older value may have been restored."""
-    read = _read_after_restore(sweeps.rev_body)
+    read, full = _read_after_restore(sweeps.rev_body, _shape_positions(gen.injected))
 
     def filt(stmts, attr):
         out = []
@@ -776,6 +804,9 @@ def _prune_stack(sweeps, gen):
             name = getattr(s, attr, None)
             if name is not None and name not in read:
                 continue
+            if attr == "_sg_push" and name is not None and name not in full and name not in gen.dynamic:
+                # read back only for its shape: save the shape, not the array
+                s.value.args[1] = ast_util.call(gen.helper(helpers.ShapeOf), [ast_util.name(name)])
             if isinstance(s, gast.If):
                 s.body = filt(s.body, attr) or [ast_util.pass_()]
                 s.orelse = filt(s.orelse, attr)
