@@ -22,6 +22,7 @@ at every order. A call that finds a global rebound since it was resolved
 (here or in a function the compiled code calls) resolves again instead of
 running stale code.
 """
+import builtins
 import collections
 import copy
 import functools
@@ -41,7 +42,8 @@ from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
-from .transforms import activity, anf, ast_util, check, codegen, forward, kinds, lower, naming, parse, resolve, reverse
+from .transforms import (activity, anf, ast_util, check, codegen, forward, inplace, kinds, lower, naming, parse,
+                         resolve, reverse)
 from .transforms.context import CalleeInfo, Context
 
 
@@ -222,6 +224,7 @@ class Compiled:
         fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
             name, inputs, self.active_inputs, sweeps)
         self.sweeps = sweeps
+        self._in_place(joint)
         defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
         fns = _build([joint], sweeps.injected, program.namespace.func, title, defaults, self.origin)
         self.joint_fn = fns[joint.name]
@@ -231,8 +234,19 @@ class Compiled:
         self._shown = joint
         self._mark(self.joint_fn, joint)
 
+    def _in_place(self, fdef):
+        """Element assignments whose old value is dead, in place (inplace.py)."""
+        gen = self.sweeps.generator
+        injected, scope = self.sweeps.injected, self.program.namespace.func.__globals__
+
+        def lookup(name):
+            return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
+        inplace.update_in_place(fdef, lookup, gen.inject, gen.dynamic)
+
     def _compile_split(self):
         fwd, bwd, title = self._split
+        self._in_place(fwd)
+        self._in_place(bwd)
         fns = _build([fwd, bwd], self.sweeps.injected, self.program.namespace.func, title + " split", {},
                      self.origin)
         self.__dict__["fwd"] = fns[fwd.name]
@@ -297,6 +311,7 @@ class Compiled:
                     name = self.program.parsed.node.name
                     tree = codegen.gradient_def(self.sweeps, name, self.inputs, self.active_inputs, order,
                                                 preserve_result)
+                    self._in_place(tree)
                     title = "%s gradient (%s)" % (name, ", ".join(order))
                     fns = _build([tree], self.sweeps.injected, self.program.namespace.func, title, {},
                                         self.origin)

@@ -137,9 +137,10 @@ def array_setitem(x, index, v):
 def setitem_(z, x, index, v):
     """z = x with z[index] = v: the overwritten entries of x get no
     cotangent; v gets the cotangent of the entries it set (summed back over
-    broadcasting)."""
-    d[x] = zero_at(d[z], index)
+    broadcasting). (v's first: then the zeroing can be done in place,
+    transforms/inplace.py.)"""
     d[v] = value_cotangent(d[z], index, v)
+    d[x] = zero_at(d[z], index)
 
 
 register_adjoint(array_setitem)(setitem_)
@@ -161,6 +162,31 @@ def zero_at(g, index):
     return array_setitem(g, index, 0.0)
 
 
+def setitem_in_place(x, index, v):
+    """setitem(x, index, v) writing into `x` itself (returned), where the
+    compiler proved that nothing reads the old `x` again (transforms/
+    inplace.py): O(size of the write) instead of a copy of `x`. Not an
+    ndarray, or read-only: the functional setitem."""
+    if type(x) is np.ndarray and x.flags.writeable:
+        x[index] = v
+        return x
+    return setitem(x, index, v)
+
+
+def zero_at_in_place(g, index):
+    """zero_at(g, index) zeroing the entries of `g` itself (returned), where
+    the compiler proved that nothing reads the old `g` again."""
+    if type(g) is np.ndarray and g.flags.writeable:
+        g[index] = 0.0
+        return g
+    return zero_at(g, index)
+
+
+# the in-place helpers and the functional ones they stand for (generated
+# code transformed again differentiates the functional ones)
+FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
+
+
 def value_cotangent(g, index, v):
     """The cotangent of the value assigned at `index`: g[index], summed back
     to v's shape (NumPy broadcast v when it set the entries)."""
@@ -169,6 +195,8 @@ def value_cotangent(g, index, v):
         return part
     if part is None:
         return zeros_tree(v)
+    if type(part) is np.ndarray and part.base is not None:
+        part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
     return unbroadcast(part, v)
 
 

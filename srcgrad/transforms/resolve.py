@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, where
+from ..rules import containers
 from . import ast_util
 from .naming import Namer
 
@@ -319,6 +320,12 @@ class _Resolver(gast.NodeTransformer):
                     "call module-level functions, pass functions and objects as arguments, or build objects "
                     "from constants")
             known, value, _ = self._root_value(func)
+            functional = containers.FUNCTIONAL.get(value) if callable(value) else None
+            if functional is not None:
+                # generated code transformed again: an update in place proven safe for that code
+                # (transforms/inplace.py) is a functional update for the new one
+                func._sg_callee, func._sg_helper = functional, True
+                return node
             func._sg_callee = value
             return node
         if isinstance(func, (gast.Attribute, gast.Subscript)):

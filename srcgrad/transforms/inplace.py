@@ -1,0 +1,198 @@
+"""Update in place: element assignment without the copy.
+
+Requires: codegen (an assembled function: the joint sweeps, or one of the
+split ones). The compiler's element assignment is functional: `x[i] = v`
+is `x = setitem(x, i, v)`, a copy of x, and its adjoint zeroes the
+cotangent's entries by `zero_at(g, i)`, a copy of g. Copying costs the size
+of the array at every write: a loop filling an array row by row costs
+O(T * size). Where the old value cannot be read again, the copy is
+unobservable and the write can be made in place (`setitem_in_place`,
+`zero_at_in_place`, rules/containers.py): O(size of the write). This is the
+update-in-place optimisation of functional array languages (Hudak & Bloss,
+"The aggregate update problem in functional programming systems", POPL
+1985; Futhark's uniqueness types play the same role).
+
+The old value cannot be read again when no name that may share its buffer
+is live after the statement (besides the statement's own target), and the
+buffer is not one of the function's arguments (the caller's arrays, the
+seeds, a tape's residuals: a persistent tape runs a backward twice).
+Sharing is a conservative, flow-insensitive may-share relation over names
+(union-find): a copy `a = b`, a view or element `a = b[i]`, a container
+holding b, a stack b is pushed onto, and any call not known to return a new
+array relate the names involved. Known to return new arrays: arithmetic on
+arrays (BinOp, UnaryOp, Compare), NumPy ufuncs called without `out=`, the
+array constructors and joins, reductions, and the adjoint helpers listed
+in `_FRESH`; helpers that may return an argument itself (unbroadcast,
+densify) relate the result to that argument only (`_RETURNS_ARG`).
+"""
+import gast
+import numpy as np
+
+from .. import runtime
+from ..rules import containers, helpers
+from ..rules import batching as rules_batching
+from . import ast_util, optimize
+
+_IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
+
+# functions whose result never shares memory with their arguments
+_FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+          np.array, np.copy, np.stack, np.concatenate, np.vstack, np.hstack, np.dot, np.matmul, np.outer,
+          np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.einsum,
+          np.tensordot, np.where, np.linspace, np.arange, np.eye, np.identity,
+          helpers.matmul_adjoint_x, helpers.matmul_adjoint_y, helpers.reduction_size, helpers.unindex,
+          runtime.ShapeOf, runtime.zeros_tree, runtime.sparse_zeros, len, range}
+
+# functions whose result may be (a view of) the arguments at these positions only
+_RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densify: (0,),
+                runtime.densify_tree: (0,), runtime.add_cotangents: (0, 1), runtime.as_input: (0,),
+                containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
+                containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
+                containers.cast_back: (0,), rules_batching.unbroadcast_b: (0,), rules_batching.unreduce_b: (0,)}
+
+
+class _Sharing:
+    """Union-find over names: may two names hold the same buffer?"""
+
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, a):
+        parent = self.parent
+        root = a
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(a, a) != root:
+            parent[a], a = root, parent[a]
+        return root
+
+    def union(self, names):
+        names = list(names)
+        if len(names) < 2:
+            return
+        root = self.find(names[0])
+        for n in names[1:]:
+            other = self.find(n)
+            if other != root:
+                self.parent[other] = root
+
+
+def _callee(func, lookup):
+    """The object a call's func (a Name or module attribute chain) denotes."""
+    if isinstance(func, gast.Name):
+        return lookup(func.id)
+    if isinstance(func, gast.Attribute):
+        base = _callee(func.value, lookup)
+        return getattr(base, func.attr, None) if base is not None and type(base).__name__ == "module" else None
+    return None
+
+
+def _names(e):
+    return {n.id for n in ast_util.walk(e) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _may_share(e, lookup, dynamic):
+    """The names whose buffers the value of expression `e` may share."""
+    if isinstance(e, gast.Name):
+        return {e.id}
+    if isinstance(e, gast.Constant):
+        return set()
+    if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+        names = _names(e)
+        return names & dynamic         # arithmetic gives a new array (a list's + shares its elements)
+    if isinstance(e, gast.Call):
+        if isinstance(e.func, gast.Attribute) and e.func.attr == "copy" and not e.args and not e.keywords \
+                and isinstance(e.func.value, gast.Name) and e.func.value.id not in dynamic:
+            return set()            # x.copy() of an array
+        obj = _callee(e.func, lookup)
+        if obj is not None:
+            try:
+                fresh = obj in _FRESH or (isinstance(obj, np.ufunc) and not any(k.arg == "out" for k in e.keywords))
+            except TypeError:       # unhashable callee
+                fresh = False
+            if fresh and not (obj is np.array and any(k.arg == "copy" for k in e.keywords)):
+                return set()
+            if obj is containers.value_cotangent and e.args and isinstance(e.args[0], gast.Name) \
+                    and e.args[0].id not in dynamic:
+                return set()        # an array's part is copied
+            positions = _RETURNS_ARG.get(obj) if not isinstance(obj, np.ufunc) else None
+            if positions is not None:
+                out = set()
+                for i in positions:
+                    if i < len(e.args):
+                        out |= _may_share(e.args[i], lookup, dynamic)
+                return out
+    return _names(e)
+
+
+def _relate(stmts, sharing, lookup, dynamic):
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            targets = [n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)]
+            sharing.union(targets + sorted(_may_share(s.value, lookup, dynamic)))
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            # push(stack, x), xs.append(x): the receiver holds x
+            call = s.value
+            receiver = _names(call.func.value) if isinstance(call.func, gast.Attribute) else set()
+            sharing.union(sorted(receiver | set().union(*[_names(a) for a in call.args])))
+        elif isinstance(s, (gast.If, gast.For, gast.While)):
+            if isinstance(s, gast.For):
+                sharing.union([n.id for n in ast_util.walk(s.target) if isinstance(n, gast.Name)]
+                              + sorted(_names(s.iter)))
+            _relate(s.body, sharing, lookup, dynamic)
+            _relate(getattr(s, "orelse", []), sharing, lookup, dynamic)
+
+
+def update_in_place(fdef, lookup, inject, dynamic=()):
+    """Rewrite, in the generated FunctionDef `fdef`, each functional update
+    `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
+    read again into its in-place helper. `lookup(name)` gives the object a
+    name of the generated code denotes (its injected helpers, the user's
+    globals); `inject(name, obj)` gives a name for a new helper; `dynamic`:
+    names that may hold lists, tuples or dicts. Returns the number of
+    updates made in place."""
+    aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
+    if not aliases:
+        return 0
+    dynamic = set(dynamic)
+    sharing = _Sharing()
+    _relate(fdef.body, sharing, lookup, dynamic)
+    # the caller's buffers: the arguments, and the names the function reads
+    # without assigning them (globals, closure cells, injected objects)
+    outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
+    param_roots = {sharing.find(p) for p in outside}
+    sets = optimize._Sets()
+    count = 0
+
+    def visit(stmts, live_out):
+        nonlocal count
+        after = optimize._live_after(stmts, live_out, sets)
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.If):
+                visit(s.body, after[k])
+                visit(s.orelse, after[k])
+            elif isinstance(s, (gast.For, gast.While)):
+                visit(s.body, optimize._live_in_stmt(s, after[k], sets))
+            elif (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+                  and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
+                  and s.value.args and isinstance(s.value.args[0], gast.Name)
+                  and isinstance(s.targets[0], gast.Name)):
+                old = s.value.args[0].id
+                root = sharing.find(old)
+                if root in param_roots or old in dynamic:
+                    continue
+                target = s.targets[0].id
+                if any(n != target and sharing.find(n) == root for n in after[k]):
+                    continue
+                fn = _IN_PLACE[lookup(s.value.func.id)]
+                new = ast_util.clone(s)         # (the split and joint sweeps share statements)
+                new.value.func = ast_util.name(inject(fn.__name__, fn))
+                stmts[k] = new
+                count += 1
+
+    visit(fdef.body, set())
+    return count
+
+
+def _callee_names(fdef, lookup):
+    return {n.func.id for n in ast_util.walk(fdef) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)}
