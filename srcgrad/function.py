@@ -42,8 +42,8 @@ from . import tape as tape_mod
 from .errors import UnsupportedSyntaxError
 from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
-from .transforms import (activity, anf, ast_util, check, codegen, forward, inplace, kinds, lower, naming, parse,
-                         resolve, reverse)
+from .transforms import (activity, anf, ast_util, check, codegen, forward, inplace, kinds, lower, naming,
+                         optimize, parse, resolve, reverse)
 from .transforms.context import CalleeInfo, Context
 
 
@@ -242,6 +242,9 @@ class Compiled:
         def lookup(name):
             return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
         inplace.update_in_place(fdef, lookup, gen.inject, gen.dynamic)
+        fdef.body = optimize.collapse_temporaries(fdef.body, set())
+        if not fdef.name.endswith("_fwd"):       # (the split forward returns what it keeps)
+            fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args])
 
     def _compile_split(self):
         fwd, bwd, title = self._split

@@ -140,6 +140,7 @@ def assemble(name, inputs, active_inputs, sweeps):
             free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
     if free:
         free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
+    sweeps.free = free
     jbody = ([ast_util.comment("Forward sweep")] + fwd_core + free
              + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
@@ -163,7 +164,8 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
     if preserve_result:
         value = gen.namer.fresh("value")
         body.append(ast_util.assign(value, ast_util.name(sweeps.outputs[0])))
-    body += ast_util.clone(sweeps.rev_body)
+    body += ast_util.clone(getattr(sweeps, "free", []))
+    body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
     for x in order:
         g = ast_util.name(sweeps.adjoints[x]) if x in sweeps.final else sweeps.zeros(x)

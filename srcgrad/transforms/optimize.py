@@ -206,3 +206,79 @@ def propagate_copies(stmts, live_out, sets=None):
         stmts = out
         if not changed:
             return [s for s in stmts if not isinstance(s, gast.Pass)]
+
+
+# ------------------------------------------------------------ freeing
+
+def _is_reverse_marker(s):
+    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
+            and isinstance(s.value.value, str) and s.value.value.startswith(ast_util.COMMENT_PREFIX + "Reverse sweep"))
+
+
+def free_dead(body, params):
+    """`body` (a function's statements) with `del` statements freeing the
+    values the rest of the function no longer reads, right after their last
+    reader at the top level: an adjoint's temporaries (cotangents of whole
+    arrays, the residuals it has consumed) would otherwise live until the
+    function returns, and the peak memory is their sum. Only names bound by
+    a top-level assignment before that point are freed (so they are bound
+    on every path), never the parameters; in the reverse sweep only (after
+    its `# Reverse sweep` comment; the forward one frees at its end)."""
+    sets = _Sets()
+    after = _live_after(body, set(), sets)
+    bound = set()
+    out = []
+    start = next((k for k, s in enumerate(body) if _is_reverse_marker(s)), len(body))
+    for k, s in enumerate(body):
+        out.append(s)
+        if k < start:
+            if isinstance(s, gast.Assign):
+                bound |= {n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)}
+            elif isinstance(s, gast.Delete):
+                bound -= {n.id for n in s.targets if isinstance(n, gast.Name)}
+            continue
+        if isinstance(s, gast.Return):
+            continue
+        before = _live_in_stmt(s, after[k], sets)
+        dead = sorted((before - after[k]) & bound - set(params))
+        if isinstance(s, gast.Assign):
+            bound |= {n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)}
+            dead += sorted({n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)}
+                           - after[k] - set(params) - set(dead))     # assigned and never read
+        if dead and not isinstance(s, gast.Delete):
+            out.append(ast_util.delete(dead))
+    return out
+
+
+def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
+    """`t = e; x = t` -> `x = e` where t is read nowhere after (ANF names
+    every value; a loop's `setitem_H = setitem(H, ...); H = setitem_H`
+    otherwise keeps the old array alive in `setitem_H` after the loop).
+    Nested blocks too; returns the new list."""
+    sets = sets or _Sets()
+    if deleted is None:         # (a name a `del` frees must stay assigned)
+        deleted = {n.id for s in stmts for n in ast_util.walk(s)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
+    after = _live_after(stmts, live_out, sets)
+    for k, s in enumerate(stmts):
+        if isinstance(s, gast.If):
+            s.body = collapse_temporaries(s.body, after[k], sets, deleted)
+            s.orelse = collapse_temporaries(s.orelse, after[k], sets, deleted)
+        elif isinstance(s, (gast.For, gast.While)):
+            s.body = collapse_temporaries(s.body, _live_in_stmt(s, after[k], sets), sets, deleted)
+    out = []
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        nxt = stmts[k + 1] if k + 1 < len(stmts) else None
+        if (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and _is_copy(nxt)
+                and nxt.value.id == s.targets[0].id and nxt.value.id not in after[k + 1]
+                and nxt.targets[0].id != nxt.value.id and nxt.value.id not in deleted):
+            new = ast_util.assign(nxt.targets[0].id, s.value)
+            ast_util.copy_location(new, s)
+            out.append(new)
+            k += 2
+            continue
+        out.append(s)
+        k += 1
+    return out
