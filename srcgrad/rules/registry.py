@@ -20,6 +20,7 @@ generated code (transforms/inline.py); the tape compiles the same body once
 per set of needed cotangents into a VJP function (`Rule.vjp`).
 """
 import inspect
+import sys
 import textwrap
 import threading
 
@@ -32,6 +33,33 @@ _ADJOINTS = {}
 _BATCHED = {}
 _NONDIFF = set()
 _lock = threading.Lock()
+_LAZY = {}      # optional library's module name -> loader of its rule modules
+_lazy_lock = threading.RLock()
+
+
+def register_lazy(module, loader):
+    """Register the rules of an optional library (SciPy) when the program
+    has imported `module`: `loader()` imports the rule modules, on the first
+    lookup that misses after `module` appears in sys.modules. This keeps
+    `import srcgrad` from importing scipy.stats (~0.5 s)."""
+    _LAZY[module] = loader
+
+
+def load_lazy(everything=False):
+    """Import the pending rule modules of the optional libraries the program
+    has imported (all that are importable if `everything`). True if any
+    was loaded, so that a lookup that missed is worth repeating."""
+    if not _LAZY:
+        return False
+    with _lazy_lock:            # (another thread waits until the rules are registered)
+        ready = [m for m in list(_LAZY) if everything or m in sys.modules]
+        for module in ready:
+            loader = _LAZY.pop(module)
+            try:
+                loader()
+            except ImportError:     # the optional library is absent: no rules for it
+                pass
+    return bool(ready)
 
 
 class Template:
@@ -173,7 +201,10 @@ def register_batched_adjoint(primitive):
 def batched_rule(primitive):
     """The batched adjoint Rule registered for `primitive`, or None."""
     try:
-        return _BATCHED.get(primitive)
+        found = _BATCHED.get(primitive)
+        if found is None and _LAZY and load_lazy():
+            found = _BATCHED.get(primitive)
+        return found
     except TypeError:
         return None
 
@@ -188,7 +219,10 @@ def register_nondiff(*functions):
 def adjoint_rule(primitive):
     """The Rule registered for `primitive`, or None."""
     try:
-        return _ADJOINTS.get(primitive)
+        found = _ADJOINTS.get(primitive)
+        if found is None and _LAZY and load_lazy():
+            found = _ADJOINTS.get(primitive)
+        return found
     except TypeError:  # unhashable
         return None
 
@@ -197,11 +231,17 @@ def is_nondiff(primitive):
     """Is `primitive` declared non-differentiable (register_nondiff, or a
     runtime.nondiff_helper)?"""
     try:
-        return primitive in _NONDIFF or getattr(primitive, "__srcgrad_nondiff__", False)
+        if primitive in _NONDIFF:
+            return True
+        if _LAZY and load_lazy() and primitive in _NONDIFF:
+            return True
+        return getattr(primitive, "__srcgrad_nondiff__", False)
     except TypeError:
         return False
 
 
 def adjoint_rules():
-    """A copy of the registry: {primitive: Rule}."""
+    """A copy of the registry: {primitive: Rule} (every optional library's
+    rules included)."""
+    load_lazy(everything=True)
     return dict(_ADJOINTS)

@@ -40,7 +40,7 @@ import numpy as np
 from ..transforms import ast_util
 from ..transforms.naming import Namer
 from . import containers, helpers
-from .registry import Template
+from .registry import Template, load_lazy
 
 _TANGENTS = {}
 _lock = threading.Lock()
@@ -409,11 +409,16 @@ def register_tangent(primitive):
 def tangent_rule(primitive):
     """The TangentRule registered for `primitive`, or None."""
     try:
-        return _TANGENTS.get(primitive)
+        found = _TANGENTS.get(primitive)
+        if found is None and load_lazy():
+            found = _TANGENTS.get(primitive)
+        return found
     except TypeError:
         return None
 
 
 def tangent_rules():
-    """A copy of the registry: {primitive: TangentRule}."""
+    """A copy of the registry: {primitive: TangentRule} (every optional
+    library's rules included)."""
+    load_lazy(everything=True)
     return dict(_TANGENTS)
