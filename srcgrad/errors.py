@@ -66,11 +66,20 @@ class NoRuleError(SrcgradError, TypeError):
         if module and module != "builtins":
             name = "%s.%s" % ("np" if module == "numpy" else module, name)
         self.function = func
-        message = (
-            "srcgrad has no adjoint rule for %s, which is applied to a value being "
-            "differentiated. Register one with @sg.register_adjoint(%s), or compute it "
-            "outside the tape." % (name, name)
-        )
+        made_by = getattr(func, "__srcgrad_transform__", None)
+        if made_by is not None:         # what sg.jacobian / sg.hessian return is run, not transformed
+            message = (
+                "srcgrad cannot differentiate the function that %s returned (%s): it runs a "
+                "Jacobian engine, not generated code. Differentiate the original function "
+                "instead, composing sg.grad, sg.jvp and sg.hvp (sg.grad(sg.grad(f)) is compiled "
+                "at every order)." % (made_by, name)
+            )
+        else:
+            message = (
+                "srcgrad has no adjoint rule for %s, which is applied to a value being "
+                "differentiated. Register one with @sg.register_adjoint(%s), or compute it "
+                "outside the tape." % (name, name)
+            )
         if filename is not None:
             message += "\n  at %s" % where(filename, lineno)
         super().__init__(message)

@@ -39,7 +39,7 @@ import numpy as np
 
 from . import forward_mode, runtime_syntax
 from . import tape as tape_mod
-from .errors import UnsupportedSyntaxError
+from .errors import NoRuleError, UnsupportedSyntaxError
 from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
 from .transforms import (activity, anf, ast_util, check, codegen, forward, inplace, kinds, lower, naming,
@@ -815,7 +815,13 @@ class Function:
 
     def _call_traced(self, tapes, args, kwargs, user_args, user_kwargs):
         params = self._bind(args, kwargs)
-        program = self._program_for(params)
+        keys = params
+        for p, v in params.items():
+            if isinstance(v, Tensor) and v._value.shape == () and v._value.dtype == _F64:
+                if keys is params:
+                    keys = dict(params)
+                keys[p] = _SCALAR_0D
+        program = self._program_for(keys)
         program, values = self._values(params, program)
         mask = []
         any_active = False
@@ -836,7 +842,11 @@ class Function:
         if not any_active:
             return self.primal(*user_args, **user_kwargs)
         compiled = program.compile(mask)
-        raw = [v._value if isinstance(v, Tensor) else unwrap_nested(v) for v in values]
+        # 0-d float64 parameters run as NumPy scalars in code specialised to
+        # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
+        # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
+        raw = [(v._value[()] if k is _SCALAR_0D else v._value) if isinstance(v, Tensor)
+               else unwrap_nested(v) for v, k in zip(values, _padded(keys.values(), len(values)))]
         result = compiled.run(compiled.fwd, *raw)
         wrapped = []
         active_out = []
@@ -1191,6 +1201,16 @@ def _full_cotangents(out_index, n_outputs, gs):
     return full
 
 
+_F64 = np.dtype(np.float64)
+_SCALAR_0D = 0.0        # the stand-in for a 0-d float64 Tensor in a call's cache key (kind "scalar")
+
+
+def _padded(items, n):
+    """`items` then None up to length n (a call's parameters, then its leaves)."""
+    items = list(items)
+    return items + [None] * (n - len(items))
+
+
 class CompiledCall:
     """One call of a compiled function recorded on tapes (a CallEntry's
     VJPs): the generated adjoint on the residuals of the forward sweep; at
@@ -1324,6 +1344,8 @@ def as_function(f, fence=True):
         return derived()
     if inspect.ismethod(f):
         return _method_function(f)
+    if getattr(f, "__srcgrad_transform__", None) is not None:
+        raise NoRuleError(f)            # sg.jacobian(g), sg.hessian(g): not transformable
     raw = getattr(f, "__func__", f)  # staticmethod objects
     cached = _cached(raw)
     if cached is not None:

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from . import tape as tape_mod
+from . import tensor as tensor_mod
 from .function import BoundFunction, Function, Program, ProgramCache, as_function
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
@@ -213,17 +214,29 @@ def value_and_grad(f, wrt=(0,)):
     return grad(f, wrt, preserve_result=True)
 
 
-def source(f, wrt=(0,), mode="reverse"):
+def source(f, wrt=(0,), mode="reverse", args=None):
     """The generated Python source (str) of the derivative of `f` with
     respect to the positional arguments `wrt`: the fused forward and reverse
     sweeps that `sg.grad` runs; with mode="forward", the JVP code
     `f_jvp(*inputs, *tangents of the wrt inputs) -> (outputs, tangents)`
     that ForwardAccumulator and `sg.jvp` run. `f` may be a function that
-    srcgrad returned (`sg.source(sg.grad(g))` is second-order code)."""
+    srcgrad returned (`sg.source(sg.grad(g))` is second-order code).
+
+    The code is compiled per kind of argument. Without `args`, every
+    argument is taken for an array; `args` (a tuple of example arguments,
+    an extension of API.md) shows the code compiled for their kinds, which
+    is what `sg.grad(f, wrt)(*args)` runs: Python floats get code
+    specialised to 0-d values (no zeros_like, no unbroadcast), lists and
+    dicts their container code, functions and objects their resolution.
+    Raises ValueError for an unknown mode, NoRuleError for what
+    sg.jacobian or sg.hessian returned (not generated code)."""
     if mode not in ("reverse", "forward"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
     wrt = _wrt_tuple(wrt)
+    if args is not None and not isinstance(f, BoundFunction):
+        program, mask, _ = _grad_inputs(fn, tuple(args), {}, wrt)
+        return program.compile(mask, mode).source
     if isinstance(f, BoundFunction):
         # a bound method: `self` is known, and its Variables (self.kernel)
         # are inputs, as under a tape; wrt counts the arguments after self.
@@ -318,6 +331,17 @@ def _output_tangent(d, out):
     return d.astype(out.dtype, copy=False) if is_differentiable_dtype(out.dtype) else d
 
 
+def _warn_detached(args):
+    """sg.jacobian(f)(x) and sg.hessian(f)(x) return arrays, not recorded
+    by a tape (differentiate f by composing sg.grad/sg.jvp/sg.hvp for
+    that): a watched Tensor argument gets a GradientPathWarning naming the
+    user's line, like any other conversion that cuts the gradient path."""
+    for a in args:
+        if isinstance(a, Tensor) and tensor_mod.path_is_cut(a):
+            tensor_mod.warn_path_cut(a, 3, "passed to a function that sg.jacobian or sg.hessian returned "
+                                        "(its result is an array no tape records)")
+
+
 def jacobian(f, wrt=0):
     """A function computing the Jacobian of `f` with respect to its
     positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
@@ -334,11 +358,13 @@ def jacobian(f, wrt=0):
     wrts = _wrt_tuple(wrt)
 
     def jac(*args):
+        _warn_detached(args)
         args = list(bound_self) + [unwrap(a) for a in args]
         shift = len(bound_self)
         out = [_jacobian_one(fn, args, i + shift) for i in wrts]
         return out[0] if isinstance(wrt, int) else tuple(out)
     jac.__name__ = "jacobian_" + fn.__name__
+    jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
 
@@ -408,9 +434,18 @@ def hvp(f, wrt=0):
         if not args:
             raise TypeError("hvp: call with f's arguments followed by the vector v")
         *fargs, v = args
-        fargs = [unwrap(a) for a in fargs]
         if not 0 <= wrt < len(fargs):
             raise ValueError("wrt index %d out of range for %d arguments" % (wrt, len(fargs)))
+        if any(t._recording for t in tape_mod._stack()) and any(isinstance(a, Tensor) for a in args):
+            # a tape is recording: the generated JVP of the generated gradient runs
+            # on the Tensors, so the tape records the HVP (third derivatives)
+            if np.shape(v) != np.shape(fargs[wrt]):
+                raise ValueError("hvp: vector of shape %s for an argument of shape %s"
+                                 % (np.shape(v), np.shape(fargs[wrt])))
+            tangents = [None] * len(fargs)
+            tangents[wrt] = v
+            return jvp(gradient, tuple(fargs), tuple(tangents))[1]
+        fargs = [unwrap(a) for a in fargs]
         x = _float_array(fargs[wrt])
         v = np.asarray(unwrap(v), dtype=x.dtype)
         if v.shape != x.shape:
@@ -437,6 +472,7 @@ def hessian(f, wrt=0):
     gradient = grad(f, wrt=(wrt,))
 
     def hess(*args):
+        _warn_detached(args)
         args = [unwrap(a) for a in args]
         _scalar_check(fn, list(bound_self) + args)
         x = _float_array(args[wrt])
@@ -444,4 +480,5 @@ def hessian(f, wrt=0):
         h = _jacobian_one(as_function(gradient), list(bound_self) + args, wrt + len(bound_self), "reverse", x)
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
+    hess.__srcgrad_transform__ = "sg.hessian"
     return hess

@@ -153,11 +153,19 @@ def user_frame(depth=1, through_srcgrad=False):
     return (library, library) if library is not None else None
 
 
-def _warn_path_cut(tensor):
+def path_is_cut(tensor):
+    """Would converting `tensor` to an ndarray now cut a gradient path (a
+    floating Tensor that a recording tape or accumulator tracks)?"""
+    return _path_check is not None and tensor._value.dtype.kind in "fc" and _path_check(tensor)
+
+
+def warn_path_cut(tensor, depth=2, action="converted to a NumPy array"):
     """Warn (GradientPathWarning) that `tensor` is being converted to an
-    ndarray by user code, naming the user's function, file and line; say
-    nothing when the conversion comes from srcgrad itself."""
-    found = user_frame(2)           # the caller of __array__ (NumPy calls it from C)
+    ndarray by user code (the code `depth` frames above this function's
+    caller, NumPy's and other libraries' frames passed), naming the user's
+    function, file and line; say nothing when the conversion comes from
+    srcgrad itself. `action` says what happened to the Tensor."""
+    found = user_frame(depth)
     if found is None:
         return
     frame, library = found
@@ -170,12 +178,12 @@ def _warn_path_cut(tensor):
         via = " (inside %s.%s)" % (lib_name, getattr(library.f_code, "co_qualname", library.f_code.co_name))
     kind = "Variable" if isinstance(tensor, Variable) else "Tensor"
     message = (
-        "srcgrad: a watched %s (shape %s, %s) was converted to a NumPy array in %s() at %s:%d%s%s. "
+        "srcgrad: a watched %s (shape %s, %s) was %s in %s() at %s:%d%s%s. "
         "What is computed from that array is not recorded, so the gradient path through it is cut "
         "(tape.gradient returns None or misses this path). Apply NumPy functions to the %s itself, "
         "or register a rule for a library function (sg.register_adjoint); to convert on purpose use "
         ".numpy(); silence with warnings.simplefilter('ignore', srcgrad.GradientPathWarning)."
-        % (kind, tensor.shape, tensor.dtype.name, getattr(code, "co_qualname", code.co_name), filename,
+        % (kind, tensor.shape, tensor.dtype.name, action, getattr(code, "co_qualname", code.co_name), filename,
            lineno, ": `%s`" % text if text else "", via, kind))
     module = frame.f_globals.get("__name__", "<unknown>")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
@@ -238,7 +246,7 @@ class Tensor:
         floating Tensor the tape tracks, warns GradientPathWarning: the
         conversion cuts the gradient path (see that class)."""
         if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
-            _warn_path_cut(self)
+            warn_path_cut(self)     # (the caller of __array__: NumPy calls it from C)
         if dtype is None:
             return self._value
         return self._value.astype(dtype)

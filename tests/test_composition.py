@@ -1,0 +1,183 @@
+"""Compositions at the edges of the tape and the functional API.
+
+1. 0-d float64 Variables on a tape run a decorated function's code
+   specialised to 0-d values (as Python floats do under sg.grad: no
+   zeros_like, no unbroadcast), passed as NumPy scalars so that ndarray
+   attributes (shape, reshape, astype, T, item) keep working. Gradients are
+   checked against central differences, sg.grad, the op-by-op tape and
+   autograd.
+2. sg.hvp called on watched Tensors inside a recording tape is recorded
+   (the generated JVP of the generated gradient runs on Tensors): third
+   derivatives against autograd.
+3. What sg.jacobian and sg.hessian return runs a Jacobian engine, not
+   generated code: differentiating it raises NoRuleError naming it, and
+   calling it on watched Tensors inside a tape warns that the path is cut
+   (GradientPathWarning at the user's line), never a silent detachment.
+"""
+import math
+import os
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from gradcheck import check_close, numerical_grad
+
+THIS_FILE = os.path.basename(__file__)
+
+
+# ---------------------------------------------------------------- functions
+
+def pendulum(theta0, c):
+    theta = theta0
+    omega = 0.0
+    for i in range(200):
+        alpha = -9.81 * math.sin(theta) - c * omega
+        omega = omega + 0.01 * alpha
+        theta = theta + 0.01 * omega
+    return theta
+
+
+def pendulum_np(theta0, c):
+    theta = theta0
+    omega = 0.0
+    for i in range(200):
+        alpha = -9.81 * np.sin(theta) - c * omega
+        omega = omega + 0.01 * alpha
+        theta = theta + 0.01 * omega
+    return theta
+
+
+def uses_array_attributes(a, b):
+    """Reads ndarray attributes of its 0-d arguments."""
+    n = a.shape
+    v = a.reshape(1) * np.ones(3) + b.T
+    w = np.sum(v ** 2) * b.astype(np.float64)
+    return w + len(n) + a.item() * 0.0 + np.exp(a) * b
+
+
+def cubic(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def cubic_ag(x):
+    return anp.sum(anp.sin(x) * x ** 2)
+
+
+def sum_of_hvp(x, v):
+    return np.sum(sg.hvp(cubic)(x, v))
+
+
+# ------------------------------------------------- 1. 0-d Variables on a tape
+
+def _tape_grad(f, *values):
+    vs = [sg.Variable(np.float64(v)) for v in values]
+    with sg.GradientTape() as tape:
+        y = f(*vs)
+    return [g.numpy() for g in tape.gradient(y, vs)]
+
+
+def test_zero_d_variables_run_the_scalar_code_and_agree():
+    compiled = sg.function(pendulum)
+    by_tape = _tape_grad(compiled, 0.5, 0.3)
+    by_grad = sg.grad(pendulum, wrt=(0, 1))(0.5, 0.3)
+    op_by_op = _tape_grad(pendulum_np, 0.5, 0.3)
+    fd = numerical_grad(lambda p: pendulum(p[0], p[1]), np.array([0.5, 0.3]))
+    ag = autograd.grad(lambda p: _pendulum_ag(p[0], p[1]))(np.array([0.5, 0.3]))
+    for path in (by_grad, op_by_op):
+        check_close(by_tape, [np.asarray(g) for g in path], rtol=1e-10, atol=1e-12)
+    check_close(by_tape, list(fd), rtol=1e-6, atol=1e-8)
+    check_close(by_tape, list(ag), rtol=1e-10, atol=1e-12)
+    # the tape ran the code specialised to 0-d values: no zeros_like in it
+    program = next(iter(compiled._programs.values()))
+    assert program.resolution.scalars == {"theta0", "c"}
+    assert all(g.dtype == np.float64 and g.shape == () for g in by_tape)
+
+
+def _pendulum_ag(theta0, c):
+    theta, omega = theta0, 0.0
+    for i in range(200):
+        alpha = -9.81 * anp.sin(theta) - c * omega
+        omega = omega + 0.01 * alpha
+        theta = theta + 0.01 * omega
+    return theta
+
+
+def test_zero_d_variables_keep_ndarray_attributes():
+    compiled = sg.function(uses_array_attributes)
+    by_tape = _tape_grad(compiled, 0.4, -1.3)
+    op_by_op = _tape_grad(uses_array_attributes, 0.4, -1.3)
+    check_close(by_tape, op_by_op, rtol=1e-10, atol=1e-12)
+    fd = numerical_grad(lambda p: uses_array_attributes(np.float64(p[0]), np.float64(p[1])),
+                        np.array([0.4, -1.3]))
+    check_close(by_tape, list(fd), rtol=1e-6, atol=1e-8)
+
+
+def test_zero_d_float32_variables_keep_their_dtype():
+    a, b = sg.Variable(np.float32(0.4)), sg.Variable(np.float32(-1.3))
+    with sg.GradientTape() as tape:
+        y = sg.function(pendulum_np)(a, b)
+    ga, gb = tape.gradient(y, [a, b])
+    assert y.dtype == np.float32 and ga.dtype == np.float32 and gb.dtype == np.float32
+
+
+def test_zero_d_variables_second_order_through_nested_tapes():
+    compiled = sg.function(pendulum)
+    a, c = sg.Variable(0.5), sg.Variable(0.3)
+    with sg.GradientTape() as outer:
+        with sg.GradientTape() as inner:
+            y = compiled(a, c)
+        ga = inner.gradient(y, a)
+    gaa = outer.gradient(ga, a).numpy()
+    expected = autograd.grad(autograd.grad(_pendulum_ag))(0.5, 0.3)
+    check_close(gaa, expected, rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------------ 2. sg.hvp recorded on a tape
+
+def test_hvp_on_watched_tensors_is_recorded():
+    x = np.array([0.3, 0.7, -1.1])
+    v = np.array([1.0, -2.0, 0.5])
+    xv = sg.Variable(x)
+    with sg.GradientTape() as tape:
+        y = np.sum(sg.hvp(cubic)(xv, v))
+    got = tape.gradient(y, xv)
+    assert got is not None
+    expected = autograd.grad(lambda x: anp.sum(autograd.hessian_vector_product(cubic_ag)(x, v)))(x)
+    check_close(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    fd = numerical_grad(lambda x: np.sum(sg.hvp(cubic)(x, v)), x)
+    check_close(got.numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_hvp_outside_a_tape_is_an_array():
+    x = np.array([0.3, 0.7])
+    hv = sg.hvp(cubic)(x, np.ones(2))
+    assert type(hv) is np.ndarray
+    check_close(hv, autograd.hessian_vector_product(cubic_ag)(x, np.ones(2)), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------- 3. sg.jacobian / sg.hessian results: said, not cut
+
+def test_differentiating_a_hessian_result_names_it():
+    H = sg.hessian(cubic)
+    with pytest.raises(sg.NoRuleError, match="sg.hessian returned"):
+        sg.source(H)
+    with pytest.raises(sg.NoRuleError, match="sg.jacobian returned"):
+        sg.grad(sg.jacobian(cubic))(np.ones(2))
+
+
+def test_hessian_on_watched_tensors_warns_at_the_users_line():
+    xv = sg.Variable(np.array([0.3, 0.7]))
+    with sg.GradientTape():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            h = sg.hessian(cubic)(xv)
+    cut = [w for w in caught if issubclass(w.category, sg.GradientPathWarning)]
+    assert len(cut) == 1
+    assert os.path.basename(cut[0].filename) == THIS_FILE
+    assert "sg.hessian" in str(cut[0].message)
+    expected = autograd.hessian(cubic_ag)(np.array([0.3, 0.7]))
+    check_close(h, expected, rtol=1e-10, atol=1e-12)
