@@ -20,6 +20,7 @@ hold a list, tuple or dict, whose tangent is the same container of
 tangents), so every active name has a tangent whenever it has a value.
 """
 import copy
+import math
 
 import gast
 import numpy as np
@@ -28,6 +29,7 @@ from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from ..rules import containers
 from ..rules import tangents as tangent_rules
+from ..rules.numpy_tangents import broadcast_like
 from . import ast_util, optimize
 
 
@@ -60,6 +62,7 @@ class ForwardGenerator:
         self.tan = {}
         self.injected = {}
         self.dynamic = set()            # names that may hold a list, tuple or dict
+        self.scalar = set()             # names known to be 0-d (kinds.scalars)
         self.last_comment = None
         self.def_line = parsed.origin(parsed.node)[1]
 
@@ -92,7 +95,10 @@ class ForwardGenerator:
         return self.inject("np", np) + ".zeros_like"
 
     def zeros(self, e):
-        """A zero tangent for the value of expression `e`."""
+        """A zero tangent for the value of expression `e` (0.0 for a name
+        known to be 0-d)."""
+        if isinstance(e, gast.Name) and e.id in self.scalar:
+            return ast_util.const(0.0)
         array = isinstance(e, gast.Name) and e.id not in self.dynamic
         return ast_util.call(self.zeros_fn(not array), [_as_load(e)])
 
@@ -265,7 +271,18 @@ class ForwardGenerator:
         stmts, value = tangent_rules.inline(rule, t, bind, tnames, self.namer, gmap, zeros)
         if isinstance(value, tangent_rules.Zero):
             return [], set()
-        return optimize.fold(stmts + [ast_util.assign(dt, value)]), {t}
+        code = stmts + [ast_util.assign(dt, value)]
+        if t in self.scalar:
+            # a 0-d output of 0-d operands: its tangent needs no broadcast_like
+            aliases = {a for n, a in gmap.items() if rule.globals.get(n) is broadcast_like}
+            if aliases:
+                code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
+        if getattr(s._sg_op, "python_float", False):
+            # math.sin(x) on a Python float: its tangent stays in the math module
+            np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
+            if np_aliases:
+                code = [optimize.MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
+        return optimize.fold(code), {t}
 
     def call_code(self, s, op, targets):
         mask = tuple(self.is_active(e) for e in op.args)
@@ -310,6 +327,7 @@ def transform(fdef, ctx):
         if getattr(n, "_sg_helper", False):
             n.id = gen.inject(n.id, n._sg_callee)
     gen.dynamic = fdef._sg_dynamic
+    gen.scalar = fdef._sg_scalar
     gen.active_stacks = getattr(fdef, "_sg_active_stacks", set())
     tangent_params = [gen.tangent(n) for n in active_inputs]
     # an input without a tangent that is reassigned a varied value (the

@@ -4,9 +4,11 @@ Requires: reverse (inlined rules). Folds arithmetic on constants (`2 - 1`
 becomes `1`) and `x ** 1` to `x`. Never folds `x * 0` to 0 (that would hide
 NaN and inf, as JAX's symbolic zeros also refuse to).
 """
+import math
 import operator
 
 import gast
+import numpy as np
 
 from . import ast_util
 
@@ -282,3 +284,45 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
         out.append(s)
         k += 1
     return out
+
+
+# ------------------------------------------------ specialisation to 0-d values
+
+MATH_UFUNCS = {n for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "expm1", "log1p",
+                           "arctan", "arcsin", "arccos", "log10", "log2", "erf")
+               if hasattr(np, n)}
+MATH_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
+
+
+class MathFunctions(gast.NodeTransformer):
+    """np.cos(x) -> math.cos(x) in the adjoint or tangent of a math-module
+    call (whose operands are Python floats)."""
+
+    def __init__(self, np_aliases, math_alias):
+        self.np_aliases, self.math_alias = np_aliases, math_alias
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id in self.np_aliases
+                and f.attr in MATH_UFUNCS and len(node.args) == 1 and not node.keywords
+                and hasattr(math, MATH_NAMES.get(f.attr, f.attr))):
+            node.func = gast.Attribute(value=ast_util.name(self.math_alias), attr=MATH_NAMES.get(f.attr, f.attr),
+                                       ctx=gast.Load())
+        return node
+
+
+class ElideShapeHelper(gast.NodeTransformer):
+    """unbroadcast(g, x) -> g (broadcast_like(t, x) -> t in tangent code)
+    where x is known to be 0-d (and so is g), the calls named `aliases`."""
+
+    def __init__(self, aliases, scalars):
+        self.aliases = aliases
+        self.scalars = scalars
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.func, gast.Name) and node.func.id in self.aliases and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name) and node.args[1].id in self.scalars):
+            return node.args[0]
+        return node

@@ -486,12 +486,12 @@ class ReverseGenerator:
             # a 0-d output: its operands are 0-d too where they are scalars; no unbroadcast
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
-                code = [_ElideUnbroadcast(aliases, self.scalar).visit(c) for c in code]
+                code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
         if not self.batched and getattr(op, "python_float", False):
             # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
             if np_aliases:
-                code = [_MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
+                code = [optimize.MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
         code = optimize.fold(code)
         for e, tmp in spread:
             for k, elt in enumerate(e.elts):
@@ -579,45 +579,6 @@ class _StripCalls(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, gast.Name) and node.func.id in self.names and len(node.args) == 1:
-            return node.args[0]
-        return node
-
-
-_MATH = {n for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sinh", "cosh", "expm1", "log1p",
-                     "arctan", "arcsin", "arccos", "log10", "log2", "erf")
-         if hasattr(np, n)}
-_MATH_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
-
-
-class _MathFunctions(gast.NodeTransformer):
-    """np.cos(x) -> math.cos(x) in the adjoint of a math-module call (whose
-    operands are Python floats)."""
-
-    def __init__(self, np_aliases, math_alias):
-        self.np_aliases, self.math_alias = np_aliases, math_alias
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        f = node.func
-        if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id in self.np_aliases
-                and f.attr in _MATH and len(node.args) == 1 and not node.keywords
-                and hasattr(math, _MATH_NAMES.get(f.attr, f.attr))):
-            node.func = gast.Attribute(value=ast_util.name(self.math_alias), attr=_MATH_NAMES.get(f.attr, f.attr),
-                                       ctx=gast.Load())
-        return node
-
-
-class _ElideUnbroadcast(gast.NodeTransformer):
-    """unbroadcast(g, x) -> g where x is known to be 0-d (and so is g)."""
-
-    def __init__(self, aliases, scalars):
-        self.aliases = aliases
-        self.scalars = scalars
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if (isinstance(node.func, gast.Name) and node.func.id in self.aliases and len(node.args) == 2
-                and isinstance(node.args[1], gast.Name) and node.args[1].id in self.scalars):
             return node.args[0]
         return node
 
