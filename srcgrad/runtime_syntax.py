@@ -6,8 +6,9 @@ these at run time (and generated code transformed again calls them too).
 None has a derivative rule: `r_range` meeting a differentiated value raises
 NoRuleError where the compiler classifies it (it is opaque), `with_enter`
 and `column_shape` are non-differentiable (a context manager's value, a
-shape), and the statements `with_exit(cm)`, `check_unrolled(...)` and
-`check_not_shared(...)` run in the forward sweep only.
+shape), and the statements `with_exit(cm)`, `check_unrolled(...)`,
+`check_not_shared(...)` and `check_loop_sequence(...)` run in the forward
+sweep only.
 """
 import threading
 
@@ -132,6 +133,19 @@ def check_not_shared(array, others, views):
     for other, (construct, hint) in zip(others, messages):
         if _shares(array, other):
             raise UnsupportedSyntaxError(construct, *origin, hint)
+
+
+def check_loop_sequence(seq, origin):
+    """Before `for x in seq`, which the compiler lowered to an index loop
+    (`x = seq[i]` for i in range(len(seq))): `seq` must be indexable by
+    position. A dict (Python iterates its keys), a set or an iterator
+    raises UnsupportedSyntaxError at the user's loop (`origin`: file, line,
+    column) instead of running a loop Python would not."""
+    if isinstance(seq, (dict, set, frozenset)) or not hasattr(seq, "__len__") or not hasattr(seq, "__getitem__"):
+        what = "a dict" if isinstance(seq, dict) else "a %s" % type(seq).__name__
+        hint = ("iterate its keys or items explicitly: for k in d.keys(), for k, v in d.items()"
+                if isinstance(seq, dict) else "make it a list first: for x in list(...)")
+        raise UnsupportedSyntaxError("a for loop directly over %s" % what, *origin, hint)
 
 
 # ------------------------------------------------------------------ np.r_ / np.c_

@@ -35,10 +35,11 @@ from . import ast_util, optimize
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
 
-# functions whose result never shares memory with their arguments
+# functions whose result never shares memory with their arguments (given no
+# `out=`; not np.einsum: 'ii->i' and 'ij->ji' return writeable views)
 _FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
           np.array, np.copy, np.stack, np.concatenate, np.vstack, np.hstack, np.dot, np.matmul, np.outer,
-          np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.einsum,
+          np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
           np.tensordot, np.where, np.linspace, np.arange, np.eye, np.identity,
           helpers.matmul_adjoint_x, helpers.matmul_adjoint_y, helpers.reduction_size, helpers.unindex,
           runtime.ShapeOf, runtime.zeros_tree, runtime.sparse_zeros, len, range}
@@ -107,7 +108,7 @@ def _may_share(e, lookup, dynamic):
         obj = _callee(e.func, lookup)
         if obj is not None:
             try:
-                fresh = obj in _FRESH or (isinstance(obj, np.ufunc) and not any(k.arg == "out" for k in e.keywords))
+                fresh = (obj in _FRESH or isinstance(obj, np.ufunc)) and not any(k.arg == "out" for k in e.keywords)
             except TypeError:       # unhashable callee
                 fresh = False
             if fresh and not (obj is np.array and any(k.arg == "copy" for k in e.keywords)):

@@ -41,7 +41,8 @@ names are resolved). Guarantees, for the returned body:
   adjoint of `x` accumulated so far, and takes back what `bx` holds
   (Tangent's insert_grad_of). Names the body assigns are its own: a use
   outside the block is rejected;
-- docstrings and `pass` are dropped; `print`, `assert` stay (forward only).
+- docstrings and `pass` stay (anf.py drops them); `print`, `assert` stay
+  (forward only).
 """
 import builtins
 import copy
@@ -110,6 +111,13 @@ def _jumps(stmts, kinds):
     return any(walk(s, False) for s in stmts)
 
 
+# methods that change their list, dict, set or ndarray in place (append and
+# extend are lowered to functional helpers instead)
+_MUTATORS = {"insert", "reverse", "sort", "remove", "clear", "update", "setdefault", "pop", "popitem",
+             "add", "discard", "fill", "resize", "put", "itemset", "partition", "setfield", "sort_values",
+             "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"}
+
+
 class _Lowerer:
     def __init__(self, parsed):
         self.parsed = parsed
@@ -142,6 +150,7 @@ class _Lowerer:
             self.check_grad_of_names(body)
             self.parsed.grad_of = True
         body = self.local_functions(body)
+        self.check_local_function_values(body)
         body = self.hoist_block(body)
         body = self.sequences(body)
         if top:
@@ -278,6 +287,25 @@ class _Lowerer:
                     setattr(s, field, self.local_functions(getattr(s, field)))
             out.append(s)
         return out
+
+    def check_local_function_values(self, body):
+        """A local def or lambda is inlined where it is called; used as a
+        value (passed to another function, stored, returned) it has no
+        object the compiled code could call: refused by name."""
+        if not self.local_fns:
+            return
+        called = set()
+        for s in body:
+            for n in ast_util.walk(s):
+                if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+                    called.add(id(n.func))
+        for s in body:
+            for n in ast_util.walk(s):
+                if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.local_fns
+                        and id(n) not in called):
+                    self.fail(n, "the local function %s used as a value (passed, stored or returned)" % n.id,
+                              "srcgrad inlines local functions where they are called; define %s at module "
+                              "level to pass it on" % n.id)
 
     def inline_call(self, call, target):
         """Statements computing the local function call `call` into `target`."""
@@ -512,6 +540,12 @@ class _Lowerer:
             self.fail(s, "this form of %s() in a for loop" % it.func.id)
         seq = self.namer.fresh("_seq")
         pre += _q("S = list(A)" if _is_range(it) else "S = A", S=ast_util.name(seq), A=it)
+        if isinstance(it, (gast.Name, gast.Attribute)):
+            # a name may hold a dict or a set, which the index loop cannot follow
+            filename, lineno, col = self.parsed.origin(s)
+            check = ast_util.call(_helper(runtime_syntax.check_loop_sequence, "check_loop_sequence"),
+                                  [ast_util.name(seq), _helper((filename, lineno, col), "loop_origin")])
+            pre.append(ast_util.expr_stmt(check))
         lengths.append(_qe("len(S)", S=ast_util.name(seq)))
         reads.append((target, _qe("S[I]", S=ast_util.name(seq), I=index)))
         self._sequences.append(seq)
@@ -531,6 +565,7 @@ class _Lowerer:
                                        _helper(what, "views")])
                 out.append(ast_util.copy_location(ast_util.expr_stmt(check), s))
                 _locate(out[-1:], s)
+            self.check_mutators(s)
             if isinstance(s, gast.If):
                 s.body = self.mutations(s.body)
                 s.orelse = self.mutations(s.orelse)
@@ -569,6 +604,10 @@ class _Lowerer:
                   and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1
                   and s.value.func.value.id in self.locals):
                 xs = s.value.func.value.id
+                if xs in self.aliases:
+                    self.fail(s, "%s.%s(...) on %s, which another name (%s) refers to (an alias)"
+                              % (xs, s.value.func.attr, xs, self.aliases[xs], ),
+                              "make a copy: ys = list(xs)")
                 fn = containers.list_append if s.value.func.attr == "append" else containers.list_extend
                 new = _q("XS = F(XS, V)", XS=ast_util.name(xs), V=s.value.args[0],
                          F=_helper(fn, s.value.func.attr == "append" and "list_append" or "list_extend"))
@@ -576,6 +615,25 @@ class _Lowerer:
                 continue
             out.append(s)
         return out
+
+    def check_mutators(self, s):
+        """A method that mutates a local list, dict or array in place
+        (xs.insert, d.update, x.sort(), ...) other than append and extend:
+        the value-semantics IR cannot follow it, and ignoring it would give
+        a silently wrong derivative, so it is refused by name."""
+        exprs = [getattr(s, f, None) for f in ("value", "test", "iter", "target", "targets")]
+        for e in exprs:
+            for part in (e if isinstance(e, list) else [e]):
+                if not isinstance(part, gast.AST):
+                    continue
+                for n in ast_util.walk(part):
+                    if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                            and n.func.attr in _MUTATORS and isinstance(n.func.value, gast.Name)
+                            and n.func.value.id in self.locals):
+                        self.fail(n, "%s.%s(...), which changes %s in place"
+                                  % (n.func.value.id, n.func.attr, n.func.value.id),
+                                  "srcgrad follows xs.append, xs.extend and x[i] = v; build a new value "
+                                  "instead (xs = [v] + xs, d = {**d, 'k': v}, x = np.sort(x))")
 
     def setitem(self, target, value, s):
         """`base[i][j] = v` -> t = base[i]; t = setitem(t, j, v); base = setitem(base, i, t)."""

@@ -1,0 +1,127 @@
+"""What srcgrad refuses rather than differentiate wrongly (issue 11: a
+silent wrong derivative is worse than any error).
+
+Each function here used to give a wrong gradient without a word: methods
+that change a list or dict in place other than append/extend (the
+value-semantics IR dropped them), appending to a list through a second name
+(the functional list_append rebound one name only), a loop directly over a
+dict (lowered to an index loop), a local function passed on as a value.
+Each now raises UnsupportedSyntaxError naming the construct, the file and
+the line; a correct neighbour of each is checked by value.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from gradcheck import check_close, numerical_grad
+
+FILE = os.path.abspath(__file__)
+X = np.array([0.3, 0.5])
+
+
+def insert_front(x):
+    xs = [x, x * 3]
+    xs.insert(0, x * 2)
+    return np.sum(xs[0] * xs[2])
+
+
+def reverse_list(x):
+    xs = [x * 2, x]
+    xs.reverse()
+    return np.sum(xs[0] ** 3)
+
+
+def dict_setdefault(x):
+    d = {}
+    d.setdefault("a", x * 2)
+    return np.sum(d["a"] ** 2)
+
+
+def dict_update(x):
+    d = {"a": x}
+    d.update(b=x * 2)
+    return np.sum(d["b"] ** 2)
+
+
+def list_pop(x):
+    xs = [x, x * 2]
+    last = xs.pop()
+    return np.sum(last * xs[0])
+
+
+def array_sort(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y * np.arange(2.0))
+
+
+def append_through_alias(x):
+    xs = [x * 1.0, x * 2.0]
+    ys = xs
+    ys.append(x * 5)
+    return np.sum(xs[-1] ** 2)
+
+
+def loop_over_dict(x):
+    d = {"a": x, "c": x * 2.0}
+    s = 0.0
+    for k in d:
+        s = s + np.sum(d[k] ** 3)
+    return s
+
+
+def helper_apply(fn, x):
+    return fn(x) * x
+
+
+def local_def_passed_on(x):
+    def sq(z):
+        return np.sin(z)
+    return np.sum(helper_apply(sq, x))
+
+
+def loop_over_items(x):           # the supported spelling of loop_over_dict
+    d = {"a": x, "c": x * 2.0}
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v ** 3)
+    return s
+
+
+def new_list_instead(x):          # the supported spelling of insert_front
+    xs = [x, x * 3]
+    xs = [x * 2] + xs
+    return np.sum(xs[0] * xs[2])
+
+
+def _line_of(f, text):
+    lines = open(FILE).read().splitlines()
+    start = f.__code__.co_firstlineno
+    for k in range(start - 1, len(lines)):
+        if text in lines[k]:
+            return k + 1
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("f, text", [
+    (insert_front, "xs.insert"), (reverse_list, "xs.reverse"), (dict_setdefault, "d.setdefault"),
+    (dict_update, "d.update"), (list_pop, "xs.pop"), (array_sort, "y.sort"),
+    (append_through_alias, "ys.append"), (loop_over_dict, "for k in d"),
+    (local_def_passed_on, "helper_apply(sq, x)"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_refused_at_the_users_line(f, text):
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(f)(X)
+    assert info.value.filename == FILE
+    assert info.value.lineno == _line_of(f, text)
+
+
+@pytest.mark.parametrize("f", [loop_over_items, new_list_instead], ids=lambda f: f.__name__)
+def test_the_supported_spelling_is_right(f):
+    check_close(sg.grad(f)(X), numerical_grad(f, X.copy()), rtol=1e-6, atol=1e-8)
+    v = sg.Variable(X)
+    with sg.GradientTape() as tape:
+        y = sg.function(f)(v)
+    check_close(tape.gradient(y, v).numpy(), sg.grad(f)(X), rtol=1e-12, atol=1e-14)
