@@ -181,3 +181,27 @@ def test_hessian_on_watched_tensors_warns_at_the_users_line():
     assert "sg.hessian" in str(cut[0].message)
     expected = autograd.hessian(cubic_ag)(np.array([0.3, 0.7]))
     check_close(h, expected, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------- 4. second order through a loop over dict items
+
+def dict_items_loop(a):
+    d = {"a": a, "c": a * 2.0}
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v ** 3)
+    return s
+
+
+def dict_items_loop_ag(a):
+    return anp.sum(a ** 3) + anp.sum((2.0 * a) ** 3)
+
+
+def test_second_order_through_a_loop_over_dict_items():
+    """list(d) (the keys) gets no cotangent: the second-order adjoint of the
+    lowered loop once added a list cotangent to the dict's."""
+    a = np.array([1.0, 2.0, 3.0])
+    want = autograd.hessian(dict_items_loop_ag)(a)
+    check_close(sg.hessian(dict_items_loop)(a), want, rtol=1e-10, atol=1e-12)
+    check_close(sg.grad(lambda x: np.sum(sg.grad(dict_items_loop)(x)))(a), want.sum(0),
+                rtol=1e-10, atol=1e-12)

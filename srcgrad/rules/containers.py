@@ -49,8 +49,11 @@ def list_extend_(z, xs, ys):
 
 def seq_cotangent(g, x):
     """A list cotangent `g` for `x`: as is for a list or tuple, stacked for
-    an array (whose rows the list held). None entries are zeros."""
-    if isinstance(x, (_SEQ, dict)):
+    an array (whose rows the list held). None entries are zeros. For a
+    dict, the list held its keys, which carry no derivative: None (zero)."""
+    if isinstance(x, dict):
+        return None
+    if isinstance(x, _SEQ):
         return g
     rows = [np.zeros_like(x[i]) if e is None else e for i, e in enumerate(g)]
     return np.stack(rows) if rows else np.zeros_like(x)

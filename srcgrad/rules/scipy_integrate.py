@@ -8,8 +8,8 @@ when SciPy is): odeint and solve_ivp, by the adjoint method (helpers_integrate.p
 The user's function is passed through (it is not a differentiated value);
 its vector-Jacobian products are computed by srcgrad during the backward
 sweep, so it must itself be differentiable by srcgrad. solve_ivp's result
-is read as sol["y"] (an OdeResult is a dict); `sol.y` is an attribute read,
-which the compiler does not differentiate today. Events and full_output are
+is read as sol["y"] (an OdeResult is a dict; the resolver reads `sol.y` of
+a name assigned from solve_ivp as `sol["y"]`). Events and full_output are
 refused (NotImplementedError). The rules serve the compiled paths (sg.grad,
 @sg.function); the op-by-op tape cannot see SciPy's calls. In templates
 scipy.integrate is `si`.
@@ -18,7 +18,7 @@ import scipy.integrate as si
 
 from .helpers_integrate import (args_cotangent, ivp_options, no_second_derivative, odeint_jvp,
                                 odeint_vjp, solve_ivp_jvp, solve_ivp_vjp, span_cotangent)
-from .registry import register_adjoint
+from .registry import adjoint_rule, register_adjoint
 from .tangents import register_tangent
 
 
@@ -49,6 +49,10 @@ def solve_ivp(z, fun, t_span, y0, method="RK45", t_eval=None, dense_output=False
     d[t_span] = span_cotangent(t_span, adj[1])
     d[t_eval] = adj[2]
     d[args] = args_cotangent(args, adj[3:])
+
+
+# an OdeResult is a dict (read sol["y"], sol["t"]): its cotangent is a dict too
+adjoint_rule(si.solve_ivp).sequence_output = True
 
 
 @register_adjoint(odeint_vjp)

@@ -891,6 +891,41 @@ def _helper_name(obj, name):
     return n
 
 
+# SciPy functions whose result is an OptimizeResult/OdeResult (a dict whose
+# keys are also attributes): `sol.y` is read as `sol["y"]`, which the
+# container rules differentiate
+_DICT_RESULTS = {("scipy.integrate", "solve_ivp")}       # (module prefix, name)
+
+
+def _result_fields_as_items(node):
+    """`sol.y` -> `sol["y"]` for a name assigned only from solve_ivp."""
+    assigned = {}
+    for n in ast_util.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            assigned[n.id] = assigned.get(n.id, 0) + 1
+    results = set()
+    for n in ast_util.walk(node):
+        if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                and isinstance(n.value, gast.Call) and assigned.get(n.targets[0].id) == 1):
+            callee = getattr(n.value.func, "_sg_callee", None)
+            module = (getattr(callee, "__module__", None) or "").split(".")
+            name = getattr(callee, "__name__", None)
+            if any((".".join(module[:k]), name) in _DICT_RESULTS for k in range(1, len(module) + 1)):
+                results.add(n.targets[0].id)
+    if not results:
+        return
+
+    class _Items(gast.NodeTransformer):
+        def visit_Attribute(self, a):
+            self.generic_visit(a)
+            if (isinstance(a.value, gast.Name) and a.value.id in results and isinstance(a.ctx, gast.Load)
+                    and not hasattr(dict, a.attr)):
+                item = gast.Subscript(value=a.value, slice=ast_util.const(a.attr), ctx=gast.Load())
+                return ast_util.copy_location(item, a)
+            return a
+    _Items().visit(node)
+
+
 def resolve(parsed, examples=None, field_method=None):
     """Resolve `parsed` (a deep copy is transformed). `examples` maps
     parameter names to example argument values; with them, chains through
@@ -908,6 +943,7 @@ def resolve(parsed, examples=None, field_method=None):
         r.field_method = field_method
         r.find_records(node.body)
     node.body = r.block(node.body)
+    _result_fields_as_items(node)
     res = Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
                      free=r.free, locals=r.locals)
     res.examples = dict(examples or {})
