@@ -163,7 +163,8 @@ def _callee_info(obj):
     fn = compilable(obj)
     if fn is None:
         return None
-    return CalleeInfo(fn.python_function if type(fn) is Function else fn, fn._signature, fn.n_outputs())
+    primal = fn.primal if getattr(fn._parsed, "grad_of", False) else None
+    return CalleeInfo(fn.python_function if type(fn) is Function else fn, fn._signature, fn.n_outputs(), primal)
 
 
 # ------------------------------------------------------------------ artefacts

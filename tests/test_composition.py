@@ -205,3 +205,29 @@ def test_second_order_through_a_loop_over_dict_items():
     check_close(sg.hessian(dict_items_loop)(a), want, rtol=1e-10, atol=1e-12)
     check_close(sg.grad(lambda x: np.sum(sg.grad(dict_items_loop)(x)))(a), want.sum(0),
                 rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------- 5. insert_grad_of inside a callee
+
+def triple_cotangent(y):
+    with sg.insert_grad_of(y) as by:
+        by = by * 3.0
+    return y * y
+
+
+def calls_triple_cotangent(x):
+    return np.sum(triple_cotangent(x * 2.0))
+
+
+def test_insert_grad_of_in_a_called_helper():
+    """The helper's insert_grad_of body runs on its adjoint; the caller's
+    forward sweep runs the helper's compiled primal (Python cannot skip the
+    block)."""
+    x = np.array([0.3, 0.5])
+    want = 3.0 * 2.0 * (2.0 * x) * 2.0        # d sum((2x)^2) = 8x, times 3 in the backward pass
+    check_close(sg.grad(calls_triple_cotangent)(x), want, rtol=1e-12, atol=1e-14)
+    v = sg.Variable(x)
+    with sg.GradientTape() as tape:
+        y = sg.function(calls_triple_cotangent)(v)
+    check_close(tape.gradient(y, v).numpy(), want, rtol=1e-12, atol=1e-14)
+    check_close(y.numpy(), np.sum((2.0 * x) ** 2), rtol=1e-12, atol=1e-14)

@@ -713,6 +713,10 @@ class _ANF:
             op.args = [_without_value(a) for a in op.args]
             op.n_outputs = info.n_outputs
             op.node = node
+            if info.primal is not None:
+                # the callee holds insert_grad_of blocks, which Python cannot skip: the
+                # forward sweep runs its compiled primal
+                node.func = _injected(info.primal, (getattr(user, "__name__", None) or "callee") + "_primal")
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))
 

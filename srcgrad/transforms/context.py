@@ -36,8 +36,11 @@ class Context:
 class CalleeInfo:
     """What the compiler needs to know about a function it compiles at a
     call site: `function` (what the call binds against: a Python function,
-    or a srcgrad function object), `signature` (inspect.Signature) and
-    `n_outputs` (1, or k for a function returning a k-tuple)."""
+    or a srcgrad function object), `signature` (inspect.Signature),
+    `n_outputs` (1, or k for a function returning a k-tuple) and `primal`:
+    the callable computing its value when calling `function` would not do
+    (its compiled primal, when it holds insert_grad_of blocks), else None."""
     function: Any
     signature: Any
     n_outputs: int = 1
+    primal: Any = None              # what the forward sweep calls instead (insert_grad_of inside), or None
