@@ -106,14 +106,25 @@ def check_length(seq, n, where):
 
 # ------------------------------------------------------------------ views
 
+def _elements(c):
+    return c.values() if isinstance(c, dict) else c
+
+
+def _holds(b, a):
+    """Is container `a` the object `b` or (recursively) one of its elements?"""
+    if b is a:
+        return True
+    return isinstance(b, (list, tuple, dict)) and any(_holds(e, a) for e in _elements(b))
+
+
 def _shares(a, b):
-    """Do `a` and `b` (arrays, or containers holding arrays) share memory?"""
-    if isinstance(a, (list, tuple)):
-        return any(_shares(e, b) for e in a)
-    if isinstance(a, dict):
-        return any(_shares(e, b) for e in a.values())
+    """Would an element assignment to `a` change `b` too? For a container
+    `a` (whose assignment replaces an element), when `b` is `a` or holds it;
+    for an array `a`, when it shares memory with `b` or one of its elements."""
+    if isinstance(a, (list, tuple, dict)):
+        return _holds(b, a)
     if isinstance(b, (list, tuple, dict)):
-        return _shares(b, a)
+        return any(_shares(a, e) for e in _elements(b))
     if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
         return False
     try:

@@ -125,3 +125,38 @@ def test_the_supported_spelling_is_right(f):
     with sg.GradientTape() as tape:
         y = sg.function(f)(v)
     check_close(tape.gradient(y, v).numpy(), sg.grad(f)(X), rtol=1e-12, atol=1e-14)
+
+
+def dict_copy_then_set(x):
+    d = {"a": x, "b": x * 2}
+    d2 = d.copy()
+    d2["a"] = d["a"] * 3
+    return np.sum(d2["a"] * d2["b"]) + np.sum(d["a"])
+
+
+def dict_of_dict_then_set(x):
+    d = {"a": x, "b": x * 2}
+    d2 = dict(d)
+    d2["a"] = d["a"] * 3
+    return np.sum(d2["a"] * d2["b"]) + np.sum(d["a"])
+
+
+def row_of_list_then_set(x):
+    M = [x * 1.0, x * 2.0]
+    row = M[0]
+    row[1] = 5.0                  # NumPy changes M[0] too
+    return np.sum(M[0] * x)
+
+
+@pytest.mark.parametrize("f", [dict_copy_then_set, dict_of_dict_then_set], ids=lambda f: f.__name__)
+def test_element_assignment_to_a_container_copy_is_not_a_view(f):
+    """Assigning an entry of a copied dict replaces the entry: the original
+    is unchanged, so no view error (the run-time check once looked inside
+    the containers' arrays)."""
+    check_close(sg.grad(f)(X), 12 * X + 1, rtol=1e-12, atol=1e-14)
+
+
+def test_element_assignment_to_an_array_held_by_a_list_is_refused():
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(row_of_list_then_set)(X)
+    assert info.value.lineno == _line_of(row_of_list_then_set, "row[1] = 5.0")
