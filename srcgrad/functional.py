@@ -272,7 +272,9 @@ def jvp(f, primals, tangents):
     primals: a tuple or list of f's positional arguments. tangents: the same
     length; an array of its primal's shape for each argument to
     differentiate, None for the others (integer primals are promoted to
-    float64). Returns `(f(*primals), J . tangents)`: the output and its
+    float64, except a Python int given a zero tangent, which is taken as
+    having none: a loop count stays an int). Returns
+    `(f(*primals), J . tangents)`: the output and its
     tangent (same structure: a tuple for a tuple-valued f; zeros for an
     output that does not depend on the differentiated arguments), ndarrays
     of the output's dtype (Tensors when an outer tape or accumulator is
@@ -294,6 +296,9 @@ def jvp(f, primals, tangents):
     tangents += [None] * (len(params) - len(tangents))
     on_tensors = any(t._recording for t in tape_mod._stack())
     values, tans = [], []
+    # a zero tangent for a Python int (a count, a length) is no tangent (JAX's float0)
+    tangents = [None if (t is not None and type(p) is int and not isinstance(t, Tensor)
+                         and np.all(np.asarray(t) == 0)) else t for p, t in zip(params.values(), tangents)]
     for p, t in zip(params.values(), tangents):
         if t is None:
             values.append(p if on_tensors else unwrap_nested(p))

@@ -231,3 +231,20 @@ def test_insert_grad_of_in_a_called_helper():
         y = sg.function(calls_triple_cotangent)(v)
     check_close(tape.gradient(y, v).numpy(), want, rtol=1e-12, atol=1e-14)
     check_close(y.numpy(), np.sum((2.0 * x) ** 2), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------ 6. sg.jvp with a zero tangent for a loop count
+
+def sine_loop(x, n):
+    for i in range(n):
+        x = np.sin(x)
+    return x
+
+
+def test_jvp_zero_tangent_for_an_int_count():
+    x, v = np.array([0.3, 0.5]), np.array([1.0, -2.0])
+    y, jv = sg.jvp(sine_loop, (x, 3), (v, 0))
+    _, want = sg.jvp(sine_loop, (x, 3), (v, None))
+    check_close(jv, want, rtol=1e-14, atol=1e-15)
+    fd = (sine_loop(x + 1e-6 * v, 3) - sine_loop(x - 1e-6 * v, 3)) / 2e-6
+    check_close(jv, fd, rtol=1e-6, atol=1e-8)
