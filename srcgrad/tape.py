@@ -664,8 +664,12 @@ class GradientTape:
                     parts[i].append(np.zeros((k,) + s.shape, dtype=s.dtype))
                 else:
                     connected[i] = True
-                    parts[i].append(np.broadcast_to(unwrap(g), (k,) + s.shape))
-        return [np.concatenate(p) if c else None for p, c in zip(parts, connected)]
+                    g = unwrap(g)
+                    if np.shape(g) != (k,) + s.shape:
+                        g = np.broadcast_to(g, (k,) + s.shape)
+                    parts[i].append(g)
+        # (one chunk: its array as it is, no copy)
+        return [(p[0] if len(p) == 1 else np.concatenate(p)) if c else None for p, c in zip(parts, connected)]
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
