@@ -56,6 +56,17 @@ def _unrecorded(func, args, kwargs):
 
 _recorder = _unrecorded
 
+# NumPy functions recorded as another primitive (see register_tape_form)
+_TAPE_FORMS = {}
+
+
+def register_tape_form(func, form):
+    """Compute the NumPy function `func` on Tensors as `form(*args, **kwargs)`,
+    a composition of operations that are recorded (NotImplemented: record
+    `func` itself). For functions whose Tensors sit deeper than a tape
+    entry's list parameters reach (np.block's nested lists)."""
+    _TAPE_FORMS[func] = form
+
 
 def install_recorder(recorder):
     """Called once by srcgrad.tape: `recorder(func, args, kwargs)` runs an
@@ -260,6 +271,11 @@ class Tensor:
         return apply(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        form = _TAPE_FORMS.get(func)
+        if form is not None:
+            result = form(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
         return apply(func, args, kwargs)
 
     def __repr__(self):

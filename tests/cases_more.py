@@ -12,7 +12,7 @@ modes axis by axis as NumPy computes them (numpy/lib/_arraypad_impl.py).
 
 TANGENT_CASES: rows for tests/test_forward.py's tangent table (its format:
 name, case function, input specs, primitives covered), for the tangent
-rules of numpy_more.py.
+rules of numpy_more.py (block and insert: audit 11).
 """
 import builtins
 
@@ -596,6 +596,9 @@ def c_append_flat(x, y): return np.append(x, y)                           # noqa
 def c_ptp(x): return np.ptp(x, axis=1)                                    # noqa: E704
 def c_row_stack(x, y): return np.row_stack((x, y))                         # noqa: E704
 def c_eigvals(a): return np.imag(np.linalg.eigvals(a)) + np.real(np.linalg.eigvals(a))  # noqa: E704
+def c_block(x, y): return np.block([[x, 2.0 * x], [y, np.ones((1, 3), x.dtype)]])  # noqa: E704
+def c_insert(x, y): return np.insert(x, [1, 3], [y[0], 2.0])                 # noqa: E704
+def c_insert_axis(x, y): return np.insert(x, 1, y, axis=0)                 # noqa: E704
 
 
 TANGENT_CASES = [
@@ -612,6 +615,9 @@ TANGENT_CASES = [
     ("append_flat", c_append_flat, (((2, 2), "real"), ((3,), "real")), np.append),
     ("ptp", c_ptp, (((3, 4), "real"),), np.ptp),
     ("eigvals", c_eigvals, (((3, 3), "real"),), np.linalg.eigvals),
+    ("block", c_block, (((2, 3), "real"), ((1, 3), "real")), (np.block, np.multiply)),
+    ("insert", c_insert, (((5,), "real"), ((2,), "real")), np.insert),
+    ("insert_axis", c_insert_axis, (((2, 3), "real"), ((3,), "real")), np.insert),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

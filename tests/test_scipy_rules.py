@@ -42,9 +42,12 @@ def f_lse_sign(x):
     return np.sum(scipy.special.logsumexp(x, return_sign=True)[0])
 
 
-def test_logsumexp_return_sign_is_refused():
-    with pytest.raises(NotImplementedError, match="return_sign"):
-        sg.grad(f_lse_sign)(np.array([0.1, 0.2]))
+def test_logsumexp_return_sign_value_gradient():
+    """return_sign=True is differentiated since audit 11 (it was refused):
+    with b = 1 the value's gradient is the softmax (tests/test_audit_rules.py
+    checks weights of both signs)."""
+    x = np.array([0.1, 0.2])
+    np.testing.assert_allclose(sg.grad(f_lse_sign)(x), np.exp(x) / np.sum(np.exp(x)), rtol=1e-12)
 
 
 def f_lu_rect(a):

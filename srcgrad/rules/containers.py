@@ -37,7 +37,11 @@ def list_append_(z, xs, v):
 
 
 def list_extend(xs, ys):
-    """A new list: `xs` followed by the elements of `ys` (`xs.extend(ys)`)."""
+    """A new list: `xs` followed by the elements of `ys` (`xs.extend(ys)`,
+    `xs + [y]`); a tuple when `xs` is one, as `+` gives in Python (`(-1,) +
+    shape` stays a shape that other tuples can be added to)."""
+    if type(xs) is tuple:
+        return xs + tuple(ys)
     return list(xs) + list(ys)
 
 

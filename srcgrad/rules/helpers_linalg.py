@@ -334,7 +334,7 @@ def interleaved_einsum_adjoint(g, operands):
     subscripts string: a list aligned with `operands`, None at the
     sublists."""
     spec, positions = interleaved_spec(operands)
-    grads = einsum_adjoint(g, [spec] + [operands[p] for p in positions])
+    grads = einsum_cotangents(g, [spec] + [operands[p] for p in positions])
     out = [None] * len(operands)
     for k, p in enumerate(positions):
         out[p] = grads[k + 1]
@@ -348,7 +348,16 @@ def einsum_adjoint(g, operands):
     list aligned with `operands` (None for the subscripts string). The
     interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out]) is
     read as the equivalent subscripts string (its list has None at the
-    sublists)."""
+    sublists). A primitive of generated code (its rules are in
+    numpy_linalg.py); on a tape it runs op by op."""
+    return einsum_cotangents(g, operands)
+
+
+def einsum_cotangents(g, operands):
+    """einsum_adjoint's computation, without rules: what the helpers below
+    call. Compiling them (a third derivative through np.einsum) stops at its
+    *args of a list into np.einsum (UnsupportedSyntaxError), where going on
+    would need list code the compiler does not differentiate reliably."""
     if not isinstance(operands[0], str):
         return interleaved_einsum_adjoint(g, operands)
     subscripts, ops = operands[0], operands[1:]
@@ -360,6 +369,96 @@ def einsum_adjoint(g, operands):
         others = [conj(o) for j, o in enumerate(ops) if j != i]
         grads.append(np.einsum(spec, g, *others, *consts))
     return grads
+
+
+# einsum_adjoint has rules of its own (numpy_linalg.py): second-order code
+# calls it as a primitive rather than compiling its body.
+
+def _einsum_operand_positions(operands):
+    """The positions of the arrays in einsum's operands (after the
+    subscripts string, or every other one in the interleaved form)."""
+    if isinstance(operands[0], str):
+        return list(range(1, len(operands)))
+    return interleaved_spec(operands)[1]
+
+
+def einsum_adjoint_vjp(h, g, operands, wrt_g):
+    """The VJP of einsum_adjoint(g, operands) (a list whose entry i is
+    einsum(spec_i, g, conj(other operands), consts)), linear in the list of
+    cotangents `h` (zeros where unused): the cotangent of g (wrt_g), else
+    the list of the operands' cotangents (None at the subscripts and
+    sublists). Each entry's einsum is differentiated by einsum_cotangents;
+    an operand entering conjugated gets the conjugate of its cotangent."""
+    if not isinstance(operands[0], str):
+        spec, positions = interleaved_spec(operands)
+        inner = einsum_adjoint_vjp([None, *[h[p] for p in positions]], g,
+                                   [spec, *[operands[p] for p in positions]], wrt_g)
+        if wrt_g:
+            return inner
+        slots = interleaved_slots(operands)
+        out = []
+        for q in range(len(operands)):
+            if slots[q] > 0:
+                out.append(inner[slots[q]])
+            else:
+                out.append(None)
+        return out
+    subscripts, ops = operands[0], operands[1:]
+    n = len(ops)
+    shapes = [np.shape(o) for o in ops]
+    dtype = _dtype(g)
+    terms = []
+    for i in range(n):
+        spec, consts = _einsum_adjoint_plan(subscripts, shapes, i, dtype)
+        others = [conj(ops[j]) for j in range(n) if j != i]
+        terms.append(einsum_cotangents(h[i + 1], [spec, g, *others, *consts]))
+    if wrt_g:
+        dg = np.zeros_like(g)
+        for i in range(n):
+            dg = dg + terms[i][1]
+        return dg
+    out = [None]
+    for j in range(n):
+        total = np.zeros(np.shape(ops[j]), dtype=_dtype(g, ops[j]))
+        for i in range(n):
+            if i != j:
+                total = total + conj(terms[i][2 + j - (j > i)])
+        out.append(total)
+    return out
+
+
+@nondiff_helper
+def interleaved_slots(operands):
+    """For each of einsum's interleaved operands, its entry in the
+    subscripts form's list (1, 2, ... for the arrays; 0 for the sublists)."""
+    slots = [0] * len(operands)
+    for k, p in enumerate(interleaved_spec(operands)[1]):
+        slots[p] = k + 1
+    return slots
+
+
+def einsum_adjoint_tangent(tg, tops, g, operands):
+    """The tangent of einsum_adjoint(g, operands), jointly linear in the
+    tangents of g and of the operands (a list, None where an operand has
+    none): entry k is einsum_adjoint(tg, operands)[k] plus, for each operand
+    j != k with a tangent, einsum_adjoint with operand j replaced by its
+    tangent (entry k does not read operand k)."""
+    positions = _einsum_operand_positions(operands)
+    out = einsum_cotangents(tg, operands) if tg is not None else [None] * len(operands)
+    for j in positions:
+        tj = tops[j] if tops is not None else None
+        if tj is None:
+            continue
+        replaced = list(operands)
+        replaced[j] = tj
+        c = einsum_cotangents(g, replaced)
+        for k in positions:
+            if k != j:
+                out[k] = c[k] if out[k] is None else out[k] + c[k]
+    for k in positions:
+        if out[k] is None:
+            out[k] = np.zeros(np.shape(operands[k]), dtype=_dtype(g, operands[k]))
+    return out
 
 
 # ---------------------------------------------------------------- np.linalg

@@ -273,10 +273,10 @@ def quantile_adjoint(g, a, q, axis, nan, wrt_q, method="linear", weights=None):
 
 def percentile_adjoint(g, a, q, axis, nan, wrt_q, method="linear", weights=None):
     """np.percentile(a, q) = np.quantile(a, q / 100): d q is 1/100 of the
-    quantile's."""
+    quantile's. (q may be a list: np.divide, not `/`.)"""
     if wrt_q:
-        return quantile_adjoint(g, a, q / 100.0, axis, nan, True, method, weights) / 100.0
-    return quantile_adjoint(g, a, q / 100.0, axis, nan, False, method, weights)
+        return quantile_adjoint(g, a, np.divide(q, 100.0), axis, nan, True, method, weights) / 100.0
+    return quantile_adjoint(g, a, np.divide(q, 100.0), axis, nan, False, method, weights)
 
 
 def median_adjoint(g, a, axis, nan):
@@ -333,6 +333,53 @@ def block_adjoint(g, arrays):
     return gather_tree(g, block_positions(arrays))
 
 
+def block_tangent(tangents, arrays):
+    """np.block of the leaves' tangents, in the nesting of `arrays` (a list
+    or tuple of tangents, None for a leaf or sublist without one: zeros of
+    the leaf's shape). Linear in `tangents`."""
+    return np.block(_tangent_tree(tangents, arrays))
+
+
+def _tangent_tree(tangents, arrays):
+    if isinstance(arrays, (list, tuple)):
+        if tangents is None:
+            tangents = [None] * len(arrays)
+        return [_tangent_tree(t, a) for t, a in zip(tangents, arrays)]
+    if tangents is None:
+        return np.zeros(np.shape(arrays), dtype=_dtype(arrays))
+    return tangents
+
+
+def block_on_tensors(arrays):
+    """np.block(arrays) on Tensors (tensor.py's register_tape_form), from
+    operations the tape records: the raveled leaves concatenated, gathered
+    into the output's order (index_gather), reshaped. A tape entry's list
+    parameter holds one level of Tensors; np.block's are nested. Anything
+    but a nested list of leaves is left to np.block (NotImplemented)."""
+    if type(arrays) is not list:
+        return NotImplemented
+    leaves = []
+    _leaves(arrays, leaves)
+    if not leaves or any(type(x) in (list, tuple) for x in leaves):
+        return NotImplemented
+    ids, shape = block_sources(arrays)
+    flat = np.concatenate([np.ravel(x) for x in leaves])
+    return np.reshape(index_gather(flat, ids), shape)
+
+
+@nondiff_helper
+def block_sources(arrays):
+    """For np.block(arrays): for each output element (flat), its position in
+    the concatenation of the raveled leaves; and the output's shape."""
+    leaves = []
+    _leaves(arrays, leaves)
+    offsets = [0]
+    for x in leaves:
+        offsets.append(offsets[-1] + int(np.size(x)))
+    ids = np.block(_numbered(arrays, iter(offsets)))
+    return ids.reshape(-1), ids.shape
+
+
 def gather_tree(g, positions):
     """index_gather(g, p) for each array p of a nested list, same nesting."""
     if isinstance(positions, list):
@@ -358,11 +405,32 @@ def insert_index_maps(arr, obj, values, axis):
 def insert_adjoint(g, arr, obj, values, axis, wrt_arr):
     """np.insert only moves arr's elements and copies values' (broadcast)
     ones: each gets the cotangents of the output positions it went to
-    (index_scatter; a broadcast value's copies accumulate)."""
+    (index_scatter; a broadcast value's copies accumulate). Values given as
+    a list or tuple get a list cotangent, one entry per element (a list
+    parameter's cotangent, registry.py)."""
     arr_map, values_map = insert_index_maps(arr, obj, values, axis)
     if wrt_arr:
         return index_scatter(g, arr, arr_map)
-    return index_scatter(g, values, values_map)
+    c = index_scatter(g, values, values_map)
+    if isinstance(values, (list, tuple)):
+        return [c[i] for i in range(len(values))]
+    return c
+
+
+def insert_tangent(tarr, tvalues, arr, obj, values, axis):
+    """np.insert is linear in (arr, values) jointly: the insert of their
+    tangents, zeros for arr's or for values' (or a list element's) where
+    they have none. Linear in (tarr, tvalues)."""
+    if isinstance(values, (list, tuple)):
+        if tvalues is None:
+            tvalues = [None] * len(values)
+        rows = [np.zeros(np.shape(v), dtype=_dtype(v)) if t is None else t for t, v in zip(tvalues, values)]
+        tvalues = np.stack(rows) if rows else np.zeros(np.shape(values))
+    elif tvalues is None:
+        tvalues = np.zeros(np.shape(values), dtype=_dtype(values))
+    if tarr is None or getattr(tarr, "dtype", np.result_type(tarr)).kind not in "fc":
+        tarr = np.zeros(np.shape(arr), dtype=_dtype(arr, tvalues))
+    return np.insert(tarr, obj, tvalues, axis=axis)
 
 
 # -------------------------------------------------------- pad, stat modes

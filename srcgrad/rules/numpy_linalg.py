@@ -25,13 +25,15 @@ import numpy as np
 
 from .helpers import matmul_adjoint_x, matmul_adjoint_y, unbroadcast
 from .helpers_linalg import (cholesky_adjoint, cross_adjoint, det_adjoint, diag_adjoint,
-                             diagonal_embed, eigh_adjoint, eigvalsh_adjoint, einsum_adjoint, inner_adjoint,
+                             diagonal_embed, eigh_adjoint, eigvalsh_adjoint, einsum_adjoint,
+                             einsum_adjoint_tangent, einsum_adjoint_vjp, inner_adjoint,
                              kron_adjoint, matrix_power_adjoint, mH, mT, multi_dot_adjoint,
                              pinv_adjoint, slogdet_adjoint, solve_adjoint_a, solve_adjoint_rhs,
                              svd_rule_adjoint, svd_values_adjoint, tensordot_adjoint,
                              trace_adjoint, vecdot_adjoint)
 from .helpers_math import conj
 from .registry import register_adjoint
+from .tangents import register_linear, register_tangent
 
 # ------------------------------------------------------------------ products
 
@@ -86,6 +88,26 @@ def einsum(z, *operands, out=None, optimize=False, dtype=None, order="K", castin
     each operand's cotangent is one einsum of g with the others
     (helpers_linalg.einsum_adjoint)."""
     d[operands] = einsum_adjoint(d[z], operands)
+
+
+@register_adjoint(einsum_adjoint)
+def einsum_adjoint_(z, g, operands):
+    """einsum's adjoint is multilinear in g and the operands (each entry one
+    einsum): its VJP differentiates each entry's einsum the same way
+    (helpers_linalg.einsum_adjoint_vjp). A primitive here, so that
+    second-order code calls it rather than compiling its body (a third
+    derivative, which would compile einsum_adjoint_vjp, is refused with
+    UnsupportedSyntaxError)."""
+    d[g] = einsum_adjoint_vjp(d[z][:], g, operands, True)
+    d[operands] = einsum_adjoint_vjp(d[z][:], g, operands, False)
+
+
+@register_tangent(einsum_adjoint)
+def einsum_adjoint_tangent_(z, g, operands):
+    t[z] = einsum_adjoint_tangent(t[g], t[operands], g, operands)
+
+
+register_linear(einsum_adjoint_tangent, (0, 1))
 
 
 @register_adjoint(np.linalg.matmul)

@@ -16,11 +16,13 @@ import builtins
 
 import numpy as np
 
+from ..tensor import register_tape_form
 from .containers import seq_cotangent
 from .helpers import max_chooser, unbroadcast, unreduce
 from .helpers_linalg import promoted_concatenate_adjoint
 from .helpers_math import cast_like, prod_others
-from .helpers_more import (block_adjoint, insert_adjoint, linspace_adjoint, linspace_tangent,
+from .helpers_more import (block_adjoint, block_on_tensors, block_tangent,
+                           insert_adjoint, insert_tangent, linspace_adjoint, linspace_tangent,
                            median_adjoint, nan_mask, nan_to_one, nanstd_adjoint, nanvar_adjoint,
                            percentile_adjoint, ptp_adjoint, quantile_adjoint, sorted_adjoint)
 from .numpy_tangents import broadcast_like
@@ -76,12 +78,32 @@ def block(z, arrays):
     d[arrays] = block_adjoint(d[z], arrays)
 
 
+@register_tangent(np.block)
+def block_tangent_(z, arrays):
+    """np.block is linear: the block of the leaves' tangents (zeros for
+    leaves without one)."""
+    t[z] = block_tangent(t[arrays], arrays)
+
+
+register_linear(block_tangent)
+register_tape_form(np.block, block_on_tensors)
+
+
 @register_adjoint(np.insert)
 def insert(z, arr, obj, values, axis=None):
     """arr's elements are moved and values' copied (broadcast) into the
     output: each gets the cotangents of the positions it went to."""
     d[arr] = insert_adjoint(d[z], arr, obj, values, axis, True)
     d[values] = insert_adjoint(d[z], arr, obj, values, axis, False)
+
+
+@register_tangent(np.insert)
+def insert_tangent_(z, arr, obj, values, axis=None):
+    """np.insert is linear in arr and values jointly."""
+    t[z] = insert_tangent(t[arr], t[values], arr, obj, values, axis)
+
+
+register_linear(insert_tangent, (0, 1))
 
 
 if hasattr(np, "row_stack"):      # deprecated in NumPy 2.0, a function of its own

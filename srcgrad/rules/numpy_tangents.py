@@ -47,7 +47,20 @@ def from_column(r, b):
     return r[..., 0] if np.ndim(b) == 1 else r
 
 
+def power_exponent_tangent(ty, z, x):
+    """The exponent's term of d(x ** y): dy x**y log(x), zero where dy is
+    zero. A direction that keeps y fixed needs no y-derivative, which x ** y
+    lacks for a base x <= 0 (log(x) is nan or -inf there); an integer
+    exponent computed in a loop (`x[i] ** (i + 1)`) may carry a zero tangent
+    in generated code. The base is replaced by 1 where dy is zero (the
+    double-where trick), so that derivatives of this term are finite too.
+    Linear in `ty`."""
+    safe = np.where(ty == 0, 1.0, x)
+    return ty * z * np.log(safe)
+
+
 register_linear(broadcast_like)
+register_linear(power_exponent_tangent)
 register_linear(real_part)
 register_linear(conj)
 register_linear(as_column)
@@ -79,8 +92,9 @@ def true_divide(z, x, y, out=None, dtype=None):
 
 @register_tangent(np.power)
 def power(z, x, y, out=None, dtype=None):
-    """d(x ** y) = y x**(y-1) dx + x**y log(x) dy."""
-    t[z] = t[x] * y * x ** (y - 1) + t[y] * z * np.log(x)
+    """d(x ** y) = y x**(y-1) dx + x**y log(x) dy (the second term only
+    where dy is nonzero: power_exponent_tangent)."""
+    t[z] = t[x] * y * x ** (y - 1) + power_exponent_tangent(t[y], z, x)
 
 
 @register_tangent(np.remainder)

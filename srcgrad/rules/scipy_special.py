@@ -21,8 +21,9 @@ import numpy as np
 import scipy.special as sp
 
 from .helpers import primitive, unbroadcast, unreduce
-from .helpers_math import cast_like, conj, float_dtype, logsumexp_weights, sign
-from .registry import register_adjoint, register_nondiff
+from .helpers_math import (cast_like, conj, float_dtype, logsumexp_value, logsumexp_value_cotangent,
+                           logsumexp_weights, sign)
+from .registry import adjoint_rule, register_adjoint, register_nondiff
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -35,11 +36,9 @@ SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 @primitive
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """scipy.special.logsumexp, recorded on the tape (return_sign=True, a
-    tuple, is not differentiable here)."""
-    if return_sign:
-        raise NotImplementedError("srcgrad: logsumexp(..., return_sign=True) is not differentiable")
-    return sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
+    """scipy.special.logsumexp, recorded on the tape (with return_sign=True,
+    the pair (log|S|, sign S))."""
+    return sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 
 
 @primitive
@@ -85,10 +84,14 @@ def logit(z, x, out=None, dtype=None):
 @register_adjoint(logsumexp)
 def logsumexp_(z, a, axis=None, b=None, keepdims=False, return_sign=False):
     """d logsumexp(a) / d a = b exp(a - z) (the softmax weights);
-    d / d b = exp(a - z)."""
-    d[a] = unreduce(d[z], a, axis, keepdims) * logsumexp_weights(a, z, axis, keepdims, b)
-    d[b] = unbroadcast(unreduce(d[z], a, axis, keepdims) * logsumexp_weights(a, z, axis, keepdims),
-                       b)
+    d / d b = exp(a - z). With return_sign=True, z = (r, s): the same with
+    r for z, times the sign s (scipy_special_python.py)."""
+    g = unreduce(logsumexp_value_cotangent(d[z], z, return_sign), a, axis, keepdims)
+    d[a] = g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims, b)
+    d[b] = unbroadcast(g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims), b)
+
+
+adjoint_rule(logsumexp).sequence_output = True      # the pair of return_sign=True
 
 
 # ------------------------------------------------------------ error function

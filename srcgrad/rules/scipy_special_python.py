@@ -14,26 +14,22 @@ converts its input with np.asarray, which detaches a Tensor.
 """
 import scipy.special as sp
 
-from .helpers import nondiff_helper, unbroadcast, unreduce
-from .helpers_math import logsumexp_weights
-from .registry import register_adjoint
-
-
-@nondiff_helper
-def refuse_return_sign(return_sign):
-    """1 when logsumexp returns the value alone; NotImplementedError for
-    return_sign=True, whose (value, sign) tuple has no rule here."""
-    if return_sign:
-        raise NotImplementedError(
-            "srcgrad: scipy.special.logsumexp(..., return_sign=True) is not differentiable; "
-            "differentiate logsumexp of a positive weight b instead")
-    return 1
+from .helpers import unbroadcast, unreduce
+from .helpers_math import logsumexp_value, logsumexp_value_cotangent, logsumexp_weights
+from .registry import adjoint_rule, register_adjoint
 
 
 @register_adjoint(sp.logsumexp)
 def scipy_logsumexp(z, a, axis=None, b=None, keepdims=False, return_sign=False):
     """z = log sum(b exp(a)): d/da = b exp(a - z) (the softmax weights), d/db = exp(a - z),
-    for every `axis` (int, tuple, None) and `keepdims`; b broadcasts against a."""
-    g = unreduce(d[z], a, axis, keepdims) * refuse_return_sign(return_sign)
-    d[a] = g * logsumexp_weights(a, z, axis, keepdims, b)
-    d[b] = unbroadcast(g * logsumexp_weights(a, z, axis, keepdims), b)
+    for every `axis` (int, tuple, None) and `keepdims`; b broadcasts against a. With
+    return_sign=True, z = (r, s), r = log|S|, s = sign S for S = sum(b exp(a)): d/da =
+    s b exp(a - r), d/db = s exp(a - r) (the sign is piecewise constant)."""
+    g = unreduce(logsumexp_value_cotangent(d[z], z, return_sign), a, axis, keepdims)
+    d[a] = g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims, b)
+    d[b] = unbroadcast(g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims), b)
+
+
+# with return_sign=True the output is the pair (r, s), read as r, s = ...: generated
+# code holds it as a container (its cotangent is a list; an array is left as is)
+adjoint_rule(sp.logsumexp).sequence_output = True
