@@ -64,7 +64,34 @@ def _mentions_complex(node):
         if isinstance(n, gast.Constant) and isinstance(n.value, complex):
             return True
         word = n.id if isinstance(n, gast.Name) else n.attr if isinstance(n, gast.Attribute) else ""
-        if "complex" in word or word in ("fft", "csingle", "cdouble", "clongdouble"):
+        if "complex" in word or word in _COMPLEX_WORDS:
+            return True
+    return False
+
+
+# functions whose results are complex for real arguments (and complex dtypes)
+_COMPLEX_WORDS = {"fft", "csingle", "cdouble", "clongdouble", "eig", "eigvals", "roots"}
+
+
+def _callees_mention_complex(node):
+    """Does a user function that `node` (resolved) calls build complex values
+    (_mentions_complex)? The caller then keeps the conj() of complex rules
+    too: its values downstream of the call may be complex. (One level: a
+    callee's own callees are checked when the callee is compiled, and its
+    results then carry complex dtypes the caller's kinds do not see; see
+    the README's complex section.)"""
+    seen = set()
+    for n in ast_util.walk(node):
+        obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
+        try:
+            fn = compilable(obj) if obj is not None else None
+        except Exception:       # (reported where the call is compiled)
+            fn = None
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        parsed = getattr(fn, "_parsed", None)
+        if parsed is not None and _mentions_complex(parsed.node):
             return True
     return False
 
@@ -420,6 +447,8 @@ class Program:
         containers = examples.pop(_CONTAINERS, ())
         scalars = examples.pop(_SCALARS, ())
         self.resolution = resolve.resolve(self.parsed, examples, field_method=field_method)
+        if not self.complex_mode and _callees_mention_complex(self.resolution.node):
+            self.complex_mode = True
         self.resolution.containers = set(containers)
         self.resolution.scalars = set(scalars)
         self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters

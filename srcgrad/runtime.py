@@ -132,11 +132,15 @@ def zeros_tree(x):
 def sparse_zeros(x):
     """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
     a container of None (each element a symbolic zero, so accumulating into
-    a long list costs no array work); for an array, zeros."""
+    a long list costs no array work); for an array, zeros (also for its
+    ShapeOf stand-in: an unconnected input restored by its shape)."""
     if isinstance(x, _SEQ):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
+    if isinstance(x, ShapeOf):      # an array the reverse sweep restored by its shape only
+        kind = np.dtype(x.dtype).kind
+        return np.zeros(x.shape, dtype=x.dtype if kind in "fc" else np.float64) if kind in "fciu" else None
     return zeros_tree(x)
 
 

@@ -248,3 +248,70 @@ def test_jvp_zero_tangent_for_an_int_count():
     check_close(jv, want, rtol=1e-14, atol=1e-15)
     fd = (sine_loop(x + 1e-6 * v, 3) - sine_loop(x - 1e-6 * v, 3)) / 2e-6
     check_close(jv, fd, rtol=1e-6, atol=1e-8)
+
+
+# ----------------------------- 7. silent-wrong regressions found by the audit
+
+def takes_a_list(ops):
+    return ops[1] * 2.0
+
+
+def passes_a_list_display(X):
+    return np.sum(takes_a_list([X, X * 3.0]))
+
+
+def passes_a_dict_display(X):
+    return np.sum(takes_a_list({0: X * 5.0, 1: X * 3.0}))
+
+
+def test_display_passed_to_a_user_function_keeps_its_gradient():
+    """a1([X, X * 3]) once had a zero gradient (the display was not a name,
+    so the call looked inactive)."""
+    X = np.array([1.0, 2.0])
+    for f in (passes_a_list_display, passes_a_dict_display):
+        check_close(sg.grad(f)(X), numerical_grad(f, X.copy()), rtol=1e-6, atol=1e-8)
+        check_close(sg.grad(f)(X), 6.0 * np.ones(2), rtol=1e-12, atol=1e-14)
+
+
+def det_by_eigvals(A):
+    return np.real(np.prod(np.linalg.eigvals(A)))
+
+
+def eigvals_in_a_helper(A):
+    return det_by_eigvals(A) * 2.0
+
+
+def test_eigvals_of_a_real_matrix():
+    """eigvals of a real matrix is complex: the generated code keeps the
+    conj() of the complex rules downstream of it (once stripped: wrong)."""
+    A = np.array([[2.0, 1.0, 0.3], [0.5, 3.0, -1.0], [0.2, 0.4, 1.5]])
+    want = np.linalg.det(A) * np.linalg.inv(A).T
+    check_close(sg.grad(det_by_eigvals)(A), want, rtol=1e-10, atol=1e-12)
+    check_close(sg.grad(eigvals_in_a_helper)(A), 2.0 * want, rtol=1e-10, atol=1e-12)
+
+
+def pair_of(u, v):
+    s = np.sin(u + v)
+    return s * u, np.cos(v) - s
+
+
+def unconnected_input_restored_by_shape(x, y):
+    """Found by tests/test_random_programs.py: y is overwritten in the loop
+    and read back only for its shape, so the reverse sweep restored it as a
+    ShapeOf; its (zero) gradient came out NaN."""
+    a = x * 1.0
+    x = np.sin(x)
+    b = np.sin(x)
+    for i in range(0, 2, 1):
+        x, y = pair_of(x, x)
+        x = np.tanh(x + y)
+    return np.sum(a * b + x)
+
+
+def test_unconnected_input_restored_by_its_shape_has_zero_gradient():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    gx, gy = sg.grad(unconnected_input_restored_by_shape, wrt=(0, 1))(x, y)
+    np.testing.assert_array_equal(gy, np.zeros(3))
+    check_close(gx, numerical_grad(lambda v: unconnected_input_restored_by_shape(v, y), x.copy()),
+                rtol=1e-6, atol=1e-8)

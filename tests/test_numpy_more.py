@@ -317,11 +317,9 @@ def test_eigvals_squared_on_the_tape():
     np.testing.assert_allclose(g, numerical_grad(eigvals_squared, EIG_A), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason="compiled code of a function of real inputs that does not "
-                   "mention complex values or np.fft leaves conj out of its adjoint "
-                   "(function.py _mentions_complex), but np.linalg.eig/eigvals return complex "
-                   "values: lam * lam's adjoint loses its conjugation (reported)")
 def test_eigvals_squared_compiled():
+    """eig/eigvals of a real matrix keep the conj() of the adjoints downstream
+    (function.py _mentions_complex)."""
     np.testing.assert_allclose(sg.grad(eigvals_squared)(EIG_A),
                                numerical_grad(eigvals_squared, EIG_A), rtol=1e-6, atol=1e-8)
 
@@ -351,10 +349,9 @@ def test_block_nested_compiled():
     np.testing.assert_allclose(gb, w[:2, 2:] + w[2:, :2])
 
 
-@pytest.mark.xfail(strict=True, reason="the tape records the Tensors of a list parameter one level "
-                   "deep (tape.OpEntry): np.block([[a, b], [c, d]]) is recorded with no inputs "
-                   "and its leaves get None (reported; compiled code is right)")
 def test_block_nested_op_by_op():
+    """(Fixed by audit 11: np.block on Tensors is computed from recorded
+    operations, rules/helpers_more.block_on_tensors.)"""
     a, b = np.ones((2, 2)), np.zeros((2, 2))
     ga, gb = tape_grad(block_nested, a, b)
     w = np.arange(16.0).reshape(4, 4)

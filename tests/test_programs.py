@@ -145,7 +145,7 @@ CHAINS = {
 # Causes srcgrad no longer has (their reproducers pass; each stays a regression test).
 FIXED = {
     "scipy.special.logsumexp", "scipy.stats.norm", "odeint-args", "odeint-y0", "recursion-with-loop",
-    "named-list-to-helper", "dict-to-helper", "dict-from-helper", "loop-over-list-in-helper",
+    "list-display-to-helper", "named-list-to-helper", "dict-to-helper", "dict-from-helper", "loop-over-list-in-helper",
     "one-element-loop-in-helper", "empty-loop-in-helper", "list-returned-by-helper",
     "dict-to-object-that-ignores-it",
     # the front end (lambdas, with, starred arguments, function values, objects)

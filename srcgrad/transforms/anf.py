@@ -338,6 +338,21 @@ class _ANF:
             result._sg_value = known
         return result
 
+    def _user_callee(self, func):
+        """Does `func` call a user function (or a custom_gradient function)
+        that srcgrad compiles, rather than a primitive with a rule?"""
+        obj = getattr(func, "_sg_callee", None)
+        if obj is None or hasattr(func, "_sg_method"):
+            return False
+        if getattr(obj, "__srcgrad_custom__", None) is not None:
+            return True
+        try:
+            if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
+                return False
+        except TypeError:
+            return False
+        return self.ctx.callee(obj) is not None
+
     def base(self, n):
         """A user's variable name to name a temporary after, or None."""
         if isinstance(n, gast.Name) and not n.id.startswith("_") and n.id not in self.temps:
@@ -481,7 +496,11 @@ class _ANF:
                 args.append(a)
             else:
                 args.append(a)
-        e.args = [a if isinstance(a, gast.Starred) else self.simple(a, out, hint) for a in args]
+        # a list, tuple or dict display passed to a user function is a value of its own (a name):
+        # the call's activity and the callee's cotangents follow names
+        user = self._user_callee(func)
+        e.args = [a if isinstance(a, gast.Starred)
+                  else self.simple(a, out, hint, force_name=user and isinstance(a, _DISPLAYS)) for a in args]
         keywords = []
         for k in e.keywords:
             if k.arg is None:
@@ -495,7 +514,7 @@ class _ANF:
                 keywords.append(k)
         e.keywords = keywords
         for k in e.keywords:
-            k.value = self.simple(k.value, out, hint)
+            k.value = self.simple(k.value, out, hint, force_name=user and isinstance(k.value, _DISPLAYS))
         kwargs = {k.arg: k.value for k in e.keywords}
         if starred is not None:
             return e, self.starred_call(e, starred, hint)
