@@ -35,6 +35,7 @@ _NONDIFF = set()
 _lock = threading.Lock()
 _LAZY = {}      # optional library's module name -> loader of its rule modules
 _lazy_lock = threading.RLock()
+_modules_seen = -1      # len(sys.modules) when load_lazy last looked
 
 
 def register_lazy(module, loader):
@@ -49,8 +50,12 @@ def load_lazy(everything=False):
     """Import the pending rule modules of the optional libraries the program
     has imported (all that are importable if `everything`). True if any
     was loaded, so that a lookup that missed is worth repeating."""
+    global _modules_seen
     if not _LAZY:
         return False
+    if not everything and len(sys.modules) == _modules_seen:
+        return False            # nothing imported since the last look (the common, hot case)
+    _modules_seen = len(sys.modules)
     with _lazy_lock:            # (another thread waits until the rules are registered)
         ready = [m for m in list(_LAZY) if everything or m in sys.modules]
         for module in ready:

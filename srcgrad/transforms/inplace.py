@@ -144,14 +144,15 @@ def _relate(stmts, sharing, lookup, dynamic):
             _relate(getattr(s, "orelse", []), sharing, lookup, dynamic)
 
 
-def update_in_place(fdef, lookup, inject, dynamic=()):
+def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     """Rewrite, in the generated FunctionDef `fdef`, each functional update
     `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
     read again into its in-place helper. `lookup(name)` gives the object a
     name of the generated code denotes (its injected helpers, the user's
     globals); `inject(name, obj)` gives a name for a new helper; `dynamic`:
-    names that may hold lists, tuples or dicts. Returns the number of
-    updates made in place."""
+    names that may hold lists, tuples or dicts; `sets`: an optimize.Sets
+    to share with other passes. Returns the number of updates made in
+    place."""
     aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
     if not aliases:
         return 0
@@ -162,18 +163,18 @@ def update_in_place(fdef, lookup, inject, dynamic=()):
     # without assigning them (globals, closure cells, injected objects)
     outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
     param_roots = {sharing.find(p) for p in outside}
-    sets = optimize._Sets()
+    sets = sets if sets is not None else optimize.Sets()
     count = 0
 
     def visit(stmts, live_out):
         nonlocal count
-        after = optimize._live_after(stmts, live_out, sets)
+        after = optimize.live_after(stmts, live_out, sets)
         for k, s in enumerate(stmts):
             if isinstance(s, gast.If):
                 visit(s.body, after[k])
                 visit(s.orelse, after[k])
             elif isinstance(s, (gast.For, gast.While)):
-                visit(s.body, optimize._live_in_stmt(s, after[k], sets))
+                visit(s.body, optimize.live_in_stmt(s, after[k], sets))
             elif (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
                   and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
                   and s.value.args and isinstance(s.value.args[0], gast.Name)

@@ -56,9 +56,20 @@ def _defs(node):
     return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
-class _Sets:
-    """uses/defs of statements, computed once per statement (and again
-    after a statement is rewritten: `forget`)."""
+def _uses_defs(node):
+    """(names read, names written or deleted) in `node`, in one walk."""
+    uses, defs = set(), set()
+    for n in ast_util.walk(node):
+        if n.__class__ is gast.Name:
+            (uses if n.ctx.__class__ is gast.Load else defs).add(n.id)
+    return uses, defs
+
+
+class Sets:
+    """uses/defs of statements, computed once per statement object (a
+    rewritten statement is a new object, or is dropped with `forget`). The
+    sets do not depend on where a statement sits, so one Sets can serve
+    every pass over one artefact's trees (whose sweeps share statements)."""
 
     def __init__(self):
         self.cache = {}
@@ -66,7 +77,7 @@ class _Sets:
     def get(self, s):
         found = self.cache.get(id(s))
         if found is None or found[0] is not s:
-            found = self.cache[id(s)] = (s, _uses(s), _defs(s))
+            found = self.cache[id(s)] = (s,) + _uses_defs(s)
         return found[1], found[2]
 
     def forget(self, s):
@@ -78,25 +89,25 @@ def live_in(stmts, live_out, sets=None):
     if, for and while are the only compound statements), given the names
     live after them. A backward dataflow analysis (Aho et al., Compilers,
     sec. 9.2.5), with a fixed point at each loop."""
-    sets = sets or _Sets()
+    sets = sets or Sets()
     live = set(live_out)
     for s in reversed(stmts):
-        live = _live_in_stmt(s, live, sets)
+        live = live_in_stmt(s, live, sets)
     return live
 
 
-def _live_after(stmts, live_out, sets):
+def live_after(stmts, live_out, sets):
     """after[k]: the names live after statement k (one backward pass)."""
     after = [None] * len(stmts)
     live = set(live_out)
     for k in range(len(stmts) - 1, -1, -1):
         after[k] = live
-        live = _live_in_stmt(stmts[k], live, sets)
+        live = live_in_stmt(stmts[k], live, sets)
     return after
 
 
-def _live_in_stmt(s, live, sets=None):
-    sets = sets or _Sets()
+def live_in_stmt(s, live, sets=None):
+    sets = sets or Sets()
     if isinstance(s, gast.If):
         return _uses(s.test) | live_in(s.body, live, sets) | live_in(s.orelse, live, sets)
     if isinstance(s, gast.For):
@@ -143,18 +154,18 @@ def propagate_copies(stmts, live_out, sets=None):
     new statement list (nested blocks are done too). `live_out`: the names
     read after `stmts` (the returned values). Linear in the block's length
     per pass; passes repeat while a pass changes something."""
-    sets = sets or _Sets()
+    sets = sets or Sets()
     stmts = list(stmts)
-    after = _live_after(stmts, live_out, sets)
+    after = live_after(stmts, live_out, sets)
     for k, s in enumerate(stmts):         # inner blocks first, each with what is live after it
         if isinstance(s, gast.If):
             s.body = propagate_copies(s.body, after[k], sets) or [gast.Pass()]
             s.orelse = propagate_copies(s.orelse, after[k], sets)
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = propagate_copies(s.body, _live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
+            s.body = propagate_copies(s.body, live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
     while True:
         changed = False
-        after = _live_after(stmts, live_out, sets)
+        after = live_after(stmts, live_out, sets)
         out = []
         k = 0
         while k < len(stmts):
@@ -217,7 +228,7 @@ def _is_reverse_marker(s):
             and isinstance(s.value.value, str) and s.value.value.startswith(ast_util.COMMENT_PREFIX + "Reverse sweep"))
 
 
-def free_dead(body, params):
+def free_dead(body, params, sets=None):
     """`body` (a function's statements) with `del` statements freeing the
     values the rest of the function no longer reads, right after their last
     reader at the top level: an adjoint's temporaries (cotangents of whole
@@ -226,8 +237,8 @@ def free_dead(body, params):
     a top-level assignment before that point are freed (so they are bound
     on every path), never the parameters; in the reverse sweep only (after
     its `# Reverse sweep` comment; the forward one frees at its end)."""
-    sets = _Sets()
-    after = _live_after(body, set(), sets)
+    sets = sets or Sets()
+    after = live_after(body, set(), sets)
     bound = set()
     out = []
     start = next((k for k, s in enumerate(body) if _is_reverse_marker(s)), len(body))
@@ -241,7 +252,7 @@ def free_dead(body, params):
             continue
         if isinstance(s, gast.Return):
             continue
-        before = _live_in_stmt(s, after[k], sets)
+        before = live_in_stmt(s, after[k], sets)
         dead = sorted((before - after[k]) & bound - set(params))
         if isinstance(s, gast.Assign):
             bound |= {n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)}
@@ -257,17 +268,17 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
     every value; a loop's `setitem_H = setitem(H, ...); H = setitem_H`
     otherwise keeps the old array alive in `setitem_H` after the loop).
     Nested blocks too; returns the new list."""
-    sets = sets or _Sets()
+    sets = sets or Sets()
     if deleted is None:         # (a name a `del` frees must stay assigned)
         deleted = {n.id for s in stmts for n in ast_util.walk(s)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
-    after = _live_after(stmts, live_out, sets)
+    after = live_after(stmts, live_out, sets)
     for k, s in enumerate(stmts):
         if isinstance(s, gast.If):
             s.body = collapse_temporaries(s.body, after[k], sets, deleted)
             s.orelse = collapse_temporaries(s.orelse, after[k], sets, deleted)
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = collapse_temporaries(s.body, _live_in_stmt(s, after[k], sets), sets, deleted)
+            s.body = collapse_temporaries(s.body, live_in_stmt(s, after[k], sets), sets, deleted)
     out = []
     k = 0
     while k < len(stmts):
