@@ -82,6 +82,10 @@ def local_def_passed_on(x):
     return np.sum(helper_apply(sq, x))
 
 
+def lambda_passed_on(x):
+    return np.sum(helper_apply(lambda z: np.sin(z), x))
+
+
 def loop_over_items(x):           # the supported spelling of loop_over_dict
     d = {"a": x, "c": x * 2.0}
     s = 0.0
@@ -109,7 +113,7 @@ def _line_of(f, text):
     (insert_front, "xs.insert"), (reverse_list, "xs.reverse"), (dict_setdefault, "d.setdefault"),
     (dict_update, "d.update"), (list_pop, "xs.pop"), (array_sort, "y.sort"),
     (append_through_alias, "ys.append"), (loop_over_dict, "for k in d"),
-    (local_def_passed_on, "helper_apply(sq, x)"),
+    (local_def_passed_on, "helper_apply(sq, x)"), (lambda_passed_on, "helper_apply(lambda z"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_at_the_users_line(f, text):
     with pytest.raises(sg.UnsupportedSyntaxError) as info:

@@ -472,6 +472,10 @@ class _ANF:
                 e.args = [self.stack_name(e.args[0], e)]
                 return e, Op("pop", args=list(e.args), source=hint or "t")
             return self.call(e, out, hint)
+        if isinstance(e, gast.Lambda):
+            self.fail(e, "a lambda defined inside the differentiated function and used as a value (passed on, "
+                         "stored, returned)", "srcgrad inlines a local lambda or def where it is called; define "
+                                              "it at module level to pass it on")
         self.fail(e, type(e).__name__ + " expression")
 
     def call(self, e, out, hint):
