@@ -74,6 +74,13 @@ class NoRuleError(SrcgradError, TypeError):
                 "instead, composing sg.grad, sg.jvp and sg.hvp (sg.grad(sg.grad(f)) is compiled "
                 "at every order)." % (made_by, name)
             )
+        elif isinstance(func, str):       # a method of a differentiated array ("ndarray.tolist")
+            message = (
+                "srcgrad has no adjoint rule for the method %s of an array being differentiated "
+                "(its values would leave NumPy, cutting the derivative). Use a NumPy function with a "
+                "rule (list(x), x[i], float(x)), or compute it outside the differentiated code."
+                % func.replace("ndarray", "x", 1)
+            )
         else:
             message = (
                 "srcgrad has no adjoint rule for %s, which is applied to a value being "

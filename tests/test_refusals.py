@@ -164,3 +164,74 @@ def test_element_assignment_to_an_array_held_by_a_list_is_refused():
     with pytest.raises(sg.UnsupportedSyntaxError) as info:
         sg.grad(row_of_list_then_set)(X)
     assert info.value.lineno == _line_of(row_of_list_then_set, "row[1] = 5.0")
+
+
+# -- writes NumPy would make through another name (found by the stress tests)
+
+def write_into_array_a_list_holds(x):
+    a = x * 1.0
+    zs = [a]
+    a[1] = np.sin(x[0])           # NumPy: zs[0] changes too
+    return np.sum(zs[0] ** 2)
+
+
+def write_into_array_appended(x):
+    a = x * 1.0
+    zs = []
+    zs.append(a)
+    a[1] = 2.0
+    return np.sum(zs[0] ** 2)
+
+
+def augmented_through_alias(x):
+    a = x * 1.0
+    b = a
+    b += 1.0                      # NumPy: a changes too
+    return np.sum(a ** 2)
+
+
+def augmented_into_array_a_dict_holds(x):
+    a = x * 1.0
+    d = {"k": a}
+    a *= 2.0
+    return np.sum(d["k"] ** 2)
+
+
+def augmented_float_is_fine(x):
+    s = 0.0
+    t = s
+    for i in range(3):
+        s += np.sum(x * i)
+    return s + t
+
+
+def item_is_differentiated(v):
+    return v[0].item() * np.sum(v)
+
+
+def tolist_of_differentiated(v):
+    return sum(v.tolist()) * v[0]
+
+
+@pytest.mark.parametrize("f, text", [
+    (write_into_array_a_list_holds, "a[1] = np.sin"), (write_into_array_appended, "a[1] = 2.0"),
+    (augmented_through_alias, "b += 1.0"), (augmented_into_array_a_dict_holds, "a *= 2.0"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_numpy_would_make_through_another_name_are_refused(f, text):
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(f)(X)
+    assert info.value.filename == FILE
+    assert info.value.lineno == _line_of(f, text)
+
+
+def test_augmented_assignment_of_a_float_alias_is_fine():
+    f = augmented_float_is_fine
+    check_close(sg.grad(f)(X), numerical_grad(f, X.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_item_is_differentiated_and_tolist_is_refused():
+    v = np.array([0.3, 0.8])
+    check_close(sg.grad(item_is_differentiated)(v), numerical_grad(item_is_differentiated, v.copy()),
+                rtol=1e-6, atol=1e-8)
+    with pytest.raises(sg.NoRuleError, match="tolist"):
+        sg.grad(tolist_of_differentiated)(v)

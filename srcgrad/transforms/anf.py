@@ -526,8 +526,11 @@ class _ANF:
             m = func._sg_method
             recv = func.value
             src = m + ("_" + self.base(recv) if self.base(recv) else "")
-            if m in _COPY_METHODS:
-                return e, Op("copy", args=[recv], source=src)
+            if m in _COPY_METHODS or (m == "item" and not e.args and not e.keywords):
+                return e, Op("copy", args=[recv], source=src)      # (x.item(): its one value, as float(x))
+            if m in ("item", "tolist"):
+                # the values leave NumPy: differentiated, they would silently cut the derivative
+                return e, Op("opaque", obj="ndarray." + m, source=src, args=_names_in(e))
             if m in _NONDIFF_ATTRS:
                 return e, Op("nondiff", source=src)
             if m in ("ravel", "flatten") and registry.adjoint_rule(np.ravel) is None:

@@ -810,9 +810,12 @@ def _subscript_base(t):
 
 
 def _mutated(s):
-    """The names `s` assigns elements of."""
+    """The names `s` assigns elements of (or updates with `x += v`, which
+    NumPy does in place for an array)."""
     if not isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
         return []
+    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+        return [s.target.id]
     targets = s.targets if isinstance(s, gast.Assign) else [s.target]
     out = []
     for t in targets:
@@ -845,6 +848,13 @@ class _ViewCheck:
         for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 self.collect(n.targets[0], n.value, n)
+            elif (isinstance(n, gast.Expr) and isinstance(n.value, gast.Call)
+                  and isinstance(n.value.func, gast.Attribute) and n.value.func.attr in ("append", "extend")
+                  and isinstance(n.value.func.value, gast.Name)):
+                # xs.append(a): xs holds a (an element assignment to a changes xs's element too)
+                for a in n.value.args:
+                    for base in _held_names(a):
+                        self.link(n.value.func.value.id, base, n, False)
         if self.links:
             self.assigned(body, set(self.low.parsed.params))
             self.block(body, set(), True)
@@ -863,6 +873,9 @@ class _ViewCheck:
         if isinstance(target, gast.Name):
             for base, definite in _view_bases(value).items():
                 self.link(target.id, base, stmt, definite)
+            if isinstance(value, _DISPLAY_NODES):
+                for base in _held_names(value):        # zs = [a]: zs holds a
+                    self.link(target.id, base, stmt, False)
 
     def link(self, view, base, stmt, definite):
         if base == view or base not in self.locals or view not in self.locals:
@@ -941,28 +954,41 @@ class _ViewCheck:
         return set(live) | _loads(s)
 
     def mutation(self, name, live, s):
-        if name not in self.links or name in self.low.aliases:     # (an alias: setitem raises)
+        augmented = isinstance(s, gast.AugAssign)       # x += v: in place for an array, not for a float
+        if name not in self.links or (name in self.low.aliases and not augmented):  # (setitem raises)
             return
         runtime = []
         for other, definite in sorted(self.paths(name).items()):
             if other not in live:
                 continue
-            if not definite:
+            if not definite or augmented:
                 if other in getattr(s, "_sg_defined", ()):
-                    runtime.append((other,) + view_message(name, other, self.links))
+                    runtime.append((other,) + view_message(name, other, self.links, s))
                 continue        # (unbound on some path to here: not checked)
             self.fail(name, other, s)
         if runtime:
             s._sg_view_check = runtime
 
     def fail(self, name, other, s):
-        self.low.fail(s, *view_message(name, other, self.links))
+        self.low.fail(s, *view_message(name, other, self.links, s))
 
 
-def view_message(name, other, links):
-    """(construct, hint) of the error for an element assignment to `name`
-    while `other`, which may share its memory, is still used."""
+def view_message(name, other, links, mutation=None):
+    """(construct, hint) of the error for an element assignment (or `+=`)
+    to `name` while `other`, which may share its memory, is still used."""
     stmt = links.get(name, {}).get(other, (None,))[0]
+    what = ("%s %s= ... (in place for an array)" % (name, _OP_TEXT.get(type(mutation.op), "")) if
+            isinstance(mutation, gast.AugAssign) else "element assignment to %s" % name)
+    if stmt is not None and (isinstance(stmt, gast.Expr) or isinstance(stmt.value, _DISPLAY_NODES)):
+        holder, held = (name, other) if name in _held_in(stmt) else (other, name)
+        return ("%s while %s, a list, tuple or dict holding it, is still used (NumPy would change the element "
+                "%s holds too, srcgrad changes %s only)" % (what, holder, holder, name),
+                "store a copy in the container (%s.copy()), or build a new array instead of writing into %s"
+                % (held, name))
+    if isinstance(mutation, gast.AugAssign):
+        return ("%s while %s, which may share its memory, is still used (NumPy would change %s too, "
+                "srcgrad changes %s only)" % (what, other, other, name),
+                "write %s = %s + ... (a new array), or make a copy first" % (name, name))
     if stmt is not None and other in _view_bases(stmt.value) and name in ast_util.names_stored(stmt):
         construct = ("element assignment to %s, which may be a NumPy view of %s (NumPy would change %s too, "
                      "srcgrad changes %s only)" % (name, other, other, name))
@@ -975,6 +1001,29 @@ def view_message(name, other, links):
     if stmt is None or "_seq" in text or "_zipped" in text:     # an element of a for loop
         text = view
     return construct, "make a copy: %s = %s.copy()" % (view, text)
+
+
+_DISPLAY_NODES = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+_OP_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",
+            gast.FloorDiv: "//", gast.Mod: "%"}
+
+
+def _held_in(stmt):
+    """The names a linking statement stores elements into (its container)."""
+    if isinstance(stmt, gast.Expr):
+        return {stmt.value.func.value.id}
+    return ast_util.names_stored(stmt)
+
+
+def _held_names(value):
+    """The names a display holds as elements (nested displays too): `[a, (b, c)]`."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Dict):
+        return [n for v in value.values for n in _held_names(v)]
+    if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
+        return [n for e in value.elts for n in _held_names(e.value if isinstance(e, gast.Starred) else e)]
+    return []
 
 
 def _drop_deletes(stmts):
