@@ -647,6 +647,14 @@ class Program:
             from .custom import CustomCallee
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
         program = self.callee_program(op)
+        written = getattr(program.parsed, "writes_params", None)
+        if written:
+            name, stmt = next(iter(written.items()))
+            filename, lineno, col = program.parsed.origin(stmt)
+            raise UnsupportedSyntaxError(
+                "writing into %s, a parameter of %s, which is called from differentiated code (NumPy would "
+                "change the caller's array too, compiled code does not)" % (name, program.parsed.node.name),
+                filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name))
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
         if chain:
             leaf = chain[0]

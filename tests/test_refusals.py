@@ -235,3 +235,33 @@ def test_item_is_differentiated_and_tolist_is_refused():
                 rtol=1e-6, atol=1e-8)
     with pytest.raises(sg.NoRuleError, match="tolist"):
         sg.grad(tolist_of_differentiated)(v)
+
+
+def writes_its_argument(v):
+    v[0] = 7.0 * v[1]
+    return v[0]
+
+
+def calls_a_writer(x):
+    a = x * 1.0
+    s = writes_its_argument(a)
+    return s + np.sum(a)              # NumPy: a[0] was changed by the call
+
+
+def copies_then_writes(v):
+    v = v.copy()
+    v[0] = 7.0 * v[1]
+    return v[0]
+
+
+def calls_a_copier(x):
+    a = x * 1.0
+    s = copies_then_writes(a)
+    return s + np.sum(a)
+
+
+def test_a_called_function_writing_into_its_parameter_is_refused():
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(calls_a_writer)(X)
+    assert info.value.lineno == _line_of(writes_its_argument, "v[0] = 7.0")
+    check_close(sg.grad(calls_a_copier)(X), numerical_grad(calls_a_copier, X.copy()), rtol=1e-6, atol=1e-8)

@@ -151,6 +151,8 @@ class _Lowerer:
             self.parsed.grad_of = True
         body = self.local_functions(body)
         self.check_local_function_values(body)
+        if top:
+            self.parsed.writes_params = _written_params(body, self.parsed.params)
         body = self.hoist_block(body)
         body = self.sequences(body)
         if top:
@@ -1001,6 +1003,25 @@ def view_message(name, other, links, mutation=None):
     if stmt is None or "_seq" in text or "_zipped" in text:     # an element of a for loop
         text = view
     return construct, "make a copy: %s = %s.copy()" % (view, text)
+
+
+def _written_params(body, params):
+    """{parameter: the statement} for element assignments (`v[i] = ...`,
+    `v[i] += ...`) into a parameter never rebound in the function: NumPy
+    changes the caller's array, which compiled code does not (checked where
+    the function is compiled as a callee)."""
+    stored = {}
+    for n in ast_util.walk(ast_util.module(body)):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stored[n.id] = stored.get(n.id, 0) + 1
+    out = {}
+    for n in ast_util.walk(ast_util.module(body)):
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            for name in _mutated(n):
+                if name in params and not stored.get(name) and name not in out and not (
+                        isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)):
+                    out[name] = n
+    return out
 
 
 _DISPLAY_NODES = (gast.List, gast.Tuple, gast.Set, gast.Dict)
