@@ -315,3 +315,40 @@ def test_unconnected_input_restored_by_its_shape_has_zero_gradient():
     np.testing.assert_array_equal(gy, np.zeros(3))
     check_close(gx, numerical_grad(lambda v: unconnected_input_restored_by_shape(v, y), x.copy()),
                 rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------ 8. a tuple a helper returns, indexed whole
+
+def pair_returned(u, v):
+    s = np.sin(u + v)
+    return s * u, np.cos(v) - s
+
+
+def indexes_the_tuple(x, y):
+    z = pair_returned(x, y)[0]
+    w = pair_returned(x, y)
+    return np.sum(z) + np.sum(w[1] * w[0])
+
+
+def indexes_the_tuple_ag(x, y):
+    s = anp.sin(x + y)
+    a, b = s * x, anp.cos(y) - s
+    return anp.sum(a) + anp.sum(b * a)
+
+
+def test_indexing_the_tuple_a_helper_returns():
+    """z = pair(x, y)[0] once crashed in the generated VJP call (the tuple's
+    cotangent list passed as one output cotangent)."""
+    x = np.array([0.3, -0.7, 1.1])
+    y = 2.0 * x
+    got = sg.grad(indexes_the_tuple, wrt=(0, 1))(x, y)
+    want = autograd.grad(indexes_the_tuple_ag, (0, 1))(x, y)
+    for g, w in zip(got, want):
+        check_close(g, w, rtol=1e-10, atol=1e-12)
+    xv, yv = sg.Variable(x), sg.Variable(y)
+    with sg.GradientTape() as tape:
+        out = sg.function(indexes_the_tuple)(xv, yv)
+    for g, w in zip(tape.gradient(out, [xv, yv]), want):
+        check_close(g.numpy(), w, rtol=1e-10, atol=1e-12)
+    check_close(sg.hessian(lambda a: indexes_the_tuple(a, y))(x),
+                autograd.hessian(lambda a: indexes_the_tuple_ag(a, y))(x), rtol=1e-9, atol=1e-11)

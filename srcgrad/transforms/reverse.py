@@ -535,6 +535,16 @@ class ReverseGenerator:
             return []
         vjp = s._sg_vjp
         cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
+        if len(targets) == 1 and getattr(op, "n_outputs", 1) > 1:
+            # a k-tuple kept whole (z = pair(x, y), read z[0]): its cotangent is a list of k,
+            # passed to the VJP one output cotangent each (zeros where None)
+            whole, t = cots[0], targets[0]
+            cots = []
+            for k in range(op.n_outputs):
+                read = ast_util.item(ast_util.clone(whole), k)
+                like = ast_util.item(ast_util.name(t), k)
+                cots.append(ast_util.call(self.helper(rules_batching.densify_b), [read, like, ast_util.name(
+                    self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
         active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)
