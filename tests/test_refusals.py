@@ -265,3 +265,17 @@ def test_a_called_function_writing_into_its_parameter_is_refused():
         sg.grad(calls_a_writer)(X)
     assert info.value.lineno == _line_of(writes_its_argument, "v[0] = 7.0")
     check_close(sg.grad(calls_a_copier)(X), numerical_grad(calls_a_copier, X.copy()), rtol=1e-6, atol=1e-8)
+
+
+def write_through_a_view_of_a_view(x):
+    a = x * 1.0
+    b = a[None][0]                # a view of a view of a
+    b[0] = 3.0 * x[1]
+    return np.sum(a ** 2)
+
+
+def test_a_view_of_a_view_is_checked():
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(write_through_a_view_of_a_view)(X)
+    assert info.value.lineno == _line_of(write_through_a_view_of_a_view, "b[0] = 3.0")
+    assert "make a copy" in info.value.hint

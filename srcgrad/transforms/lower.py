@@ -769,6 +769,26 @@ def _basic_slicing(sl):
                for p in parts)
 
 
+def _view_chain_root(value):
+    """{root name: False} for a chain of subscripts, attributes and calls
+    rooted at a name (a[None][0], np.expand_dims(a, 0)[0], a.reshape(1, 3).T):
+    a view or a copy, checked at run time."""
+    while True:
+        if isinstance(value, gast.Name):
+            return {value.id: False}
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            value = value.value
+        elif isinstance(value, gast.Call):
+            out = {}
+            for a in value.args:
+                out.update(_view_chain_root(a))
+            if isinstance(value.func, gast.Attribute):
+                out.update(_view_chain_root(value.func.value))
+            return out
+        else:
+            return {}
+
+
 def _view_bases(value):
     """{name: definite} for the names whose array `value` may be a view of
     (NumPy shares the memory): definite for `x` itself, `x[1:]`, `x.T`,
@@ -781,6 +801,10 @@ def _view_bases(value):
         if _advanced_index(value.slice):
             return {}
         return {value.value.id: _basic_slicing(value.slice)}
+    if isinstance(value, (gast.Subscript, gast.Attribute)) and not isinstance(value.value, gast.Name):
+        if isinstance(value, gast.Subscript) and _advanced_index(value.slice):
+            return {}
+        return _view_chain_root(value.value)         # a view of a view: checked at run time
     if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
         return {value.value.id: True}
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr in _VIEW_CALLS:
@@ -956,7 +980,8 @@ class _ViewCheck:
         return set(live) | _loads(s)
 
     def mutation(self, name, live, s):
-        augmented = isinstance(s, gast.AugAssign)       # x += v: in place for an array, not for a float
+        # x += v: in place for an array, not for a float (x[i] += v is an element assignment)
+        augmented = isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name)
         if name not in self.links or (name in self.low.aliases and not augmented):  # (setitem raises)
             return
         runtime = []
@@ -979,15 +1004,16 @@ def view_message(name, other, links, mutation=None):
     """(construct, hint) of the error for an element assignment (or `+=`)
     to `name` while `other`, which may share its memory, is still used."""
     stmt = links.get(name, {}).get(other, (None,))[0]
+    augmented = isinstance(mutation, gast.AugAssign) and isinstance(mutation.target, gast.Name)
     what = ("%s %s= ... (in place for an array)" % (name, _OP_TEXT.get(type(mutation.op), "")) if
-            isinstance(mutation, gast.AugAssign) else "element assignment to %s" % name)
+            augmented else "element assignment to %s" % name)
     if stmt is not None and (isinstance(stmt, gast.Expr) or isinstance(stmt.value, _DISPLAY_NODES)):
         holder, held = (name, other) if name in _held_in(stmt) else (other, name)
         return ("%s while %s, a list, tuple or dict holding it, is still used (NumPy would change the element "
                 "%s holds too, srcgrad changes %s only)" % (what, holder, holder, name),
                 "store a copy in the container (%s.copy()), or build a new array instead of writing into %s"
                 % (held, name))
-    if isinstance(mutation, gast.AugAssign):
+    if augmented:
         return ("%s while %s, which may share its memory, is still used (NumPy would change %s too, "
                 "srcgrad changes %s only)" % (what, other, other, name),
                 "write %s = %s + ... (a new array), or make a copy first" % (name, name))
@@ -999,8 +1025,11 @@ def view_message(name, other, links, mutation=None):
         construct = ("element assignment to %s while %s, which may be a NumPy view of it, is still used "
                      "(NumPy would change %s too, srcgrad changes %s only)" % (name, other, other, name))
         view = other
-    text = ast_util.to_source(stmt.value).strip() if stmt is not None else view
-    if stmt is None or "_seq" in text or "_zipped" in text:     # an element of a for loop
+    if stmt is None:        # linked through other names (h = H[t]; hs.append(h); H[t] = ...)
+        return construct, ("copy the array where another name or a container takes it (h = H[t].copy(), "
+                           "hs.append(h.copy()))")
+    text = ast_util.to_source(stmt.value).strip()
+    if "_seq" in text or "_zipped" in text:     # an element of a for loop
         text = view
     return construct, "make a copy: %s = %s.copy()" % (view, text)
 
