@@ -263,11 +263,26 @@ def free_dead(body, params, sets=None):
     return out
 
 
+def _pairs_anywhere(stmts):
+    """Is there a `t = e; x = t` pair in `stmts` or a block nested in them?"""
+    for k, s in enumerate(stmts):
+        if (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and k + 1 < len(stmts)
+                and _is_copy(stmts[k + 1]) and stmts[k + 1].value.id == s.targets[0].id):
+            return True
+        if isinstance(s, gast.If) and (_pairs_anywhere(s.body) or _pairs_anywhere(s.orelse)):
+            return True
+        if isinstance(s, (gast.For, gast.While)) and _pairs_anywhere(s.body):
+            return True
+    return False
+
+
 def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
     """`t = e; x = t` -> `x = e` where t is read nowhere after (ANF names
     every value; a loop's `setitem_H = setitem(H, ...); H = setitem_H`
     otherwise keeps the old array alive in `setitem_H` after the loop).
     Nested blocks too; returns the new list."""
+    if not _pairs_anywhere(stmts):
+        return stmts            # (nothing to collapse: no liveness to compute)
     sets = sets or Sets()
     if deleted is None:         # (a name a `del` frees must stay assigned)
         deleted = {n.id for s in stmts for n in ast_util.walk(s)
