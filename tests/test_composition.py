@@ -352,3 +352,19 @@ def test_indexing_the_tuple_a_helper_returns():
         check_close(g.numpy(), w, rtol=1e-10, atol=1e-12)
     check_close(sg.hessian(lambda a: indexes_the_tuple(a, y))(x),
                 autograd.hessian(lambda a: indexes_the_tuple_ag(a, y))(x), rtol=1e-9, atol=1e-11)
+
+
+def dict_items_with_key_test(a):
+    d = {"k": a, "m": a * a}
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v) * (2.0 if k == "k" else 1.0)
+    return s
+
+
+def test_hessian_through_a_loop_over_dict_items_reading_the_keys():
+    """The batched second-order sweep once tried zeros for the string keys
+    and stacked an all-None key cotangent list."""
+    a = np.array([0.3, -0.5, 0.8])
+    check_close(sg.hessian(dict_items_with_key_test)(a), 2.0 * np.eye(3), rtol=1e-12, atol=1e-14)
+    check_close(sg.hvp(dict_items_with_key_test)(a, np.ones(3)), 2.0 * np.ones(3), rtol=1e-12, atol=1e-14)

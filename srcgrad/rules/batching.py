@@ -43,8 +43,8 @@ def zeros_b(x, B):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
-    if x is None or isinstance(x, runtime.ShapeOf):
-        return None
+    if x is None or isinstance(x, (runtime.ShapeOf, str, bytes)):
+        return None             # (a dict key, a label: no derivative)
     dtype = np.result_type(x)
     if dtype.kind not in "fc":
         dtype = np.float64
@@ -189,6 +189,10 @@ def batch_vjp(vjp, g, z, *args):
     once per example of the batched cotangent `g` and stack the results:
     the loop for rules that cannot run batched. Returns a tuple aligned with
     vjp's (None where it gives None)."""
+    if isinstance(g, (list, tuple, dict)) and batch_size(g) is None:
+        # every element a symbolic zero (a list of dict keys): zero cotangents, as None
+        none = [None] * len(g) if not isinstance(g, dict) else dict.fromkeys(g)
+        return tuple(None for _ in vjp(none, z, *args))
     if isinstance(g, (list, tuple)):
         B = batch_size(g)
         parts = [vjp([None if e is None else e[k] for e in g], z, *args) for k in range(B)]
