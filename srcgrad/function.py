@@ -288,22 +288,17 @@ class Compiled:
         self.__dict__["fwd"] = fns[fwd.name]
         self.__dict__["bwd_fn"] = fns[bwd.name]
 
-    @property
-    def fwd(self):
-        """The split forward sweep (compiled on first use: sg.grad needs only the joint)."""
-        found = self.__dict__.get("fwd")
+    def _split_function(self, key):
+        """The split sweep `key` ("fwd" or "bwd_fn"), compiled on first use
+        (sg.grad needs only the joint)."""
+        found = self.__dict__.get(key)
         if found is None:
             self._compile_split()
-            found = self.__dict__["fwd"]
+            found = self.__dict__[key]
         return found
 
-    @property
-    def bwd_fn(self):
-        found = self.__dict__.get("bwd_fn")
-        if found is None:
-            self._compile_split()
-            found = self.__dict__["bwd_fn"]
-        return found
+    fwd = property(lambda self: self._split_function("fwd"), doc="The split forward sweep.")
+    bwd_fn = property(lambda self: self._split_function("bwd_fn"), doc="The split reverse sweep.")
 
     @property
     def source(self):
