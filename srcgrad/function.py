@@ -39,13 +39,14 @@ import weakref
 import gast
 import numpy as np
 
-from . import forward_mode, runtime_syntax
+from . import forward_mode
+from .runtime import syntax as runtime_syntax
 from . import tape as tape_mod
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
-from .transforms import (activity, anf, ast_util, check, codegen, forward, inplace, kinds, lower, naming,
-                         optimize, parse, resolve, reverse)
+from .syntax import ast_util, naming
+from .transforms import activity, anf, check, codegen, forward, inplace, kinds, lower, optimize, parse, resolve, reverse
 from .transforms.context import CalleeInfo, Context
 
 

@@ -26,9 +26,10 @@ from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
 from srcgrad.function import Function, GeneratedFunction, as_function
 from srcgrad.functional import _grad_inputs
 from srcgrad.rules import containers, registry
-from srcgrad import runtime_syntax
-from srcgrad.transforms import activity, ast_util, batching, inline, inplace, optimize, parse
-from srcgrad.transforms.naming import Namer
+from srcgrad.runtime import syntax as runtime_syntax
+from srcgrad.syntax import ast_util
+from srcgrad.syntax.naming import Namer
+from srcgrad.transforms import activity, batching, inline, inplace, optimize, parse
 
 FILE = pf.__file__
 

@@ -26,8 +26,9 @@ import threading
 
 import gast
 
-from ..transforms import ast_util, inline as inline_mod
-from ..transforms.naming import Namer
+from ..syntax import ast_util
+from ..transforms import inline as inline_mod
+from ..syntax.naming import Namer
 
 _ADJOINTS = {}
 _BATCHED = {}

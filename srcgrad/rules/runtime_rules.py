@@ -2,7 +2,7 @@
 again (higher derivatives compiled at every order).
 
 Generated adjoint code is built from the rule templates' helpers
-(unbroadcast, unreduce, conj, ...) and from srcgrad/runtime.py (sparse
+(unbroadcast, unreduce, conj, ...) and from srcgrad/runtime/core.py (sparse
 container cotangents, as_input). Each is linear in its cotangent argument,
 so its adjoint is its transpose and its tangent is itself applied to the
 tangent (Griewank & Walther, Evaluating Derivatives, 2008, sec. 3.1, 3.2):

@@ -37,8 +37,8 @@ import threading
 import gast
 import numpy as np
 
-from ..transforms import ast_util
-from ..transforms.naming import Namer
+from ..syntax import ast_util
+from ..syntax.naming import Namer
 from . import containers, helpers
 from .registry import Template, load_lazy
 

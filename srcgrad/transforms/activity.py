@@ -18,7 +18,7 @@ in step as a whole (`active_stacks`).
 """
 import gast
 
-from . import ast_util
+from ..syntax import ast_util
 
 
 def _assignments(body):

@@ -24,7 +24,7 @@ import numpy as np
 from .. import runtime
 from ..errors import UnsupportedSyntaxError
 from ..rules import containers, registry
-from . import ast_util
+from ..syntax import ast_util
 
 _BINOPS = {
     gast.Add: (np.add, "add"), gast.Sub: (np.subtract, "sub"), gast.Mult: (np.multiply, "mul"),

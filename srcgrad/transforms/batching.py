@@ -20,10 +20,10 @@ import numpy as np
 
 from .. import runtime
 from ..rules import batching, containers, helpers, helpers_math, registry
-from . import ast_util
+from ..syntax import ast_util
 from . import inline as inline_mod
 from .inline import is_d
-from .naming import Namer
+from ..syntax.naming import Namer
 
 # helpers elementwise in their (first) cotangent argument
 TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), helpers_math.complex_like,

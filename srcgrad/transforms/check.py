@@ -14,7 +14,7 @@ assignment, set/dict comprehensions, :=.
 import gast
 
 from ..errors import UnsupportedSyntaxError
-from . import ast_util
+from ..syntax import ast_util
 
 _STATEMENTS = {
     gast.Try: "try statement",

@@ -20,7 +20,8 @@ import gast
 
 from .. import runtime
 from ..rules import helpers
-from . import ast_util, optimize
+from ..syntax import ast_util
+from . import optimize
 
 _counter = itertools.count()
 

@@ -30,7 +30,8 @@ from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from ..rules import containers
 from ..rules import tangents as tangent_rules
 from ..rules.numpy_tangents import broadcast_like
-from . import ast_util, optimize
+from ..syntax import ast_util
+from . import optimize
 
 
 def _targets(stmt):

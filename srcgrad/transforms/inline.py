@@ -17,7 +17,7 @@ two paths.
 """
 import gast
 
-from . import ast_util
+from ..syntax import ast_util
 
 
 class TemplateError(Exception):

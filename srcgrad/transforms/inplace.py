@@ -31,7 +31,8 @@ import numpy as np
 from .. import runtime
 from ..rules import containers, helpers
 from ..rules import batching as rules_batching
-from . import ast_util, optimize
+from ..syntax import ast_util
+from . import optimize
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
 

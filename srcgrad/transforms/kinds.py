@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import runtime
 from ..rules import containers, helpers
-from . import ast_util
+from ..syntax import ast_util
 
 
 def _targets(stmt):

@@ -20,7 +20,7 @@ names are resolved). Guarantees, for the returned body:
   where they are called (also inside comprehensions), and list
   comprehensions become loops;
 - a `with` block is its body between `v = with_enter(cm)` and
-  `with_exit(cm)` (srcgrad/runtime_syntax.py): the forward sweep runs the
+  `with_exit(cm)` (srcgrad/runtime/syntax.py): the forward sweep runs the
   body inside the context manager (np.errstate, warnings.catch_warnings),
   the reverse sweep outside it; the context manager itself is never
   differentiated (built from differentiated values, it raises where it is
@@ -50,11 +50,11 @@ import types
 
 import gast
 
-from .. import runtime_syntax
+from ..runtime import syntax as runtime_syntax
 from ..errors import UnsupportedSyntaxError
 from ..rules import containers
-from . import ast_util
-from .naming import Namer
+from ..syntax import ast_util
+from ..syntax.naming import Namer
 
 
 def _q(src, **nodes):

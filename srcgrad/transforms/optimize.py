@@ -10,7 +10,7 @@ import operator
 import gast
 import numpy as np
 
-from . import ast_util
+from ..syntax import ast_util
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import SourceNotFoundError
-from . import ast_util
+from ..syntax import ast_util
 
 
 @dataclass

@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .. import runtime_syntax
+from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, where
 from ..rules import containers
-from . import ast_util
-from .naming import Namer
+from ..syntax import ast_util
+from ..syntax.naming import Namer
 
 # ndarray attributes and methods: on a local array value these are NumPy
 # operations, never chain steps to a leaf.

@@ -46,7 +46,8 @@ from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
 from ..rules import batching as rules_batching
 from ..rules import containers, helpers, helpers_math, registry
-from . import ast_util, batching, optimize
+from ..syntax import ast_util
+from . import batching, optimize
 from .inline import inline
 
 

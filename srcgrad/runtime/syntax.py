@@ -1,7 +1,7 @@
 """What generated code calls for the Python syntax the front end lowers:
 `with` blocks, loops unrolled over objects, NumPy's index tricks.
 
-Like srcgrad/runtime.py, no gast and no compiler here: generated code calls
+Like srcgrad/runtime/core.py, no gast and no compiler here: generated code calls
 these at run time (and generated code transformed again calls them too).
 None has a derivative rule: `r_range` meeting a differentiated value raises
 NoRuleError where the compiler classifies it (it is opaque), `with_enter`
@@ -14,8 +14,8 @@ import threading
 
 import numpy as np
 
-from .errors import UnsupportedSyntaxError
-from .runtime import nondiff_helper
+from ..errors import UnsupportedSyntaxError
+from .core import nondiff_helper
 
 # ------------------------------------------------------------------ with
 

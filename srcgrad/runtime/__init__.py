@@ -1,0 +1,14 @@
+"""What generated code calls at run time (layer 0: imports NumPy and
+srcgrad.errors only).
+
+- `core`: the primitive decorators, stacks (`push`, `pop`), `ShapeOf`,
+  symbolic-zero helpers and cotangent containers.
+- `syntax`: the run-time side of lowered syntax (`with` blocks,
+  `insert_grad_of` markers, checks that compiled code means what NumPy
+  means).
+
+The package re-exports `core`'s names, so `runtime.push` is `core.push`.
+"""
+from .core import (ShapeOf, add_cotangents, as_input, densify, densify_tree, install, nondiff_helper,  # noqa: F401
+                   pop, primitive, push, sparse_zeros, unindex_container, zeros_for, zeros_tree)
+from .core import _Dispatch  # noqa: F401  (the Tensor hook, installed by srcgrad.tensor)
