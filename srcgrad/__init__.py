@@ -15,6 +15,16 @@ from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
 
+
+def _scipy_integrate():
+    from . import integrate  # noqa: F401
+
+
+# scipy.integrate's rules call the AD engine (the adjoint method runs srcgrad on
+# the user's function), so they live above it, in srcgrad/integrate.py, loaded
+# when the program imports scipy.integrate, as the other SciPy rules are.
+rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
+
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",

@@ -48,6 +48,7 @@ from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .tensor import user_frame as tensor_user_frame
+from .transforms import instantiate
 
 
 class _State(threading.local):
@@ -344,7 +345,7 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
             for p, v in tans.items():
                 if isinstance(v, list):     # a list parameter: zeros for elements without a tangent
                     tans[p] = [e if e is not None else containers.zeros_tree(b) for e, b in zip(v, bound[p])]
-            fn = rule.jvp(tans)
+            fn = instantiate.jvp(rule, tans)
             result = fn(z, *[tans[p] for p in rule.tangent_params if p in tans], **bound)
         else:
             result = _transpose(adjoint, z, tans, bound)
@@ -378,7 +379,7 @@ def _transpose(rule, z, tangents, bound):
     primitive returning a tuple/list, u and the result are lists. Returns a
     Tensor, a list of Tensors/None, or None."""
     params = [p for p in rule.diff_params if p in tangents]
-    vjp = rule.vjp(params)
+    vjp = instantiate.vjp(rule, params)
     seq = isinstance(z, (list, tuple))
     outputs = unwrap(list(z) if seq else [z])
     # u's value does not matter (the VJP is linear in u); ones keep rules that

@@ -570,7 +570,7 @@ class Program:
                        vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,
                        jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
                        callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
-                       callee_leaves=getattr(res, "callee_leaves", {}))
+                       callee_leaves=getattr(res, "callee_leaves", {}), transpose_jvp=forward_mode.transpose_jvp)
 
     def front(self, mode="reverse", mask=None):
         """The passes before differentiation, on a copy of the resolution:

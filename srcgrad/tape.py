@@ -22,8 +22,8 @@ import numpy as np
 from . import tensor as tensor_mod
 from .errors import NoRuleError
 from .rules import registry
-from .rules.batching import batch_size, zeros_b
-from .transforms import batching
+from .rules.batched import batch_size, zeros_b
+from .transforms import instantiate
 from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
 
 _local = threading.local()
@@ -248,7 +248,7 @@ class OpEntry:
         cotangents: on Tensors while another tape records (higher_order),
         on stacks of cotangents (a leading batch axis) when `batched`."""
         params = {p for p, n in zip(self.params, needed) if n}
-        fn = batching.batched_vjp(self.rule, params) if batched else self.rule.vjp(params)
+        fn = instantiate.batched_vjp(self.rule, params) if batched else instantiate.vjp(self.rule, params)
         if isinstance(self.output, Tensor):
             g = cotangents[0]
             out = self.output if higher_order else self.output._value

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from . import runtime
+from .rules import containers, registry
 
 _ids = itertools.count(1)
 
@@ -55,17 +56,6 @@ def _unrecorded(func, args, kwargs):
 
 
 _recorder = _unrecorded
-
-# NumPy functions recorded as another primitive (see register_tape_form)
-_TAPE_FORMS = {}
-
-
-def register_tape_form(func, form):
-    """Compute the NumPy function `func` on Tensors as `form(*args, **kwargs)`,
-    a composition of operations that are recorded (NotImplemented: record
-    `func` itself). For functions whose Tensors sit deeper than a tape
-    entry's list parameters reach (np.block's nested lists)."""
-    _TAPE_FORMS[func] = form
 
 
 def install_recorder(recorder):
@@ -271,7 +261,7 @@ class Tensor:
         return apply(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        form = _TAPE_FORMS.get(func)
+        form = registry.tape_form(func)
         if form is not None:
             result = form(*args, **kwargs)
             if result is not NotImplemented:
@@ -362,8 +352,7 @@ class Tensor:
         else a cast that is recorded (its cotangent is cast back)."""
         if np.dtype(dtype) == self.dtype:
             return self
-        from .rules.containers import cast
-        return cast(self, dtype)
+        return containers.cast(self, dtype)
 
     def __lt__(self, o):
         return np.less(self, o)

@@ -1,5 +1,5 @@
 """Rule-test rows for scipy.integrate's odeint and solve_ivp
-(srcgrad/rules/scipy_integrate.py), on y' = -k y, whose solution
+(srcgrad/integrate.py), on y' = -k y, whose solution
 y0 exp(-k (t - t0)) is the autograd reference (written with
 autograd.numpy: exact gradients). The solves use rtol = atol = 1e-12, so
 that the adjoint sweep agrees with the exact gradient to the table's
@@ -17,7 +17,7 @@ import numpy as np
 import scipy.integrate as si
 from rulecase import Case, P, R
 
-from srcgrad.rules.helpers_integrate import odeint_vjp, solve_ivp_vjp
+from srcgrad.integrate import odeint_vjp, solve_ivp_vjp
 
 C = Case
 CO = {"compiled_only": True}

@@ -4,7 +4,7 @@
 default), `sg.jacobian` and `sg.hessian` push the rows of the identity
 through the adjoint at once (a leading batch axis on every cotangent). A
 rule runs batched as written, through its batched template, or once per
-example (transforms/batching.py). Checked here:
+example (transforms/batch_safety.py). Checked here:
 
 * every row of the rule table (tests/test_rules.py's CASES): the batched
   generated adjoint of the case function equals the unbatched one per
@@ -30,7 +30,7 @@ import test_rules
 from gradcheck import check_close, numerical_jacobian
 from rulecase import Arg, Static, _draw
 from srcgrad.function import as_function
-from srcgrad.transforms import batching
+from srcgrad.transforms import batch_safety
 
 RNG = np.random.default_rng(7)
 
@@ -224,7 +224,7 @@ def test_non_batchable_rule_is_looped_inside_the_sweep():
         return np.linalg.det(m) * np.sum(x)
     x0 = RNG.normal(size=8)
     det_rule = sg.rules.registry.adjoint_rule(np.linalg.det)
-    assert not batching.batchable(det_rule)
+    assert not batch_safety.batchable(det_rule)
     x = sg.constant(x0)
     with sg.GradientTape(persistent=True) as tape:
         tape.watch(x)
@@ -271,5 +271,5 @@ def test_the_common_rules_run_batched():
               operator.getitem, np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
               helpers.unbroadcast, helpers.unreduce, helpers.unindex]
     slow = [getattr(p, "__name__", p) for p in common
-            if registry.batched_rule(p) is None and not batching.batchable(registry.adjoint_rule(p))]
+            if registry.batched_rule(p) is None and not batch_safety.batchable(registry.adjoint_rule(p))]
     assert not slow, slow

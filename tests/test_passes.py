@@ -29,7 +29,7 @@ from srcgrad.rules import containers, registry
 from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
 from srcgrad.syntax.naming import Namer
-from srcgrad.transforms import activity, batching, inline, inplace, optimize, parse
+from srcgrad.transforms import activity, batch_safety, inplace, instantiate, optimize, parse
 
 FILE = pf.__file__
 
@@ -664,7 +664,7 @@ def _inline_multiply(targets, materialized):
     before = ast.dump(ast_util.to_ast(rule.tree))
     namer = Namer({"z", "bz", "a", "b", "ba", "bb"})
     bindings = {"x": ast_util.name("a"), "y": ast_util.name("b")}
-    code = inline.inline(rule.tree, "z", "bz", bindings, targets, materialized, namer)
+    code = instantiate.inline_adjoint(rule.tree, "z", "bz", bindings, targets, materialized, namer)
     assert ast.dump(ast_util.to_ast(rule.tree)) == before       # the template is never changed
     return [ast_util.to_source(s).strip() for s in code]
 
@@ -811,9 +811,9 @@ def test_inplace_never_writes_through_a_view_into_the_callers_array():
 # ================================================================== batching
 
 def test_batching_batchable_rules():
-    assert batching.batchable(registry.adjoint_rule(np.multiply))
-    assert batching.batchable(registry.adjoint_rule(np.sin))
-    assert not batching.batchable(registry.adjoint_rule(np.linalg.inv))
+    assert batch_safety.batchable(registry.adjoint_rule(np.multiply))
+    assert batch_safety.batchable(registry.adjoint_rule(np.sin))
+    assert not batch_safety.batchable(registry.adjoint_rule(np.linalg.inv))
 
 
 def test_batching_batched_vjp_equals_the_per_example_vjp():
@@ -821,8 +821,8 @@ def test_batching_batched_vjp_equals_the_per_example_vjp():
     rule = registry.adjoint_rule(np.multiply)
     z = x * y
     g = rng_array(4, 2, 3, seed=2)
-    batched = batching.batched_vjp(rule, {"x", "y"})(g, z, x, y, None, None)
-    one = rule.vjp({"x", "y"})
+    batched = instantiate.batched_vjp(rule, {"x", "y"})(g, z, x, y, None, None)
+    one = instantiate.vjp(rule, {"x", "y"})
     for k in range(4):
         bx, by = one(g[k], z, x, y, None, None)
         check_close(batched[0][k], bx, rtol=1e-12)
@@ -831,9 +831,9 @@ def test_batching_batched_vjp_equals_the_per_example_vjp():
     rule = registry.adjoint_rule(np.linalg.inv)
     z = np.linalg.inv(a)
     g = rng_array(2, 3, 3, seed=4)
-    batched = batching.batched_vjp(rule, {"a"})(g, z, a)
+    batched = instantiate.batched_vjp(rule, {"a"})(g, z, a)
     for k in range(2):
-        check_close(batched[0][k], rule.vjp({"a"})(g[k], z, a)[0], rtol=1e-12)
+        check_close(batched[0][k], instantiate.vjp(rule, {"a"})(g[k], z, a)[0], rtol=1e-12)
 
 
 # ================================================================== codegen

@@ -1,5 +1,5 @@
 """scipy.integrate.odeint and solve_ivp through srcgrad's compiled paths
-(srcgrad/rules/scipy_integrate.py: the adjoint method).
+(srcgrad/integrate.py: the adjoint method).
 
 Oracles:
   - linear ODEs with closed-form solutions: y' = -k y (elementwise), whose
@@ -276,7 +276,7 @@ def test_odeint_full_output_is_refused():
 
 def test_second_derivative_through_odeint_is_refused():
     """The backward sweep's primitive records on a tape, and its rule refuses."""
-    from srcgrad.rules.helpers_integrate import odeint_vjp
+    from srcgrad.integrate import odeint_vjp
     g = sg.constant(W3)
     z = si.odeint(decay, Y0, T3, args=(K,))
     with sg.GradientTape() as tape:

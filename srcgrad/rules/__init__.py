@@ -25,17 +25,13 @@ def _scipy_stats():
     from . import scipy_stats  # noqa: F401
 
 
-def _scipy_integrate():
-    from . import scipy_integrate  # noqa: F401
-
-
 # SciPy is optional, and its rules are imported when the program has imported
 # the SciPy module they cover (registry.register_lazy): `import srcgrad` does
 # not pay for scipy.stats.
 registry.register_lazy("scipy.special", _scipy_special)
 registry.register_lazy("scipy.linalg", _scipy_linalg)
 registry.register_lazy("scipy.stats", _scipy_stats)
-registry.register_lazy("scipy.integrate", _scipy_integrate)
+# (scipy.integrate's rules call the AD engine: srcgrad/integrate.py, registered by srcgrad/__init__.py)
 from . import numpy_more  # noqa: F401  (after nondiff: full, full_like, linspace become differentiable)
 from . import numpy_fft  # noqa: F401
 from . import numpy_linalg_more  # noqa: F401

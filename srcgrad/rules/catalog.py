@@ -30,7 +30,7 @@ _FAMILY_OF_MODULE = {
     "scipy_special_python": "scipy.special",
     "scipy_stats": "scipy.stats",
     "scipy_linalg": "scipy.linalg",
-    "scipy_integrate": "scipy.integrate",
+    "integrate": "scipy.integrate",
     "containers": "Python containers",
 }
 # numpy_adjoints.py holds the first rules of several families, under

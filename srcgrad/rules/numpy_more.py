@@ -16,7 +16,6 @@ import builtins
 
 import numpy as np
 
-from ..tensor import register_tape_form
 from .containers import seq_cotangent
 from .helpers import max_chooser, unbroadcast, unreduce
 from .helpers_linalg import promoted_concatenate_adjoint
@@ -26,7 +25,7 @@ from .helpers_more import (block_adjoint, block_on_tensors, block_tangent,
                            median_adjoint, nan_mask, nan_to_one, nanstd_adjoint, nanvar_adjoint,
                            percentile_adjoint, ptp_adjoint, quantile_adjoint, sorted_adjoint)
 from .numpy_tangents import broadcast_like
-from .registry import register_adjoint
+from .registry import register_adjoint, register_tape_form
 from .tangents import register_linear, register_tangent
 
 # ---------------------------------------------------------- shape and indexing

@@ -16,8 +16,9 @@ output cotangents as `d[z][0]`, `d[z][1]`... (zeros for unused outputs).
 The first parameter is the primal output; the others mirror the primitive's
 signature and defaults so that a call site binds with
 `inspect.signature(template).bind`. The compiler inlines the body into
-generated code (transforms/inline.py); the tape compiles the same body once
-per set of needed cotangents into a VJP function (`Rule.vjp`).
+generated code, and the tape compiles the same body once per set of needed
+cotangents into a VJP function (both in transforms/instantiate.py). This
+module holds the records and the tables only: it compiles nothing.
 """
 import inspect
 import sys
@@ -27,11 +28,11 @@ import threading
 import gast
 
 from ..syntax import ast_util
-from ..transforms import inline as inline_mod
-from ..syntax.naming import Namer
+from ..syntax.templates import is_d
 
 _ADJOINTS = {}
 _BATCHED = {}
+_TAPE_FORMS = {}
 _NONDIFF = set()
 _lock = threading.Lock()
 _LAZY = {}      # optional library's module name -> loader of its rule modules
@@ -90,6 +91,9 @@ class Template:
         self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
         self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self.varargs = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+        # caches filled by transforms/instantiate.py (declared here, written there)
+        self.free_names = None      # the module globals the body reads, sorted
+        self.compiled = {}          # needed set -> compiled VJP/JVP function
 
     def bind(self, output, args, kwargs):
         """Bind a call's arguments to the template's parameters; returns an
@@ -111,7 +115,9 @@ class Rule(Template):
 
     Attributes (besides Template's): `diff_params` (the parameters with a
     `d[p] = ...` contribution), `sequence_output` (the primitive returns a
-    tuple/list of arrays: the body reads `d[z][i]`).
+    tuple/list of arrays: the body reads `d[z][i]`), `batch_safe` (None
+    until transforms/batch_safety.py decides whether the template runs on
+    a stack of cotangents as written).
     """
 
     def __init__(self, primitive, template):
@@ -120,54 +126,22 @@ class Rule(Template):
         diff = []
         for stmt in tree.body:
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
-                p = inline_mod.is_d(stmt.targets[0])
+                p = is_d(stmt.targets[0])
                 if p is not None:
                     if p not in self.params:
                         raise ValueError("rule %s assigns d[%s], which is not a parameter" % (self.name, p))
                     if p not in diff:
                         diff.append(p)
         self.diff_params = tuple(diff)
-        self._vjps = {}
+        self.batch_safe = None
         # `d[z][i]` in the body: the primitive returns a tuple/list of arrays
         self.sequence_output = any(
-            isinstance(n, gast.Subscript) and inline_mod.is_d(n.value) == self.output
+            isinstance(n, gast.Subscript) and is_d(n.value) == self.output
             and isinstance(n.slice, (gast.Constant, gast.Slice, gast.UnaryOp))
             for n in ast_util.walk(tree))
 
     def __repr__(self):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
-
-    def vjp(self, needed):
-        """The VJP function computing cotangents of the params in `needed`:
-        `vjp(g, z, **bound) -> tuple` aligned with `diff_params` (None where
-        not needed). Compiled once per `needed` set from the template."""
-        needed = frozenset(needed)
-        fn = self._vjps.get(needed)
-        if fn is None:
-            fn = self._compile_vjp(needed)
-            self._vjps[needed] = fn
-        return fn
-
-    def _compile_vjp(self, needed):
-        namer = Namer(set(self.params) | {self.output, "_g"} | set(self.globals))
-        targets = {p: ("_b_" + p if p in needed else None) for p in self.diff_params}
-        namer.reserve(t for t in targets.values() if t)
-        bindings = {p: ast_util.name(p) for p in self.params}
-        body = inline_mod.inline(self.tree, self.output, "_g", bindings, targets, set(), namer)
-        assigned = set()
-        for stmt in body:
-            assigned |= ast_util.names_stored(stmt)
-        ret = ast_util.tuple_([
-            ast_util.name(targets[p]) if targets[p] and targets[p] in assigned else ast_util.const(None)
-            for p in self.diff_params])
-        fdef = ast_util.function_def("vjp_" + self.name, ["_g", self.output] + self.params,
-                                     body + [ast_util.return_(ret)])
-        src = ast_util.to_source(ast_util.module([fdef]))
-        namespace = {}
-        exec(compile(src, "<srcgrad rule %s>" % self.name, "exec"), self.globals, namespace)
-        fn = namespace["vjp_" + self.name]
-        fn.__srcgrad_source__ = src
-        return fn
 
 
 def register_adjoint(primitive):
@@ -212,6 +186,24 @@ def batched_rule(primitive):
             found = _BATCHED.get(primitive)
         return found
     except TypeError:
+        return None
+
+
+def register_tape_form(func, form):
+    """Compute the NumPy function `func` on Tensors as `form(*args, **kwargs)`,
+    a composition of operations that are recorded (NotImplemented: record
+    `func` itself). For functions whose Tensors sit deeper than a tape
+    entry's list parameters reach (np.block's nested lists). Read by
+    Tensor.__array_function__ (srcgrad/tensor.py)."""
+    with _lock:
+        _TAPE_FORMS[func] = form
+
+
+def tape_form(func):
+    """The form registered for `func` by register_tape_form, or None."""
+    try:
+        return _TAPE_FORMS.get(func)
+    except TypeError:   # unhashable
         return None
 
 

@@ -33,6 +33,12 @@ def install(tensor_type, apply, unwrap):
     _Dispatch.unwrap = staticmethod(unwrap)
 
 
+def is_tensor(x):
+    """Is `x` a srcgrad Tensor (or Variable)? False before srcgrad.tensor
+    installs its class."""
+    return isinstance(x, _Dispatch.tensor)
+
+
 def primitive(f):
     """Make a Python function a srcgrad primitive: called on Tensors, it runs
     on their values and is recorded on active tapes with its registered

@@ -27,6 +27,7 @@ class Context:
     jvp_callee: Callable = None     # (op, mask) -> the callee's JVP function (with .tuple_output)
     callee_dynamic: Callable = None  # op -> which outputs of the callee may be containers
     callee_leaves: dict = field(default_factory=dict)   # callee -> names passed for the Variables it reads
+    transpose_jvp: Callable = None  # the run-time JVP of a primitive with no tangent rule (forward_mode.py)
     # filled in by the passes
     inputs: list = field(default_factory=list)
     active: set = field(default_factory=set)

@@ -31,22 +31,12 @@ from ..rules import containers
 from ..rules import tangents as tangent_rules
 from ..rules.numpy_tangents import broadcast_like
 from ..syntax import ast_util
-from . import optimize
+from . import instantiate, optimize
 
 
 def _targets(stmt):
     t = stmt.targets[0]
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
-
-
-def _free_names(rule):
-    """Globals a template reads (np, helpers), to inject into generated code."""
-    params = set(rule.params) | {rule.output, "t"}
-    stored, loaded = set(), set()
-    for s in rule.tree.body:
-        stored |= ast_util.names_stored(s)
-        loaded |= ast_util.names_loaded(s)
-    return sorted(n for n in loaded - params - stored if n in rule.globals)
 
 
 class ForwardGenerator:
@@ -249,8 +239,7 @@ class ForwardGenerator:
         dt = self.tangent(t)
         if rule is None:
             # no tangent rule: transpose the adjoint rule's VJP at run time
-            from .. import forward_mode     # the run-time side of forward mode (no gast)
-            helper = self.inject("transpose_jvp", forward_mode.transpose_jvp)
+            helper = self.inject("transpose_jvp", self.ctx.transpose_jvp)
             prim = self.inject(getattr(primitive, "__name__", "primitive"), primitive)
             tans = ast_util.tuple_([(ast_util.name(tnames[p]) if isinstance(tnames[p], str) else tnames[p])
                                     if p in tnames else ast_util.const(None) for p in adjoint.diff_params])
@@ -263,14 +252,14 @@ class ForwardGenerator:
             if not (isinstance(e, gast.Constant) and type(e.value) is type(default) and e.value == default):
                 self.fail(s, "this call of %s (its tangent rule %s has no parameter %s)"
                           % (getattr(primitive, "__name__", primitive), rule.name, p))
-        gmap = {n: self.inject(n, rule.globals[n]) for n in _free_names(rule)}
+        gmap = {n: self.inject(n, rule.globals[n]) for n in instantiate.free_names(rule)}
         zeros = self.zeros_fn(any(isinstance(e, gast.Name) and e.id in self.dynamic for e in bindings.values()))
         bind = {p: bindings[p] for p in rule.params if p in bindings}
         for p in rule.params:
             if p not in bind and p in rule.defaults:
                 bind[p] = ast_util.const(rule.defaults[p])
-        stmts, value = tangent_rules.inline(rule, t, bind, tnames, self.namer, gmap, zeros)
-        if isinstance(value, tangent_rules.Zero):
+        stmts, value = instantiate.inline_tangent(rule, t, bind, tnames, self.namer, gmap, zeros)
+        if isinstance(value, instantiate.Zero):
             return [], set()
         code = stmts + [ast_util.assign(dt, value)]
         if t in self.scalar:

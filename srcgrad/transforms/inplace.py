@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import runtime
 from ..rules import containers, helpers
-from ..rules import batching as rules_batching
+from ..rules import batched as rules_batched
 from ..syntax import ast_util
 from . import optimize
 
@@ -50,7 +50,7 @@ _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densi
                 runtime.densify_tree: (0,), runtime.add_cotangents: (0, 1), runtime.as_input: (0,),
                 containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
-                containers.cast_back: (0,), rules_batching.unbroadcast_b: (0,), rules_batching.unreduce_b: (0,)}
+                containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,)}
 
 
 class _Sharing:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
+from .. import runtime
 from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, where
 from ..rules import containers
@@ -116,13 +117,11 @@ class Resolution:
 
 
 def _is_value(obj):
-    from ..tensor import Tensor
-    return isinstance(obj, Tensor)
+    return runtime.is_tensor(obj)
 
 
 def _arraylike(obj):
-    from ..tensor import Tensor
-    return isinstance(obj, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
+    return runtime.is_tensor(obj) or isinstance(obj, (np.ndarray, np.generic, int, float, complex, bool))
 
 
 def _chain(node):

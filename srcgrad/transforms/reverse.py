@@ -44,11 +44,10 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules import batching as rules_batching
+from ..rules import batched as rules_batched
 from ..rules import containers, helpers, helpers_math, registry
 from ..syntax import ast_util
-from . import batching, optimize
-from .inline import inline
+from . import batch_safety, instantiate, optimize
 
 
 @dataclass
@@ -92,7 +91,7 @@ class ReverseGenerator:
         self.injected = {}
         self.last_comment = None
         self.real_only = not ctx.complex_mode
-        self.batched = ctx.batched          # cotangents carry a leading batch axis (batching.py)
+        self.batched = ctx.batched          # cotangents carry a leading batch axis (batch_safety.py)
         self.batch = None                   # the name of the batch size in generated code
 
     # -- names
@@ -228,7 +227,7 @@ class ReverseGenerator:
         if not self.batched and name in self.scalar:
             return ast_util.const(0.0)
         if self.batched:
-            return ast_util.call(self.helper(rules_batching.zeros_b),
+            return ast_util.call(self.helper(rules_batched.zeros_b),
                                  [ast_util.name(like), ast_util.name(self.batch)])
         if name in self.dynamic:
             return ast_util.call(self.helper(runtime.sparse_zeros), [ast_util.name(like)])
@@ -336,7 +335,7 @@ class ReverseGenerator:
     def densify_call(self, read, like):
         """densify(read, like): the cotangent or zeros (batched: densify_b)."""
         if self.batched:
-            return ast_util.call(self.helper(rules_batching.densify_b),
+            return ast_util.call(self.helper(rules_batched.densify_b),
                                  [read, ast_util.name(like), ast_util.name(self.batch)])
         return ast_util.call(self.helper(runtime.densify), [read, ast_util.name(like)])
 
@@ -443,18 +442,19 @@ class ReverseGenerator:
             brule = registry.batched_rule(rule.primitive)
             if brule is not None:
                 rule = brule
-            elif not batching.batchable(rule):
+            elif not batch_safety.batchable(rule):
                 looped = True
         gmap = {}
-        for n in _template_globals(rule):
+        for n in instantiate.free_names(rule):
             obj = rule.globals[n]
-            if self.batched and obj in rules_batching.BATCHED:
-                batched, args = rules_batching.BATCHED[obj]
+            twin = batch_safety.batched_twin(obj) if self.batched else None
+            if twin is not None:
+                batched, args = twin
                 gmap[n] = self.inject(batched.__name__, batched)
                 extra[gmap[n]] = args
             else:
                 gmap[n] = self.inject(n, obj)
-        if self.batched and "_B" in _template_globals_all(rule):
+        if self.batched and "_B" in instantiate.all_free_names(rule):
             gmap["_B"] = self.batch
         pre = []
         if rule.sequence_output and t in self.dynamic and \
@@ -462,7 +462,7 @@ class ReverseGenerator:
             # a tuple output's cotangent, with zeros for its symbolic-zero elements
             bt = self.adjoint(t)
             if self.batched:
-                dense = ast_util.call(self.helper(rules_batching.densify_tree_b),
+                dense = ast_util.call(self.helper(rules_batched.densify_tree_b),
                                       [ast_util.name(bt), ast_util.name(t), ast_util.name(self.batch)])
             else:
                 dense = ast_util.call(self.helper(runtime.densify_tree), [ast_util.name(bt), ast_util.name(t)])
@@ -472,7 +472,7 @@ class ReverseGenerator:
         # which adjoints hold a value already: inline accumulates into those
         held = {self.adj[n] for n in nz if n in self.adj}
         before = set(held)
-        code = pre + inline(rule.tree, t, self.adjoint(t), op.bindings, tmap, held,
+        code = pre + instantiate.inline_adjoint(rule.tree, t, self.adjoint(t), op.bindings, tmap, held,
                             self.namer, gmap, accumulate=self.add_expr)
         for n, a in list(self.adj.items()):
             if a in held and a not in before:
@@ -482,7 +482,7 @@ class ReverseGenerator:
             if conj_names:
                 code = [_StripCalls(conj_names).visit(c) for c in code]
         if extra:
-            code = [_AppendArgs(extra).visit(c) for c in code]
+            code = [batch_safety.substitute_helpers(c, {}, extra) for c in code]
         if not self.batched and t in self.scalar:
             # a 0-d output: its operands are 0-d too where they are scalars; no unbroadcast
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
@@ -503,19 +503,19 @@ class ReverseGenerator:
 
     def looped_rule_code(self, s, op, t, tmap, spread, nz):
         """A rule that cannot run on a stack of cotangents: its VJP once per
-        example (rules/batching.batch_vjp), results stacked."""
+        example (rules/batched.batch_vjp), results stacked."""
         rule = op.rule
         needed = [p for p in rule.diff_params if p in tmap]
-        vjp = self.inject("vjp_" + rule.name.strip("_"), rule.vjp(needed))
+        vjp = self.inject("vjp_" + rule.name.strip("_"), instantiate.vjp(rule, needed))
         args = [ast_util.name(vjp), ast_util.name(self.adjoint(t)), ast_util.name(t)]
         args += [_as_load(ast_util.clone(op.bindings.get(p, ast_util.const(rule.defaults.get(p)))))
                  for p in rule.params]
         temps = [self.namer.fresh("_b" + p) for p in rule.diff_params]
         code = [ast_util.assign(ast_util.tuple_([ast_util.name(x, True) for x in temps] + [], store=True)
                                 if len(temps) > 1 else temps[0],
-                                ast_util.call(self.helper(rules_batching.batch_vjp), args)
+                                ast_util.call(self.helper(rules_batched.batch_vjp), args)
                                 if len(temps) > 1 else
-                                ast_util.item(ast_util.call(self.helper(rules_batching.batch_vjp), args), 0))]
+                                ast_util.item(ast_util.call(self.helper(rules_batched.batch_vjp), args), 0))]
         spread_tmps = dict((id(e), tmp) for e, tmp in spread)
         for p, tmp in zip(rule.diff_params, temps):
             if p not in tmap:
@@ -544,7 +544,7 @@ class ReverseGenerator:
             for k in range(op.n_outputs):
                 read = ast_util.item(ast_util.clone(whole), k)
                 like = ast_util.item(ast_util.name(t), k)
-                cots.append(ast_util.call(self.helper(rules_batching.densify_b), [read, like, ast_util.name(
+                cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
                     self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
         active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
@@ -596,47 +596,8 @@ class _StripCalls(gast.NodeTransformer):
         return node
 
 
-class _AppendArgs(gast.NodeTransformer):
-    """Calls of the batched helpers get their extra arguments (the batch size)."""
-
-    def __init__(self, extra):
-        self.extra = extra
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if isinstance(node.func, gast.Name) and node.func.id in self.extra:
-            node.args = list(node.args) + [ast_util.name(a) for a in self.extra[node.func.id]]
-        return node
-
-
-def _template_globals_all(rule):
-    """Every name a template reads that is not a parameter or temporary."""
-    params = set(rule.params) | {rule.output, "d"}
-    stored, loaded = set(), set()
-    for s in rule.tree.body:
-        stored |= ast_util.names_stored(s)
-        loaded |= ast_util.names_loaded(s)
-    return loaded - params - stored
-
-
 def _as_load(e):
     return ast_util.set_load(e) if isinstance(e, gast.AST) else e
-
-
-def _template_globals(rule):
-    cached = getattr(rule, "_free_names", None)
-    if cached is not None:
-        return cached
-    params = set(rule.params) | {rule.output, "d"}
-    stored = set()
-    for s in rule.tree.body:
-        stored |= ast_util.names_stored(s)
-    loaded = set()
-    for s in rule.tree.body:
-        loaded |= ast_util.names_loaded(s)
-    free = sorted(n for n in loaded - params - stored if n in rule.globals)
-    rule._free_names = free
-    return free
 
 
 def transform(fdef, ctx):
@@ -665,13 +626,13 @@ def transform(fdef, ctx):
     init = [ast_util.assign(gen.adjoint(s), gast.List(elts=[], ctx=gast.Load())) for s in sorted(gen.used_stacks)]
     # a seed in its output's shape (a default 1.0 for an array output), for
     # rules that read a cotangent's shape; a no-op for a seed of the right shape
-    unbroadcast = gen.helper(rules_batching.unbroadcast_b if gen.batched else helpers.unbroadcast)
+    unbroadcast = gen.helper(rules_batched.unbroadcast_b if gen.batched else helpers.unbroadcast)
     shapes = [ast_util.assign(seeds[o], ast_util.call(unbroadcast, [ast_util.name(seeds[o]), ast_util.name(o)]))
               for o in outputs if o in ctx.active and o not in gen.dynamic
               and (gen.batched or o not in gen.scalar)]
     if gen.batched:     # the batch size, read off the seeds
         shapes.insert(0, ast_util.assign(gen.batch, ast_util.call(
-            gen.helper(rules_batching.batch_size),
+            gen.helper(rules_batched.batch_size),
             [ast_util.tuple_([ast_util.name(seeds[o]) for o in outputs])])))
     rev = init + shapes + rev
     # the names the reverse sweep assigns that the forward sweep does not (adjoints, temporaries)
@@ -710,7 +671,7 @@ def _shape_positions(injected):
     """{alias: argument positions} of the helpers in generated code that
     read only the shape (and dtype) of those arguments."""
     table = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
-             rules_batching.unbroadcast_b: (1,), rules_batching.unreduce_b: (1,)}
+             rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
     return {alias: table[obj] for alias, obj in injected.items() if callable(obj) and obj in table}
 
 

@@ -1,11 +1,11 @@
 """Which adjoint rules run on a stack of cotangents as written.
 
 Used by reverse.py in batched mode (vectorised Jacobians: a leading batch
-axis on every cotangent, none on primal values; rules/batching.py). A rule
+axis on every cotangent, none on primal values; rules/batched.py). A rule
 is batch-safe when (1) its template combines the cotangent `d[z]` with
 primal values only elementwise (`+ - * /`, negation, `np.where`, conj and
 the other TRANSPARENT helpers), or through a helper with a batched twin
-(`rules.batching.BATCHED`: unbroadcast, unreduce, matmul adjoints, unindex,
+(`rules.batched.BATCHED`: unbroadcast, unreduce, matmul adjoints, unindex,
 densify), which the generator substitutes; and (2) no primal operand it
 multiplies the cotangent with has more axes than the output (true of
 ufuncs, whose output broadcasts their operands, and of the rules listed in
@@ -19,11 +19,9 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..rules import batching, containers, helpers, helpers_math, registry
+from ..rules import batched, containers, helpers, helpers_math
 from ..syntax import ast_util
-from . import inline as inline_mod
-from .inline import is_d
-from ..syntax.naming import Namer
+from ..syntax.templates import is_d
 
 # helpers elementwise in their (first) cotangent argument
 TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), helpers_math.complex_like,
@@ -100,7 +98,7 @@ class _Check:
                 raise _NotBatchable("a cotangent as a keyword argument")
             if fn is np.where and not flags[0]:
                 return True
-            if (fn in TRANSPARENT or fn in batching.BATCHED) and flags[0] and not any(flags[1:]):
+            if (fn in TRANSPARENT or fn in batched.BATCHED) and flags[0] and not any(flags[1:]):
                 return True
             raise _NotBatchable("calls %s on a cotangent" % getattr(fn, "__name__", fn))
         for child in gast.iter_child_nodes(node):
@@ -120,89 +118,47 @@ class _Check:
 
 def batchable(rule):
     """Does the adjoint `rule` run on a stack of cotangents as written (with
-    the batched helpers substituted)? Cached on the rule."""
-    cached = getattr(rule, "_batchable", None)
-    if cached is None:
+    the batched helpers substituted)? Cached on the rule (`batch_safe`)."""
+    if rule.batch_safe is None:
         prim = rule.primitive
-        cached = False
+        safe = False
         if isinstance(prim, np.ufunc) or prim in ALLOWED:
             try:
                 _Check(rule).run()
-                cached = True
+                safe = True
             except _NotBatchable:
-                cached = False
-        rule._batchable = cached
-    return cached
+                safe = False
+        rule.batch_safe = safe
+    return rule.batch_safe
 
 
-def batched_vjp(rule, needed):
-    """The tape's VJP function of `rule` on a stack of cotangents:
-    `vjp(g, z, *params) -> tuple` aligned with rule.diff_params, g with a
-    leading batch axis (tape.GradientTape.jacobian's vectorised sweep).
-    Compiled once per `needed` set: the batched template, or the template
-    with batched helpers, or a loop over the examples."""
-    key = ("batched", frozenset(needed))
-    fn = rule._vjps.get(key)
-    if fn is None:
-        fn = _compile_batched_vjp(rule, frozenset(needed))
-        rule._vjps[key] = fn
-    return fn
+def batched_twin(helper):
+    """(the batched twin of `helper`, the extra trailing arguments generated
+    code passes it), or None (rules/batched.py `BATCHED`)."""
+    try:
+        return batched.BATCHED.get(helper)
+    except TypeError:       # unhashable
+        return None
 
 
-def _compile_batched_vjp(rule, needed):
-    template = registry.batched_rule(rule.primitive)
-    if template is None and not batchable(rule):
-        unbatched = rule.vjp(needed)
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, renames, extra):
+        self.renames, self.extra = renames, extra
 
-        def looped(g, z, *args, **kwargs):
-            def one(gk, zz, *a):
-                return unbatched(gk, zz, *a, **kwargs)
-            return batching.batch_vjp(one, g, z, *args)
-        return looped
-    source = template or rule
-    namer = Namer(set(source.params) | {source.output, "_g", "_B"} | set(source.globals))
-    targets = {p: ("_b_" + p if p in needed else None) for p in source.diff_params}
-    namer.reserve(t for t in targets.values() if t)
-    bindings = {p: ast_util.name(p) for p in source.params}
-    body = inline_mod.inline(source.tree, source.output, "_g", bindings, targets, set(), namer)
-    env = dict(source.globals)
-    extra = {}
-    if template is None:                # substitute the batched helpers
-        for name, obj in list(env.items()):
-            try:
-                hit = obj in batching.BATCHED
-            except TypeError:
-                hit = False
-            if hit:
-                env[name], args = batching.BATCHED[obj]
-                if args:
-                    extra[name] = args
-    if extra:
-        body = [_AppendNames(extra).visit(s) for s in body]
-    assigned = set()
-    for stmt in body:
-        assigned |= ast_util.names_stored(stmt)
-    ret = ast_util.tuple_([
-        ast_util.name(targets[p]) if targets[p] and targets[p] in assigned else ast_util.const(None)
-        for p in source.diff_params])
-    head = ast_util.quote("_B = _sg_batch_size(_g)")
-    fdef = ast_util.function_def("batched_vjp_" + rule.name, ["_g", source.output] + source.params,
-                                 head + body + [ast_util.return_(ret)])
-    env["_sg_batch_size"] = batching.batch_size
-    src = ast_util.to_source(ast_util.module([fdef]))
-    namespace = {}
-    exec(compile(src, "<srcgrad batched rule %s>" % rule.name, "exec"), env, namespace)
-    fn = namespace["batched_vjp_" + rule.name]
-    fn.__srcgrad_source__ = src
-    return fn
-
-
-class _AppendNames(gast.NodeTransformer):
-    def __init__(self, extra):
-        self.extra = extra
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, gast.Name) and node.func.id in self.extra:
             node.args = list(node.args) + [ast_util.name(a) for a in self.extra[node.func.id]]
         return node
+
+
+def substitute_helpers(stmt, renames, extra):
+    """`stmt` (changed in place and returned) calling the batched twins:
+    Names in `renames` renamed, and calls of the names in `extra` given
+    their extra trailing arguments (names, such as the batch size `_B`)."""
+    return _Substitute(renames, extra).visit(stmt)

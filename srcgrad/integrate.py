@@ -1,5 +1,21 @@
-"""Run-time helpers for the scipy.integrate rules (scipy_integrate.py): the
-adjoint method for ODE solutions.
+"""Derivatives of scipy.integrate's ODE solvers by the adjoint method: the
+rules for odeint and solve_ivp, and their run-time helpers (optional:
+imported only when the program imports scipy.integrate).
+
+    y = odeint(func, y0, t, args=(theta,))          # differentiable in y0, t, theta
+    sol = solve_ivp(fun, (t0, t1), y0, t_eval=ts, args=(theta,))
+    sol["y"]                                        # differentiable in y0, t_span, t_eval, theta
+
+The user's function is passed through (it is not a differentiated value);
+its vector-Jacobian products are computed by srcgrad during the backward
+sweep, so it must itself be differentiable by srcgrad. solve_ivp's result
+is read as sol["y"] (an OdeResult is a dict; the resolver reads `sol.y` of
+a name assigned from solve_ivp as `sol["y"]`). Events and full_output are
+refused (NotImplementedError). The rules serve the compiled paths (sg.grad,
+@sg.function); the op-by-op tape cannot see SciPy's calls. In templates
+scipy.integrate is `si`.
+
+The adjoint method.
 
 For y' = f(y, t, theta) from y(t0) = y0, observed at times tau_0 <= ... <=
 tau_{T-1} (t0 <= tau_0), and a loss L with cotangents g_i = dL/dy(tau_i),
@@ -20,8 +36,10 @@ the forward solve (odeint's LSODA, or solve_ivp's `method`), restarting y at
 the stored forward solution. The vector-Jacobian products a^T df/dy and
 a^T df/dtheta of the user's function are computed by srcgrad itself: the
 function is compiled with `sg.function` and run on a tape (op by op when it
-cannot be compiled); srcgrad is imported inside the functions below
-(srcgrad imports the rules).
+cannot be compiled). This is why these rules live in the front layer, above
+the AD engine they call (as JAX keeps its odeint in `jax.experimental.ode`
+on top of `custom_vjp`), and are loaded when the program imports
+scipy.integrate (srcgrad/__init__.py).
 
 `odeint_vjp` and `solve_ivp_vjp` are primitives whose own rule refuses a
 second derivative (NotImplementedError): the backward sweep is a SciPy
@@ -31,7 +49,14 @@ differentiate again.
 import numpy as np
 import scipy.integrate as si
 
-from .helpers import nondiff_helper, primitive
+from .errors import UnsupportedSyntaxError
+from .function import function as sg_function
+from .functional import jvp as sg_jvp
+from .rules.helpers import nondiff_helper, primitive
+from .rules.registry import adjoint_rule, register_adjoint
+from .rules.tangents import register_tangent
+from .tape import GradientTape
+from .tensor import constant
 
 
 @nondiff_helper
@@ -51,14 +76,12 @@ class _FunctionVJP:
     floating arguments, through srcgrad (compiled when it can be)."""
 
     def __init__(self, func, args, time_first):
-        import srcgrad as sg     # late: srcgrad imports the rules
-        self.sg = sg
         self.func = func
         self.args = tuple(args)
         self.time_first = time_first
         self.diff = [i for i, a in enumerate(self.args) if _is_float(a)]
         try:
-            self.compiled = sg.function(func)
+            self.compiled = sg_function(func)
         except Exception:          # a builtin or C function: op by op below
             self.compiled = None
 
@@ -79,18 +102,17 @@ class _FunctionVJP:
         try:
             if self.compiled is not None:
                 return self._vjp(self.compiled, t, y, a)
-        except self.sg.UnsupportedSyntaxError:
+        except UnsupportedSyntaxError:
             self.compiled = None
         return self._vjp(self.func, t, y, a)
 
     def _vjp(self, fn, t, y, a):
-        sg = self.sg
-        ys = sg.constant(y)
+        ys = constant(y)
         args = list(self.args)
-        watched = [sg.constant(args[i]) for i in self.diff]
+        watched = [constant(args[i]) for i in self.diff]
         for i, w in zip(self.diff, watched):
             args[i] = w
-        with sg.GradientTape() as tape:
+        with GradientTape() as tape:
             tape.watch(ys)
             for w in watched:
                 tape.watch(w)
@@ -112,8 +134,6 @@ class _FunctionJVP:
     srcgrad's generated tangent code (sg.jvp)."""
 
     def __init__(self, func, args, time_first, arg_tangents):
-        import srcgrad as sg     # late: srcgrad imports the rules
-        self.sg = sg
         self.func = func
         self.args = tuple(args)
         self.time_first = time_first
@@ -123,7 +143,7 @@ class _FunctionJVP:
     def __call__(self, t, y, s):
         primals = ((t, y) if self.time_first else (y, t)) + self.args
         tangents = ((None, s) if self.time_first else (s, None)) + tuple(self.arg_tangents)
-        value, tangent = self.sg.jvp(self.func, primals, tangents)
+        value, tangent = sg_jvp(self.func, primals, tangents)
         value = _FunctionVJP._flat(value)
         if tangent is None:
             return value, np.zeros_like(value)
@@ -403,3 +423,80 @@ def no_second_derivative(name):
     raise NotImplementedError(
         "srcgrad: second derivatives through scipy.integrate.%s are not implemented (the "
         "backward sweep is itself an ODE solve of a function built at run time)" % name)
+
+# ------------------------------------------------------------------ the rules
+
+
+@register_adjoint(si.odeint)
+def odeint(z, func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
+           rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
+           mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+    """y(t) of y' = func(y, t, *args): dL/dy0 = a(t0), dL/dargs = int a^T df/dargs dt,
+    dL/dt_i = g_i . f(y_i, t_i) (and -a(t0) . f(y0, t0) for t_0), with the adjoint a integrated
+    backwards by odeint (Chen et al. 2018, Appendix B)."""
+    adj = odeint_vjp(d[z], z, func, y0, t, args, rtol, atol, tcrit, h0, hmax, hmin, mxstep,
+                     mxordn, mxords, tfirst, full_output)
+    d[y0] = adj[0]
+    d[t] = adj[1]
+    d[args] = args_cotangent(args, adj[2:])
+
+
+@register_adjoint(si.solve_ivp)
+def solve_ivp(z, fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, first_step=None, max_step=None, rtol=None, atol=None,
+              jac=None, jac_sparsity=None, lband=None, uband=None, min_step=None):
+    """sol["y"] at sol["t"] for y' = fun(t, y, *args): the adjoint method as odeint's, the
+    backward sweep integrated by solve_ivp with the same method and options."""
+    adj = solve_ivp_vjp(d[z], z, fun, t_span, y0, method, t_eval, args,
+                        ivp_options(first_step, max_step, rtol, atol, jac, jac_sparsity, lband,
+                                    uband, min_step))
+    d[y0] = adj[0]
+    d[t_span] = span_cotangent(t_span, adj[1])
+    d[t_eval] = adj[2]
+    d[args] = args_cotangent(args, adj[3:])
+
+
+# an OdeResult is a dict (read sol["y"], sol["t"]): its cotangent is a dict too
+adjoint_rule(si.solve_ivp).sequence_output = True
+
+
+@register_adjoint(odeint_vjp)
+def odeint_vjp_(z, g, zz, func, y0, t, args=(), rtol=None, atol=None, tcrit=None, h0=0.0,
+                hmax=0.0, hmin=0.0, mxstep=0, mxordn=12, mxords=5, tfirst=False, full_output=0):
+    """Second derivatives through odeint: not implemented (NotImplementedError)."""
+    d[g] = no_second_derivative("odeint")
+    d[y0] = no_second_derivative("odeint")
+    d[t] = no_second_derivative("odeint")
+
+
+@register_adjoint(solve_ivp_vjp)
+def solve_ivp_vjp_(z, g, zz, fun, t_span, y0, method="RK45", t_eval=None, args=None,
+                   options=None):
+    """Second derivatives through solve_ivp: not implemented (NotImplementedError)."""
+    d[g] = no_second_derivative("solve_ivp")
+    d[y0] = no_second_derivative("solve_ivp")
+
+
+# ------------------------------------------------------ forward mode (JVP)
+
+
+@register_tangent(si.odeint)
+def odeint_tangent(z, func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
+                   mu=None, rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0,
+                   mxstep=0, mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+    """Forward sensitivities s' = f_y s + f_args v, s(t0) = dy0 - f(y0, t0) dt0, integrated by
+    odeint with the call's options."""
+    t[z] = odeint_jvp(z, func, y0, t, args, t[y0], t[t], t[args], rtol, atol, tcrit, h0, hmax,
+                      hmin, mxstep, mxordn, mxords, tfirst)
+
+
+@register_tangent(si.solve_ivp)
+def solve_ivp_tangent(z, fun, t_span, y0, method="RK45", t_eval=None, dense_output=False,
+                      events=None, vectorized=False, args=None, first_step=None, max_step=None,
+                      rtol=None, atol=None, jac=None, jac_sparsity=None, lband=None, uband=None,
+                      min_step=None):
+    """The tangent of sol["y"] (a dict, as the result), by forward sensitivities integrated by
+    solve_ivp."""
+    t[z] = solve_ivp_jvp(z, fun, t_span, y0, method, t_eval, args, t[t_span], t[y0], t[t_eval],
+                         t[args], ivp_options(first_step, max_step, rtol, atol, jac, jac_sparsity,
+                                              lband, uband, min_step))
