@@ -48,6 +48,7 @@ from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
 from .syntax import ast_util, naming
 from .transforms import activity, anf, check, codegen, forward, inplace, kinds, lower, optimize, parse, resolve, reverse
 from .transforms.context import CalleeInfo, Context
+from .syntax.anno import Anno
 
 
 def _arraylike(v):
@@ -85,7 +86,7 @@ def _callees_mention_complex(node):
     the README's complex section.)"""
     seen = set()
     for n in ast_util.walk(node):
-        obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
+        obj = Anno.CALLEE.of(getattr(n, "func", None)) if isinstance(n, gast.Call) else None
         try:
             fn = compilable(obj) if obj is not None else None
         except Exception:       # (reported where the call is compiled)
@@ -236,8 +237,7 @@ class Compiled:
         ret = fdef.body[-1]
         self.tuple_output = isinstance(ret.value, gast.Tuple)
         self.outputs = [e.id for e in ret.value.elts] if self.tuple_output else [ret.value.id]
-        ctx.inputs = inputs
-        ctx.active = activity.analyze(fdef, self.active_inputs, self.outputs, ctx.callee_outputs)
+        activity.transform(fdef, ctx)
         name = parsed.node.name
         title = "%s %s (%s)" % (name, {"forward": "jvp", "batched": "batched vjp"}.get(mode, "vjp"),
                                 ", ".join(self.active_inputs))
@@ -493,7 +493,7 @@ class Program:
         busy.add(me)
         try:
             for n in ast_util.walk(res.node):
-                obj = getattr(getattr(n, "func", None), "_sg_callee", None) if isinstance(n, gast.Call) else None
+                obj = Anno.CALLEE.of(getattr(n, "func", None)) if isinstance(n, gast.Call) else None
                 fn = compilable(obj) if obj is not None and not inspect.ismethod(obj) else None
                 if fn is None or type(fn) is not Function:
                     continue
@@ -563,14 +563,14 @@ class Program:
         """The Context of one compilation of this program (mode "reverse",
         "batched" (reverse on stacks of cotangents) or "forward")."""
         batched = mode == "batched"
-        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer,
+        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, inputs=self.inputs,
                        mode="reverse" if batched else mode, batched=batched,
                        mask=tuple(mask), complex_mode=self.complex_mode, callee=_callee_info,
                        callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
                        vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,
                        jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
                        callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
-                       callee_leaves=getattr(res, "callee_leaves", {}), transpose_jvp=forward_mode.transpose_jvp)
+                       callee_leaves=res.callee_leaves, transpose_jvp=forward_mode.transpose_jvp)
 
     def front(self, mode="reverse", mask=None):
         """The passes before differentiation, on a copy of the resolution:
@@ -589,12 +589,10 @@ class Program:
                 return (False,) * self.function.n_outputs()     # recursion: assume arrays
             self._finding_kinds = True
             try:
-                fdef, _ = self.front()
+                fdef, ctx = self.front()
             finally:
                 self._finding_kinds = False
-            ret = fdef.body[-1]
-            outs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
-            found = self._output_dynamic = tuple(o in fdef._sg_dynamic for o in outs)
+            found = self._output_dynamic = tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
         return found
 
     def compile(self, mask, mode="reverse"):
@@ -622,13 +620,13 @@ class Program:
         """The Program of the user function called by `op`, for the kinds of
         its arguments at the call (functions, the receiver, containers)."""
         fn = compilable(op.callee)
-        if getattr(op, "spec", None) is not None:
+        if op.spec is not None:
             fn = fn.specialize(*op.spec)
-        examples = dict(getattr(op, "examples", None) or {})
+        examples = dict(op.examples or {})
         if op.receiver is not None:
             examples[fn._parsed.params[0]] = op.receiver
         names = list(fn._parsed.params)
-        for p, dynamic in zip(names, getattr(op, "arg_dynamic", ())):
+        for p, dynamic in zip(names, op.arg_dynamic):
             if dynamic and p not in examples:
                 examples[p] = CONTAINER
         if examples:
@@ -639,7 +637,7 @@ class Program:
 
     def compile_callee(self, op, mask, mode="reverse"):
         """Compile the user function called by `op` for the active `mask`."""
-        if getattr(op, "custom", False):
+        if op.custom:
             from .custom import CustomCallee
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
         program = self.callee_program(op)
@@ -726,7 +724,7 @@ class Function:
         for stmt in pre:
             for n in ast_util.walk(stmt):
                 if hasattr(n, "lineno"):
-                    n._sg_origin = parsed.origin(node)
+                    Anno.ORIGIN.add_to(n, parsed.origin(node))
         node.body = pre + node.body
         node.args.vararg = None
         node.args.kwarg = None
@@ -1127,8 +1125,8 @@ class _SelfFields(gast.NodeTransformer):
 
     def callee(self, name):
         n = ast_util.name(name if name.isidentifier() else "call")
-        n._sg_callee = field_method(self.cls, name)
-        n._sg_helper = True
+        Anno.CALLEE.add_to(n, field_method(self.cls, name))
+        Anno.HELPER.add_to(n, True)
         return n
 
     def visit_Call(self, node):
@@ -1152,8 +1150,8 @@ class _SelfFields(gast.NodeTransformer):
 
     def value(self, obj, name):
         n = ast_util.name(name)
-        n._sg_callee = obj
-        n._sg_helper = True
+        Anno.CALLEE.add_to(n, obj)
+        Anno.HELPER.add_to(n, True)
         return n
 
     def visit_Attribute(self, node):

@@ -22,6 +22,7 @@ from .. import runtime
 from ..rules import helpers
 from ..syntax import ast_util
 from . import optimize
+from ..syntax.anno import Anno
 
 _counter = itertools.count()
 
@@ -266,7 +267,7 @@ def annotate(exc, fn):
     rows = fn.__srcgrad_rows__
     stmt = rows[lineno - 1][1] if 0 < lineno <= len(rows) else None
     text = _header(stmt).strip() if stmt is not None else ""
-    origin = getattr(stmt, "_sg_origin", None)
+    origin = Anno.ORIGIN.of(stmt)
     if origin is not None:
         user_file, user_line, _ = origin
         exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"

@@ -32,6 +32,7 @@ from ..rules import tangents as tangent_rules
 from ..rules.numpy_tangents import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, optimize
+from ..syntax.anno import Anno
 
 
 def _targets(stmt):
@@ -132,7 +133,7 @@ class ForwardGenerator:
             return head + [new]
         if isinstance(s, gast.Assign):
             code, done = self.tangent_code(s)
-            primal = [] if getattr(s, "_sg_jvp_call", False) else [s]   # a user call: its JVP call computes both
+            primal = [] if Anno.JVP_CALL.of(s, False) else [s]   # a user call: its JVP call computes both
             for t in _targets(s):       # an active name assigned a constant: its tangent is zero
                 if t in self.active and t not in done:
                     if isinstance(s.value, gast.Constant) and s.value.value is None:
@@ -140,9 +141,9 @@ class ForwardGenerator:
                     else:
                         code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code
-        if getattr(s, "_sg_grad_of", None) is not None:
+        if Anno.GRAD_OF.of(s) is not None:
             return []       # an insert_grad_of block acts on adjoints only
-        op = getattr(s, "_sg_op", None)
+        op = Anno.OP.of(s)
         if op is not None and op.kind == "push":
             # push(S, x) of generated code: x's tangent goes on S's tangent stack
             # (None for an inactive x on a stack that carries tangents: the
@@ -165,7 +166,7 @@ class ForwardGenerator:
     def tangent_code(self, s):
         """The statements computing the tangents of `s`'s targets, and the
         set of targets they define."""
-        op = s._sg_op
+        op = Anno.OP.of(s)
         targets = _targets(s)
         if op.kind == "pop" and op.args[0].id in self.active_stacks:
             # x = pop(S): x's tangent comes off S's tangent stack (dropped
@@ -267,7 +268,7 @@ class ForwardGenerator:
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is broadcast_like}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        if getattr(s._sg_op, "python_float", False):
+        if Anno.OP.of(s).python_float:
             # math.sin(x) on a Python float: its tangent stays in the math module
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
             if np_aliases:
@@ -294,7 +295,7 @@ class ForwardGenerator:
         call = ast_util.call(ast_util.name(fn), args)
         new = ast_util.copy_location(
             ast_util.assign(ast_util.tuple_([ast_util.set_store(ast_util.clone(prim)), tan], store=True), call), s)
-        s._sg_jvp_call = True
+        Anno.JVP_CALL.add_to(s, True)
         return [new], done & self.active
 
 
@@ -314,11 +315,11 @@ def transform(fdef, ctx):
     gen = ForwardGenerator(ctx)
     active = ctx.active
     for n in ast_util.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
-        if getattr(n, "_sg_helper", False):
-            n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = fdef._sg_dynamic
-    gen.scalar = fdef._sg_scalar
-    gen.active_stacks = getattr(fdef, "_sg_active_stacks", set())
+        if Anno.HELPER.of(n, False):
+            n.id = gen.inject(n.id, Anno.CALLEE.of(n))
+    gen.dynamic = ctx.facts.dynamic
+    gen.scalar = ctx.facts.scalar
+    gen.active_stacks = ctx.facts.active_stacks
     tangent_params = [gen.tangent(n) for n in active_inputs]
     # an input without a tangent that is reassigned a varied value (the
     # cotangent seed of generated code: bx = unbroadcast(bx, x)) starts at zero

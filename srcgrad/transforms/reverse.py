@@ -48,6 +48,7 @@ from ..rules import batched as rules_batched
 from ..rules import containers, helpers, helpers_math, registry
 from ..syntax import ast_util
 from . import batch_safety, instantiate, optimize
+from ..syntax.anno import Anno
 
 
 @dataclass
@@ -79,9 +80,9 @@ class ReverseGenerator:
         self.parsed = ctx.parsed
         self.fdef = fdef
         self.active = active
-        self.stacked = set(fdef._sg_stacked)
-        self.stacks = set(getattr(fdef, "_sg_stacks", ()))
-        self.active_stacks = set(getattr(fdef, "_sg_active_stacks", ()))   # (activity.py)
+        self.stacked = set(ctx.facts.stacked)
+        self.stacks = set(ctx.facts.stacks)
+        self.active_stacks = set(ctx.facts.active_stacks)   # (activity.py)
         self.namer = ctx.namer
         self.ns = ctx.namespace
         self.outputs = outputs
@@ -139,17 +140,17 @@ class ReverseGenerator:
                 self.prepare_calls(s.orelse)
             elif isinstance(s, (gast.For, gast.While)):
                 self.prepare_calls(s.body)
-            elif isinstance(s, gast.Assign) and s._sg_op.kind == "call":
-                op = s._sg_op
+            elif isinstance(s, gast.Assign) and Anno.OP.of(s).kind == "call":
+                op = Anno.OP.of(s)
                 mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in op.args)
                 if not any(mask) or not any(t in self.active for t in _targets(s)):
                     continue
-                s._sg_vjp = self.ctx.vjp_callee(op, mask)
+                Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
                 base = getattr(op.callee, "__name__", "g")
                 if base == "<lambda>":
                     base = "lambda"
-                s._sg_vjp_name = self.inject(base + "_vjp", s._sg_vjp)
-                s._sg_mask = mask
+                Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
+                Anno.MASK.add_to(s, mask)
 
     def mark_first_definitions(self, body, inputs):
         """A top-level assignment that defines a name for the first time
@@ -158,7 +159,7 @@ class ReverseGenerator:
         for s in body:
             if isinstance(s, gast.Assign):
                 names = set(_targets(s))
-                s._sg_first = names - seen
+                Anno.FIRST.add_to(s, names - seen)
                 seen |= names
             else:
                 for n in ast_util.walk(s):
@@ -166,7 +167,7 @@ class ReverseGenerator:
                         seen.add(n.id)
         self.first_defined = set()
         for s in body:
-            self.first_defined |= getattr(s, "_sg_first", set())
+            self.first_defined |= Anno.FIRST.of(s, set())
 
     # -- forward sweep
     def fwd_block(self, body):
@@ -174,8 +175,8 @@ class ReverseGenerator:
         for s in body:
             if isinstance(s, gast.Assign):
                 for t in _targets(s):
-                    if t in self.stacked and t not in getattr(s, "_sg_first", ()) \
-                            and not getattr(s, "_sg_no_save", False):
+                    if t in self.stacked and t not in Anno.FIRST.of(s, ()) \
+                            and not Anno.NO_SAVE.of(s, False):
                         out.append(self.push(t))
                 out.append(s)
             elif isinstance(s, gast.If):
@@ -186,19 +187,19 @@ class ReverseGenerator:
             elif isinstance(s, gast.While):
                 out.append(ast_util.copy_location(gast.While(test=s.test, body=self.fwd_block(s.body),
                                                              orelse=[]), s))
-            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)) and getattr(s, "_sg_grad_of", None) is None:
+            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)) and Anno.GRAD_OF.of(s) is None:
                 out.append(s)
         return out
 
     def push(self, name):
         stmt = ast_util.expr_stmt(ast_util.call(self.helper(runtime.push),
                                                 [ast_util.name(self.stack), ast_util.name(name)]))
-        stmt._sg_push = name
+        Anno.PUSH.add_to(stmt, name)
         return stmt
 
     def pop(self, name):
         stmt = ast_util.assign(name, ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack)]))
-        stmt._sg_pop = name
+        Anno.POP.add_to(stmt, name)
         return stmt
 
     # -- reverse sweep
@@ -212,7 +213,7 @@ class ReverseGenerator:
 
     def comment(self, s):
         filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment or lineno is None or not hasattr(s, "_sg_origin"):
+        if (filename, lineno) == self.last_comment or lineno is None or not Anno.ORIGIN.exists(s):
             return []       # (statements without an origin of their own carry the def line)
         self.last_comment = (filename, lineno)
         text = self.parsed.line_text(lineno, filename)
@@ -238,9 +239,9 @@ class ReverseGenerator:
 
     def rev_stmt(self, s, nz):
         if isinstance(s, gast.Expr):
-            if getattr(s, "_sg_grad_of", None) is not None:
+            if Anno.GRAD_OF.of(s) is not None:
                 return self.grad_of(s, nz)
-            op = getattr(s, "_sg_op", None)
+            op = Anno.OP.of(s)
             if op is not None and op.kind == "push":
                 return self.push_adjoint(s, op, nz)
             return []
@@ -262,7 +263,7 @@ class ReverseGenerator:
             return self.rev_loop(s, nz)
         if not isinstance(s, gast.Assign):
             return []
-        op = s._sg_op
+        op = Anno.OP.of(s)
         targets = _targets(s)
         code = []
         if any(t in self.active and t in nz for t in targets) or (
@@ -273,7 +274,7 @@ class ReverseGenerator:
         for t in targets:          # the older value's cotangent is a symbolic zero
             nz.discard(t)
         for t in reversed(targets):
-            if t in self.stacked and t not in getattr(s, "_sg_first", ()) and not getattr(s, "_sg_no_save", False):
+            if t in self.stacked and t not in Anno.FIRST.of(s, ()) and not Anno.NO_SAVE.of(s, False):
                 code.append(self.pop(t))
         return code
 
@@ -310,7 +311,7 @@ class ReverseGenerator:
         if isinstance(s, gast.For):
             it = ast_util.call(ast_util.name("reversed"), [s.iter])
             return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
-        it = ast_util.call(ast_util.name("range"), [ast_util.name(s._sg_count)])
+        it = ast_util.call(ast_util.name("range"), [ast_util.name(Anno.COUNT.of(s))])
         return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
 
     def add_expr(self, adjoint_name, value):
@@ -348,7 +349,7 @@ class ReverseGenerator:
         on the adjoint of x accumulated so far (zeros if none), which is
         then what bx holds (a copy first if the body assigns elements; on a
         stack of cotangents, once per cotangent). Nothing for an inactive x."""
-        x, target, body = s._sg_grad_of
+        x, target, body = Anno.GRAD_OF.of(s)
         if x not in self.active:
             return []
         a = self.adjoint(x)
@@ -488,7 +489,7 @@ class ReverseGenerator:
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        if not self.batched and getattr(op, "python_float", False):
+        if not self.batched and op.python_float:
             # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
             if np_aliases:
@@ -532,11 +533,11 @@ class ReverseGenerator:
         return code
 
     def call_code(self, s, op, targets, nz):
-        if not hasattr(s, "_sg_vjp"):
+        if not Anno.VJP.exists(s):
             return []
-        vjp = s._sg_vjp
+        vjp = Anno.VJP.of(s)
         cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
-        if len(targets) == 1 and getattr(op, "n_outputs", 1) > 1:
+        if len(targets) == 1 and op.n_outputs > 1:
             # a k-tuple kept whole (z = pair(x, y), read z[0]): its cotangent is a list of k,
             # passed to the VJP one output cotangent each (zeros where None)
             whole, t = cots[0], targets[0]
@@ -546,10 +547,10 @@ class ReverseGenerator:
                 like = ast_util.item(ast_util.name(t), k)
                 cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
                     self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
-        active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
+        active_params = [e for e, m in zip(op.args, Anno.MASK.of(s)) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)
-        call = ast_util.call(ast_util.name(s._sg_vjp_name), [_as_load(ast_util.clone(a)) for a in op.args] + cots)
+        call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)), [_as_load(ast_util.clone(a)) for a in op.args] + cots)
         if len(temps) == 1:
             code = [ast_util.assign(temps[0], call)]
         else:
@@ -607,17 +608,17 @@ def transform(fdef, ctx):
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(ctx, fdef, ctx.active, outputs)
     for n in ast_util.walk(fdef):
-        if getattr(n, "_sg_helper", False):
-            n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = fdef._sg_dynamic
-    gen.scalar = fdef._sg_scalar
+        if Anno.HELPER.of(n, False):
+            n.id = gen.inject(n.id, Anno.CALLEE.of(n))
+    gen.dynamic = ctx.facts.dynamic
+    gen.scalar = ctx.facts.scalar
     gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
     gen.used_stacks = set()
     if gen.batched:
         gen.batch = gen.namer.fresh("_B")
     body = fdef.body[:-1]
     gen.prepare_calls(body)
-    gen.mark_first_definitions(body, list(fdef._sg_inputs))
+    gen.mark_first_definitions(body, list(ctx.facts.inputs))
     fwd = gen.fwd_block(body)
     nz = {o for o in outputs if o in ctx.active}
     seeds = {o: gen.adjoint(o) for o in outputs}
@@ -699,7 +700,7 @@ def _read_after_restore(stmts, shape_fns=None):
     shape_fns = shape_fns or {}
 
     def pops(s):
-        return {n._sg_pop for n in ast_util.walk(s) if getattr(n, "_sg_pop", None) is not None}
+        return {Anno.POP.of(n) for n in ast_util.walk(s) if Anno.POP.of(n) is not None}
 
     def read(node, restored):
         names, whole = _loads(node, shape_fns)
@@ -721,7 +722,7 @@ def _read_after_restore(stmts, shape_fns=None):
                 restored |= pops(s)
             else:
                 read(s, restored)
-                popped = getattr(s, "_sg_pop", None)
+                popped = Anno.POP.of(s)
                 if popped is not None:
                     restored.add(popped)
     scan(stmts, set())
@@ -733,32 +734,32 @@ def _prune_stack(sweeps, gen):
     an older value may have been restored."""
     read, full = _read_after_restore(sweeps.rev_body, _shape_positions(gen.injected))
 
-    def filt(stmts, attr):
+    def filt(stmts, anno):
         out = []
         for s in stmts:
-            name = getattr(s, attr, None)
+            name = anno.of(s)
             if name is not None and name not in read:
                 continue
-            if attr == "_sg_push" and name is not None and name not in full and name not in gen.dynamic:
+            if anno is Anno.PUSH and name is not None and name not in full and name not in gen.dynamic:
                 # read back only for its shape: save the shape, not the array
                 s.value.args[1] = ast_util.call(gen.helper(helpers.ShapeOf), [ast_util.name(name)])
             if isinstance(s, gast.If):
-                s.body = filt(s.body, attr) or [ast_util.pass_()]
-                s.orelse = filt(s.orelse, attr)
-                if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and attr == "_sg_pop":
+                s.body = filt(s.body, anno) or [ast_util.pass_()]
+                s.orelse = filt(s.orelse, anno)
+                if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and anno is Anno.POP:
                     continue
             elif isinstance(s, (gast.For, gast.While)):
-                s.body = filt(s.body, attr) or [ast_util.pass_()]
-                if all(isinstance(x, gast.Pass) for x in s.body) and attr == "_sg_pop":
+                s.body = filt(s.body, anno) or [ast_util.pass_()]
+                if all(isinstance(x, gast.Pass) for x in s.body) and anno is Anno.POP:
                     continue
             out.append(s)
         return out
-    sweeps.rev_body = filt(sweeps.rev_body, "_sg_pop")
-    sweeps.fwd_body = filt(sweeps.fwd_body, "_sg_push")
+    sweeps.rev_body = filt(sweeps.rev_body, Anno.POP)
+    sweeps.fwd_body = filt(sweeps.fwd_body, Anno.PUSH)
     pushed = set()
     for s in sweeps.fwd_body:
         for n in ast_util.walk(s):
-            if getattr(n, "_sg_push", None) is not None:
-                pushed.add(n._sg_push)
+            if Anno.PUSH.of(n) is not None:
+                pushed.add(Anno.PUSH.of(n))
     sweeps.pushed = pushed
     sweeps.stack = gen.stack if pushed else None
