@@ -3,12 +3,13 @@ transformation, with the tf.GradientTape programming model.
 
 The public names of API.md, nothing else.
 """
-from . import rules  # noqa: F401  (registers the NumPy rules)
+from . import program, rules  # noqa: F401  (rules: registers the NumPy rules)
+from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
 from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
-from .function import function
+from .function import GeneratedFunction
 from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
@@ -24,6 +25,12 @@ def _scipy_integrate():
 # the user's function), so they live above it, in srcgrad/integrate.py, loaded
 # when the program imports scipy.integrate, as the other SciPy rules are.
 rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
+
+# The composition root: a Program (program.py) compiles the functions its code
+# calls, which are function objects of the layer above it (callables.py,
+# function.py, methods.py); it receives their constructors here, once.
+program.install(compilable=compilable, field_method=field_method, generated_function=GeneratedFunction)
+del compilable, field_method, GeneratedFunction
 
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",

@@ -50,7 +50,7 @@ import numpy as np
 import scipy.integrate as si
 
 from .errors import UnsupportedSyntaxError
-from .function import function as sg_function
+from .callables import function as sg_function
 from .functional import jvp as sg_jvp
 from .rules.helpers import nondiff_helper, primitive
 from .rules.registry import adjoint_rule, register_adjoint

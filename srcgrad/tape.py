@@ -24,7 +24,7 @@ from .errors import NoRuleError
 from .rules import registry
 from .rules.batched import batch_size, zeros_b
 from .transforms import instantiate
-from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
+from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, unwrap_nested, wrap
 
 _local = threading.local()
 
@@ -741,3 +741,104 @@ def _stack_recorded(rows, target_shape, source):
         term = onehot * np.reshape(g, (1,) + source.shape)
         total = term if total is None else total + term
     return np.reshape(total, tuple(target_shape) + source.shape)
+
+
+# ------------------------------------------------------------ compiled calls
+
+def _flat_inputs(values):
+    """Tape inputs: a Tensor as is, a container as its Tensor leaves."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        else:
+            out.extend(e for e in flatten(v) if isinstance(e, Tensor))
+    return out
+
+
+def _flat_cotangents(values, cotangents):
+    """The cotangents aligned with _flat_inputs(values): a container's
+    cotangent (same structure) is flattened the same way."""
+    out = []
+    for v, g in zip(values, cotangents):
+        if isinstance(v, Tensor):
+            out.append(g)
+        else:
+            leaves = flatten(v)
+            gleaves = flatten(g) if g is not None else [None] * len(leaves)
+            out.extend(c for e, c in zip(leaves, gleaves) if isinstance(e, Tensor))
+    return out
+
+
+def _full_cotangents(out_index, n_outputs, gs):
+    full = [0.0] * n_outputs
+    for i, g in zip(out_index, gs):
+        full[i] = g
+    return full
+
+
+class CompiledCall:
+    """One call of a compiled function recorded on tapes (a CallEntry's
+    VJPs): the generated adjoint on the residuals of the forward sweep; at
+    higher order, the generated VJP (joint) called as a compiled function
+    on Tensors, so that the outer tape records ONE entry whose backward is
+    generated code again; on stacks of cotangents (vectorised Jacobians),
+    the batched generated code. Inputs the outputs do not depend on stay
+    unconnected (None), as on TF's tape."""
+
+    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected")
+
+    def __init__(self, compiled, values, raw, out_index, residuals):
+        self.compiled = compiled
+        self.values = values
+        self.raw = raw
+        self.out_index = out_index
+        self.residuals = residuals
+        self._connected = None
+
+    def connected_values(self):
+        found = self._connected
+        if found is None:
+            c = self.compiled
+            active = [v for v, m in zip(self.values, c.mask) if m]
+            found = self._connected = [v for v, k in zip(active, c.connected) if k]
+        return found
+
+    def inputs(self):
+        return _flat_inputs(self.connected_values())
+
+    def _seeds(self, gs):
+        return _full_cotangents(self.out_index, len(self.compiled.outputs), gs)
+
+    def _result(self, cots):
+        cots = [g for g, k in zip(cots, self.compiled.connected) if k]
+        return _flat_cotangents(self.connected_values(), cots)
+
+    def backward(self, residuals, gs):
+        return self._result(self.compiled.bwd(self.residuals, *self._seeds(gs)))
+
+    def batched(self, gs):
+        """The batched generated code re-runs its forward sweep (its reverse
+        sweep may read other residuals)."""
+        stacked = self.compiled.program.compile(self.compiled.mask, "batched")
+        return self._result(stacked.joint(*self.raw, *self._seeds(gs)))
+
+    def higher_order(self, inputs, gs):
+        compiled = self.compiled
+        vjp = compiled.joint_fn.__srcgrad_function__()     # the VJP as a compiled function (callables.as_function)
+        args = list(self.values)
+        it = iter(inputs)
+        active = [i for i, m in enumerate(compiled.mask) if m]
+        for i, k in zip(active, compiled.connected):
+            if k:
+                v = self.values[i]
+                if isinstance(v, Tensor):
+                    args[i] = next(it)
+                else:       # a container: its Tensor leaves replaced in order
+                    leaves = [next(it) if isinstance(e, Tensor) else e for e in flatten(v)]
+                    args[i] = pack_as(v, leaves)
+        args = [a if isinstance(a, Tensor) or type(a) in (list, tuple, dict) else unwrap_nested(a)
+                for a in args]
+        cots = vjp(*args, *self._seeds(gs))
+        cots = cots if len(compiled.active_inputs) != 1 else (cots,)
+        return self._result(cots)

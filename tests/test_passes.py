@@ -23,7 +23,8 @@ import passes_funcs as pf
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
-from srcgrad.function import Function, GeneratedFunction, as_function
+from srcgrad.callables import as_function
+from srcgrad.function import Function, GeneratedFunction
 from srcgrad.functional import _grad_inputs
 from srcgrad.rules import containers, registry
 from srcgrad.runtime import syntax as runtime_syntax
@@ -43,11 +44,11 @@ def nodes(tree, *classes):
 
 def lowered(f):
     """parse -> check -> lower, on a fresh Function (not the cached one)."""
-    return Function(f)._parsed.node
+    return Function(f).parsed.node
 
 
 def program(f, params=None):
-    return as_function(f)._program_for(params)
+    return as_function(f).program_for(params)
 
 
 def front(f, mask=None, params=None):
@@ -295,8 +296,8 @@ def test_naming_is_deterministic():
     namer = Namer({"x", "x_1"})
     assert [namer.fresh("x"), namer.fresh("x"), namer.fresh("y"), namer.fresh("lambda"), namer.fresh("2d")] == \
         ["x_2", "x_3", "y", "lambda_", "_2d"]
-    first = Function(pf.tanh_loop)._program_for(None).compile([True]).source
-    second = Function(pf.tanh_loop)._program_for(None).compile([True]).source
+    first = Function(pf.tanh_loop).program_for(None).compile([True]).source
+    second = Function(pf.tanh_loop).program_for(None).compile([True]).source
     assert first == second
 
 

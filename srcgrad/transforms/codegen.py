@@ -69,8 +69,6 @@ def assemble(name, inputs, active_inputs, sweeps):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
     whether active input i has a (possibly) nonzero cotangent."""
-    gen = sweeps.generator
-    gen.np_name()           # the generated code may name `np` (zeros_like)
     outputs = sweeps.outputs
     seeds = [sweeps.seeds[o] for o in outputs]
     stack = sweeps.stack
@@ -80,10 +78,10 @@ def assemble(name, inputs, active_inputs, sweeps):
     def grad_of(x):
         if x in sweeps.final:
             return ast_util.name(sweeps.adjoints[x])
-        if gen.batched:
-            return gen.zeros(x)
+        if sweeps.batched:
+            return sweeps.zeros(x)
         # an unconnected input (possibly a container the caller passed in): zeros of its structure
-        return ast_util.call(ast_util.name(gen.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
+        return ast_util.call(ast_util.name(sweeps.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
 
     grads = [grad_of(x) for x in active_inputs]
     connected = tuple(x in sweeps.final for x in active_inputs)
@@ -105,12 +103,12 @@ def assemble(name, inputs, active_inputs, sweeps):
     fwd_core = stack_init + preinit + sweeps.fwd_body
     sweeps.fwd_core = fwd_core
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
-    shape_only = _shape_only(rev_nodes, sweeps.injected, residuals) - gen.dynamic
-    shape_of = gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
+    shape_only = _shape_only(rev_nodes, sweeps.injected, residuals) - sweeps.dynamic
+    shape_of = sweeps.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
     res_tuple = ast_util.tuple_([
         ast_util.call(ast_util.name(shape_of), [ast_util.name(n)]) if n in shape_only else ast_util.name(n)
         for n in residuals])
-    res_param = gen.namer.fresh("_residuals")
+    res_param = sweeps.namer.fresh("_residuals")
 
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
@@ -157,21 +155,20 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
     `active_inputs`), each cast to its input's shape and dtype (as_input),
     after the output's value with preserve_result. A FunctionDef of
     `inputs`; its injected names are the sweeps' plus `as_input`."""
-    gen = sweeps.generator
-    as_input = gen.inject("as_input", runtime.as_input)
+    as_input = sweeps.inject("as_input", runtime.as_input)
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
     body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in sweeps.outputs]
     body += ast_util.clone(sweeps.fwd_core)
     value = None
     if preserve_result:
-        value = gen.namer.fresh("value")
+        value = sweeps.namer.fresh("value")
         body.append(ast_util.assign(value, ast_util.name(sweeps.outputs[0])))
     body += ast_util.clone(getattr(sweeps, "free", []))
     body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
     for x in order:
         g = ast_util.name(sweeps.adjoints[x]) if x in sweeps.final else sweeps.zeros(x)
-        if x not in gen.dynamic:
+        if x not in sweeps.dynamic:
             g = ast_util.call(ast_util.name(as_input), [g, ast_util.name(x)])
         grads.append(g)
     result = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)

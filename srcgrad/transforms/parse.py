@@ -27,11 +27,16 @@ from ..syntax import ast_util
 
 @dataclass
 class Parsed:
-    func: object
+    """A parsed function: its gast tree with origins, and what the passes
+    run at decoration learn about it."""
+    func: object                    # the Python function (or a namespace standing for one)
     node: gast.FunctionDef
     filename: str
     firstlineno: int
-    params: list = field(default_factory=list)
+    params: list = field(default_factory=list)      # parameter names, positional first
+    n_positional: int = 0                           # how many of params are positional
+    grad_of: bool = False           # lowering: the body holds `with sg.insert_grad_of(x)` blocks
+    writes_params: dict = field(default_factory=dict)   # lowering: parameter -> a statement writing into it
 
     def origin(self, node):
         return getattr(node, "_sg_origin", (self.filename, self.firstlineno, None))

@@ -66,7 +66,11 @@ class Sweeps:
     stack: str = None              # the stack's name (when something is pushed)
     pushed: set = field(default_factory=set)
     first_defined: set = field(default_factory=set)
-    zeros: object = None           # zeros(name, like) -> expression
+    zeros: object = None           # zeros(name) -> expression: a zero cotangent for name's value
+    inject: object = None          # inject(name, obj) -> the name `obj` has in the generated code
+    namer: object = None           # the artefact's namer (codegen names its parameters with it)
+    dynamic: set = field(default_factory=set)   # names that may hold a list, tuple or dict
+    batched: bool = False          # cotangents carry a leading batch axis
 
 
 def _targets(stmt):
@@ -641,8 +645,9 @@ def transform(fdef, ctx):
     rev_locals = ast_util.names_stored(ast_util.module(rev)) - stored_fwd
     sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | rev_locals | set(seeds.values()),
                     gen.injected, first_defined=gen.first_defined)
-    sweeps.zeros = gen.zeros
-    sweeps.generator = gen
+    gen.np_name()           # the generated code may name `np` (zeros_like)
+    sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
+    sweeps.dynamic, sweeps.batched = gen.dynamic, gen.batched
     _prune_stack(sweeps, gen)
     return sweeps
 
