@@ -26,13 +26,15 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..errors import NoRuleError
 from ..rules import containers
 from ..rules import tangents as tangent_rules
 from ..rules.numpy_tangents import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, optimize
 from ..syntax.anno import Anno
+from ..syntax.naming import TANGENT_PREFIX
+from .generator import Generator
 
 
 def _targets(stmt):
@@ -40,44 +42,18 @@ def _targets(stmt):
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
-class ForwardGenerator:
+class ForwardGenerator(Generator):
     def __init__(self, ctx):
-        self.ctx = ctx
-        parsed = ctx.parsed
-        self.parsed = parsed
-        self.active = ctx.active
-        self.namer = ctx.namer
-        self.ns = ctx.namespace
+        super().__init__(ctx)
         self.compile_callee = ctx.jvp_callee     # (op, mask) -> the callee's forward compilation
         self.stack_tangents = {}                 # stack of generated code -> its tangent stack
         self.active_stacks = set()               # the stacks that carry tangents (activity.py)
         self.tan = {}
-        self.injected = {}
-        self.dynamic = set()            # names that may hold a list, tuple or dict
-        self.scalar = set()             # names known to be 0-d (kinds.scalars)
-        self.last_comment = None
-        self.def_line = parsed.origin(parsed.node)[1]
+        self.def_line = self.parsed.origin(self.parsed.node)[1]
 
     # -- names
     def tangent(self, name):
-        if name not in self.tan:
-            base = "d" + name if not name.startswith("_") else "_d" + name.lstrip("_")
-            self.tan[name] = self.namer.fresh(base)
-        return self.tan[name]
-
-    def inject(self, name, value):
-        """A name the generated code can use for `value` (bound in its closure)."""
-        for alias, v in self.injected.items():
-            if v is value and (alias == name or alias.startswith("_sg_" + name)):
-                return alias
-        found, current = self.ns.lookup(name)
-        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
-            self.namer.reserve([name])
-            self.injected[name] = value
-            return name
-        alias = self.namer.fresh("_sg_" + name)
-        self.injected[alias] = value
-        return alias
+        return self.derivative_name(self.tan, TANGENT_PREFIX, name)
 
     def zeros_fn(self, container):
         """What generated code calls for a zero tangent: np.zeros_like, or
@@ -94,10 +70,6 @@ class ForwardGenerator:
         array = isinstance(e, gast.Name) and e.id not in self.dynamic
         return ast_util.call(self.zeros_fn(not array), [_as_load(e)])
 
-    def fail(self, node, construct, hint=None):
-        filename, lineno, col = self.parsed.origin(node)
-        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
-
     def is_active(self, e):
         return isinstance(e, gast.Name) and e.id in self.active
 
@@ -109,11 +81,9 @@ class ForwardGenerator:
         return out
 
     def comment(self, s):
-        filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment or lineno == self.def_line:
+        if self.parsed.origin(s)[1] == self.def_line:
             return []       # (statements the lowering pass adds carry the def line)
-        self.last_comment = (filename, lineno)
-        return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno, filename), short(filename), lineno))]
+        return self.origin_comment(s)
 
     def stmt(self, s):
         if isinstance(s, gast.If):

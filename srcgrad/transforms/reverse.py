@@ -43,12 +43,14 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..errors import NoRuleError
 from ..rules import batched as rules_batched
 from ..rules import containers, helpers, helpers_math, registry
 from ..syntax import ast_util
 from . import batch_safety, instantiate, optimize
 from ..syntax.anno import Anno
+from ..syntax.naming import ADJOINT_PREFIX
+from .generator import Generator
 
 
 @dataclass
@@ -78,61 +80,29 @@ def _targets(stmt):
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
-class ReverseGenerator:
+class ReverseGenerator(Generator):
     def __init__(self, ctx, fdef, active, outputs):
-        self.ctx = ctx
-        self.parsed = ctx.parsed
+        super().__init__(ctx)
         self.fdef = fdef
         self.active = active
         self.stacked = set(ctx.facts.stacked)
         self.stacks = set(ctx.facts.stacks)
         self.active_stacks = set(ctx.facts.active_stacks)   # (activity.py)
-        self.namer = ctx.namer
-        self.ns = ctx.namespace
         self.outputs = outputs
         self.adj = {}
         self.stack = self.namer.fresh("_stack")    # values saved going forward, popped in reverse
         self.rev_locals = set()
-        self.injected = {}
-        self.last_comment = None
         self.real_only = not ctx.complex_mode
         self.batched = ctx.batched          # cotangents carry a leading batch axis (batch_safety.py)
         self.batch = None                   # the name of the batch size in generated code
 
     # -- names
     def adjoint(self, name):
-        if name not in self.adj:
-            base = "b" + name if not name.startswith("_") else "_b" + name.lstrip("_")
-            self.adj[name] = self.namer.fresh(base)
-            self.rev_locals.add(self.adj[name])
-        return self.adj[name]
-
-    def inject(self, name, value):
-        """A name the generated code can use for `value` (a closure cell)."""
-        if name in self.injected and self.injected[name] is value:
-            return name
-        found, current = self.ns.lookup(name)
-        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
-            self.namer.reserve([name])
-            self.injected[name] = value
-            return name
-        for alias, v in self.injected.items():
-            if v is value and alias.startswith("_sg_" + name):
-                return alias
-        alias = self.namer.fresh("_sg_" + name)
-        self.injected[alias] = value
-        return alias
-
-    def helper(self, fn):
-        name = "push" if fn is runtime.push else "pop" if fn is runtime.pop else fn.__name__
-        return ast_util.name(self.inject(name, fn))
-
-    def np_name(self):
-        return self.inject("np", np)
-
-    def fail(self, node, construct, hint=None):
-        filename, lineno, col = self.parsed.origin(node)
-        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+        found = self.adj.get(name)
+        if found is None:
+            found = self.derivative_name(self.adj, ADJOINT_PREFIX, name)
+            self.rev_locals.add(found)
+        return found
 
     # -- preparation
     def prepare_calls(self, body):
@@ -216,14 +186,9 @@ class ReverseGenerator:
         return out
 
     def comment(self, s):
-        filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment or lineno is None or not Anno.ORIGIN.exists(s):
+        if not Anno.ORIGIN.exists(s):
             return []       # (statements without an origin of their own carry the def line)
-        self.last_comment = (filename, lineno)
-        text = self.parsed.line_text(lineno, filename)
-        if not text:
-            return []
-        return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, short(filename), lineno))]
+        return self.origin_comment(s, "Grad of: ")
 
     def zeros(self, name, like=None):
         """A zero cotangent for `name`'s current value: np.zeros_like, or
