@@ -99,6 +99,9 @@ class Artefact:
         self._in_place(bwd)
         fns = build([fwd, bwd], self.sweeps.injected, self.program.namespace.func, title + " split", {},
                      self.origin)
+        for tree in (fwd, bwd):         # (generated code calling them is transformed again through them)
+            self.trees[tree.name] = tree
+            self._mark(fns[tree.name], tree)
         self.__dict__["fwd"] = fns[fwd.name]
         self.__dict__["bwd_fn"] = fns[bwd.name]
 
@@ -197,21 +200,26 @@ class Pending:
     def __init__(self, program, mask, mode):
         self.program, self.mask, self.mode = program, mask, mode
         n = program.function.n_outputs()
-        self.tuple_output = n > 1
+        ret = program.parsed.node.body[-1]
+        self.tuple_output = isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple)
         self.output_active = (True,) * n
         self.joint_fn = Deferred(self, "joint_fn")
         self.jvp_fn = Deferred(self, "jvp_fn")
+        self.fwd = Deferred(self, "fwd")
+        self.bwd_fn = Deferred(self, "bwd_fn")
 
     def resolve(self):
         return self.program._compiled[(self.mode, self.mask)]
 
 
 class Deferred:
-    """Calls `attr` of the Compiled a _Pending stands for."""
+    """Calls `attr` of the Artefact a Pending stands for."""
+
+    _SUFFIX = {"joint_fn": "_vjp", "jvp_fn": "_jvp", "fwd": "_fwd", "bwd_fn": "_bwd"}
 
     def __init__(self, pending, attr):
         self.pending, self.attr = pending, attr
-        self.__name__ = pending.program.parsed.node.name + ("_vjp" if attr == "joint_fn" else "_jvp")
+        self.__name__ = pending.program.parsed.node.name + self._SUFFIX[attr]
 
     def __call__(self, *args):
         fn = getattr(self.pending.resolve(), self.attr)

@@ -230,6 +230,7 @@ class Program:
                        mask=tuple(mask), complex_mode=self.complex_mode, callee=callee_info,
                        callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
                        vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,
+                       split_callee=lambda op, m: self.compile_callee(op, m, mode),
                        jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
                        callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
                        callee_leaves=res.callee_leaves, transpose_jvp=forward_mode.transpose_jvp)

@@ -604,14 +604,20 @@ def test_reverse_symbolic_zeros_first_contribution_is_an_assignment():
     check_close(sg.grad(pf.two_uses)(x), numerical_grad(pf.two_uses, x))
 
 
-def test_reverse_user_calls_are_reversed_jointly():
+def test_reverse_user_calls_are_reversed_in_split_mode():
+    """A called user function runs once: the forward sweep calls its split
+    forward, which returns the residuals its split adjoint reads."""
     c = compiled(pf.calls_helper)
     src = c.source
-    assert "helper(sin_x)" in src           # the forward sweep calls the function itself
-    assert "helper_vjp(sin_x, " in src      # the reverse sweep its generated VJP
+    assert ", helper_res = helper_fwd(sin_x)" in src
+    assert "= helper_bwd(helper_res, " in src
+    assert "= helper(" not in src and "helper_vjp" not in src
     assert "push(" not in src
     x = np.array([0.1, -0.3, 0.5])
-    check_close(sg.grad(pf.calls_helper)(x), numerical_grad(pf.calls_helper, x))
+    before = next(pf.HELPER_CALLS)
+    g = sg.grad(pf.calls_helper)(x)
+    assert next(pf.HELPER_CALLS) == before + 2       # one call of helper, then this next()
+    check_close(g, numerical_grad(pf.calls_helper, x))
 
 
 # ================================================================== forward

@@ -26,6 +26,7 @@ class Context:
     callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
     callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active
     vjp_callee: Callable = None     # (op, mask) -> the callee's VJP function (called by generated code)
+    split_callee: Callable = None   # (op, mask) -> the callee's artefact: its split `fwd` and `bwd_fn`
     jvp_callee: Callable = None     # (op, mask) -> the callee's JVP function (with .tuple_output)
     callee_dynamic: Callable = None  # op -> which outputs of the callee may be containers
     callee_leaves: dict = field(default_factory=dict)   # callee -> names passed for the Variables it reads

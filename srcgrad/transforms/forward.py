@@ -138,15 +138,20 @@ class ForwardGenerator(Generator):
         set of targets they define."""
         op = Anno.OP.of(s)
         targets = _targets(s)
-        if op.kind == "pop" and op.args[0].id in self.active_stacks:
+        if op.kind == "pop" and (op.args[0].id in self.active_stacks or self.is_active(op.args[0])):
             # x = pop(S): x's tangent comes off S's tangent stack (dropped
-            # when x is inactive, to keep the stacks in step)
+            # when x is inactive, to keep the stacks in step). A stack this
+            # code only pops (the residuals of a split forward, copied:
+            # S = list(res[k])) has the tangent list its copy computed.
             t = targets[0]
-            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)),
-                                [ast_util.name(self.stack_tangent(op.args[0].id))])
+            stack = op.args[0].id
+            tangents = self.stack_tangent(stack) if stack in self.active_stacks else self.tangent(stack)
+            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)), [ast_util.name(tangents)])
             if t not in self.active:
                 return [ast_util.expr_stmt(pop)], set()
-            return [ast_util.assign(self.tangent(t), pop)], {t}
+            # (None, a symbolic zero, where the value pushed had no tangent)
+            dense = ast_util.call(ast_util.name(self.inject("densify", runtime.densify)), [pop, ast_util.name(t)])
+            return [ast_util.assign(self.tangent(t), dense)], {t}
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]
@@ -179,9 +184,13 @@ class ForwardGenerator(Generator):
         if op.kind == "pack":       # [a, b], (a, b), {k: a}: the same container of tangents
             value = ast_util.clone(s.value)
             elts = value.values if isinstance(value, gast.Dict) else value.elts
-            if not any(self.is_active(e) for e in elts):
+            stacks = [isinstance(e, gast.Name) and e.id in self.active_stacks for e in elts]
+            if not any(self.is_active(e) for e in elts) and not any(stacks):
                 return [], set()
-            new = [ast_util.name(self.tangent(e.id)) if self.is_active(e) else self.zeros(e) for e in elts]
+            # (a stack in a container, the residuals of a split forward: its tangent stack)
+            new = [ast_util.name(self.tangent(e.id)) if self.is_active(e) else
+                   ast_util.name(self.stack_tangent(e.id)) if stack else self.zeros(e)
+                   for e, stack in zip(elts, stacks)]
             if isinstance(value, gast.Dict):
                 value.values = new
             else:

@@ -22,13 +22,16 @@ the branch that did not contribute) and loops (a fixed point at the loop
 head: adjoints nonzero on entry to the reversed body are materialized before
 the loop, and re-zeroed at the end of the body if the body consumed them).
 
-Calls of user functions are reversed jointly (Griewank & Walther,
-"Evaluating Derivatives", 2nd ed., 2008, sec. 12.2; Tapenade's default for
-calls): the forward sweep calls the function itself, the reverse sweep calls
-its generated VJP (`g_vjp(args..., output cotangents) -> input cotangents`),
-which re-runs its forward sweep. No residuals cross a function boundary, so
-the generated code is plain calls of functions the compiler can transform
-again.
+Calls of user functions are reversed in split mode (Griewank & Walther,
+"Evaluating Derivatives", 2nd ed., 2008, sec. 12.2): the forward sweep calls
+the callee's split forward, which runs its code once and returns its outputs
+and its residuals (`y, g_res = g_fwd(x)`: a tuple of the values its adjoint
+reads, its stack included), and the reverse sweep calls its split adjoint on
+them (`bx, = g_bwd(g_res, by)`). User code is never re-run: its random
+draws, prints and appends happen once, as in the plain call (re-running is
+what `sg.checkpoint` asks for). Both are generated functions the compiler
+can transform again, and the residuals are a container value, so the
+generated code stays closed under transformation.
 
 Stacks of generated code being differentiated again (`push(S, x)`,
 `x = pop(S)`): the adjoint of a push pops the cotangent stack `bS`, the
@@ -47,7 +50,7 @@ from ..errors import NoRuleError
 from ..rules import batched as rules_batched
 from ..rules import containers, helpers, helpers_math, registry
 from ..syntax import ast_util
-from . import batch_safety, instantiate, optimize
+from . import anf, batch_safety, instantiate, optimize
 from ..syntax.anno import Anno
 from ..syntax.naming import ADJOINT_PREFIX
 from .generator import Generator
@@ -106,8 +109,14 @@ class ReverseGenerator(Generator):
 
     # -- preparation
     def prepare_calls(self, body):
-        """Compile the VJP of each user function called with active
-        arguments whose result is active."""
+        """Each call of a user function with active arguments and an active
+        result is reversed in split mode: the forward sweep calls the
+        callee's split forward, which returns its outputs and its residuals
+        (`y, g_res = g_fwd(x)`), and the reverse sweep hands the residuals
+        to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
+        runs once, in the forward sweep. (A custom_gradient function is
+        reversed jointly through its VJP.) `body` is changed in place."""
+        out = []
         for s in body:
             if isinstance(s, gast.If):
                 self.prepare_calls(s.body)
@@ -117,14 +126,47 @@ class ReverseGenerator(Generator):
             elif isinstance(s, gast.Assign) and Anno.OP.of(s).kind == "call":
                 op = Anno.OP.of(s)
                 mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in op.args)
-                if not any(mask) or not any(t in self.active for t in _targets(s)):
-                    continue
-                Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
-                base = getattr(op.callee, "__name__", "g")
-                if base == "<lambda>":
-                    base = "lambda"
-                Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
-                Anno.MASK.add_to(s, mask)
+                targets = _targets(s)
+                if any(mask) and any(t in self.active for t in targets):
+                    base = getattr(op.callee, "__name__", "g")
+                    base = "lambda" if base == "<lambda>" else base
+                    Anno.MASK.add_to(s, mask)
+                    if op.custom:
+                        Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
+                        Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
+                    else:
+                        out.extend(self.split_call(s, op, mask, targets, base))
+            out.append(s)
+        body[:] = out
+
+    def split_call(self, s, op, mask, targets, base):
+        """Rewrite the call statement `s` to call the callee's split
+        forward (see prepare_calls); returns the statements to put before
+        it (one, when `s` keeps its targets as a glue assignment)."""
+        callee = self.ctx.split_callee(op, mask)
+        fwd = self.inject(base + "_fwd", callee.fwd)
+        Anno.VJP.add_to(s, callee.bwd_fn)
+        Anno.VJP_NAME.add_to(s, self.inject(base + "_bwd", callee.bwd_fn))
+        res = self.namer.fresh(base + "_res")
+        Anno.RESIDUALS.add_to(s, res)
+        self.dynamic = self.dynamic | {res}
+        if any(t in self.stacked for t in targets):
+            self.stacked.add(res)
+        call = ast_util.call(ast_util.name(fwd), [_as_load(ast_util.clone(a)) for a in op.args])
+        if len(targets) == op.n_outputs:
+            s.targets = [ast_util.tuple_([ast_util.name(t, True) for t in targets + [res]], store=True)]
+            s.value = call
+            return []
+        # the callee's outputs do not match the targets one to one (a k-tuple kept whole):
+        # `o_1, ..., o_k, g_res = g_fwd(...)`, then `z = (o_1, ..., o_k)` (`z = o_1`)
+        outs = [self.namer.fresh("%s_out" % base) for _ in range(op.n_outputs)]
+        first = ast_util.copy_location(ast_util.assign(
+            ast_util.tuple_([ast_util.name(t, True) for t in outs + [res]], store=True), call), s)
+        Anno.OP.add_to(first, anf.Op("nondiff", source=base))
+        if any(t in self.stacked for t in targets):
+            self.stacked.update(outs)
+        s.value = ast_util.name(outs[0]) if len(outs) == 1 else ast_util.tuple_([ast_util.name(o) for o in outs])
+        return [first]
 
     def mark_first_definitions(self, body, inputs):
         """A top-level assignment that defines a name for the first time
@@ -236,7 +278,7 @@ class ReverseGenerator(Generator):
         targets = _targets(s)
         code = []
         if any(t in self.active and t in nz for t in targets) or (
-                op.kind == "pop" and op.args[0].id in self.active_stacks):
+                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
@@ -382,10 +424,15 @@ class ReverseGenerator(Generator):
                 (ast_util.const(k), e) for k, e in enumerate(v.elts))
             code = []
             for key, elt in pairs:
+                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load())
                 if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
-                                          ctx=gast.Load())
                     code.append(self.accumulate(elt.id, self.densify_call(read, elt.id), nz))
+                elif isinstance(elt, gast.Name) and elt.id in self.active_stacks:
+                    # a stack returned in a container (the residuals of a split forward): its cotangent
+                    # stack starts as a copy of the cotangent list given for it, element k the cotangent
+                    # of the k-th value pushed, so the pops reversing the pushes take them last first
+                    copy = ast_util.call(self.helper(containers.as_list), [self.densify_call(read, elt.id)])
+                    code.append(ast_util.assign(self.stack_adjoint(elt.id), copy))
             return code
         return []
 
@@ -502,13 +549,17 @@ class ReverseGenerator(Generator):
         return code
 
     def call_code(self, s, op, targets, nz):
+        """The adjoint of a call of a user function: its split adjoint on the
+        residuals its split forward returned (prepare_calls), or the VJP of
+        a custom_gradient function."""
         if not Anno.VJP.exists(s):
             return []
-        vjp = Anno.VJP.of(s)
+        res = Anno.RESIDUALS.of(s)
+        targets = [t for t in targets if t != res]
         cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
         if len(targets) == 1 and op.n_outputs > 1:
             # a k-tuple kept whole (z = pair(x, y), read z[0]): its cotangent is a list of k,
-            # passed to the VJP one output cotangent each (zeros where None)
+            # passed on one output cotangent each (zeros where None)
             whole, t = cots[0], targets[0]
             cots = []
             for k in range(op.n_outputs):
@@ -519,12 +570,14 @@ class ReverseGenerator(Generator):
         active_params = [e for e, m in zip(op.args, Anno.MASK.of(s)) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)
-        call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)), [_as_load(ast_util.clone(a)) for a in op.args] + cots)
-        if len(temps) == 1:
-            code = [ast_util.assign(temps[0], call)]
-        else:
+        if res is not None:     # split: g_bwd(g_res, *cotangents) -> a tuple, one per active input
+            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)), [ast_util.name(res)] + cots)
             code = [ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
-        del vjp
+        else:                   # joint: g_vjp(*args, *cotangents) -> the one cotangent, or a tuple
+            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)),
+                                 [_as_load(ast_util.clone(a)) for a in op.args] + cots)
+            code = [ast_util.assign(temps[0], call) if len(temps) == 1 else
+                    ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
         for e, tmp in zip(active_params, temps):
             code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
         return code
