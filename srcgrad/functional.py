@@ -24,6 +24,7 @@ from . import tensor as tensor_mod
 from .callables import as_function
 from .function import BoundFunction, Function
 from .program import Program
+from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
 
@@ -93,10 +94,11 @@ class Gradient:
     like a compiled function, through its generated code; srcgrad compiles
     it wherever it meets it (`GradFunction`)."""
 
-    def __init__(self, fn, wrt, preserve_result):
+    def __init__(self, fn, wrt, preserve_result, has_aux=False):
         self.fn = fn
         self.wrt = wrt
         self.preserve_result = preserve_result
+        self.has_aux = has_aux
         self._compiled_form = None
         self._lock = threading.Lock()
         name = "d%sd%s" % (fn.__name__, "_".join(fn.parsed.params[i] for i in wrt
@@ -125,13 +127,12 @@ class Gradient:
         fn, wrt = self.fn, self.wrt
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
-        if self.preserve_result:
+        _check_outputs(fn, program, compiled, self.has_aux)
+        if self.preserve_result or self.has_aux:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
-            if len(outs) != 1:
-                raise TypeError("grad needs a function with one output; %s returns %d"
-                                % (fn.__name__, len(outs)))
-            grads = compiled.bwd(residuals, np.ones_like(outs[0]))
+            seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
+            grads = compiled.bwd(residuals, *seeds)
             value = outs[0]
         else:
             grads = compiled.joint(*raw)
@@ -139,6 +140,8 @@ class Gradient:
         position = {i: k for k, i in enumerate(active)}
         grads = tuple(_as_input_dtype(grads[position[i]], raw[i]) for i in wrt)
         g = grads[0] if len(wrt) == 1 else grads
+        if self.has_aux:
+            return ((value, outs[1]), g) if self.preserve_result else (g, outs[1])
         return (value, g) if self.preserve_result else g
 
 
@@ -159,7 +162,9 @@ class GradFunction(Function):
         functools.update_wrapper(self, gradient, assigned=("__name__", "__qualname__", "__doc__"), updated=())
 
     def n_outputs(self):
-        return 2 if self.gradient.preserve_result else (len(self.gradient.wrt) if len(self.gradient.wrt) > 1 else 1)
+        if self.gradient.preserve_result or self.gradient.has_aux:
+            return 2
+        return len(self.gradient.wrt) if len(self.gradient.wrt) > 1 else 1
 
     def specialize(self, n_extra, kw_names):
         raise NotImplementedError("srcgrad: the gradient of a function with *args or **kwargs cannot be "
@@ -175,7 +180,8 @@ class GradFunction(Function):
                                  % (i, self.base.__name__, n))
         mask = [i in wrt for i in range(len(base_program.inputs))]
         compiled = base_program.compile(mask)
-        generated = compiled.gradient_function(n, wrt, self.gradient.preserve_result)
+        _check_outputs(self.base, base_program, compiled, self.gradient.has_aux)
+        generated = compiled.gradient_function(n, wrt, self.gradient.preserve_result, self.gradient.has_aux)
         # the leaves (Variables f reads) are fetched from f's namespace, as for f
         leaves = [dataclasses.replace(leaf, namespace=leaf.namespace or base_program.namespace)
                   for leaf in base_program.leaves]
@@ -184,32 +190,75 @@ class GradFunction(Function):
         return program
 
 
-def grad(f, wrt=(0,), preserve_result=False):
+def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
     """Return a function computing the gradient of scalar-valued `f`.
 
-    wrt: positional index or tuple of indices of the arguments to
-    differentiate, honoured in the order given (`wrt=(1, 0)` returns
-    `(df/dx1, df/dx0)`). The returned function takes f's arguments and
-    returns the gradient (an ndarray of the argument's shape and floating
-    dtype; integer arguments are promoted to float64), a tuple of them when
-    len(wrt) > 1, and `(value, gradient)` with preserve_result=True. A
-    non-scalar `f` gives the gradient of its sum (as GradientTape.gradient
-    does). The code that runs is the one `sg.source(f, wrt)` shows. The
-    returned function can itself be differentiated (`sg.grad(sg.grad(f))`,
-    on a tape, forward mode), through generated code.
+    Args:
+      f: a Python function (or what srcgrad returned: sg.grad(g), a bound
+        method) returning an array, whose gradient is that of its sum (as
+        GradientTape.gradient does); with has_aux, returning (value, aux).
+      wrt: positional index or tuple of indices of the arguments to
+        differentiate, honoured in the order given (`wrt=(1, 0)` returns
+        `(df/dx1, df/dx0)`).
+      preserve_result: also return f's value.
+      has_aux: f returns `(value, aux)`; aux (any value) is returned as is,
+        not differentiated (JAX's `has_aux`).
+
+    Returns:
+      A function of f's arguments returning the gradient: an ndarray of the
+      argument's shape and floating dtype (integer arguments are promoted to
+      float64; a list or tuple argument gets a list of its elements'
+      gradients), a tuple of them when len(wrt) > 1; `(value, gradient)`
+      with preserve_result; `(gradient, aux)` with has_aux; `((value, aux),
+      gradient)` with both. The code that runs is the one `sg.source(f,
+      wrt)` shows; the returned function can itself be differentiated
+      (`sg.grad(sg.grad(f))`, on a tape, forward mode), through generated
+      code.
+
+    Raises:
+      TypeError (when called): f returns a tuple, list or dict without
+        has_aux (as `value_and_grad` and JAX's grad do), or with has_aux
+        something other than a pair.
+      ValueError: a `wrt` index out of range.
+      UnsupportedSyntaxError, NoRuleError: see `sg.function`.
     """
     fn = as_function(f)
-    key = (_wrt_tuple(wrt), bool(preserve_result))
+    key = (_wrt_tuple(wrt), bool(preserve_result), bool(has_aux))
     cache = fn.__dict__.setdefault("_gradients", {})
     gradient = cache.get(key)
     if gradient is None:        # one per (function, wrt): sg.hessian(f) in a loop compiles once
-        gradient = cache[key] = Gradient(fn, key[0], key[1])
+        gradient = cache[key] = Gradient(fn, *key)
     return gradient
 
 
-def value_and_grad(f, wrt=(0,)):
-    """`grad(f, wrt, preserve_result=True)`: returns (value, gradient)."""
-    return grad(f, wrt, preserve_result=True)
+def value_and_grad(f, wrt=(0,), has_aux=False):
+    """`grad(f, wrt, preserve_result=True, has_aux=has_aux)`.
+
+    Returns a function returning `(value, gradient)`, or with has_aux
+    `((value, aux), gradient)`, as JAX's `value_and_grad`. Raises as `grad`.
+    """
+    return grad(f, wrt, preserve_result=True, has_aux=has_aux)
+
+
+def _check_outputs(fn, program, compiled, has_aux):
+    """TypeError unless f returns one array (or, with has_aux, a pair)."""
+    if has_aux:
+        if not compiled.tuple_output or len(compiled.outputs) != 2:
+            raise TypeError("grad(..., has_aux=True) needs %s to return a pair (value, aux); it returns %s"
+                            % (fn.__name__, "%d values" % len(compiled.outputs) if compiled.tuple_output
+                               else "one value"))
+        if program.output_dynamic()[0]:
+            raise TypeError("grad(..., has_aux=True): the value %s returns first must be an array or a "
+                            "number, not a list, tuple or dict" % fn.__name__)
+        return
+    if compiled.tuple_output:
+        raise TypeError("grad needs a function returning one array; %s returns a tuple of %d (to return "
+                        "other values with it, return (value, aux) and pass has_aux=True)"
+                        % (fn.__name__, len(compiled.outputs)))
+    if program.output_dynamic()[0]:
+        raise TypeError("grad needs a function returning one array; %s may return a list, tuple or dict "
+                        "(to return other values with it, return (value, aux) and pass has_aux=True)"
+                        % fn.__name__)
 
 
 def source(f, wrt=(0,), mode="reverse", args=None):
