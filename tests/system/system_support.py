@@ -120,7 +120,11 @@ def close(actual, expected, rtol=RTOL, atol=ATOL, what=""):
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     assert actual.shape == expected.shape, (what, actual.shape, expected.shape)
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, err_msg=what)
+    if not np.allclose(actual, expected, rtol=rtol, atol=atol):     # (NaN is never close)
+        with np.printoptions(precision=6, suppress=True):
+            raise AssertionError("%s: got %s, expected %s (rtol=%g, atol=%g)"
+                                 % (what, np.array2string(actual, separator=", ").replace("\n", ""),
+                                    np.array2string(expected, separator=", ").replace("\n", ""), rtol, atol))
 
 
 def direction(x, seed=7):
