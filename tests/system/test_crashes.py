@@ -1,0 +1,88 @@
+"""Issue 16, "crashes and unclear errors": constructs a tracing tool
+differentiates that crash srcgrad's generated code or are refused.
+
+* `itertools.product` in a generator expression under `sum(...)` (the
+  issue's `TypeError: 'itertools.product' has no len()`) and in a for loop;
+* a `functools.wraps` forwarding decorator (`*args, **kwargs`) applied to a
+  helper called from differentiated code (positional and keyword calls); the
+  same decorator without functools.wraps is the control.
+
+Each through sg.grad, sg.jvp and @sg.function in a GradientTape against
+central differences of the plain function; a crash or a refusal fails.
+"""
+import functools
+import itertools
+
+import numpy as np
+import pytest
+
+from system_support import first_order, params
+
+X = np.array([0.3, 0.7, 1.1])
+
+
+def product_genexp(x):
+    return sum(x[i] * x[j] for i, j in itertools.product(range(2), range(2)))
+
+
+def product_loop(x):
+    s = 0.0
+    for i, j in itertools.product(range(2), range(3)):
+        s = s + x[i] * np.sin(x[j])
+    return s
+
+
+def forwarding(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def forwarding_no_wraps(fn):
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@forwarding
+def _wrapped(v):
+    return np.sin(v) * v
+
+
+@forwarding_no_wraps
+def _wrapped_no_wraps(v):
+    return np.sin(v) * v
+
+
+def calls_wrapped(x):
+    return np.sum(_wrapped(x) * 2.0)
+
+
+def calls_wrapped_by_keyword(x):
+    return np.sum(_wrapped(v=x) * 2.0)
+
+
+def calls_wrapped_no_wraps(x):
+    return np.sum(_wrapped_no_wraps(x) * 2.0)
+
+
+PROGRAMS = {f.__name__: f for f in [product_genexp, product_loop, calls_wrapped, calls_wrapped_by_keyword,
+                                     calls_wrapped_no_wraps]}
+MODES = ("grad", "jvp", "tape")
+PRODUCT = "crash: itertools.product in differentiated code: TypeError 'itertools.product' has no len()"
+WRAPS = ("crash: a functools.wraps forwarding decorator: UnsupportedSyntaxError '**kwargs in a call, unless "
+         "kwargs is the function's own **kwargs' at the wrapper's `return fn(*args, **kwargs)`, although it is "
+         "the wrapper's own **kwargs (the same wrapper without functools.wraps works)")
+BROKEN, RAISES = {}, {}
+for _m in MODES:
+    for _n in ("product_genexp", "product_loop"):
+        BROKEN[(_n, _m)], RAISES[(_n, _m)] = PRODUCT, TypeError
+    for _n in ("calls_wrapped", "calls_wrapped_by_keyword"):
+        BROKEN[(_n, _m)] = WRAPS
+        RAISES[(_n, _m)] = __import__("srcgrad").UnsupportedSyntaxError
+
+
+@pytest.mark.parametrize("name, mode", params(PROGRAMS, MODES, BROKEN, RAISES))
+def test_differentiates(name, mode):
+    first_order(mode, PROGRAMS[name], X)
