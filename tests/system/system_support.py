@@ -23,9 +23,11 @@ allows "refuse with a clear error" instead of the derivative: passes when
 or `TypeError` whose message matches `construct` and that was not raised
 from inside generated code (that is a crash, not a refusal).
 """
+import functools
 import importlib
 import importlib.util
 import itertools
+import os
 import re
 import sys
 
@@ -226,6 +228,29 @@ def correct_or_refused(thunk, check, construct):
         return "refused"
     check(result)
     return "correct"
+
+
+# ---------------------------------------------------------------- tracebacks
+
+def short_traceback(test):
+    """Decorator for the tests of tests/system: an exception leaving the test
+    keeps its type, message and srcgrad's notes, but not its traceback (nor
+    its chained exceptions). pytest formats the traceback of every failure,
+    also of expected ones (xfail), reading the source of each frame; through
+    srcgrad's compiler that is dozens of frames, and it made these files
+    several times slower. Set SRCGRAD_FULL_TRACEBACKS=1 to keep them."""
+    if os.environ.get("SRCGRAD_FULL_TRACEBACKS"):
+        return test
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except Exception as exc:        # (pytest's skip/fail/xfail outcomes are BaseExceptions: untouched)
+            exc.__cause__ = None
+            exc.__suppress_context__ = True
+            raise exc.with_traceback(None)
+    return run
 
 
 # ---------------------------------------------------------------- parametrisation

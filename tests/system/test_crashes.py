@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 import pytest
 
-from system_support import first_order, params
+from system_support import first_order, params, short_traceback
 
 X = np.array([0.3, 0.7, 1.1])
 
@@ -84,5 +84,6 @@ for _m in MODES:
 
 
 @pytest.mark.parametrize("name, mode", params(PROGRAMS, MODES, BROKEN, RAISES))
+@short_traceback
 def test_differentiates(name, mode):
     first_order(mode, PROGRAMS[name], X)

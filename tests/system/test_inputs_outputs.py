@@ -31,7 +31,7 @@ from autograd.scipy.integrate import odeint as ag_odeint
 from scipy.integrate import odeint
 
 import srcgrad as sg
-from system_support import close, fd_grad, params, raised_in_generated_code
+from system_support import close, fd_grad, params, raised_in_generated_code, short_traceback
 
 P = [0.31, 0.77]
 
@@ -114,6 +114,7 @@ RAISES_SEQ[("square_plus_mean", "tape")] = TypeError
 
 @pytest.mark.parametrize("kind", [list, tuple], ids=["list", "tuple"])
 @pytest.mark.parametrize("name, mode", params(SEQ, SEQ_MODES, BROKEN_SEQ, RAISES_SEQ))
+@short_traceback
 def test_sequence_argument(name, mode, kind):
     fn = SEQ[name]
     expected = fd_grad(fn, np.array(P))
@@ -178,6 +179,7 @@ def ode_oracles():
     return args, fd, [gW1, gb1, gW2, gb2]
 
 
+@short_traceback
 def test_odeint_oracles_agree():
     """Independently of srcgrad: autograd's adjoint odeint and central
     differences agree (to the solver's accuracy)."""
@@ -188,6 +190,7 @@ def test_odeint_oracles_agree():
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason=IO + "odeint(fn, y0, t, tuple((params,))) with params a list of (W, b): all-zero gradient")
+@short_traceback
 def test_odeint_list_of_layer_parameters():
     args, fd, ag = ode_oracles()
     args = [a.copy() for a in args]
@@ -203,6 +206,7 @@ def ode_loss_list(params):
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason=IO + "odeint args carrying the list argument of (W, b) tuples: all-zero gradient")
+@short_traceback
 def test_odeint_list_argument():
     args, fd, _ = ode_oracles()
     args = [a.copy() for a in args]
@@ -244,6 +248,7 @@ def clear_type_error(thunk, words):
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason=IO + "sg.grad of a function returning a tuple silently sums the outputs ([1.1, 1.9])")
+@short_traceback
 def test_grad_of_tuple_output_raises():
     try:
         g = sg.grad(two_outputs)(X)
@@ -253,12 +258,14 @@ def test_grad_of_tuple_output_raises():
     raise AssertionError("sg.grad of a two-output function returned %r instead of raising TypeError" % (g,))
 
 
+@short_traceback
 def test_value_and_grad_of_tuple_output_raises():
     clear_type_error(lambda: sg.value_and_grad(two_outputs)(X), ("output", "returns"))
 
 
 @pytest.mark.xfail(strict=True, raises=TypeError, reason=IO + "sg.grad does not accept has_aux (TypeError: "
                                                               "unexpected keyword argument)")
+@short_traceback
 def test_grad_has_aux():
     grads, aux = sg.grad(two_outputs, has_aux=True)(X)
     close(grads, fd_grad(lambda v: two_outputs(v)[0], X))
@@ -267,6 +274,7 @@ def test_grad_has_aux():
 
 @pytest.mark.xfail(strict=True, raises=TypeError, reason=IO + "sg.value_and_grad does not accept has_aux "
                                                               "(TypeError: unexpected keyword argument)")
+@short_traceback
 def test_value_and_grad_has_aux():
     (value, aux), grads = sg.value_and_grad(two_outputs, has_aux=True)(X)
     close(value, np.sum(X ** 2), rtol=1e-12, atol=1e-12)
@@ -277,6 +285,7 @@ def test_value_and_grad_has_aux():
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason="crash: sg.grad of a dict output fails in generated code "
                           "(densify(bout['a'], ...): TypeError 'float' object is not subscriptable)")
+@short_traceback
 def test_grad_of_dict_output_raises():
     clear_type_error(lambda: sg.grad(dict_output)(X), ("output", "returns", "dict"))
 
@@ -284,6 +293,7 @@ def test_grad_of_dict_output_raises():
 @pytest.mark.xfail(strict=True, raises=IndexError,
                    reason="crash: sg.value_and_grad of a dict output fails in generated code "
                           "(densify(bout['a'], ...): IndexError)")
+@short_traceback
 def test_value_and_grad_of_dict_output_raises():
     clear_type_error(lambda: sg.value_and_grad(dict_output)(X), ("output", "returns", "dict"))
 
@@ -291,10 +301,12 @@ def test_value_and_grad_of_dict_output_raises():
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason="crash: sg.grad of a list output fails in generated code "
                           "(densify(bout[0], ...): TypeError 'float' object is not subscriptable)")
+@short_traceback
 def test_grad_of_list_output_raises():
     clear_type_error(lambda: sg.grad(list_output)(X), ("output", "returns", "list"))
 
 
+@short_traceback
 def test_jacobian_of_list_output():
     """The Jacobian (stacked, or a list of rows), or a clear TypeError."""
     try:
@@ -308,6 +320,7 @@ def test_jacobian_of_list_output():
     close(J, list_jacobian(X))
 
 
+@short_traceback
 def test_jvp_of_list_output():
     v = np.array([1.0, 2.0])
     primal, tangent = sg.jvp(list_output, (X,), (v,))
@@ -320,6 +333,7 @@ def test_jvp_of_list_output():
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason=IO + "@sg.function returning a list gives np.float64s, not Tensors, so the tape "
                                "records nothing (tape.gradient: ValueError, target must be a Tensor)")
+@short_traceback
 def test_tape_gradient_of_list_output():
     xt = sg.constant(X)
     with sg.GradientTape() as tape:
@@ -329,6 +343,7 @@ def test_tape_gradient_of_list_output():
     close(tape.gradient(ys, xt), list_jacobian(X).sum(axis=0))
 
 
+@short_traceback
 def test_tape_gradient_of_tuple_output():
     """Control: a tuple output is recorded, and the targets are summed."""
     xt = sg.constant(X)

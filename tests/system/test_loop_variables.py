@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import MODES_1, close, fd_grad, first_order, params, second_order
+from system_support import MODES_1, close, fd_grad, first_order, params, second_order, short_traceback
 
 X = np.array([1.0, 2.0, 3.0])
 
@@ -200,6 +200,7 @@ for _name in WHY:
     BROKEN.pop((_name, "jvp"), None)
 
 
+@short_traceback
 def test_issue_numbers():
     """The issue's expected gradient of nested_reuse at [1, 2, 3], [14, 113, 0]
     (the wrong one was [34, 58, 35]), is what finite differences give."""
@@ -207,20 +208,24 @@ def test_issue_numbers():
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=WHY["nested_reuse"])
+@short_traceback
 def test_issue_reproducer():
     close(sg.grad(nested_reuse)(X), [14.0, 113.0, 0.0])
 
 
 @pytest.mark.parametrize("name, mode", params(PROGRAMS, MODES_1, BROKEN, RAISES))
+@short_traceback
 def test_first_order(name, mode):
     first_order(mode, PROGRAMS[name], X)
 
 
 @pytest.mark.parametrize("name, mode", params(PROGRAMS, ("hvp",), BROKEN, RAISES))
+@short_traceback
 def test_second_order(name, mode):
     second_order(mode, PROGRAMS[name], X)
 
 
+@short_traceback
 def test_oracle_paths_do_not_change_within_the_step():
     """The branch conditions (break when s > 3, return when s > 100) are far
     from their thresholds at X, so the finite differences see one path:

@@ -20,7 +20,7 @@ np.dot, `out=` given through an alias, np.random.shuffle.
 import numpy as np
 import pytest
 
-from system_support import correct_or_refused, first_order, no_reseed, params, reseeder
+from system_support import correct_or_refused, first_order, no_reseed, params, reseeder, short_traceback
 
 X = np.array([0.3, 0.7, 1.1])
 MASK = np.array([True, False, True])
@@ -262,6 +262,7 @@ for _n in RIGHT_IN_FORWARD_MODE:
 
 
 @pytest.mark.parametrize("name, mode", params(CASES, MODES, BROKEN))
+@short_traceback
 def test_mutation(name, mode):
     fn, construct, reseed = CASES[name]
     if name == "itemset_method" and not hasattr(np.ndarray, "itemset"):
@@ -269,6 +270,7 @@ def test_mutation(name, mode):
     correct_or_refused(lambda: first_order(mode, fn, X, reseed), lambda _: None, construct)
 
 
+@short_traceback
 def test_oracle_duplicate_indices():
     """What NumPy does with duplicate indices, which the oracle relies on."""
     y = np.zeros(3)

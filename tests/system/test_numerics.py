@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import HVP_ATOL, HVP_RTOL, close, fd_grad, fd_hvp, params, tape_grad
+from system_support import HVP_ATOL, HVP_RTOL, close, fd_grad, fd_hvp, params, tape_grad, short_traceback
 
 # the NaNs being pinned come with NumPy's "invalid value" warnings
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -84,6 +84,7 @@ def fd_second(fn, x):
 
 
 @pytest.mark.parametrize("name, mode", params(PIECEWISE, SECOND, BROKEN_PW))
+@short_traceback
 def test_piecewise_linear_second_derivative(name, mode):
     fn, inputs = PIECEWISE[name]
     for x in inputs:
@@ -101,6 +102,7 @@ def power_sum(n, x):
 XP = np.array([0.0, 2.0])
 
 
+@short_traceback
 def test_power_exponent_oracle():
     """Central differences in n give 4 ln 2 (the x = 0 term is constant 0 in n > 0)."""
     close(fd_grad(lambda n: power_sum(float(n), XP), np.array(2.0)), 4 * np.log(2.0))
@@ -110,23 +112,27 @@ EXPONENT = "numerics: d/dn of 0 ** n is 0 * log(0) = NaN instead of 0"
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=EXPONENT)
+@short_traceback
 def test_power_exponent_grad():
     close(sg.grad(power_sum)(2.0, XP), fd_grad(lambda n: power_sum(float(n), XP), np.array(2.0)))
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=EXPONENT)
+@short_traceback
 def test_power_exponent_jvp():
     _, t = sg.jvp(lambda n: power_sum(n, XP), (2.0,), (1.0,))
     close(t, fd_grad(lambda n: power_sum(float(n), XP), np.array(2.0)))
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=EXPONENT)
+@short_traceback
 def test_power_exponent_second_derivative():
     expected = fd_hvp(lambda n: power_sum(float(n), XP), np.array(2.0), np.array(1.0))
     close(expected, 4 * np.log(2.0) ** 2, rtol=HVP_RTOL, atol=HVP_ATOL, what="oracle")
     close(sg.grad(sg.grad(power_sum))(2.0, XP), expected, rtol=HVP_RTOL, atol=HVP_ATOL)
 
 
+@short_traceback
 def test_power_base_gradient_at_zero():
     """Control: the gradient in x at x = [0, 2] (n = 2) is 2x."""
     close(sg.grad(power_sum, wrt=(1,))(2.0, XP), fd_grad(lambda v: power_sum(2.0, v), XP))
@@ -158,6 +164,7 @@ def first(mode, fn, x, v):
 
 
 @pytest.mark.parametrize("name, mode", params(ZERO, ZERO_MODES, BROKEN_ZERO))
+@short_traceback
 def test_zero_power_at_zero(name, mode):
     fn = ZERO[name]
     v = np.array([1.0, -0.5])
@@ -187,6 +194,7 @@ BROKEN_CAST = {(n, m): CAST_WHY for n in ("astype_int", "astype_int64") for m in
 
 
 @pytest.mark.parametrize("name, mode", params(CAST, ZERO_MODES, BROKEN_CAST))
+@short_traceback
 def test_integer_cast_is_piecewise_constant(name, mode):
     fn = CAST[name]
     v = np.array([1.0, -0.5, 2.0])

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import MODES_1, MODES_2, first_order, gen_state, params, reseeder, second_order, tape_grad
+from system_support import MODES_1, MODES_2, first_order, gen_state, params, reseeder, second_order, tape_grad, short_traceback
 
 RS = np.random.RandomState(0)
 GEN = np.random.default_rng(0)
@@ -111,6 +111,7 @@ BROKEN_FIRST = {(p, m): RUNS_TWICE for p in RANDOM if p != "global_randn_inlined
 
 
 @pytest.mark.parametrize("name, mode", params(RANDOM, MODES_1, BROKEN_FIRST))
+@short_traceback
 def test_random_helper_derivative(name, mode):
     fn, gen, x = RANDOM[name]
     first_order(mode, fn, x, reseeder(gen, 5))
@@ -127,6 +128,7 @@ BROKEN_SECOND[("global_randn_inlined", "grad_grad")] = (
 
 @pytest.mark.parametrize("name, mode", params(["global_randn", "global_randn_inlined", "reparam_randomstate",
                                                "noise_default_rng"], MODES_2, BROKEN_SECOND))
+@short_traceback
 def test_random_helper_second_order(name, mode):
     fn, gen, x = RANDOM[name]
     second_order(mode, fn, x, reseeder(gen, 5))
@@ -169,6 +171,7 @@ for _m in ("hessian", "jacobian"):
 
 
 @pytest.mark.parametrize("name, mode", params(STATE_CASES, ALL_MODES, BROKEN_STATE))
+@short_traceback
 def test_generator_state_after_derivative(name, mode):
     fn, gen, x = RANDOM[name]
     reseed = reseeder(gen, 5)
@@ -281,6 +284,7 @@ BROKEN_EFFECTS = {(e, m): SIDE_EFFECTS_TWICE for e in EFFECTS for m in ALL_MODES
 
 
 @pytest.mark.parametrize("name, mode", params(EFFECTS, ALL_MODES, BROKEN_EFFECTS))
+@short_traceback
 def test_side_effects_once(capsys, name, mode):
     fn = EFFECTS[name]
     reset_effects(capsys)

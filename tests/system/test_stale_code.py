@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import close, fd_grad, load_source, params, tape_grad
+from system_support import close, fd_grad, load_source, params, tape_grad, short_traceback
 
 X = np.array([0.3, 0.7, 1.1])
 
@@ -189,6 +189,7 @@ def derivative(mode, fn, compiled_grad, compiled_fn, x):
 
 
 @pytest.mark.parametrize("name, mode", params(CASES, MODES, BROKEN))
+@short_traceback
 def test_change_after_compiling(tmp_path, name, mode):
     source, change = CASES[name]
     module = load_source(tmp_path, source, "stale")
@@ -212,6 +213,7 @@ NEW = HEAD + "def f(x):\n    # edited\n    return np.sum(np.sin(x) * x * x)\n"
     strict=True, raises=AssertionError,
     reason=S + "after importlib.reload of the edited module, the old source is still differentiated"))
     for m in ("grad_new", "tape_new")])
+@short_traceback
 def test_importlib_reload(tmp_path, monkeypatch, mode):
     name = "reloaded_%s" % mode
     (tmp_path / (name + ".py")).write_text(OLD)
@@ -286,6 +288,7 @@ LOCAL_BROKEN = {(n, m): S + "%s shadowed by a local binding: srcgrad uses the bu
 
 
 @pytest.mark.parametrize("name, mode", params(LOCAL_NAMES, ("grad", "tape"), LOCAL_BROKEN))
+@short_traceback
 def test_builtin_shadowed_locally(tmp_path, name, mode):
     fn = getattr(load_source(tmp_path, LOCAL, "shadow"), name)
     got = sg.grad(fn)(X) if mode == "grad" else tape_grad(fn, X)[1]
@@ -308,6 +311,7 @@ W0 = np.array([[1.0, 0.5, -0.3], [0.2, -0.4, 0.9]])
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason=S + "a method compiled while self.W was an ndarray, then called with self.W a "
                               "Variable: the input gradient is None")
+@short_traceback
 def test_attribute_becomes_variable(tmp_path):
     module = load_source(tmp_path, LIN, "lin")
     lin = module.Lin(W0.copy())
@@ -326,6 +330,7 @@ def test_attribute_becomes_variable(tmp_path):
     close(gw, fd_grad(lambda w: module.Lin(w).apply(X), W0), what="Variable gradient")
 
 
+@short_traceback
 def test_attribute_variable_from_the_start(tmp_path):
     """Control: compiled while self.W is already a Variable, both gradients are right."""
     module = load_source(tmp_path, LIN, "lin")

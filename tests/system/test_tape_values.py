@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import HVP_ATOL, HVP_RTOL, close, fd_grad, fd_hvp, params
+from system_support import HVP_ATOL, HVP_RTOL, close, fd_grad, fd_hvp, params, short_traceback
 
 X = np.array([0.5, 1.5, -2.0])
 A0 = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 1.0]])
@@ -64,6 +64,7 @@ TAPE = "tape: the tape keeps a reference to the ndarray operand, so a later in-p
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
                                                                        reason=TAPE)) for c in MUTATED])
+@short_traceback
 def test_operand_mutated_after_recording(case):
     xt = sg.constant(X)
     try:
@@ -82,6 +83,7 @@ def test_operand_mutated_after_recording(case):
         W_GLOBAL[:] = 1.0
 
 
+@short_traceback
 def test_record_time_gradients_by_finite_differences():
     """The hand-derived record-time gradients above, by central differences."""
     close(2 * X, fd_grad(lambda v: np.sum((v * np.ones(3)) ** 2), X))
@@ -119,6 +121,7 @@ SILENT = {
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.xfail(
     strict=True, raises=pytest.fail.Exception, reason=SILENT[c])] if c in SILENT else []) for c in CUT_CASES])
+@short_traceback
 def test_cut_path_warns(case):
     xt = sg.constant(X)
     with pytest.warns(sg.GradientPathWarning):
@@ -182,6 +185,7 @@ CUSTOM = ("tape: the grad_fn's np.full(x.shape, ans) is not differentiated in an
           "diag(p) part of the Hessian remains; a GradientPathWarning names np.full)")
 
 
+@short_traceback
 def test_custom_gradient_first_order():
     """Control: the first derivative (softmax) is right."""
     close(sg.grad(lse_loss)(XC), fd_grad(lse_loss, XC))
@@ -190,6 +194,7 @@ def test_custom_gradient_first_order():
 @pytest.mark.filterwarnings("ignore::srcgrad.GradientPathWarning")
 @pytest.mark.parametrize("name, mode", params(["logsumexp"], CUSTOM_MODES,
                                               {("logsumexp", m): CUSTOM for m in CUSTOM_MODES}))
+@short_traceback
 def test_custom_gradient_second_order(name, mode):
     expected = fd_hvp(lse_loss, XC, VC)
     close(expected, exact_hessian(XC) @ VC, rtol=HVP_RTOL, atol=HVP_ATOL, what="oracle")
