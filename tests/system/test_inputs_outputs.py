@@ -68,7 +68,18 @@ def looped(p):
     return s
 
 
-SEQ = {f.__name__: f for f in [sum_sin, dot_self, prod_tanh, square_plus_mean, via_array, unpacked, looped]}
+def dot_in_loop(p):
+    """Beyond the issue's list (found by the fuzzer): the list passed whole to
+    np.dot inside a loop: sg.grad crashes in generated code."""
+    x = np.stack(p)
+    a = x * 1.0
+    for k in range(2):
+        a = a + 0.1 * np.dot(p, p)
+    return np.sum(a * x)
+
+
+SEQ = {f.__name__: f for f in [sum_sin, dot_self, prod_tanh, square_plus_mean, dot_in_loop, via_array, unpacked,
+                               looped]}
 SEQ_MODES = ("grad", "value_and_grad", "jvp", "tape")
 
 
@@ -108,6 +119,10 @@ for _m in ("grad", "value_and_grad"):
     BROKEN_SEQ[("square_plus_mean", _m)] = ("crash: generated code multiplies the Python list by a float "
                                             "(TypeError: can't multiply sequence by non-int)")
     RAISES_SEQ[("square_plus_mean", _m)] = TypeError
+for _m in ("grad", "value_and_grad", "tape"):
+    BROKEN_SEQ[("dot_in_loop", _m)] = ("crash: the list argument passed whole to np.dot in a loop: generated code "
+                                       "adds a None cotangent (TypeError in add_cotangents)")
+    RAISES_SEQ[("dot_in_loop", _m)] = TypeError
 BROKEN_SEQ[("square_plus_mean", "tape")] = BROKEN_SEQ[("square_plus_mean", "grad")]
 RAISES_SEQ[("square_plus_mean", "tape")] = TypeError
 

@@ -2,7 +2,7 @@
 adjoint must be the value it had at that iteration, even when the name is
 reused by an inner loop, read after its (inner) loop, reassigned in the body
 (`i = 2 - i`), or reused by a second loop after a `break` or an early
-`return` in the first.
+`return` in the first (and, found by the fuzzer, without any break).
 
 Every program below is checked through sg.grad, sg.value_and_grad, sg.jvp
 and @sg.function in a GradientTape against central differences of the plain
@@ -125,6 +125,18 @@ def while_break_then_reuse(x):
     return s * x[i]
 
 
+def sequential_reuse(x):
+    """Beyond the issue's list (found by the fuzzer): the variable read after
+    its loop, then the name reused by a second loop, with no break at all."""
+    s = 0.0
+    for j in range(3):
+        s = s + x[j] * x[j]
+    s = s * x[j]
+    for j in range(2):
+        s = s + x[j] * s
+    return s
+
+
 # ---------------------------------------------------------------- controls (correct today)
 
 def after_loop(x):
@@ -170,7 +182,7 @@ def return_taken_in_second_loop(x):
 PROGRAMS = {f.__name__: f for f in [
     nested_reuse, read_after_inner, reassigned, reassigned_from_itself, break_then_range_from_it,
     break_then_reuse, break_then_second_loop, return_not_taken_then_reuse, while_break_then_reuse,
-    after_loop, break_read, continue_then_reuse, return_taken_in_second_loop]}
+    sequential_reuse, after_loop, break_read, continue_then_reuse, return_taken_in_second_loop]}
 
 R = "loop-vars: "
 WHY = {
@@ -184,6 +196,8 @@ WHY = {
     "break_then_second_loop": R + "the value of i at the break is lost when a second loop reuses i",
     "return_not_taken_then_reuse": R + "a loop with a return, then a second loop reusing i: wrong i in the adjoint",
     "while_break_then_reuse": R + "a while counter left by break, reused by a for loop: wrong i in the adjoint",
+    "sequential_reuse": R + "j read after its loop, then reused by a second loop (no break): the first read "
+                            "gets the second loop's j in the adjoint",
 }
 BROKEN = {}
 RAISES = {}

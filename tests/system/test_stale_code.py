@@ -10,6 +10,8 @@ central differences), changes the program, and takes it again through
 * a new `sg.grad(fn)` (`grad_new`),
 * the same `sg.function(fn)` object inside a GradientTape (`tape_reused`),
 
+* sg.jvp (a new call, along a fixed direction),
+
 each against central differences of the changed program. Changes: a
 function-valued instance attribute swapped (`L.act = np.sin` after compiling
 with np.tanh), a function in a global dict swapped, a method monkeypatched on
@@ -165,7 +167,8 @@ def edited(x):
 ''', lambda m: setattr(m.f, "__code__", m.edited.__code__)),
 }
 
-MODES = ("grad_reused", "grad_new", "tape_reused")
+MODES = ("grad_reused", "grad_new", "tape_reused", "jvp")
+V = np.array([1.0, -0.5, 2.0])
 S = "stale: "
 WHY = {
     "attribute_function": S + "L.act = np.sin after compiling with np.tanh: the old tanh code is kept",
@@ -181,10 +184,13 @@ BROKEN = {(n, m): why for n, why in WHY.items() for m in MODES}
 
 
 def derivative(mode, fn, compiled_grad, compiled_fn, x):
+    """The gradient (or, for jvp, the directional derivative along V)."""
     if mode == "grad_reused":
         return compiled_grad(x)
     if mode == "grad_new":
         return sg.grad(fn)(x)
+    if mode == "jvp":
+        return sg.jvp(fn, (x,), (V,))[1]
     return tape_grad(fn, x, compiled_fn)[1]
 
 
@@ -196,11 +202,12 @@ def test_change_after_compiling(tmp_path, name, mode):
     fn = module.f
     compiled_grad, compiled_fn = sg.grad(fn), sg.function(fn)
     before = fd_grad(fn, X)
-    close(derivative(mode, fn, compiled_grad, compiled_fn, X), before, what="before the change")
+    dot = (lambda g: g @ V) if mode == "jvp" else (lambda g: g)
+    close(derivative(mode, fn, compiled_grad, compiled_fn, X), dot(before), what="before the change")
     change(module)
     after = fd_grad(fn, X)
     assert not np.allclose(after, before), "the change does not change the derivative: nothing is tested"
-    close(derivative(mode, fn, compiled_grad, compiled_fn, X), after, what="%s after the change" % mode)
+    close(derivative(mode, fn, compiled_grad, compiled_fn, X), dot(after), what="%s after the change" % mode)
 
 
 # ------------------------------------------------------------------ importlib.reload
