@@ -415,11 +415,15 @@ MUTATION = {name for name, c in CATEGORIES.items() if c.mutation}
 @dataclasses.dataclass
 class Program:
     category: str
-    source: str
+    body: str              # `def f...` (the module is PRELUDE + body)
     arg_kind: str          # "array", "list" or "tuple"
     x: np.ndarray
     v: np.ndarray
     second: str            # "", "hvp" or "hessian"
+
+    @property
+    def source(self):
+        return PRELUDE + "\n" + self.body
 
     def pack(self, values):
         values = np.asarray(values, dtype=np.float64)
@@ -429,8 +433,8 @@ class Program:
         return seq if self.arg_kind == "list" else tuple(seq)
 
     def __repr__(self):
-        return "Program(%s, %s, x=%r, v=%r, second=%r)\n%s" % (
-            self.category, self.arg_kind, self.x.tolist(), self.v.tolist(), self.second, self.source)
+        return "Program(%s, %s, x=%r, v=%r, second=%r), with fuzz_grammar.PRELUDE:\n%s" % (
+            self.category, self.arg_kind, self.x.tolist(), self.v.tolist(), self.second, self.body)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -441,7 +445,7 @@ class Shape:
     second_order: tuple = ("", "", "", "", "", "hvp", "hvp", "hessian")
 
 
-SMALL = Shape()                                             # the default run and the fixed-seed programs
+SMALL = Shape()                                                  # the default run and the fixed-seed programs
 LARGE = Shape(max_depth=2, second_order=("", "hvp", "hessian"))  # --fuzz
 
 
@@ -494,13 +498,12 @@ def make_program(d, categories, shape=SMALL):
     else:
         head = "def f(x):\n"
         arg_kind = "array"
-    source = (PRELUDE + "\n" + head + "    a = x * 1.0\n    b = x * 0.5 + 0.1\n" + "\n".join(body)
-              + "\n    return np.sum(a * b + x)\n")
+    text = head + "    a = x * 1.0\n    b = x * 0.5 + 0.1\n" + "\n".join(body) + "\n    return np.sum(a * b + x)\n"
     rng = np.random.default_rng(d.int(0, 2 ** 16))
     x = np.round(rng.uniform(-1.0, 1.0, size=3), 3)
     v = np.round(rng.normal(size=3), 3)
     second = "" if cat.sequence_argument else d.choice(shape.second_order)
-    return Program(category, source, arg_kind, x, v, second)
+    return Program(category, text, arg_kind, x, v, second)
 
 
 @st.composite
@@ -616,7 +619,9 @@ def check_program(prog, tmp_path):
 def _first_order(prog, module, runner, G, F, label):
     f = module.f
     x, v = prog.x, prog.v
-    call = lambda values: f(prog.pack(values))
+
+    def call(values):
+        return f(prog.pack(values))
     value, plain = runner.run(lambda: call(x))
     if not np.isfinite(value):
         raise Unstable("non-finite value")

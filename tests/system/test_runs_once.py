@@ -22,9 +22,13 @@ What is pinned, and the oracles:
   seed, the generator is in the state the plain call `f(x)` from that seed
   leaves it in (it advanced by one call's draws), for every transform.
 * `test_side_effects_once`: print (capsys), append to a module-level list,
-  a counter in a module-level dict, an attribute write, and a generator draw
-  in a helper happen as often as in ONE plain call, through sg.grad,
+  a counter (`COUNTER.update(n=...)` on a module-level dict, and
+  `next(itertools.count)`), an attribute write (`setattr`), and a generator
+  draw in a helper happen as often as in ONE plain call, through sg.grad,
   sg.value_and_grad, sg.jvp, sg.hvp, sg.hessian, sg.jacobian and the tape.
+  (The direct forms `COUNTER["n"] = ...`, `obj.attr = ...` and `global n`
+  are refused at transform time with sg.UnsupportedSyntaxError, so they
+  cannot run twice; they are not used here.)
 """
 import itertools
 
@@ -32,7 +36,8 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from system_support import MODES_1, MODES_2, first_order, gen_state, params, reseeder, second_order, tape_grad, short_traceback
+from system_support import (MODES_1, MODES_2, first_order, gen_state, params, reseeder, second_order,
+                            short_traceback, tape_grad)
 
 RS = np.random.RandomState(0)
 GEN = np.random.default_rng(0)
