@@ -228,7 +228,7 @@ def test_odeint_list_argument():
     grads = sg.grad(ode_loss_list)([(args[0], args[1]), (args[2], args[3])])
     flat = [grads[0][0], grads[0][1], grads[1][0], grads[1][1]]
     for g, e in zip(flat, fd):
-        close(g, e, rtol=1e-5, atol=1e-6)
+        close(g, e, rtol=1e-5, atol=1e-6, what="against central differences")
 
 
 # ------------------------------------------------------------------ outputs
