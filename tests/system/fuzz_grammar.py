@@ -442,7 +442,7 @@ class Shape:
     """How big programs get: nesting depth of baseline if/for blocks, and the
     second-order check drawn per program ("" = first order only)."""
     max_depth: int = 1
-    second_order: tuple = ("", "", "", "", "", "hvp", "hvp", "hessian")
+    second_order: tuple = ("", "", "", "", "", "", "hvp", "hessian")
 
 
 SMALL = Shape()                                                  # the default run and the fixed-seed programs
