@@ -294,15 +294,20 @@ def cat_inplace_out(d, ind):
 
 
 def cat_views(d, ind):
-    """Writes through views."""
+    """Writes through views (slices, reversal, reshape, .flat)."""
     t, u = _t(d), _u(d)
     form = d.choice([
         ["vw = {t}[:2]", "vw[0] = np.tanh({u}[1])"],
         ["vw = {t}[::-1]", "vw[1] = np.sin({u}[0])"],
-        ["p0, p1, p2 = np.split({t}, 3)", "p0[0] = np.sin({u}[2])"],
         ["vw = {t}.reshape(3, 1)", "vw[2, 0] = np.tanh({u}[0])"],
         ["{t}.flat[1] = np.sin({u}[0])"]])
     return [ind + line.format(t=t, u=u) for line in form]
+
+
+def cat_split_view(d, ind):
+    """A write into a piece returned by np.split (a view)."""
+    t, u = _t(d), _u(d)
+    return [ind + "p0, p1, p2 = np.split(%s, 3)" % t, ind + "p%d[0] = np.sin(%s[2])" % (d.int(0, 2), u)]
 
 
 def cat_duplicate_index(d, ind):
@@ -395,6 +400,7 @@ CATEGORIES = {
     "break_then_reuse": Category(cat_break_then_reuse),
     "inplace_out": Category(cat_inplace_out, mutation=True),
     "views": Category(cat_views, mutation=True),
+    "split_view": Category(cat_split_view, mutation=True),
     "duplicate_index": Category(cat_duplicate_index, mutation=True),
     "helper_mutates_args": Category(cat_helper_mutates_args, mutation=True),
     "helper_random": Category(cat_helper_random),

@@ -245,8 +245,10 @@ WHY = {
     "split_view": M + "a write into a piece returned by np.split (a view) does not reach y",
     "helper_appends_to_caller_list": M + "the helper's append to the caller's list is not seen by the caller's adjoint",
     "helper_writes_caller_array": M + "the helper's element write into the caller's array is not seen",
-    "duplicate_index_assign": M + "y[[0, 0]] = v: both writes get the cotangent (NumPy keeps the last only)",
-    "duplicate_index_iadd": M + "y[[0, 0]] += v: both addends get the cotangent (NumPy adds once, the last)",
+    "duplicate_index_assign": M + "y[[0, 0]] = v: the overwritten first write still gets a cotangent (NumPy keeps "
+                                  "the last write only)",
+    "duplicate_index_iadd": M + "y[[0, 0]] += v: the adjoint does not follow NumPy (which adds once: the last "
+                                "addend wins)",
     "add_at_repeated": M + "np.add.at(y, idx, v) (unbuffered, in place) is not seen",
     "negative_out": M + "np.negative(v, out=y) is not seen",
     "cumsum_out": M + "np.cumsum(v, out=y) is not seen",
