@@ -12,10 +12,20 @@ Oracles (independent of srcgrad):
 * `gen_state(g)`: a comparable snapshot of a generator's state (the global
   NumPy generator, a `np.random.RandomState`, a `np.random.Generator`).
 
-Drivers: `first_order(mode, fn, x, v, reseed)` returns (srcgrad's derivative,
-the oracle's) for a mode among MODES_1 (sg.grad, sg.value_and_grad, sg.jvp,
-@sg.function inside a GradientTape); `second_order(mode, ...)` the same for
-MODES_2 (sg.hvp, sg.hessian, sg.grad(sg.grad) as a Hessian-vector product).
+Drivers: `first_order(mode, fn, x, reseed, v)` checks srcgrad's first
+derivative in a mode among MODES_1 (sg.grad, sg.value_and_grad, sg.jvp,
+@sg.function inside a GradientTape) against `fd_grad`, and the value where
+the mode returns one against the plain call; `second_order(mode, ...)` the
+same for MODES_2 (sg.hvp, sg.hessian, sg.grad(sg.grad) as a Hessian-vector
+product) against `fd_hvp`. A mismatch raises AssertionError with both
+values on one line (`close`).
+
+`params(names, modes, broken, raises)` builds the (name, mode) test
+parameters, marking the broken ones xfail(strict=True, raises=...) with a
+reason that starts with a category tag (runs-once, loop-vars, mutation,
+stale, io, numerics, tape, crash). `short_traceback` keeps pytest from
+formatting srcgrad's deep tracebacks for the hundreds of expected failures
+(SRCGRAD_FULL_TRACEBACKS=1 turns it off).
 
 `correct_or_refused(thunk, check, construct)`: for the cases where the issue
 allows "refuse with a clear error" instead of the derivative: passes when
