@@ -24,6 +24,7 @@ from . import tensor as tensor_mod
 from .callables import as_function
 from .function import BoundFunction, Function
 from .program import Program
+from .rules.batched import zeros_b
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
@@ -399,12 +400,14 @@ def jacobian(f, wrt=0):
     positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
 
     The result has shape `out.shape + in.shape` and the output's floating
-    dtype (integer arguments are promoted to float64). Forward mode (one
-    generated JVP per input element: columns) when the input has no more
-    elements than the output, reverse mode (one generated VJP per output
-    element: rows) otherwise (Griewank & Walther 2008, sec. 3.1 and 3.2).
-    `f` must return one array; raises TypeError otherwise, and ValueError
-    for a `wrt` out of range.
+    dtype (integer arguments are promoted to float64). Reverse mode,
+    vectorised: f runs once (its split forward), then one batched reverse
+    sweep per CHUNK rows of the identity reads the same residuals
+    (Griewank & Walther 2008, sec. 3.2). (Forward mode, one JVP per input
+    element, would run f once per column: a program that draws random
+    numbers would get columns of different draws.) `f` must return one
+    array; raises TypeError otherwise, and ValueError for a `wrt` out of
+    range.
     """
     fn, bound_self = _function_and_self(f)
     wrts = _wrt_tuple(wrt)
@@ -413,60 +416,62 @@ def jacobian(f, wrt=0):
         _warn_detached(args)
         args = list(bound_self) + [unwrap(a) for a in args]
         shift = len(bound_self)
-        out = [_jacobian_one(fn, args, i + shift) for i in wrts]
+        out = [_jacobian_one(fn, args, i + shift)[0] for i in wrts]
         return out[0] if isinstance(wrt, int) else tuple(out)
     jac.__name__ = "jacobian_" + fn.__name__
     jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
 
-def _jacobian_one(fn, args, i, mode="auto", y=None):
+#: rows of the identity pushed through the batched adjoint at once (bounds the memory of
+#: a Jacobian with many outputs: the seeds and the stacked cotangents are CHUNK x size)
+CHUNK = 1024
+
+
+def _jacobian_one(fn, args, i, output=None):
     """The Jacobian of fn's output with respect to argument i, shape
-    out.shape + in.shape: rows by the batched generated VJP (one reverse
-    sweep on the stack of the identity's rows), or, where the input is
-    much smaller than the output, columns by the generated JVP."""
+    out.shape + in.shape, by the batched generated adjoint: fn's code runs
+    once (its batched split forward, keeping the residuals), then the
+    batched reverse sweep runs on stacks of the identity's rows, CHUNK rows
+    at a time, reading the same residuals. Reverse mode whatever the sizes:
+    forward mode would run fn once per input element, and a program that
+    draws random numbers or appends to a list must run once per derivative.
+    `output`: for a function returning a tuple, the index of the output to
+    differentiate (the others are seeded with zeros); returns (jacobian,
+    outputs)."""
     if not 0 <= i < len(args):
         raise ValueError("wrt index %d out of range for %s called with %d arguments"
                          % (i, fn.__name__, len(args)))
     args = list(args)
     x = args[i] = _float_array(args[i])
-    if y is None:
-        y = fn.primal(*args)
-    if isinstance(y, (tuple, list)):
-        raise TypeError("jacobian needs a function with one array output; %s returns %d"
-                        % (fn.__name__, len(y)))
-    y = np.asarray(unwrap(y))
     params = fn.bind(tuple(args), {})
     program = fn.program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
+    compiled = program.compile(mask, "batched")
+    if compiled.tuple_output != (output is not None) or program.output_dynamic()[output or 0]:
+        raise TypeError("jacobian needs a function with one array output; %s returns %s"
+                        % (fn.__name__, "%d" % len(compiled.outputs) if compiled.tuple_output
+                           else "a list, tuple or dict"))
+    result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
+    outs, residuals = result[:-1], result[-1]
+    y = np.asarray(unwrap(outs[output or 0]))
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
-    if mode == "forward" or (mode == "auto" and 4 * x.size < y.size):
-        compiled = program.compile(mask, "forward")
-        cols = []
-        for j in range(x.size):
-            e = np.zeros(x.size, dtype=x.dtype)
-            e[j] = 1
-            _, d = compiled.jvp(*raw, e.reshape(x.shape))
-            cols.append(np.broadcast_to(d, y.shape) if d is not None else np.zeros(y.shape, dtype))
-        jac = np.stack(cols, axis=-1) if cols else np.zeros(y.shape + (0,), dtype)
-    elif y.size == 0:
-        jac = np.zeros((0,) + x.shape, dtype)
-    else:
-        compiled = program.compile(mask, "batched")
-        seeds = np.eye(y.size, dtype=y.dtype if is_differentiable_dtype(y.dtype) else dtype)
-        (g,) = compiled.joint(*raw, seeds.reshape((y.size,) + y.shape))
-        jac = np.broadcast_to(g, (y.size,) + x.shape)
-    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape)
-
-
-def _scalar_check(fn, args):
-    y = fn.primal(*args)
-    if isinstance(y, (tuple, list)) or np.size(unwrap(y)) != 1:
-        raise ValueError("hessian/hvp need a scalar-valued function; %s returned %s"
-                         % (fn.__name__, "a tuple" if isinstance(y, (tuple, list))
-                            else "shape %s" % (np.shape(unwrap(y)),)))
+    if y.size == 0:
+        return np.zeros(y.shape + x.shape, dtype), outs
+    seed_dtype = y.dtype if is_differentiable_dtype(y.dtype) else dtype
+    rows = []
+    for start in range(0, y.size, CHUNK):
+        n = min(CHUNK, y.size - start)
+        seeds = np.zeros((n, y.size), dtype=seed_dtype)
+        seeds[np.arange(n), start + np.arange(n)] = 1
+        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else zeros_b(o, n)
+                      for k, o in enumerate(outs)]
+        (g,) = compiled.bwd(residuals, *cotangents)
+        rows.append(np.broadcast_to(g, (n,) + x.shape))
+    jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
+    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape), outs
 
 
 def hvp(f, wrt=0):
@@ -521,15 +526,21 @@ def hessian(f, wrt=0):
     columns). Raises ValueError for a non-scalar f.
     """
     fn, bound_self = _function_and_self(f)
-    gradient = grad(f, wrt=(wrt,))
+    value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
 
     def hess(*args):
         _warn_detached(args)
         args = [unwrap(a) for a in args]
-        _scalar_check(fn, list(bound_self) + args)
         x = _float_array(args[wrt])
         args[wrt] = x
-        h = _jacobian_one(as_function(gradient), list(bound_self) + args, wrt + len(bound_self), "reverse", x)
+        # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check reads):
+        # f runs once
+        h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
+                                      wrt + len(bound_self), output=1)
+        if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
+            raise ValueError("hessian needs a scalar-valued function; %s returned %s"
+                             % (fn.__name__, "a container" if isinstance(value, (tuple, list, dict))
+                                else "shape %s" % (np.shape(unwrap(value)),)))
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
     hess.__srcgrad_transform__ = "sg.hessian"

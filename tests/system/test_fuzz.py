@@ -43,7 +43,6 @@ from system_support import short_traceback
 KNOWN_BROKEN = {
     "loop_sequential_reuse", "loop_nested", "loop_reassigned", "break_then_reuse",
     "inplace_out", "split_view", "duplicate_index", "helper_mutates_args",
-    "helper_random", "inline_random", "helper_print", "helper_log",
     "list_whole", "rebind_function",
 }
 

@@ -261,8 +261,6 @@ def clear_type_error(thunk, words):
     assert any(w in str(info.value).lower() for w in words), str(info.value)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=IO + "sg.grad of a function returning a tuple silently sums the outputs ([1.1, 1.9])")
 @short_traceback
 def test_grad_of_tuple_output_raises():
     try:
@@ -278,8 +276,6 @@ def test_value_and_grad_of_tuple_output_raises():
     clear_type_error(lambda: sg.value_and_grad(two_outputs)(X), ("output", "returns"))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=IO + "sg.grad does not accept has_aux (TypeError: "
-                                                              "unexpected keyword argument)")
 @short_traceback
 def test_grad_has_aux():
     grads, aux = sg.grad(two_outputs, has_aux=True)(X)
@@ -287,8 +283,6 @@ def test_grad_has_aux():
     close(aux, X.mean(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=IO + "sg.value_and_grad does not accept has_aux "
-                                                              "(TypeError: unexpected keyword argument)")
 @short_traceback
 def test_value_and_grad_has_aux():
     (value, aux), grads = sg.value_and_grad(two_outputs, has_aux=True)(X)
@@ -297,25 +291,16 @@ def test_value_and_grad_has_aux():
     close(grads, fd_grad(lambda v: two_outputs(v)[0], X))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="crash: sg.grad of a dict output fails in generated code "
-                          "(densify(bout['a'], ...): TypeError 'float' object is not subscriptable)")
 @short_traceback
 def test_grad_of_dict_output_raises():
     clear_type_error(lambda: sg.grad(dict_output)(X), ("output", "returns", "dict"))
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError,
-                   reason="crash: sg.value_and_grad of a dict output fails in generated code "
-                          "(densify(bout['a'], ...): IndexError)")
 @short_traceback
 def test_value_and_grad_of_dict_output_raises():
     clear_type_error(lambda: sg.value_and_grad(dict_output)(X), ("output", "returns", "dict"))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="crash: sg.grad of a list output fails in generated code "
-                          "(densify(bout[0], ...): TypeError 'float' object is not subscriptable)")
 @short_traceback
 def test_grad_of_list_output_raises():
     clear_type_error(lambda: sg.grad(list_output)(X), ("output", "returns", "list"))

@@ -109,10 +109,8 @@ RANDOM = {
     "noise_default_rng": (noise_injection, GEN, X),
 }
 
-RUNS_TWICE = "runs-once: the helper is re-run in the reverse sweep and draws other random numbers"
 # (program, mode) -> why it is wrong on today's code (observed values in the report)
-BROKEN_FIRST = {(p, m): RUNS_TWICE for p in RANDOM if p != "global_randn_inlined"
-                for m in ("grad", "value_and_grad", "tape")}
+BROKEN_FIRST = {}      # (fixed: calls of user functions are reversed in split mode)
 
 
 @pytest.mark.parametrize("name, mode", params(RANDOM, MODES_1, BROKEN_FIRST))
@@ -122,13 +120,7 @@ def test_random_helper_derivative(name, mode):
     first_order(mode, fn, x, reseeder(gen, 5))
 
 
-BROKEN_SECOND = {(p, m): RUNS_TWICE for p in ("global_randn", "reparam_randomstate", "noise_default_rng")
-                 for m in MODES_2}
-BROKEN_SECOND[("global_randn_inlined", "hessian")] = (
-    "runs-once: sg.hessian runs the program (and its draws) more than once, with no helper at all")
-BROKEN_SECOND[("global_randn_inlined", "grad_grad")] = (
-    "runs-once: in sg.grad(w -> sum(sg.grad(f)(w) * v)) the inner gradient is a called function, re-run "
-    "(drawing again) in the outer reverse sweep")
+BROKEN_SECOND = {}     # (fixed: sg.hessian runs the gradient's batched split forward once)
 
 
 @pytest.mark.parametrize("name, mode", params(["global_randn", "global_randn_inlined", "reparam_randomstate",
@@ -166,13 +158,7 @@ def run_mode(mode, fn, x):
 ALL_MODES = ("grad", "value_and_grad", "jvp", "hvp", "hessian", "jacobian", "tape")
 STATE_CASES = ["global_randn", "global_randn_inlined", "dropout_randomstate", "reparam_randomstate",
                "noise_default_rng"]
-ADVANCES_TWICE = "runs-once: the generator advances more than in one plain call (the helper runs again)"
-BROKEN_STATE = {(p, m): ADVANCES_TWICE for p in STATE_CASES if p != "global_randn_inlined"
-                for m in ALL_MODES if m != "jvp"}
-for _m in ("hessian", "jacobian"):
-    BROKEN_STATE[("global_randn_inlined", _m)] = (
-        "runs-once: sg.%s runs the program more than once (the generator advances by more than one "
-        "call's draws), with no helper at all" % _m)
+BROKEN_STATE = {}      # (fixed)
 
 
 @pytest.mark.parametrize("name, mode", params(STATE_CASES, ALL_MODES, BROKEN_STATE))
@@ -284,8 +270,7 @@ def reset_effects(capsys):
     EFFECT_RS.seed(3)
 
 
-SIDE_EFFECTS_TWICE = "runs-once: the helper's side effects happen again in the reverse sweep"
-BROKEN_EFFECTS = {(e, m): SIDE_EFFECTS_TWICE for e in EFFECTS for m in ALL_MODES if m != "jvp"}
+BROKEN_EFFECTS = {}    # (fixed)
 
 
 @pytest.mark.parametrize("name, mode", params(EFFECTS, ALL_MODES, BROKEN_EFFECTS))
