@@ -180,7 +180,9 @@ WHY = {
     "defaults_replaced": S + "f.__defaults__ replaced: the default seen at compile time is kept",
     "code_replaced": S + "f.__code__ replaced (as IPython autoreload does): the old source is differentiated",
 }
-BROKEN = {(n, m): why for n, why in WHY.items() for m in MODES}
+# (the others are fixed: the chains the resolution walked and the function's code and defaults are part
+# of a compiled program's validity check)
+BROKEN = {(n, m): WHY[n] for n in ("module_enumerate", "module_zip") for m in MODES}
 
 
 def derivative(mode, fn, compiled_grad, compiled_fn, x):
@@ -216,10 +218,7 @@ OLD = HEAD + "def f(x):\n    return np.sum(np.tanh(x) * x)\n"
 NEW = HEAD + "def f(x):\n    # edited\n    return np.sum(np.sin(x) * x * x)\n"
 
 
-@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason=S + "after importlib.reload of the edited module, the old source is still differentiated"))
-    for m in ("grad_new", "tape_new")])
+@pytest.mark.parametrize("mode", ["grad_new", "tape_new"])
 @short_traceback
 def test_importlib_reload(tmp_path, monkeypatch, mode):
     name = "reloaded_%s" % mode
@@ -315,9 +314,6 @@ class Lin:
 W0 = np.array([[1.0, 0.5, -0.3], [0.2, -0.4, 0.9]])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=S + "a method compiled while self.W was an ndarray, then called with self.W a "
-                              "Variable: the input gradient is None")
 @short_traceback
 def test_attribute_becomes_variable(tmp_path):
     module = load_source(tmp_path, LIN, "lin")
