@@ -129,9 +129,13 @@ class Gradient:
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
         _check_outputs(fn, program, compiled, self.has_aux)
-        if self.preserve_result or self.has_aux:
+        if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
+            if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):
+                raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
+                                "values with it, return (value, aux) and pass has_aux=True)"
+                                % (fn.__name__, type(outs[0]).__name__))
             seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
             grads = compiled.bwd(residuals, *seeds)
             value = outs[0]
@@ -256,10 +260,7 @@ def _check_outputs(fn, program, compiled, has_aux):
         raise TypeError("grad needs a function returning one array; %s returns a tuple of %d (to return "
                         "other values with it, return (value, aux) and pass has_aux=True)"
                         % (fn.__name__, len(compiled.outputs)))
-    if program.output_dynamic()[0]:
-        raise TypeError("grad needs a function returning one array; %s may return a list, tuple or dict "
-                        "(to return other values with it, return (value, aux) and pass has_aux=True)"
-                        % fn.__name__)
+
 
 
 def source(f, wrt=(0,), mode="reverse", args=None):
@@ -450,12 +451,14 @@ def _jacobian_one(fn, args, i, output=None):
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
     compiled = program.compile(mask, "batched")
-    if compiled.tuple_output != (output is not None) or program.output_dynamic()[output or 0]:
-        raise TypeError("jacobian needs a function with one array output; %s returns %s"
-                        % (fn.__name__, "%d" % len(compiled.outputs) if compiled.tuple_output
-                           else "a list, tuple or dict"))
+    if compiled.tuple_output != (output is not None):
+        raise TypeError("jacobian needs a function with one array output; %s returns %d"
+                        % (fn.__name__, len(compiled.outputs)))
     result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
     outs, residuals = result[:-1], result[-1]
+    if isinstance(outs[output or 0], (list, tuple, dict)):
+        raise TypeError("jacobian needs a function with one array output; %s returned a %s"
+                        % (fn.__name__, type(outs[output or 0]).__name__))
     y = np.asarray(unwrap(outs[output or 0]))
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
     if y.size == 0:

@@ -76,6 +76,9 @@ class Sweeps:
     namer: object = None           # the artefact's namer (codegen names its parameters with it)
     dynamic: set = field(default_factory=set)   # names that may hold a list, tuple or dict
     batched: bool = False          # cotangents carry a leading batch axis
+    free_arrays: set = field(default_factory=set)   # globals and cells holding ndarrays the code reads
+    fwd_core: list = field(default_factory=list)    # codegen: the forward sweep as the functions run it
+    free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
 
 
 def _targets(stmt):
@@ -674,6 +677,14 @@ def transform(fdef, ctx):
     gen.np_name()           # the generated code may name `np` (zeros_like)
     sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
     sweeps.dynamic, sweeps.batched = gen.dynamic, gen.batched
+    # arrays read as globals or closure cells: the split forward returns them with the residuals (the
+    # tape then keeps their values at the call, whatever the program writes into them afterwards)
+    module = ast_util.module(fdef.body)
+    read = ast_util.names_loaded(module) - ast_util.names_stored(module) - set(ctx.inputs)
+    for n in sorted(read):
+        found, value = ctx.namespace.lookup(n)
+        if found and type(value) is np.ndarray:
+            sweeps.free_arrays.add(n)
     _prune_stack(sweeps, gen)
     return sweeps
 
