@@ -10,7 +10,7 @@ from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
-from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_grad
+from .functional import checkpoint, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
@@ -37,6 +37,6 @@ __all__ = [
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
-    "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
+    "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
 ]
 __version__ = "0.2.0"

@@ -245,6 +245,49 @@ def value_and_grad(f, wrt=(0,), has_aux=False):
     return grad(f, wrt, preserve_result=True, has_aux=has_aux)
 
 
+class Checkpoint:
+    """What `sg.checkpoint(f)` returns (see there): calls f; the compiler
+    compiles f where it is called, and reverses the call by re-running f."""
+
+    __srcgrad_checkpoint__ = True
+
+    def __init__(self, f):
+        self.f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        return self.f(*args, **kwargs)
+
+    def __srcgrad_function__(self):
+        return as_function(self.f)
+
+    def __repr__(self):
+        return "<srcgrad checkpoint of %r>" % (self.f,)
+
+
+def checkpoint(f):
+    """Mark `f` for rematerialisation: where differentiated code calls it,
+    the forward sweep keeps only its arguments, and the reverse sweep runs
+    f again (its generated VJP: forward and reverse sweeps) instead of
+    reading residuals f's forward sweep kept. Less memory (f's
+    intermediates are not kept across the caller's computation), more time
+    (f runs twice per derivative). As `jax.checkpoint` and autograd's
+    `checkpoint`; Griewank & Walther 2008, ch. 12 (joint reversal of a
+    call).
+
+    Args:
+      f: a function srcgrad can compile, **pure**: it runs twice, so random
+        draws, prints, appends or attribute writes in it would happen twice
+        and the re-run draws would differ. Without sg.checkpoint, user code
+        runs exactly once per derivative.
+
+    Returns:
+      A callable with f's signature (calling it calls f), which sg.grad, a
+      tape or another compiled function differentiates as f.
+    """
+    return Checkpoint(f)
+
+
 def _check_outputs(fn, program, compiled, has_aux):
     """TypeError unless f returns one array (or, with has_aux, a pair)."""
     if has_aux:

@@ -91,6 +91,7 @@ class Op:
     n_outputs: int = 1              # "call": 1, or k for a callee returning a k-tuple
     node: object = None             # "call": the gast Call
     python_float: bool = False      # "rule": a math-module function on Python floats
+    checkpoint: bool = False        # "call" of sg.checkpoint(f): reversed by re-running f (joint)
     arg_dynamic: tuple = ()         # "call" (kinds.py): which arguments may be containers
 
     def __post_init__(self):
@@ -777,6 +778,7 @@ class _ANF:
             ordered += [ast_util.name(n) for n in self.ctx.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
+            op.checkpoint = bool(getattr(fn, "__srcgrad_checkpoint__", False))
             # functions passed as arguments are known to the callee (its Program's examples)
             names = list(sig.parameters)
             op.examples = {p: Anno.VALUE.of(bound.arguments[p]) for p in names if p in bound.arguments

@@ -118,7 +118,8 @@ class ReverseGenerator(Generator):
         (`y, g_res = g_fwd(x)`), and the reverse sweep hands the residuals
         to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
         runs once, in the forward sweep. (A custom_gradient function is
-        reversed jointly through its VJP.) `body` is changed in place."""
+        reversed jointly through its VJP, as is a function wrapped in
+        sg.checkpoint: re-run on purpose.) `body` is changed in place."""
         out = []
         for s in body:
             if isinstance(s, gast.If):
@@ -134,7 +135,9 @@ class ReverseGenerator(Generator):
                     base = getattr(op.callee, "__name__", "g")
                     base = "lambda" if base == "<lambda>" else base
                     Anno.MASK.add_to(s, mask)
-                    if op.custom:
+                    if op.custom or op.checkpoint:
+                        # (custom_gradient; sg.checkpoint(f): f is re-run in the reverse sweep by its
+                        # joint VJP, trading time for the memory of its residuals)
                         Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
                         Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
                     else:
