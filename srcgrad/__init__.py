@@ -3,7 +3,7 @@ transformation, with the tf.GradientTape programming model.
 
 The public names of API.md, nothing else.
 """
-from . import program, rules  # noqa: F401  (rules: registers the NumPy rules)
+from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
 from .display import show
@@ -30,6 +30,7 @@ rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
 # calls, which are function objects of the layer above it (callables.py,
 # function.py, methods.py); it receives their constructors here, once.
 program.install(compilable=compilable, field_method=field_method, generated_function=GeneratedFunction)
+custom.SERVICES.compiled = callables.as_function     # (grad_fn of custom_gradient, compiled at higher order)
 del compilable, field_method, GeneratedFunction
 
 __all__ = [

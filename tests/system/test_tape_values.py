@@ -189,8 +189,7 @@ def test_custom_gradient_first_order():
 
 
 @pytest.mark.filterwarnings("ignore::srcgrad.GradientPathWarning")
-@pytest.mark.parametrize("name, mode", params(["logsumexp"], CUSTOM_MODES,
-                                              {("logsumexp", m): CUSTOM for m in CUSTOM_MODES}))
+@pytest.mark.parametrize("name, mode", params(["logsumexp"], CUSTOM_MODES, {}))   # (fixed: grad_fn compiled)
 @short_traceback
 def test_custom_gradient_second_order(name, mode):
     expected = fd_hvp(lse_loss, XC, VC)
