@@ -22,7 +22,7 @@ import numpy as np
 from . import tensor as tensor_mod
 from .errors import NoRuleError
 from .rules import registry
-from .rules.batched import batch_size, zeros_b
+from .rules.helpers.batched import batch_size, zeros_b
 from .transforms import instantiate
 from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
 

@@ -9,7 +9,7 @@ import autograd.numpy as anp
 import numpy as np
 from rulecase import Case, R
 
-from srcgrad.rules.helpers_linalg import einsum_adjoint
+from srcgrad.rules.helpers.products import einsum_adjoint
 
 C = Case
 

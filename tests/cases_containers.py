@@ -8,8 +8,8 @@ import autograd.numpy as anp
 import numpy as np
 
 from rulecase import Case, R
-from srcgrad.rules.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append, list_extend,
-                                      setitem)
+from srcgrad.rules.python.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append,
+                                             list_extend, setitem)
 
 
 def f_setitem_row(x, v, w):

@@ -14,8 +14,8 @@ import numpy as np
 import scipy.special
 
 from rulecase import Case, GT1, ND, NZ, P, PR, R, Static, U
-from srcgrad.rules.helpers_math import cast_like
-from srcgrad.rules.scipy_special import multigammaln, polygamma
+from srcgrad.rules.helpers.complex import cast_like
+from srcgrad.rules.scipy.special import multigammaln, polygamma
 
 sp = scipy.special
 SQRT2 = math.sqrt(2.0)

@@ -20,7 +20,7 @@ import autograd.numpy as anp
 import numpy as np
 from rulecase import Case, R, ND, Static, SPD, SYM, WC, SQ, _ag_bcast  # noqa: F401
 
-from srcgrad.rules.helpers_linalg import diagonal_embed
+from srcgrad.rules.helpers.linalg import diagonal_embed
 
 C = Case
 

@@ -11,7 +11,7 @@ import autograd.scipy.special as asp
 import numpy as np
 
 from rulecase import Case, NAN, NZ, P, R, Static
-from srcgrad.rules.scipy_special import logsumexp
+from srcgrad.rules.scipy.special import logsumexp
 
 
 # -- prod

@@ -7,8 +7,8 @@ import numpy as np
 
 from rulecase import Case, R, ND, Static
 from srcgrad import runtime
-from srcgrad.rules.helpers import rereduce, unbroadcast, unreduce
-from srcgrad.rules.helpers_math import conj
+from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
+from srcgrad.rules.helpers.complex import conj
 
 
 def f_unbroadcast(g, x, w):

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 from rulecase import Case, R, SPD, SQ, WC  # noqa: F401
 
-from srcgrad.rules.helpers_scipy_linalg import expm_p, solve_tri, sylvester
+from srcgrad.rules.helpers.scipy_linalg import expm_p, solve_tri, sylvester
 
 C = Case
 CO = {"compiled_only": True}

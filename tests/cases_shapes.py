@@ -19,7 +19,7 @@ import autograd.numpy as anp
 import numpy as np
 from rulecase import Case, R, ND, NZ, Static, _ag_bcast  # noqa: F401
 
-from srcgrad.rules.helpers_linalg import index_gather, index_scatter
+from srcgrad.rules.helpers.shapes import index_gather, index_scatter
 
 C = Case
 

@@ -29,7 +29,7 @@ import pytest
 import scipy.special
 
 import srcgrad as sg
-from srcgrad.rules.scipy_special import logsumexp as sg_logsumexp
+from srcgrad.rules.scipy.special import logsumexp as sg_logsumexp
 
 from gradcheck import check_close, numerical_grad, numerical_jacobian
 
@@ -217,7 +217,7 @@ def test_order_statistics_second_order(f, fa):
 
 
 def test_tuple_plus_tuple_stays_a_tuple():
-    from srcgrad.rules.containers import list_extend
+    from srcgrad.rules.python.containers import list_extend
     assert list_extend((-1,), (2, 3)) == (-1, 2, 3)
     assert list_extend([1], (2,)) == [1, 2]
 

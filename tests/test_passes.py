@@ -25,7 +25,8 @@ from gradcheck import check_close, numerical_grad
 from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
 from srcgrad.function import Function, GeneratedFunction, as_function
 from srcgrad.functional import _grad_inputs
-from srcgrad.rules import containers, registry
+from srcgrad.rules import registry
+from srcgrad.rules.python import containers
 from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
 from srcgrad.syntax.naming import Namer

@@ -46,7 +46,7 @@ import pytest
 
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
-from srcgrad.rules.helpers import unindex, unindex_array
+from srcgrad.rules.helpers.broadcast import unindex, unindex_array
 
 FD_RTOL, FD_ATOL = 1e-5, 1e-6          # (a), (b): against finite differences
 PATH_RTOL, PATH_ATOL = 1e-12, 1e-15    # (c): srcgrad's paths against each other

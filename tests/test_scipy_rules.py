@@ -13,7 +13,7 @@ import scipy.stats as st
 
 import srcgrad as sg
 from gradcheck import numerical_grad, numerical_jacobian
-from srcgrad.rules.helpers_scipy_linalg import expm_p, solve_tri, sylvester
+from srcgrad.rules.helpers.scipy_linalg import expm_p, solve_tri, sylvester
 
 t_cdf = st.t.cdf
 gamma_logpdf = st.gamma.logpdf

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..syntax import ast_util
 from ..syntax.templates import is_t
-from . import helpers
+from .helpers import broadcast
 from .registry import Template, load_lazy
 
 _TANGENTS = {}
@@ -58,8 +58,8 @@ _LINEAR = {
     np.diagonal: "first", np.trace: "first", np.tril: "first", np.triu: "first",
     np.ravel: "first", np.flip: "first", np.roll: "first", np.repeat: "first", np.tile: "first",
     np.take: "first", np.diag: "first", np.atleast_1d: "first", np.atleast_2d: "first",
-    helpers.unbroadcast: "first", helpers.unreduce: "first", helpers.unindex: "first",
-    helpers.matmul_adjoint_x: "first", helpers.matmul_adjoint_y: "first", helpers.dot_adjoint: "first",
+    broadcast.unbroadcast: "first", broadcast.unreduce: "first", broadcast.unindex: "first",
+    broadcast.matmul_adjoint_x: "first", broadcast.matmul_adjoint_y: "first", broadcast.dot_adjoint: "first",
     np.multiply: "any", np.matmul: "any", np.dot: "any", np.tensordot: "any", np.inner: "any",
     np.outer: "any", np.kron: "any", np.vdot: "any", np.cross: "any", np.einsum: "any",
     np.add: (0, 1), np.subtract: (0, 1), np.where: (1, 2),

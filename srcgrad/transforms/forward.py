@@ -27,9 +27,9 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules import containers
+from ..rules.python import containers
 from ..rules import tangents as tangent_rules
-from ..rules.numpy_tangents import broadcast_like
+from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, optimize
 

@@ -1,22 +1,25 @@
-"""Batched cotangents: the helpers of vectorised Jacobians.
+"""Batched cotangents: the batched twins of the helpers, for vectorised
+Jacobians.
 
 A Jacobian by reverse mode pushes many cotangents through the generated
 adjoint at once: a *stack* of cotangents, the batch on a new leading axis
 (JAX's vmap of the VJP; TF's pfor). Primal values are not batched. A rule
 whose template only combines the cotangent elementwise with primal values
-(the ufuncs), or calls the helpers below in place of their unbatched
-twins (`BATCHED`), runs batched as written; the others are looped over the
-batch (`batch_vjp`), so every rule is correct batched and the common ones
-are fast. transforms/batching.py decides which is which.
+(the ufuncs), or calls the helpers below in place of their unbatched twins
+(`BATCHED`), runs batched as written; the others are looped over the batch
+(`batch_vjp`), so every rule is correct batched and the common ones are
+fast. transforms/batch_safety.py decides which is which; the batched rule
+templates of the rules that need one sit with their family (reshape,
+transpose... in rules/numpy/shapes.py).
 
 Shapes: a batched cotangent of a value of shape S has shape (B,) + S.
 """
 import numpy as np
 
-from .. import runtime
-from .helpers import (_normalize_axes, _shape, basic_index, inverse_axes, matmul_adjoint_x, matmul_adjoint_y,
-                      matmul_product, nondiff_helper, rereduce, unbroadcast, unindex, unreduce)
-from .registry import register_batched_adjoint
+from ... import runtime
+from ...runtime import nondiff_helper
+from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
+                        rereduce, unbroadcast, unindex, unreduce)
 
 
 def batch_size(g):
@@ -227,40 +230,3 @@ BATCHED = {
     runtime.densify: (densify_b, ("_B",)),
     runtime.densify_tree: (densify_tree_b, ("_B",)),
 }
-
-#: helpers of rule templates that leave the batch axis alone (elementwise in
-#: the cotangent, or reading only the primal values)
-TRANSPARENT = set()
-
-
-# --------------------------------------------------- batched rule templates
-# For rules that are not batch-safe as written; same parameters as the rule.
-
-@register_batched_adjoint(np.reshape)
-def reshape_(y, x, shape=None, order="C", newshape=None, copy=None):
-    d[x] = reshape_b(d[y], x)
-
-
-@register_batched_adjoint(np.expand_dims)
-def expand_dims_(y, x, axis):
-    d[x] = reshape_b(d[y], x)
-
-
-@register_batched_adjoint(np.squeeze)
-def squeeze_(y, x, axis=None):
-    d[x] = reshape_b(d[y], x)
-
-
-@register_batched_adjoint(np.transpose)
-def transpose_(y, x, axes=None):
-    d[x] = transpose_b(d[y], inverse_axes(axes, x))
-
-
-@register_batched_adjoint(np.swapaxes)
-def swapaxes_(y, x, axis1, axis2):
-    d[x] = swapaxes_b(d[y], axis1, axis2)
-
-
-@register_batched_adjoint(unindex)
-def unindex_(z, g, x, index):
-    d[g] = densify_b(gather_b(d[z], index), g, _B)

@@ -9,21 +9,22 @@ caller's values, and an overwritten value is simply the old object:
     xs.append(v)   ->  xs = list_append(xs, v)
     x[i] = v       ->  x = setitem(x, i, v)      (arrays, lists and dicts)
 
-Each has an adjoint rule here, used by both paths. On the op-by-op tape,
+Each has an adjoint rule and a tangent rule here, used by both paths
+(the tangents are linear: the tangent of a list is the list of its
+elements' tangents). On the op-by-op tape,
 containers are plain Python values holding Tensors, and only the array
 operations on those Tensors are recorded.
 """
-import builtins
-
 import numpy as np
 
-from ..runtime import (add_cotangents, densify, densify_tree, sparse_zeros, unindex_container,  # noqa: F401
-                       zeros_for, zeros_tree)
-from .helpers import primitive, unbroadcast, unindex_array
-from .registry import register_adjoint
+from ...runtime import densify, primitive, zeros_tree
+from ..helpers.broadcast import unbroadcast
+from ..registry import register_adjoint
+from ..tangents import register_tangent
 
 _SEQ = (list, tuple)
 
+# ----------------------------------------------------------- lists and tuples
 
 def list_append(xs, v):
     """A new list: `xs` followed by `v` (the compiler's `xs.append(v)`)."""
@@ -34,6 +35,11 @@ def list_append(xs, v):
 def list_append_(z, xs, v):
     d[xs] = d[z][:-1]
     d[v] = densify(d[z][-1], v)
+
+
+@register_tangent(list_append)
+def list_append_tangent(z, xs, v):
+    t[z] = list_append(t[xs], t[v])
 
 
 def list_extend(xs, ys):
@@ -49,6 +55,11 @@ def list_extend(xs, ys):
 def list_extend_(z, xs, ys):
     d[xs] = d[z][:len(xs)]
     d[ys] = seq_cotangent(d[z][len(xs):], ys)
+
+
+@register_tangent(list_extend)
+def list_extend_tangent(z, xs, ys):
+    t[z] = list_extend(t[xs], t[ys])
 
 
 def seq_cotangent(g, x):
@@ -74,6 +85,11 @@ def as_list_(z, x):
     d[x] = seq_cotangent(d[z][:], x)
 
 
+@register_tangent(as_list)
+def as_list_tangent(z, x):
+    t[z] = as_list(t[x])
+
+
 def as_tuple(x):
     """`tuple(x)` in differentiated code."""
     return tuple(x)
@@ -83,6 +99,12 @@ def as_tuple(x):
 def as_tuple_(z, x):
     d[x] = seq_cotangent(d[z][:], x)
 
+
+@register_tangent(as_tuple)
+def as_tuple_tangent(z, x):
+    t[z] = as_tuple(t[x])
+
+# ---------------------------------------------------------------------- dicts
 
 def as_dict(x):
     """`dict(x)` in differentiated code: a copy of the dict `x`."""
@@ -95,24 +117,11 @@ def as_dict_(z, x):
     d[x] = d[z]
 
 
-def sum_(iterable, start=0):
-    """The built-in `sum` over a list/tuple of arrays or an array's rows."""
-    return builtins.sum(iterable, start)
+@register_tangent(as_dict)
+def as_dict_tangent(z, x):
+    t[z] = as_dict(t[x])
 
-
-@register_adjoint(builtins.sum)
-def builtin_sum(z, iterable, start=0):
-    """d/dx_i sum(x) = 1 for every element (unbroadcast to its shape)."""
-    d[iterable] = sum_adjoint(d[z], iterable)
-    d[start] = unbroadcast(d[z], start)
-
-
-def sum_adjoint(g, xs):
-    """The cotangent of each element of `xs` in sum(xs)."""
-    if isinstance(xs, _SEQ):
-        return [unbroadcast(g, x) if zeros_tree(x) is not None else None for x in xs]
-    return np.broadcast_to(g, np.shape(xs)) * 1
-
+# --------------------------------------------------------- element assignment
 
 def setitem(x, index, v):
     """`x` with `x[index] = v`, as a new value (`x` is not mutated): the
@@ -151,6 +160,14 @@ def setitem_(z, x, index, v):
 
 
 register_adjoint(array_setitem)(setitem_)
+
+
+@register_tangent(setitem)
+def setitem_tangent(z, x, index, v):
+    t[z] = setitem(t[x], index, t[v])
+
+
+register_tangent(array_setitem)(setitem_tangent)
 
 
 def zero_at(g, index):
@@ -206,12 +223,7 @@ def value_cotangent(g, index, v):
         part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
     return unbroadcast(part, v)
 
-
-@register_adjoint(unindex_array)
-def unindex_array_(z, g, x, index):
-    """unindex is linear in g; its adjoint gathers: d[g] = d[z][index]."""
-    d[g] = d[z][index]
-
+# ---------------------------------------------------------------- dtype casts
 
 @primitive
 def cast(x, dtype):

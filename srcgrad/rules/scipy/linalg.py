@@ -7,9 +7,9 @@ permute_l, P L and U; p_indices), and solve (every assume_a, transposed),
 inv (assume_a), det and cholesky (upper by default, as SciPy). All of them
 work on stacks of matrices (SciPy's batched linalg: the last two axes) and
 broadcast batch axes are summed back. The identities and their sources are
-in helpers_scipy_linalg.py.
+in rules/helpers/scipy_linalg.py.
 
-Conventions, as numpy_linalg.py's: the symmetric kinds (cholesky,
+Conventions, as rules/numpy/linalg.py's: the symmetric kinds (cholesky,
 cho_factor, solve/inv with assume_a 'sym', 'her', 'pos') read one triangle
 of a and return the symmetric cotangent (the derivative in the space of
 symmetric matrices, as autograd, JAX and PyTorch); the structured kinds
@@ -20,20 +20,20 @@ entries; lu's permutation has no derivative; cho_factor's other triangle
 SciPy converts Tensors with np.asarray, so the op-by-op tape cannot record
 these calls: the compiled paths (sg.grad, @sg.function) can. The backward
 code uses srcgrad's Tensor-aware wrappers (`solve_tri`, `expm_p`,
-`sylvester` in helpers_scipy_linalg.py), which carry the same rules, so it
+`sylvester` in rules/helpers/scipy_linalg.py), which carry the same rules, so it
 can itself be differentiated op by op. In templates scipy.linalg is `sl`.
 """
 import numpy as np
 import scipy.linalg as sl
 
-from .helpers import unbroadcast
-from .helpers_linalg import det_adjoint
-from .helpers_scipy_linalg import (cho_factor_adjoint, cho_solve_adjoint_b, cho_solve_adjoint_c,
-                                   cholesky_scipy_adjoint, expm_adjoint, expm_p, inv_scipy_adjoint,
-                                   lu_adjoint, mH, solve_scipy_adjoint_a, solve_scipy_adjoint_b,
-                                   solve_tri, solve_triangular_adjoint_a,
-                                   solve_triangular_adjoint_b, sqrtm_adjoint, sylvester)
-from .registry import register_adjoint
+from ..helpers.broadcast import unbroadcast
+from ..helpers.linalg import det_adjoint, mH
+from ..helpers.scipy_linalg import (cho_factor_adjoint, cho_solve_adjoint_b, cho_solve_adjoint_c,
+                                    cholesky_scipy_adjoint, expm_adjoint, expm_p, inv_scipy_adjoint,
+                                    lu_adjoint, solve_scipy_adjoint_a, solve_scipy_adjoint_b,
+                                    solve_tri, solve_triangular_adjoint_a,
+                                    solve_triangular_adjoint_b, sqrtm_adjoint, sylvester)
+from ..registry import register_adjoint
 
 # ------------------------------------------------------------------ solves
 

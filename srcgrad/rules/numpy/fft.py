@@ -1,11 +1,11 @@
-"""Adjoint and tangent rules for np.fft (see numpy_adjoints.py for the notation).
+"""Rules for np.fft (the notation is numpy/__init__.py's).
 
 The complex transforms (fft, ifft, fft2, ifft2, fftn, ifftn), the real ones
 (rfft, rfft2, rfftn and their inverses irfft, irfft2, irfftn), the Hermitian
 ones (hfft, ihfft) and fftshift/ifftshift, with every `n`/`s`, `axis`/`axes`
 and `norm` argument NumPy takes. All are linear, so the tangent of each is
 the same transform of the input's tangent, and each adjoint is a transform
-back (helpers_more.c2c_adjoint, r2c_adjoint, c2r_adjoint): the conjugate
+back (rules/helpers/fft.py: c2c_adjoint, r2c_adjoint, c2r_adjoint): the conjugate
 transpose of the (scaled, cut or zero-padded) DFT matrix, which is the
 opposite transform with the swapped norm. Complex values follow TF's
 convention (README, "Complex inputs": the cotangent of z = F a is F^H g); a
@@ -15,10 +15,10 @@ even lengths of the real transforms; these rules take any length).
 """
 import numpy as np
 
-from .helpers_math import conj
-from .helpers_more import c2c_adjoint, c2r_adjoint, dual_norm, listed, r2c_adjoint
-from .registry import register_adjoint
-from .tangents import register_linear, register_tangent
+from ..helpers.complex import conj
+from ..helpers.fft import c2c_adjoint, c2r_adjoint, dual_norm, listed, r2c_adjoint
+from ..registry import register_adjoint
+from ..tangents import register_linear, register_tangent
 
 
 # ------------------------------------------------------ complex transforms

@@ -2,7 +2,7 @@
 again (higher derivatives compiled at every order).
 
 Generated adjoint code is built from the rule templates' helpers
-(unbroadcast, unreduce, conj, ...) and from srcgrad/runtime/core.py (sparse
+(unbroadcast, unreduce, conj, einsum_adjoint, ...) and from srcgrad/runtime/core.py (sparse
 container cotangents, as_input). Each is linear in its cotangent argument,
 so its adjoint is its transpose and its tangent is itself applied to the
 tangent (Griewank & Walther, Evaluating Derivatives, 2008, sec. 3.1, 3.2):
@@ -17,16 +17,15 @@ transforms like user code when generated code that calls them is
 differentiated again. The stack operations `push`/`pop` are known to the
 code generators (reverse.py, forward.py).
 """
-import numpy as np
-
 from .. import runtime
-from .containers import cast_back
-from .helpers import ShapeOf, rereduce, unbroadcast, unreduce
-from .helpers_math import conj
+from .helpers.broadcast import rereduce, unbroadcast, unreduce
+from .helpers.complex import conj
+from .helpers.products import einsum_adjoint, einsum_adjoint_tangent, einsum_adjoint_vjp
+from .python.containers import cast_back
 from .registry import register_adjoint, register_nondiff
 from .tangents import register_linear, register_tangent
 
-register_nondiff(runtime.ShapeOf, ShapeOf, runtime.sparse_zeros, runtime.zeros_for, runtime.zeros_tree)
+register_nondiff(runtime.ShapeOf, runtime.sparse_zeros, runtime.zeros_for, runtime.zeros_tree)
 
 
 # ------------------------------------------------ broadcasting and reductions
@@ -68,23 +67,7 @@ def rereduce_t(z, h, g, axis=None, keepdims=False):
 register_linear(rereduce)
 
 
-# ------------------------------------------------------------------- complex
-
-@register_adjoint(conj)
-def conj_(z, x):
-    """conj is real-linear and its own transpose."""
-    d[x] = conj(d[z])
-
-
-@register_tangent(conj)
-def conj_t(z, x):
-    t[z] = conj(t[x])
-
-
-register_linear(conj)
-
-
-# ------------------------------------------- containers and gradient outputs
+# -------------------------------------------- containers and gradient outputs
 
 @register_adjoint(runtime.densify)
 def densify_(z, g, x):
@@ -135,4 +118,41 @@ register_linear(runtime.densify)
 register_linear(runtime.densify_tree)
 register_linear(runtime.as_input)
 register_linear(runtime.add_cotangents, (0, 1))
-del np
+
+
+# ----------------------------------------------------- the complex convention
+
+@register_adjoint(conj)
+def conj_(z, x):
+    """conj is real-linear and its own transpose."""
+    d[x] = conj(d[z])
+
+
+@register_tangent(conj)
+def conj_t(z, x):
+    t[z] = conj(t[x])
+
+
+register_linear(conj)
+
+
+# ----------------------------------------------------------- einsum's adjoint
+
+@register_adjoint(einsum_adjoint)
+def einsum_adjoint_(z, g, operands):
+    """einsum's adjoint is multilinear in g and the operands (each entry one
+    einsum): its VJP differentiates each entry's einsum the same way
+    (rules/helpers/products.py einsum_adjoint_vjp). A primitive here, so that
+    second-order code calls it rather than compiling its body (a third
+    derivative, which would compile einsum_adjoint_vjp, is refused with
+    UnsupportedSyntaxError)."""
+    d[g] = einsum_adjoint_vjp(d[z][:], g, operands, True)
+    d[operands] = einsum_adjoint_vjp(d[z][:], g, operands, False)
+
+
+@register_tangent(einsum_adjoint)
+def einsum_adjoint_tangent_(z, g, operands):
+    t[z] = einsum_adjoint_tangent(t[g], t[operands], g, operands)
+
+
+register_linear(einsum_adjoint_tangent, (0, 1))

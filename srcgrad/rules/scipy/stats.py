@@ -27,7 +27,7 @@ In the notation of numpy_adjoints.py; scipy.stats is `st` in templates.
 """
 import scipy.stats as st
 
-from .helpers_stats import (beta_da, beta_db, beta_log_density, beta_score, binom_dp,
+from ..helpers.stats import (beta_da, beta_db, beta_log_density, beta_score, binom_dp,
                             binom_log_dcdf, cauchy_log_density, cauchy_score, cdf_weight,
                             chi2_ddf, chi2_log_density, chi2_score, cot, dirichlet_dalpha,
                             dirichlet_dx, dscale_density, expon_log_density, expon_score,
@@ -37,7 +37,7 @@ from .helpers_stats import (beta_da, beta_db, beta_log_density, beta_score, bino
                             mvn_dcov, mvn_dmean, mvn_dx, norm_log_density, norm_score,
                             not_differentiable, poisson_dmu, poisson_logpmf_floor, t_ddf,
                             t_log_density, t_score, uniform_log_density, uniform_score)
-from .registry import register_adjoint
+from ..registry import register_adjoint
 
 # ------------------------------------------------------------------ norm
 

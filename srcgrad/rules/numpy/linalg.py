@@ -1,41 +1,80 @@
-"""Adjoint rules for NumPy: linalg (see numpy_adjoints.py for the notation).
+"""Rules for NumPy's linear algebra: products (matmul, dot, vdot, inner,
+outer, tensordot, einsum, kron, cross, vecdot), diagonals (trace, diag,
+diagonal) and np.linalg (inv, solve, det, slogdet, cholesky, eigh,
+eigvalsh, eig, eigvals, svd, svdvals, pinv, lstsq, qr, matrix_power,
+multi_dot and NumPy 2's array-API spellings).
 
-Products (vdot, inner, outer, tensordot, einsum, kron, cross), diagonals
-(trace, diag, diagonal) and np.linalg (inv, solve, det, slogdet, cholesky,
-eigh, eigvalsh, svd, svdvals, pinv, matrix_power, multi_dot and NumPy 2's
-array-API spellings). np.linalg functions work on stacks of matrices (the
-last two axes), and so do their rules. The run-time helpers are in
-helpers_linalg.py, with each identity and its source.
+The notation is rules/numpy/__init__.py's.
 
-Conventions. A parameter holding a sequence of arrays (einsum's
-`*operands`, multi_dot's `arrays`) gets a list cotangent; a primitive
-returning a tuple (eigh, svd, slogdet) reads `d[z][i]`, zeros for an unused
-output. cholesky and eigh assume a symmetric input and return a symmetric
-cotangent (autograd's cholesky, JAX, PyTorch): the derivative in the space
-of symmetric matrices, not of NumPy's read of one triangle. eigh needs
-distinct eigenvalues when its eigenvectors are used, svd distinct nonzero
-singular values; pinv assumes constant (full) rank.
+The identities are the standard ones (Giles, "An extended collection of
+matrix derivative results for forward and reverse mode AD", 2008; Murray
+2016 for cholesky; Townsend 2016 for svd; Boeddeker et al. 2017 for eig;
+Walter & Lehmann 2018 and Liao et al. 2019 for qr; Golub & Pereyra 1973 for
+pinv and lstsq): the run-time helpers in rules/helpers/products.py and
+linalg.py give each with its source.
+
+Conventions. np.linalg functions work on stacks of matrices (the last two
+axes), and so do their rules. A parameter holding a sequence of arrays
+(einsum's `*operands`, multi_dot's `arrays`) gets a list cotangent; a
+primitive returning a tuple (eigh, svd, slogdet, eig, lstsq, qr) reads
+`d[z][i]`, zeros for an unused output. cholesky and eigh assume a symmetric
+input and return a symmetric cotangent (autograd's cholesky, JAX, PyTorch):
+the derivative in the space of symmetric matrices, not of NumPy's read of
+one triangle. eigh needs distinct eigenvalues when its eigenvectors are
+used, svd distinct nonzero singular values, eig distinct eigenvalues and a
+loss that does not depend on the eigenvectors' phases; pinv and lstsq
+assume constant (full) rank, qr an invertible R.
 
 Complex values follow TF's convention (README, "Complex inputs"): a
-product's cotangent uses the other operand's conjugate (as matmul's), the
-matrix functions' identities hold with conjugate transposes (`mH`), and
+product's cotangent uses the other operand's conjugate, the matrix
+functions' identities hold with conjugate transposes (`mH`), and
 eigh/cholesky return Hermitian cotangents.
 """
 import numpy as np
 
-from .helpers import matmul_adjoint_x, matmul_adjoint_y, unbroadcast
-from .helpers_linalg import (cholesky_adjoint, cross_adjoint, det_adjoint, diag_adjoint,
-                             diagonal_embed, eigh_adjoint, eigvalsh_adjoint, einsum_adjoint,
-                             einsum_adjoint_tangent, einsum_adjoint_vjp, inner_adjoint,
-                             kron_adjoint, matrix_power_adjoint, mH, mT, multi_dot_adjoint,
-                             pinv_adjoint, slogdet_adjoint, solve_adjoint_a, solve_adjoint_rhs,
-                             svd_rule_adjoint, svd_values_adjoint, tensordot_adjoint,
-                             trace_adjoint, vecdot_adjoint)
-from .helpers_math import conj
-from .registry import register_adjoint
-from .tangents import register_linear, register_tangent
+from ..helpers.broadcast import dot_adjoint, matmul_adjoint_x, matmul_adjoint_y, unbroadcast
+from ..helpers.complex import conj
+from ..helpers.linalg import (as_column, cholesky_adjoint, det_adjoint, diag_adjoint, diagonal_embed,
+                              eig_adjoint, eigh_adjoint, eigvals_adjoint, eigvals_tangent,
+                              eigvalsh_adjoint, from_column, lstsq_adjoint, matrix_power_adjoint, mH,
+                              mT, multi_dot_adjoint, pinv_adjoint, qr_rule_adjoint, slogdet_adjoint,
+                              solve_adjoint_a, solve_adjoint_rhs, svd_rule_adjoint, svd_values_adjoint,
+                              trace_adjoint)
+from ..helpers.products import (cross_adjoint, einsum_adjoint, inner_adjoint, kron_adjoint, tensordot_adjoint,
+                                vecdot_adjoint)
+from ..registry import register_adjoint
+from ..tangents import register_linear, register_tangent
 
-# ------------------------------------------------------------------ products
+register_linear(as_column)
+register_linear(from_column)
+
+
+# ------------------------------------------------------------------- products
+
+@register_adjoint(np.matmul)
+def matmul(z, x, y, out=None, dtype=None):
+    """Z = X Y: dX = dZ Y^T, dY = X^T dZ (Giles 2008, 2.2.2), with NumPy's
+    1-d and batch conventions."""
+    d[x] = matmul_adjoint_x(d[z], x, conj(y))
+    d[y] = matmul_adjoint_y(d[z], conj(x), y)
+
+
+@register_tangent(np.matmul)
+def matmul_tangent(z, x, y, out=None, dtype=None):
+    """d(X Y) = dX Y + X dY."""
+    t[z] = t[x] @ y + x @ t[y]
+
+
+@register_adjoint(np.dot)
+def dot(z, x, y, out=None):
+    """np.dot: matmul's rule for rank <= 2, tensordot contractions beyond."""
+    d[x] = dot_adjoint(d[z], x, conj(y), True)
+    d[y] = dot_adjoint(d[z], conj(x), y, False)
+
+
+@register_tangent(np.dot)
+def dot_tangent(z, x, y, out=None):
+    t[z] = np.dot(t[x], y) + np.dot(x, t[y])
 
 
 @register_adjoint(np.vdot)
@@ -53,11 +92,21 @@ def inner(z, a, b):
     d[b] = inner_adjoint(d[z], conj(a), b, False)
 
 
+@register_tangent(np.inner)
+def inner_tangent(z, a, b):
+    t[z] = np.inner(t[a], b) + np.inner(a, t[b])
+
+
 @register_adjoint(np.outer)
 def outer(z, a, b, out=None):
     """z = ravel(a) ravel(b)^T: d a = g ravel(b), d b = g^T ravel(a)."""
     d[a] = np.reshape(np.matmul(d[z], np.ravel(conj(b))), np.shape(a))
     d[b] = np.reshape(np.matmul(np.ravel(conj(a)), d[z]), np.shape(b))
+
+
+@register_tangent(np.outer)
+def outer_tangent(z, a, b, out=None):
+    t[z] = np.outer(t[a], b) + np.outer(a, t[b])
 
 
 @register_adjoint(np.linalg.outer)
@@ -74,6 +123,11 @@ def tensordot(z, a, b, axes=2):
     d[b] = tensordot_adjoint(d[z], conj(a), b, axes, False)
 
 
+@register_tangent(np.tensordot)
+def tensordot_tangent(z, a, b, axes=2):
+    t[z] = np.tensordot(t[a], b, axes) + np.tensordot(a, t[b], axes)
+
+
 @register_adjoint(np.linalg.tensordot)
 def linalg_tensordot(z, x1, x2, axes=2):
     """The array-API spelling of np.tensordot (same `axes` forms)."""
@@ -86,28 +140,9 @@ def einsum(z, *operands, out=None, optimize=False, dtype=None, order="K", castin
     """einsum(subscripts, *ops) (explicit or implicit output, ellipsis,
     repeated labels) and the interleaved form einsum(op0, sublist0, ...):
     each operand's cotangent is one einsum of g with the others
-    (helpers_linalg.einsum_adjoint)."""
+    (rules/helpers/products.py; the rules of einsum_adjoint itself are in
+    rules/generated_code.py)."""
     d[operands] = einsum_adjoint(d[z], operands)
-
-
-@register_adjoint(einsum_adjoint)
-def einsum_adjoint_(z, g, operands):
-    """einsum's adjoint is multilinear in g and the operands (each entry one
-    einsum): its VJP differentiates each entry's einsum the same way
-    (helpers_linalg.einsum_adjoint_vjp). A primitive here, so that
-    second-order code calls it rather than compiling its body (a third
-    derivative, which would compile einsum_adjoint_vjp, is refused with
-    UnsupportedSyntaxError)."""
-    d[g] = einsum_adjoint_vjp(d[z][:], g, operands, True)
-    d[operands] = einsum_adjoint_vjp(d[z][:], g, operands, False)
-
-
-@register_tangent(einsum_adjoint)
-def einsum_adjoint_tangent_(z, g, operands):
-    t[z] = einsum_adjoint_tangent(t[g], t[operands], g, operands)
-
-
-register_linear(einsum_adjoint_tangent, (0, 1))
 
 
 @register_adjoint(np.linalg.matmul)
@@ -140,6 +175,11 @@ def kron(z, a, b):
     d[b] = kron_adjoint(d[z], conj(a), b, False)
 
 
+@register_tangent(np.kron)
+def kron_tangent(z, a, b):
+    t[z] = np.kron(t[a], b) + np.kron(a, t[b])
+
+
 @register_adjoint(np.cross)
 def cross(z, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """g . (a x b) = a . (b x g) = b . (g x a) (3-vectors)."""
@@ -153,14 +193,17 @@ def linalg_cross(z, x1, x2, axis=-1):
     d[x1] = cross_adjoint(d[z], x1, conj(x2), -1, -1, -1, axis, True)
     d[x2] = cross_adjoint(d[z], conj(x1), x2, -1, -1, -1, axis, False)
 
-
-# ----------------------------------------------------------------- diagonals
-
+# ------------------------------------------------------------------ diagonals
 
 @register_adjoint(np.trace)
 def trace(z, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """d tr(A) = tr(dA): the cotangent on the traced diagonal."""
     d[a] = trace_adjoint(d[z], a, offset, axis1, axis2)
+
+
+@register_tangent(np.trace)
+def trace_tangent(z, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    t[z] = np.trace(t[a], offset=offset, axis1=axis1, axis2=axis2)
 
 
 @register_adjoint(np.linalg.trace)
@@ -173,6 +216,11 @@ def linalg_trace(z, x, offset=0, dtype=None):
 def diagonal(z, a, offset=0, axis1=0, axis2=1):
     """The cotangent is written on the diagonal read (offset, axis1, axis2), 0 elsewhere."""
     d[a] = diagonal_embed(d[z], a, offset, axis1, axis2)
+
+
+@register_tangent(np.diagonal)
+def diagonal_tangent(z, a, offset=0, axis1=0, axis2=1):
+    t[z] = np.diagonal(t[a], offset=offset, axis1=axis1, axis2=axis2)
 
 
 @register_adjoint(np.linalg.diagonal)
@@ -205,14 +253,18 @@ def linalg_matrix_transpose(z, x):
     """Swap of the last two axes: the cotangent is swapped back."""
     d[x] = mT(d[z])
 
-
-# ----------------------------------------------------------------- np.linalg
-
+# ------------------------------------------------------------------ np.linalg
 
 @register_adjoint(np.linalg.inv)
 def inv(z, a):
     """Z = A^{-1}: dZ = -Z dA Z, so Abar = -Z^H Zbar Z^H (Giles 2008, 2.2.3)."""
     d[a] = -np.matmul(np.matmul(mH(z), d[z]), mH(z))
+
+
+@register_tangent(np.linalg.inv)
+def inv_tangent(z, a):
+    """d(A^-1) = -A^-1 dA A^-1 (Giles 2008, 2.2.3)."""
+    t[z] = -(z @ t[a] @ z)
 
 
 @register_adjoint(np.linalg.solve)
@@ -225,10 +277,22 @@ def solve(z, a, b):
     d[b] = unbroadcast(gb, b)
 
 
+@register_tangent(np.linalg.solve)
+def solve_tangent(z, a, b):
+    """z = A^-1 b: dz = A^-1 (db - dA z) (a 1-d b is a column)."""
+    t[z] = from_column(np.linalg.solve(a, as_column(t[b], b) - t[a] @ as_column(z, b)), b)
+
+
 @register_adjoint(np.linalg.det)
 def det(z, a):
     """d det A = det A tr(A^{-1} dA): Abar = g conj(det A) A^{-H} (Giles 2008, 2.2.4)."""
     d[a] = det_adjoint(d[z], z, a)
+
+
+@register_tangent(np.linalg.det)
+def det_tangent(z, a):
+    """d det A = det A tr(A^-1 dA) (Jacobi's formula)."""
+    t[z] = z * np.trace(np.linalg.solve(a, t[a]), axis1=-2, axis2=-1)
 
 
 @register_adjoint(np.linalg.slogdet)
@@ -260,6 +324,30 @@ def eigvalsh(z, a, UPLO="L"):
     d[a] = eigvalsh_adjoint(d[z], a, UPLO)
 
 
+@register_adjoint(np.linalg.eig)
+def eig(z, a):
+    """(w, V) of a general A: Abar = V^{-H} (diag(wbar) + conj(F) o (V^H Vt))
+    V^H, F_ij = 1/(w_j - w_i), Vt = Vbar - V Re(diag(V^H Vbar)) for the
+    unit-norm eigenvectors (Boeddeker et al. 2017); real part for real A."""
+    d[a] = eig_adjoint(d[z][0], d[z][1], z[0], z[1], a)
+
+
+@register_adjoint(np.linalg.eigvals)
+def eigvals(z, a):
+    """Eigenvalues of a general A: Abar = V^{-H} diag(wbar) V^H (V
+    recomputed); real part for real A."""
+    d[a] = eigvals_adjoint(d[z], a)
+
+
+@register_tangent(np.linalg.eigvals)
+def eigvals_tangent_(z, a):
+    """dw = diag(V^{-1} dA V)."""
+    t[z] = eigvals_tangent(t[a], a)
+
+
+register_linear(eigvals_tangent)
+
+
 @register_adjoint(np.linalg.svd)
 def svd(z, a, full_matrices=True, compute_uv=True, hermitian=False):
     """(U, s, Vt), Townsend 2016 (complex A: with conjugate transposes and a
@@ -279,6 +367,23 @@ def svdvals(z, x):
 def pinv(z, a, rcond=None, hermitian=False, rtol=None):
     """Golub & Pereyra 1973 (constant rank)."""
     d[a] = pinv_adjoint(d[z], z, a)
+
+
+@register_adjoint(np.linalg.lstsq)
+def lstsq(z, a, b, rcond=None):
+    """(x, residuals, rank, s) of a full-rank A: x = pinv(A) b (Golub &
+    Pereyra 1973), the residuals |b - A x|^2 stationary in x, s the singular
+    values. A rank-deficient A (or one rcond truncates) is refused."""
+    d[a] = lstsq_adjoint(d[z][:], z, a, b, True)
+    d[b] = lstsq_adjoint(d[z][:], z, a, b, False)
+
+
+@register_adjoint(np.linalg.qr)
+def qr(z, a, mode="reduced"):
+    """A = Q R: Abar = (Qbar + Q copyltu(R Rbar^H - Qbar^H Q)) R^{-H} for
+    m >= n (Walter & Lehmann 2018), through the square part for m < n (Liao
+    et al. 2019). Modes reduced, complete (where defined) and r."""
+    d[a] = qr_rule_adjoint(d[z][:], z, a, mode)
 
 
 @register_adjoint(np.linalg.matrix_power)

@@ -10,20 +10,26 @@ multigammaln): the tape cannot see them, so this module exports
 Tensor-aware primitives of the same name and signature, which are what the
 rules are registered for:
 
-    from srcgrad.rules.scipy_special import logsumexp, polygamma, multigammaln
+    from srcgrad.rules.scipy.special import logsumexp, polygamma, multigammaln
 
-In the notation of numpy_adjoints.py. Templates reach SciPy as `sp.name`
-(a template's own name shadows the module-level one).
+SciPy's own function objects get rules too where user code calls them
+directly (scipy.special.logsumexp: the end of this module); the compiled
+paths (sg.grad, @sg.function) find those by the callee object, and the
+op-by-op tape cannot (SciPy converts its input with np.asarray).
+
+In the notation of rules/numpy/__init__.py. Templates reach SciPy as
+`sp.name` (a template's own name shadows the module-level one).
 """
 import math
 
 import numpy as np
 import scipy.special as sp
 
-from .helpers import primitive, unbroadcast, unreduce
-from .helpers_math import (cast_like, conj, float_dtype, logsumexp_value, logsumexp_value_cotangent,
-                           logsumexp_weights, sign)
-from .registry import adjoint_rule, register_adjoint, register_nondiff
+from ...runtime import primitive
+from ..helpers.broadcast import unbroadcast, unreduce
+from ..helpers.complex import cast_like, conj, float_dtype, sign
+from ..helpers.special import logsumexp_value, logsumexp_value_cotangent, logsumexp_weights
+from ..registry import adjoint_rule, register_adjoint, register_nondiff
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -85,7 +91,7 @@ def logit(z, x, out=None, dtype=None):
 def logsumexp_(z, a, axis=None, b=None, keepdims=False, return_sign=False):
     """d logsumexp(a) / d a = b exp(a - z) (the softmax weights);
     d / d b = exp(a - z). With return_sign=True, z = (r, s): the same with
-    r for z, times the sign s (scipy_special_python.py)."""
+    r for z, times the sign s (scipy_logsumexp, below)."""
     g = unreduce(logsumexp_value_cotangent(d[z], z, return_sign), a, axis, keepdims)
     d[a] = g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims, b)
     d[b] = unbroadcast(g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims), b)
@@ -332,3 +338,25 @@ def entr(z, x, out=None, dtype=None):
 
 
 register_nondiff(sp.gammasgn)
+
+
+# ----------------------------------------------- SciPy's own Python functions
+# User code calling scipy.special.logsumexp itself is differentiated by the compiled
+# paths, which find this rule by the callee object.
+
+
+
+@register_adjoint(sp.logsumexp)
+def scipy_logsumexp(z, a, axis=None, b=None, keepdims=False, return_sign=False):
+    """z = log sum(b exp(a)): d/da = b exp(a - z) (the softmax weights), d/db = exp(a - z),
+    for every `axis` (int, tuple, None) and `keepdims`; b broadcasts against a. With
+    return_sign=True, z = (r, s), r = log|S|, s = sign S for S = sum(b exp(a)): d/da =
+    s b exp(a - r), d/db = s exp(a - r) (the sign is piecewise constant)."""
+    g = unreduce(logsumexp_value_cotangent(d[z], z, return_sign), a, axis, keepdims)
+    d[a] = g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims, b)
+    d[b] = unbroadcast(g * logsumexp_weights(a, logsumexp_value(z, return_sign), axis, keepdims), b)
+
+
+# with return_sign=True the output is the pair (r, s), read as r, s = ...: generated
+# code holds it as a container (its cotangent is a list; an array is left as is)
+adjoint_rule(sp.logsumexp).sequence_output = True

@@ -1,14 +1,19 @@
-"""Run-time helpers used inside rule templates and generated code.
+"""Cotangents summed or scattered back to an input's shape.
 
-No gast here. Each helper is written with NumPy functions that have rules
-(so it can be differentiated again: op by op when a higher-order tape
-records it, and compiled like a user function when generated code that
-calls it is transformed again), is a `primitive` with a rule of its own, or
-is `nondiff_helper` (its result carries no derivative).
+unbroadcast undoes NumPy broadcasting (the adjoint of a broadcast is a sum
+over the broadcast axes), unreduce undoes a reduction (the adjoint of a sum
+is a broadcast), rereduce is unreduce's transpose, unindex undoes indexing
+(a scatter-add), broadcast_like is the tangent side of unbroadcast, and
+matmul's adjoints are products followed by unbroadcast (NumPy's 1-d and
+batch conventions: autograd's numpy_vjps.py; Giles, "An extended collection
+of matrix derivative results for forward and reverse mode AD", 2008,
+2.2.2). The compiler knows these helpers by name: codegen saves the
+residuals they read only the shape of as `ShapeOf`, and the batched twins
+(batched.py) replace them in vectorised Jacobians.
 """
 import numpy as np
 
-from ..runtime import ShapeOf, nondiff_helper, primitive, unindex_container  # noqa: F401  (re-exported)
+from ...runtime import ShapeOf, nondiff_helper, primitive, unindex_container
 
 
 def _shape(x):
@@ -77,45 +82,51 @@ def reduction_size(x, y):
     return _size(x) // max(_size(y), 1)
 
 
-@nondiff_helper
-def max_chooser(x, y, axis=None, keepdims=False):
-    """Where `x` attains its reduced max/min `y`: 1/k at each of k tied
-    positions, 0 elsewhere (ties split evenly, as autograd and JAX do). `x`
-    may be a list of arrays (np.max([a, b], axis=0))."""
-    x = np.asarray(x)
-    shape = np.shape(x)
-    if axis is not None and not keepdims:
-        axes = _normalize_axes(axis, len(shape))
-        y = np.reshape(y, tuple(1 if i in axes else s for i, s in enumerate(shape)))
-    elif axis is None and not keepdims:
-        y = np.reshape(y, (1,) * len(shape))
-    mask = (x == y).astype(np.result_type(x, np.float32) if np.issubdtype(np.asarray(x).dtype, np.floating) else np.float64)
-    return mask / np.sum(mask, axis=axis, keepdims=True)
+def broadcast_like(tangent, z):
+    """`tangent` broadcast to the shape of `z` (a view when it differs;
+    linear in `tangent`)."""
+    shape = np.shape(z)
+    if np.shape(tangent) == shape:
+        return tangent
+    return np.broadcast_to(tangent, shape)
 
 
-@nondiff_helper
-def balanced_eq(x, z, y):
-    """1 where x alone attains z = maximum(x, y), 1/2 where x == y, else 0
-    (autograd's convention for maximum/minimum ties)."""
-    x = np.asarray(x)
-    dtype = np.result_type(x, np.float32) if np.issubdtype(x.dtype, np.inexact) else np.float64
-    eq = (x == z).astype(dtype)
-    return eq / (1 + (x == y)).astype(dtype)
+# ------------------------------------------------------------------- indexing
+
+def unindex(g, x, index):
+    """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
+    `index` (repeated integer indices accumulate, via np.add.at). For a
+    list, tuple or dict `x`, the same structure (containers.py), built in
+    plain Python so that Tensors inside stay connected."""
+    if isinstance(x, (list, tuple, dict)):
+        return unindex_container(g, x, index)
+    return unindex_array(g, x, index)
 
 
-@nondiff_helper
-def inverse_axes(axes, x):
-    """The permutation undoing transpose(x, axes); None for a plain reverse."""
-    if axes is None:
-        return None
-    ndim = np.ndim(x)
-    return tuple(np.argsort([a % ndim for a in axes]))
+def basic_index(index):
+    """Is `index` basic indexing (ints, slices, None, Ellipsis), whose
+    positions are all distinct, so the adjoint can assign instead of
+    accumulating with np.add.at?"""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))) or isinstance(p, bool):
+            return False
+    return True
 
 
-@nondiff_helper
-def sign(x):
-    return np.sign(x)
+@primitive
+def unindex_array(g, x, index):
+    """unindex for an array `x` (a primitive: recorded on tapes)."""
+    dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
+    out = np.zeros(np.shape(x), dtype=dtype)
+    if basic_index(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)        # repeated positions accumulate
+    return out
 
+
+# --------------------------------------------------------------------- matmul
 
 def matmul_product(g, x, y, wrt_x):
     """dZ Y^T (wrt_x) or X^T dZ for z = x @ y (Giles 2008, 2.2.2), promoting
@@ -179,36 +190,3 @@ def dot_adjoint(g, x, y, wrt_x):
     lead = list(range(nx - 1))
     b = np.tensordot(x, g, axes=(lead, lead))      # (k, y's other axes...)
     return np.moveaxis(b, 0, k_axis_y)
-
-
-def unindex(g, x, index):
-    """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
-    `index` (repeated integer indices accumulate, via np.add.at). For a
-    list, tuple or dict `x`, the same structure (containers.py), built in
-    plain Python so that Tensors inside stay connected."""
-    if isinstance(x, (list, tuple, dict)):
-        return unindex_container(g, x, index)
-    return unindex_array(g, x, index)
-
-
-def basic_index(index):
-    """Is `index` basic indexing (ints, slices, None, Ellipsis), whose
-    positions are all distinct, so the adjoint can assign instead of
-    accumulating with np.add.at?"""
-    parts = index if isinstance(index, tuple) else (index,)
-    for p in parts:
-        if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))) or isinstance(p, bool):
-            return False
-    return True
-
-
-@primitive
-def unindex_array(g, x, index):
-    """unindex for an array `x` (a primitive: recorded on tapes)."""
-    dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
-    out = np.zeros(np.shape(x), dtype=dtype)
-    if basic_index(index):
-        out[index] = g
-    else:
-        np.add.at(out, index, g)        # repeated positions accumulate
-    return out

@@ -1,9 +1,10 @@
-"""Run-time helpers for the scipy.stats rules (scipy_stats.py).
+"""Run-time helpers of the scipy.stats rules (rules/scipy/stats.py).
 
-As in helpers.py, each helper is written with NumPy functions and
-scipy.special ufuncs that have adjoint rules (so generated derivative code
-that calls it can be differentiated again, op by op or compiled), or is a
-`nondiff_helper` (support masks, floors, errors).
+As in every helper module (rules/helpers/__init__.py), each helper is
+written with NumPy functions and scipy.special ufuncs that have adjoint
+rules (so generated derivative code that calls it can be differentiated
+again, op by op or compiled), or is a `nondiff_helper` (support masks,
+floors, errors).
 
 Densities are written here from their formulas, not by calling SciPy: a
 rule's backward code must stay differentiable, and SciPy's distribution
@@ -26,8 +27,9 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from .helpers import nondiff_helper, unbroadcast
-from .helpers_math import cast_like
+from ...runtime import nondiff_helper
+from .broadcast import unbroadcast
+from .complex import cast_like
 
 LOG_2PI_HALF = 0.5 * math.log(2.0 * math.pi)
 LOG_PI = math.log(math.pi)

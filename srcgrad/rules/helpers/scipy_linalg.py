@@ -1,6 +1,6 @@
-"""Run-time helpers for the scipy.linalg rules (scipy_linalg.py).
+"""Run-time helpers of the scipy.linalg rules (rules/scipy/linalg.py).
 
-As in helpers_linalg.py, every helper is one of:
+As in linalg.py, every helper is one of:
 
 - a `primitive` with a rule of its own: `solve_tri`, `expm_p` and
   `sylvester` wrap scipy.linalg.solve_triangular, expm and solve_sylvester
@@ -29,14 +29,10 @@ and upper parts (as in JAX's lu_pullback and Seeger et al. 2017).
 import numpy as np
 import scipy.linalg as sl
 
-from .helpers import nondiff_helper, primitive, unbroadcast
-from .helpers_linalg import cholesky_adjoint, mT
-from .helpers_math import conj
-
-
-def mH(x):
-    """The conjugate transpose of the last two axes (the transpose when real)."""
-    return conj(mT(x))
+from ...runtime import nondiff_helper, primitive
+from .broadcast import unbroadcast
+from .complex import conj
+from .linalg import cholesky_adjoint, mH, mT
 
 
 # ------------------------------------------------------------- primitives
