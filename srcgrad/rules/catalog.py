@@ -119,7 +119,7 @@ def render():
             out.append("| `%s` | %s | `%s` | %s | %s |" % (
                 names[0], ", ".join("`%s`" % n for n in names[1:]), rule.name,
                 ", ".join("`%s`" % p for p in rule.diff_params),
-                _cell(_first_line(rule.template.__doc__))))
+                _cell(_first_line(rule.doc))))
         out.append("")
 
     nondiff = sorted({_spellings(f, modules)[0] for f in registry._NONDIFF}, key=str.lower)

@@ -23,7 +23,7 @@ from .helpers.complex import conj
 from .helpers.products import einsum_adjoint, einsum_adjoint_tangent, einsum_adjoint_vjp
 from .python.containers import cast_back
 from .registry import register_adjoint, register_nondiff
-from .tangents import register_linear, register_tangent
+from .tangents import declare_linear, register_linear, register_tangent
 
 register_nondiff(runtime.ShapeOf, runtime.sparse_zeros, runtime.zeros_for, runtime.zeros_tree)
 
@@ -36,9 +36,7 @@ def unbroadcast_(z, g, x):
     d[g] = unbroadcast(d[z], g)
 
 
-@register_tangent(unbroadcast)
-def unbroadcast_t(z, g, x):
-    t[z] = unbroadcast(t[g], x)
+register_linear(unbroadcast)
 
 
 @register_adjoint(unreduce)
@@ -48,20 +46,13 @@ def unreduce_(z, g, x, axis=None, keepdims=False):
     d[g] = rereduce(d[z], g, axis, keepdims)
 
 
-@register_tangent(unreduce)
-def unreduce_t(z, g, x, axis=None, keepdims=False):
-    t[z] = unreduce(t[g], x, axis, keepdims)
+register_linear(unreduce)
 
 
 @register_adjoint(rereduce)
 def rereduce_(z, h, g, axis=None, keepdims=False):
     """The transpose of rereduce is unreduce (broadcast back to h's shape)."""
     d[h] = unreduce(d[z], h, axis, keepdims)
-
-
-@register_tangent(rereduce)
-def rereduce_t(z, h, g, axis=None, keepdims=False):
-    t[z] = rereduce(t[h], g, axis, keepdims)
 
 
 register_linear(rereduce)
@@ -75,9 +66,7 @@ def densify_(z, g, x):
     d[g] = d[z]
 
 
-@register_tangent(runtime.densify)
-def densify_t(z, g, x):
-    t[z] = runtime.densify(t[g], x)
+register_linear(runtime.densify)
 
 
 @register_adjoint(runtime.densify_tree)
@@ -85,9 +74,7 @@ def densify_tree_(z, g, x):
     d[g] = d[z]
 
 
-@register_tangent(runtime.densify_tree)
-def densify_tree_t(z, g, x):
-    t[z] = runtime.densify_tree(t[g], x)
+register_linear(runtime.densify_tree)
 
 
 @register_adjoint(runtime.add_cotangents)
@@ -97,9 +84,7 @@ def add_cotangents_(z, a, b):
     d[b] = d[z]
 
 
-@register_tangent(runtime.add_cotangents)
-def add_cotangents_t(z, a, b):
-    t[z] = runtime.add_cotangents(t[a], t[b])
+register_linear(runtime.add_cotangents, (0, 1))
 
 
 @register_adjoint(runtime.as_input)
@@ -109,15 +94,7 @@ def as_input_(z, g, x):
     d[g] = cast_back(unbroadcast(d[z], g), g)
 
 
-@register_tangent(runtime.as_input)
-def as_input_t(z, g, x):
-    t[z] = runtime.as_input(t[g], x)
-
-
-register_linear(runtime.densify)
-register_linear(runtime.densify_tree)
 register_linear(runtime.as_input)
-register_linear(runtime.add_cotangents, (0, 1))
 
 
 # ----------------------------------------------------- the complex convention
@@ -126,11 +103,6 @@ register_linear(runtime.add_cotangents, (0, 1))
 def conj_(z, x):
     """conj is real-linear and its own transpose."""
     d[x] = conj(d[z])
-
-
-@register_tangent(conj)
-def conj_t(z, x):
-    t[z] = conj(t[x])
 
 
 register_linear(conj)
@@ -155,4 +127,4 @@ def einsum_adjoint_tangent_(z, g, operands):
     t[z] = einsum_adjoint_tangent(t[g], t[operands], g, operands)
 
 
-register_linear(einsum_adjoint_tangent, (0, 1))
+declare_linear(einsum_adjoint_tangent, (0, 1))

@@ -72,20 +72,44 @@ def load_lazy(everything=False):
 class Template:
     """A rule template parsed once: `tree` (its gast FunctionDef), `output`
     (the primal-output parameter), `params` (the others, in order),
-    `defaults`, and `bind`, which matches a call's arguments to them. Shared
-    by adjoint rules (here) and tangent rules (tangents.py)."""
+    `defaults`, `doc` (its docstring), and `bind`, which matches a call's
+    arguments to them. Shared by adjoint rules (here) and tangent rules
+    (tangents.py).
 
-    def __init__(self, primitive, template):
+    name: the rule's name (default: the template's); compiled VJPs are
+      called `vjp_<name>`.
+    constants: {NAME: value} for a parametrised template, whose body reads
+      placeholders bound when the rule is registered (one template for
+      scipy.stats' cdf, sf, logcdf and logsf: `KIND`). A number, string,
+      bool or None becomes that literal; a function (or another object with
+      a `__name__`) becomes the global of that name in the template's
+      module, which must hold that very object. The parsed tree then reads
+      as if the template had been written with the values, and `{NAME}` in
+      the docstring is replaced by the value (its `__name__` for an object).
+      A placeholder may not be a parameter.
+    tree: the FunctionDef itself, for a template written by code
+      (tangents.register_linear); `template` then gives the signature and
+      the module whose globals the body reads.
+    """
+
+    def __init__(self, primitive, template, name=None, doc=None, constants=None, tree=None):
         self.primitive = primitive
         self.template = template
-        self.name = template.__name__
+        self.name = name or template.__name__
         self.signature = inspect.signature(template)
-        tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
-        tree.decorator_list = []
-        self.tree = tree
         names = list(self.signature.parameters)
         self.output, self.params = names[0], names[1:]
         self.globals = template.__globals__
+        if tree is None:
+            tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
+            tree.decorator_list = []
+        doc = template.__doc__ if doc is None else doc
+        if constants:
+            tree = _bind_constants(tree, constants, names, self.globals, self.name)
+            for key, value in constants.items():
+                doc = doc and doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
+        self.tree = tree
+        self.doc = doc
         params = list(self.signature.parameters.values())[1:]
         self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
         self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
@@ -110,6 +134,41 @@ class Template:
         return values
 
 
+_LITERALS = (bool, int, float, complex, str, type(None))
+
+
+class _BindConstants(gast.NodeTransformer):
+    """Replaces the loads of placeholder names by the constants' nodes."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def visit_Name(self, node):
+        found = self.nodes.get(node.id)
+        if found is None or not isinstance(node.ctx, gast.Load):
+            return node
+        return ast_util.copy_location(ast_util.clone(found), node)
+
+
+def _bind_constants(tree, constants, params, namespace, where):
+    """`tree` with the placeholders of `constants` bound (Template's
+    `constants`). Raises ValueError for a placeholder that is a parameter,
+    or an object its module does not hold under its name."""
+    nodes = {}
+    for key, value in constants.items():
+        if key in params:
+            raise ValueError("rule %s: the constant %s is a parameter of its template" % (where, key))
+        if isinstance(value, _LITERALS):
+            nodes[key] = ast_util.const(value)
+            continue
+        name = getattr(value, "__name__", None)
+        if name is None or namespace.get(name) is not value:
+            raise ValueError("rule %s: the constant %s=%r is neither a literal nor bound to its name in "
+                             "the template's module" % (where, key, value))
+        nodes[key] = ast_util.name(name)
+    return _BindConstants(nodes).visit(tree)
+
+
 class Rule(Template):
     """An adjoint rule: a parsed template plus its compiled VJPs.
 
@@ -120,8 +179,8 @@ class Rule(Template):
     a stack of cotangents as written).
     """
 
-    def __init__(self, primitive, template):
-        super().__init__(primitive, template)
+    def __init__(self, primitive, template, name=None, constants=None):
+        super().__init__(primitive, template, name=name, constants=constants)
         tree = self.tree
         diff = []
         for stmt in tree.body:
@@ -144,7 +203,7 @@ class Rule(Template):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
 
 
-def register_adjoint(primitive):
+def register_adjoint(primitive, *, name=None, constants=None):
     """Decorator registering the adjoint rule of `primitive`.
 
     The decorated template's first parameter is the primal output, the others
@@ -155,9 +214,15 @@ def register_adjoint(primitive):
     shape. The same template is inlined by the compiler and compiled into a
     VJP for the tape. Returns the template unchanged. Registering a second
     rule for the same primitive replaces the first.
+
+    name, constants: the rule's name and the values of a parametrised
+    template's placeholders (Template), for a template that serves several
+    primitives: `register_adjoint(st.t.sf, name="t_sf", constants={"KIND":
+    "sf"})(distribution_function)`. Raises ValueError for a malformed
+    template or constant.
     """
     def decorator(template):
-        rule = Rule(primitive, template)
+        rule = Rule(primitive, template, name=name, constants=constants)
         with _lock:
             _ADJOINTS[primitive] = rule
             _NONDIFF.discard(primitive)

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..helpers.complex import angle_cotangent, cast_like, complex_like, conj, imag_cotangent, real_part
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear
 
-register_linear(real_part)
+declare_linear(real_part)
 
 
 # -------------------------------------------------------------- complex parts
@@ -28,9 +28,7 @@ def real(z, val):
     d[val] = complex_like(d[z], val)
 
 
-@register_tangent(np.real)
-def real_tangent(z, val):
-    t[z] = np.real(t[val])
+register_linear(np.real)
 
 
 @register_adjoint(np.imag)
@@ -39,9 +37,7 @@ def imag(z, val):
     d[val] = imag_cotangent(d[z], val)
 
 
-@register_tangent(np.imag)
-def imag_tangent(z, val):
-    t[z] = np.imag(t[val])
+register_linear(np.imag)
 
 
 @register_adjoint(np.conjugate)
@@ -50,9 +46,7 @@ def conjugate(z, x, out=None, dtype=None):
     d[x] = conj(d[z])
 
 
-@register_tangent(np.conjugate)
-def conjugate_tangent(z, x, out=None, dtype=None):
-    t[z] = np.conjugate(t[x])
+register_linear(np.conjugate, static=())
 
 
 @register_adjoint(np.angle)

@@ -17,7 +17,7 @@ from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.constructors import linspace_adjoint, linspace_tangent
 from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear, register_tangent
 
 
 # -------------------------------------------------------------- filled arrays
@@ -65,7 +65,7 @@ def linspace_tangent_(z, start, stop, num=50, endpoint=True, retstep=False, dtyp
     t[z] = linspace_tangent(t[start], t[stop], num, endpoint, retstep, axis)
 
 
-register_linear(linspace_tangent, (0, 1))
+declare_linear(linspace_tangent, (0, 1))
 
 
 # --------------------------------------------------------------------- copies
@@ -76,9 +76,7 @@ def copy_(z, a, order="K", subok=False):
     d[a] = d[z]
 
 
-@register_tangent(np.copy)
-def copy_tangent(z, a, order="K", subok=False):
-    t[z] = t[a]
+register_linear(np.copy, static=())
 
 
 @register_adjoint(np.array)

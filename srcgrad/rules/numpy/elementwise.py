@@ -21,15 +21,21 @@ from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.complex import cast_like, conj
 from ..helpers.elementwise import power_exponent_tangent
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_tangent
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
 DEG = 180.0 / math.pi          # degrees per radian
 RAD = math.pi / 180.0          # radians per degree
 
-register_linear(broadcast_like)
-register_linear(power_exponent_tangent)
+declare_linear(broadcast_like)
+declare_linear(power_exponent_tangent)
+# hand-written tangents of linear functions (generated code reads `-dx`, `dx * y`)
+declare_linear(np.negative)
+declare_linear(np.positive)
+declare_linear(np.multiply, "any")
+declare_linear(np.add, (0, 1))
+declare_linear(np.subtract, (0, 1))
 
 
 # ----------------------------------------------------------------- arithmetic

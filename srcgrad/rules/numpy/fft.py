@@ -18,7 +18,7 @@ import numpy as np
 from ..helpers.complex import conj
 from ..helpers.fft import c2c_adjoint, c2r_adjoint, dual_norm, listed, r2c_adjoint
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import register_linear
 
 
 # ------------------------------------------------------ complex transforms
@@ -135,86 +135,6 @@ def ifftshift(y, x, axes=None):
 
 # ----------------------------------------------------------- tangent rules
 # Every transform is linear in its input: its tangent is the same transform.
-
-
-@register_tangent(np.fft.fft)
-def fft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.fft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.ifft)
-def ifft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.ifft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.rfft)
-def rfft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.rfft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.irfft)
-def irfft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.irfft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.hfft)
-def hfft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.hfft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.ihfft)
-def ihfft_tangent(z, a, n=None, axis=-1, norm=None, out=None):
-    t[z] = np.fft.ihfft(t[a], n, axis, norm)
-
-
-@register_tangent(np.fft.fft2)
-def fft2_tangent(z, a, s=None, axes=(-2, -1), norm=None, out=None):
-    t[z] = np.fft.fft2(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.ifft2)
-def ifft2_tangent(z, a, s=None, axes=(-2, -1), norm=None, out=None):
-    t[z] = np.fft.ifft2(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.rfft2)
-def rfft2_tangent(z, a, s=None, axes=(-2, -1), norm=None, out=None):
-    t[z] = np.fft.rfft2(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.irfft2)
-def irfft2_tangent(z, a, s=None, axes=(-2, -1), norm=None, out=None):
-    t[z] = np.fft.irfft2(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.fftn)
-def fftn_tangent(z, a, s=None, axes=None, norm=None, out=None):
-    t[z] = np.fft.fftn(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.ifftn)
-def ifftn_tangent(z, a, s=None, axes=None, norm=None, out=None):
-    t[z] = np.fft.ifftn(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.rfftn)
-def rfftn_tangent(z, a, s=None, axes=None, norm=None, out=None):
-    t[z] = np.fft.rfftn(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.irfftn)
-def irfftn_tangent(z, a, s=None, axes=None, norm=None, out=None):
-    t[z] = np.fft.irfftn(t[a], s, axes, norm)
-
-
-@register_tangent(np.fft.fftshift)
-def fftshift_tangent(y, x, axes=None):
-    t[y] = np.fft.fftshift(t[x], axes)
-
-
-@register_tangent(np.fft.ifftshift)
-def ifftshift_tangent(y, x, axes=None):
-    t[y] = np.fft.ifftshift(t[x], axes)
 
 
 for _f in (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft,

@@ -25,7 +25,7 @@ from ..helpers.shapes import (compress_index_map, extract_index_map, index_gathe
                               insert_adjoint, insert_tangent, permutation_index_map, repeat_adjoint,
                               select_adjoint, select_default_adjoint, tile_adjoint)
 from ..registry import register_adjoint, register_batched_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear, register_tangent
 
 
 # -------------------------------------------------------------------- getitem
@@ -48,10 +48,7 @@ def unindex_(z, g, x, index):
     d[g] = densify(d[z][index], g)
 
 
-@register_tangent(unindex)
-def unindex_tangent(z, g, x, index):
-    """unindex is linear in g (and only reads x's shape)."""
-    t[z] = unindex(t[g], x, index)
+register_linear(unindex)
 
 
 @register_batched_adjoint(unindex)
@@ -65,11 +62,6 @@ def unindex_array_(z, g, x, index):
     d[g] = d[z][index]
 
 
-@register_tangent(unindex_array)
-def unindex_array_tangent(z, g, x, index):
-    t[z] = unindex_array(t[g], x, index)
-
-
 register_linear(unindex_array)
 
 
@@ -79,6 +71,9 @@ register_linear(unindex_array)
 def take(z, a, indices, axis=None, out=None, mode="raise"):
     """Repeated indices accumulate (scatter-add)."""
     d[a] = index_scatter(d[z], a, index_map(np.take, a, indices, axis=axis, mode=mode))
+
+
+declare_linear(np.take)
 
 
 @register_adjoint(np.take_along_axis)
@@ -143,9 +138,7 @@ def tile(z, A, reps):
     d[A] = tile_adjoint(d[z], A, reps)
 
 
-@register_tangent(np.tile)
-def tile_tangent(z, A, reps):
-    t[z] = np.tile(t[A], reps)
+register_linear(np.tile)
 
 
 @register_adjoint(np.repeat)
@@ -154,9 +147,7 @@ def repeat(z, a, repeats, axis=None):
     d[a] = repeat_adjoint(d[z], a, repeats, axis)
 
 
-@register_tangent(np.repeat)
-def repeat_tangent(z, a, repeats, axis=None):
-    t[z] = np.repeat(t[a], repeats, axis=axis)
+register_linear(np.repeat)
 
 
 @register_adjoint(np.resize)
@@ -193,4 +184,4 @@ def insert_tangent_(z, arr, obj, values, axis=None):
     t[z] = insert_tangent(t[arr], t[values], arr, obj, values, axis)
 
 
-register_linear(insert_tangent, (0, 1))
+declare_linear(insert_tangent, (0, 1))

@@ -43,10 +43,15 @@ from ..helpers.linalg import (as_column, cholesky_adjoint, det_adjoint, diag_adj
 from ..helpers.products import (cross_adjoint, einsum_adjoint, inner_adjoint, kron_adjoint, tensordot_adjoint,
                                 vecdot_adjoint)
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear, register_tangent
 
-register_linear(as_column)
-register_linear(from_column)
+declare_linear(as_column)
+declare_linear(from_column)
+declare_linear(np.matmul, "any")      # (hand-written tangent: generated code reads `dx @ y`)
+for _f in (matmul_adjoint_x, matmul_adjoint_y, dot_adjoint, np.diag):
+    declare_linear(_f)
+for _f in (np.vdot, np.cross, np.einsum):
+    declare_linear(_f, "any")
 
 
 # ------------------------------------------------------------------- products
@@ -72,9 +77,7 @@ def dot(z, x, y, out=None):
     d[y] = dot_adjoint(d[z], conj(x), y, False)
 
 
-@register_tangent(np.dot)
-def dot_tangent(z, x, y, out=None):
-    t[z] = np.dot(t[x], y) + np.dot(x, t[y])
+register_linear(np.dot, "any")
 
 
 @register_adjoint(np.vdot)
@@ -92,9 +95,7 @@ def inner(z, a, b):
     d[b] = inner_adjoint(d[z], conj(a), b, False)
 
 
-@register_tangent(np.inner)
-def inner_tangent(z, a, b):
-    t[z] = np.inner(t[a], b) + np.inner(a, t[b])
+register_linear(np.inner, "any")
 
 
 @register_adjoint(np.outer)
@@ -104,9 +105,7 @@ def outer(z, a, b, out=None):
     d[b] = np.reshape(np.matmul(np.ravel(conj(a)), d[z]), np.shape(b))
 
 
-@register_tangent(np.outer)
-def outer_tangent(z, a, b, out=None):
-    t[z] = np.outer(t[a], b) + np.outer(a, t[b])
+register_linear(np.outer, "any")
 
 
 @register_adjoint(np.linalg.outer)
@@ -123,9 +122,7 @@ def tensordot(z, a, b, axes=2):
     d[b] = tensordot_adjoint(d[z], conj(a), b, axes, False)
 
 
-@register_tangent(np.tensordot)
-def tensordot_tangent(z, a, b, axes=2):
-    t[z] = np.tensordot(t[a], b, axes) + np.tensordot(a, t[b], axes)
+register_linear(np.tensordot, "any")
 
 
 @register_adjoint(np.linalg.tensordot)
@@ -175,9 +172,7 @@ def kron(z, a, b):
     d[b] = kron_adjoint(d[z], conj(a), b, False)
 
 
-@register_tangent(np.kron)
-def kron_tangent(z, a, b):
-    t[z] = np.kron(t[a], b) + np.kron(a, t[b])
+register_linear(np.kron, "any")
 
 
 @register_adjoint(np.cross)
@@ -201,9 +196,7 @@ def trace(z, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = trace_adjoint(d[z], a, offset, axis1, axis2)
 
 
-@register_tangent(np.trace)
-def trace_tangent(z, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    t[z] = np.trace(t[a], offset=offset, axis1=axis1, axis2=axis2)
+register_linear(np.trace, static=("offset", "axis1", "axis2"))
 
 
 @register_adjoint(np.linalg.trace)
@@ -218,9 +211,7 @@ def diagonal(z, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_embed(d[z], a, offset, axis1, axis2)
 
 
-@register_tangent(np.diagonal)
-def diagonal_tangent(z, a, offset=0, axis1=0, axis2=1):
-    t[z] = np.diagonal(t[a], offset=offset, axis1=axis1, axis2=axis2)
+register_linear(np.diagonal)
 
 
 @register_adjoint(np.linalg.diagonal)
@@ -345,7 +336,7 @@ def eigvals_tangent_(z, a):
     t[z] = eigvals_tangent(t[a], a)
 
 
-register_linear(eigvals_tangent)
+declare_linear(eigvals_tangent)
 
 
 @register_adjoint(np.linalg.svd)

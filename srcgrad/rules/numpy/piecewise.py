@@ -17,7 +17,7 @@ from ..helpers.complex import conj, real_part, sign
 from ..helpers.elementwise import (balanced_eq, clip_above, clip_below, clip_inside, is_finite,
                                    sign_product)
 from ..registry import register_adjoint
-from ..tangents import register_tangent
+from ..tangents import declare_linear, register_tangent
 
 
 # ---------------------------------------------------------- maxima and minima
@@ -83,6 +83,9 @@ def where(z, condition, x, y):
 @register_tangent(np.where)
 def where_tangent(z, condition, x, y):
     t[z] = broadcast_like(np.where(condition, t[x], t[y]), z)
+
+
+declare_linear(np.where, (1, 2))
 
 
 @register_adjoint(np.nan_to_num)

@@ -26,7 +26,7 @@ from ..helpers.reductions import (average_weights, average_weights_adjoint, cums
                                   nanstd_adjoint, nanvar_adjoint, norm_adjoint, percentile_adjoint,
                                   prod_others, ptp_adjoint, quantile_adjoint)
 from ..registry import register_adjoint
-from ..tangents import register_tangent
+from ..tangents import register_linear, register_tangent
 
 
 # ------------------------------------------------------------- sums and means
@@ -37,9 +37,7 @@ def sum(y, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     d[x] = unreduce(d[y], x, axis, keepdims)
 
 
-@register_tangent(np.sum)
-def sum_tangent(y, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    t[y] = np.sum(t[x], axis=axis, keepdims=keepdims)
+register_linear(np.sum, static=("axis", "keepdims"))
 
 
 @register_adjoint(np.mean)
@@ -47,9 +45,8 @@ def mean(y, x, axis=None, dtype=None, out=None, keepdims=False, where=None):
     d[x] = unreduce(d[y], x, axis, keepdims) / reduction_size(x, y)
 
 
-@register_tangent(np.mean)
-def mean_tangent(y, x, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    t[y] = np.mean(t[x], axis=axis, keepdims=keepdims)
+register_linear(np.mean, static=("axis", "keepdims"))
+
 
 # -------------------------------------------------------------------- extrema
 
@@ -127,9 +124,7 @@ def cumsum(y, a, axis=None, dtype=None, out=None):
     d[a] = cumsum_adjoint(d[y], a, axis)
 
 
-@register_tangent(np.cumsum)
-def cumsum_tangent(y, a, axis=None, dtype=None, out=None):
-    t[y] = np.cumsum(t[a], axis=axis)
+register_linear(np.cumsum, static=("axis",))
 
 
 @register_adjoint(np.cumprod)

@@ -24,7 +24,7 @@ more leading axis than the output: rules/helpers/batched.py).
 import numpy as np
 
 from ..helpers.batched import reshape_b, swapaxes_b, transpose_b
-from ..helpers.broadcast import broadcast_like, unbroadcast
+from ..helpers.broadcast import unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, block_on_tensors, block_tangent,
                               broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, gradient_adjoint,
@@ -32,7 +32,7 @@ from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, bl
                               rollaxis_inverse, split_adjoint, stack_adjoint, unravel)
 from ..python.containers import seq_cotangent
 from ..registry import register_adjoint, register_batched_adjoint, register_tape_form
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear, register_tangent
 
 
 # ---------------------------------------------------------------- rearranging
@@ -42,9 +42,7 @@ def reshape(y, x, shape=None, order="C", newshape=None, copy=None):
     d[x] = np.reshape(d[y], np.shape(x))
 
 
-@register_tangent(np.reshape)
-def reshape_tangent(y, x, shape=None, order="C", newshape=None, copy=None):
-    t[y] = np.reshape(t[x], np.shape(y), order=order)
+register_linear(np.reshape, static=("shape", "order"))
 
 
 @register_batched_adjoint(np.reshape)
@@ -57,9 +55,7 @@ def transpose(y, x, axes=None):
     d[x] = np.transpose(d[y], inverse_axes(axes, x))
 
 
-@register_tangent(np.transpose)
-def transpose_tangent(y, x, axes=None):
-    t[y] = np.transpose(t[x], axes)
+register_linear(np.transpose)
 
 
 @register_batched_adjoint(np.transpose)
@@ -72,9 +68,7 @@ def swapaxes(y, x, axis1, axis2):
     d[x] = np.swapaxes(d[y], axis1, axis2)
 
 
-@register_tangent(np.swapaxes)
-def swapaxes_tangent(y, x, axis1, axis2):
-    t[y] = np.swapaxes(t[x], axis1, axis2)
+register_linear(np.swapaxes)
 
 
 @register_batched_adjoint(np.swapaxes)
@@ -87,9 +81,7 @@ def expand_dims(y, x, axis):
     d[x] = np.reshape(d[y], np.shape(x))
 
 
-@register_tangent(np.expand_dims)
-def expand_dims_tangent(y, x, axis):
-    t[y] = np.reshape(t[x], np.shape(y))
+register_linear(np.expand_dims)
 
 
 @register_batched_adjoint(np.expand_dims)
@@ -102,9 +94,7 @@ def squeeze(y, x, axis=None):
     d[x] = np.reshape(d[y], np.shape(x))
 
 
-@register_tangent(np.squeeze)
-def squeeze_tangent(y, x, axis=None):
-    t[y] = np.reshape(t[x], np.shape(y))
+register_linear(np.squeeze)
 
 
 @register_batched_adjoint(np.squeeze)
@@ -117,9 +107,7 @@ def broadcast_to(y, x, shape, subok=False):
     d[x] = unbroadcast(d[y], x)
 
 
-@register_tangent(np.broadcast_to)
-def broadcast_to_tangent(y, x, shape, subok=False):
-    t[y] = broadcast_like(t[x], y)
+register_linear(np.broadcast_to, static=("shape",))
 
 
 @register_adjoint(np.ravel)
@@ -128,9 +116,7 @@ def ravel(z, a, order="C"):
     d[a] = unravel(d[z], a, order)
 
 
-@register_tangent(np.ravel)
-def ravel_tangent(z, a, order="C"):
-    t[z] = np.ravel(t[a], order=order)
+register_linear(np.ravel)
 
 
 @register_adjoint(np.moveaxis)
@@ -139,9 +125,7 @@ def moveaxis(z, a, source, destination):
     d[a] = np.moveaxis(d[z], destination, source)
 
 
-@register_tangent(np.moveaxis)
-def moveaxis_tangent(y, a, source, destination):
-    t[y] = np.moveaxis(t[a], source, destination)
+register_linear(np.moveaxis)
 
 
 @register_adjoint(np.rollaxis)
@@ -156,9 +140,7 @@ def flip(z, m, axis=None):
     d[m] = np.flip(d[z], axis)
 
 
-@register_tangent(np.flip)
-def flip_tangent(z, m, axis=None):
-    t[z] = np.flip(t[m], axis=axis)
+register_linear(np.flip)
 
 
 @register_adjoint(np.fliplr)
@@ -185,9 +167,7 @@ def roll(z, a, shift, axis=None):
     d[a] = np.roll(d[z], negate_shift(shift), axis)
 
 
-@register_tangent(np.roll)
-def roll_tangent(z, a, shift, axis=None):
-    t[z] = np.roll(t[a], shift, axis=axis)
+register_linear(np.roll)
 
 
 @register_adjoint(np.tril)
@@ -196,9 +176,7 @@ def tril(z, m, k=0):
     d[m] = np.tril(d[z], k)
 
 
-@register_tangent(np.tril)
-def tril_tangent(z, m, k=0):
-    t[z] = np.tril(t[m], k=k)
+register_linear(np.tril)
 
 
 @register_adjoint(np.triu)
@@ -207,9 +185,8 @@ def triu(z, m, k=0):
     d[m] = np.triu(d[z], k)
 
 
-@register_tangent(np.triu)
-def triu_tangent(z, m, k=0):
-    t[z] = np.triu(t[m], k=k)
+register_linear(np.triu)
+
 
 # -------------------------------------------------------------------- joining
 
@@ -220,10 +197,7 @@ def concatenate(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     d[arrays] = seq_cotangent(concatenate_adjoint(d[z], arrays, axis), arrays)
 
 
-@register_tangent(np.concatenate)
-def concatenate_tangent(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    """A list parameter: t[arrays] is the list of the arrays' tangents."""
-    t[z] = np.concatenate(t[arrays], axis=axis)
+register_linear(np.concatenate, static=("axis",))
 
 
 @register_adjoint(np.stack)
@@ -232,9 +206,7 @@ def stack(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     d[arrays] = seq_cotangent(stack_adjoint(d[z], arrays, axis), arrays)
 
 
-@register_tangent(np.stack)
-def stack_tangent(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    t[z] = np.stack(t[arrays], axis=axis)
+register_linear(np.stack, static=("axis",))
 
 
 @register_adjoint(np.hstack)
@@ -309,9 +281,9 @@ def append_tangent(z, arr, values, axis=None):
 
 
 for _f in (np.vstack, np.hstack, np.dstack, np.column_stack):
-    register_linear(_f)
-register_linear(np.append, (0, 1))
-register_linear(cast_like)
+    declare_linear(_f)
+declare_linear(np.append, (0, 1))
+declare_linear(cast_like)
 
 
 @register_adjoint(np.block)
@@ -328,7 +300,7 @@ def block_tangent_(z, arrays):
     t[z] = block_tangent(t[arrays], arrays)
 
 
-register_linear(block_tangent)
+declare_linear(block_tangent)
 register_tape_form(np.block, block_on_tensors)
 
 
@@ -387,6 +359,10 @@ def atleast_1d(z, *arys):
 def atleast_2d(z, *arys):
     """Only axes of length 1 are added: each cotangent is reshaped back."""
     d[arys] = atleast_adjoint(d[z][:], arys)
+
+
+for _f in (np.atleast_1d, np.atleast_2d):
+    declare_linear(_f)
 
 
 @register_adjoint(np.atleast_3d)

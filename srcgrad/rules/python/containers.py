@@ -20,7 +20,7 @@ import numpy as np
 from ...runtime import densify, primitive, zeros_tree
 from ..helpers.broadcast import unbroadcast
 from ..registry import register_adjoint
-from ..tangents import register_tangent
+from ..tangents import register_linear
 
 _SEQ = (list, tuple)
 
@@ -37,9 +37,7 @@ def list_append_(z, xs, v):
     d[v] = densify(d[z][-1], v)
 
 
-@register_tangent(list_append)
-def list_append_tangent(z, xs, v):
-    t[z] = list_append(t[xs], t[v])
+register_linear(list_append, (0, 1))
 
 
 def list_extend(xs, ys):
@@ -57,9 +55,7 @@ def list_extend_(z, xs, ys):
     d[ys] = seq_cotangent(d[z][len(xs):], ys)
 
 
-@register_tangent(list_extend)
-def list_extend_tangent(z, xs, ys):
-    t[z] = list_extend(t[xs], t[ys])
+register_linear(list_extend, (0, 1))
 
 
 def seq_cotangent(g, x):
@@ -85,9 +81,7 @@ def as_list_(z, x):
     d[x] = seq_cotangent(d[z][:], x)
 
 
-@register_tangent(as_list)
-def as_list_tangent(z, x):
-    t[z] = as_list(t[x])
+register_linear(as_list)
 
 
 def as_tuple(x):
@@ -100,9 +94,8 @@ def as_tuple_(z, x):
     d[x] = seq_cotangent(d[z][:], x)
 
 
-@register_tangent(as_tuple)
-def as_tuple_tangent(z, x):
-    t[z] = as_tuple(t[x])
+register_linear(as_tuple)
+
 
 # ---------------------------------------------------------------------- dicts
 
@@ -117,9 +110,8 @@ def as_dict_(z, x):
     d[x] = d[z]
 
 
-@register_tangent(as_dict)
-def as_dict_tangent(z, x):
-    t[z] = as_dict(t[x])
+register_linear(as_dict)
+
 
 # --------------------------------------------------------- element assignment
 
@@ -160,14 +152,8 @@ def setitem_(z, x, index, v):
 
 
 register_adjoint(array_setitem)(setitem_)
-
-
-@register_tangent(setitem)
-def setitem_tangent(z, x, index, v):
-    t[z] = setitem(t[x], index, t[v])
-
-
-register_tangent(array_setitem)(setitem_tangent)
+register_linear(setitem, (0, 2))
+register_linear(array_setitem, (0, 2))
 
 
 def zero_at(g, index):

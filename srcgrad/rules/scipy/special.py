@@ -345,7 +345,6 @@ register_nondiff(sp.gammasgn)
 # paths, which find this rule by the callee object.
 
 
-
 @register_adjoint(sp.logsumexp)
 def scipy_logsumexp(z, a, axis=None, b=None, keepdims=False, return_sign=False):
     """z = log sum(b exp(a)): d/da = b exp(a - z) (the softmax weights), d/db = exp(a - z),
