@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import cases_fft
-import cases_more
+import tangent_rows as cases_more
 import srcgrad as sg
 from srcgrad import forward_mode as forward_mod
 from srcgrad.rules.helpers import broadcast as helpers

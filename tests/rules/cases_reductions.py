@@ -1,16 +1,18 @@
-"""Rule rows for the reduction family (srcgrad/rules/numpy_reductions.py)
-and scipy.special.logsumexp (srcgrad/rules/scipy_special.py).
+"""Rule rows for the reduction family (srcgrad/rules/numpy/reductions.py)
+and scipy.special.logsumexp (srcgrad/rules/scipy/special.py).
 
 Reductions are tested on (3, 4) inputs with axis None, an int, a negative
 int and a tuple, keepdims False and True, and on 3-d inputs; `ref` is the
 same reduction with autograd, composed from autograd's functions where
-autograd has no rule (cumprod, nan-reductions, matrix 1/2/inf norms).
+autograd has no rule (cumprod, nan-reductions, matrix 1/2/inf norms; the
+order statistics ptp, median, quantile and percentile by sorting with NumPy,
+a permutation that is not differentiated, and autograd indexing).
 """
 import autograd.numpy as anp
 import autograd.scipy.special as asp
 import numpy as np
 
-from rulecase import Case, NAN, NZ, P, R, Static
+from rulecase import Arg, Case, NAN, NZ, P, R, Static, _raw
 from srcgrad.rules.scipy.special import logsumexp
 
 
@@ -429,4 +431,170 @@ CASES = [
     C("logsumexp_ax0_kd", f_logsumexp_ax0_kd, lambda x: asp.logsumexp(x, axis=0, keepdims=True),
       (R(3, 4),), logsumexp),
     C("logsumexp_b", f_logsumexp_b, _ag_logsumexp_b, (R(3, 4), P(4)), logsumexp),
+]
+
+
+# --------------------------------------- order statistics and nan- reductions
+
+def f_ptp(x, w):
+    return np.sum(np.ptp(x) * w)
+
+
+def f_ptp_ax0(x, w):
+    return np.sum(np.ptp(x, axis=0) * w)
+
+
+def f_ptp_ax1_kd(x, w):
+    return np.sum(np.ptp(x, axis=1, keepdims=True) * w)
+
+
+def _ag_ptp(axis=None, keepdims=False):
+    def ref(x):
+        return anp.max(x, axis=axis, keepdims=keepdims) - anp.min(x, axis=axis, keepdims=keepdims)
+    return ref
+
+
+def _ag_quantile(x, q, axis=None, keepdims=False, nan=False):
+    """np.quantile(x, q, axis, method='linear'), written with autograd
+    indexing: the sort order is computed by NumPy (a permutation of the
+    entries, not differentiated), the interpolation weights from q."""
+    v = _raw(x)
+    nd = v.ndim
+    axes = tuple(range(nd)) if axis is None else tuple(
+        sorted(a % nd for a in (axis if isinstance(axis, tuple) else (axis,))))
+    rest = [i for i in range(nd) if i not in axes]
+    moved = anp.reshape(anp.transpose(x, rest + list(axes)),
+                        (int(np.prod([v.shape[i] for i in rest])), -1))
+    vm = np.transpose(v, rest + list(axes)).reshape(moved.shape)
+    order = np.argsort(vm, axis=-1, kind="stable")
+    rows = np.arange(vm.shape[0])[:, None]
+    srt = moved[rows, order]
+    n = np.sum(~np.isnan(vm), axis=-1, keepdims=True) if nan else np.full((vm.shape[0], 1), vm.shape[1])
+    qv = _raw(q)
+    qshape = np.shape(qv)
+    qx = anp.reshape(q, qshape + (1, 1))
+    h = (n - 1) * qx
+    lo = np.floor(_raw(h)).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    f = h - lo
+    x_lo = srt[rows, lo]
+    x_hi = srt[rows, hi]
+    out = (1.0 - f) * x_lo + f * x_hi               # qshape + (rows, 1)
+    out_shape = tuple(1 if (keepdims and i in axes) else v.shape[i] for i in range(nd)
+                      if keepdims or i not in axes)
+    return anp.reshape(out, qshape + out_shape)
+
+
+def f_median(x, w):
+    return np.sum(np.median(x) * w)
+
+
+def f_median_ax0(x, w):
+    return np.sum(np.median(x, axis=0) * w)
+
+
+def f_median_ax12_kd(x, w):
+    return np.sum(np.median(x, axis=(1, 2), keepdims=True) * w)
+
+
+def f_nanmedian_ax1(x, w):
+    return np.sum(np.nanmedian(x, axis=1) * w)
+
+
+def f_quantile(x, q, w):
+    return np.sum(np.quantile(x, q) * w)
+
+
+def f_quantile_ax(x, q, w):
+    return np.sum(np.quantile(x, q, axis=-1) * w)
+
+
+def f_quantile_static(x, w):
+    return np.sum(np.quantile(x, [0.1, 0.5, 0.95], axis=0, keepdims=True) * w)
+
+
+def f_nanquantile(x, q, w):
+    return np.sum(np.nanquantile(x, q, axis=1) * w)
+
+
+def f_percentile(x, q, w):
+    return np.sum(np.percentile(x, q * 100.0, axis=0) * w)
+
+
+def f_nanpercentile(x, w):
+    return np.sum(np.nanpercentile(x, 30.0) * w)
+
+
+def f_nanprod(x, w):
+    return np.sum(np.nanprod(x) * w)
+
+
+def f_nanprod_ax1(x, w):
+    return np.sum(np.nanprod(x, axis=1) * w)
+
+
+def f_nanvar(x, w):
+    return np.sum(np.nanvar(x) * w)
+
+
+def f_nanvar_ax0_ddof(x, w):
+    return np.sum(np.nanvar(x, axis=0, ddof=1) * w)
+
+
+def f_nanstd_ax1_kd(x, w):
+    return np.sum(np.nanstd(x, axis=1, keepdims=True) * w)
+
+
+def f_nanstd(x, w):
+    return np.sum(np.nanstd(x) * w)
+
+
+def _ag_nanvar(axis=None, keepdims=False, ddof=0, std=False):
+    def ref(x):
+        keep = ~np.isnan(_raw(x))
+        x0 = anp.where(keep, x, 0.0)
+        n = np.sum(keep, axis=axis, keepdims=True)
+        m = anp.sum(x0, axis=axis, keepdims=True) / n
+        dev = anp.where(keep, x0 - m, 0.0)
+        var = anp.sum(dev * dev, axis=axis, keepdims=keepdims) / (
+            np.sum(keep, axis=axis, keepdims=keepdims) - ddof)
+        return anp.sqrt(var) if std else var
+    return ref
+
+
+def _ag_nanprod(axis=None):
+    def ref(x):
+        return anp.prod(anp.where(np.isnan(_raw(x)), 1.0, x), axis=axis)
+    return ref
+
+
+CASES += [
+    # order statistics
+    C("ptp", f_ptp, _ag_ptp(), (R(3, 4),), np.ptp),
+    C("ptp_ax0", f_ptp_ax0, _ag_ptp(0), (R(3, 4),), np.ptp),
+    C("ptp_ax1_kd", f_ptp_ax1_kd, _ag_ptp(1, True), (R(2, 3, 4),), np.ptp),
+    C("median_even", f_median, lambda x: _ag_quantile(x, 0.5), (R(3, 4),), np.median),
+    C("median_odd_ax0", f_median_ax0, lambda x: _ag_quantile(x, 0.5, 0), (R(5, 3),), np.median),
+    C("median_ax12_kd", f_median_ax12_kd, lambda x: _ag_quantile(x, 0.5, (1, 2), True),
+      (R(2, 3, 2),), np.median),
+    C("nanmedian_ax1", f_nanmedian_ax1, lambda x: _ag_quantile(x, 0.5, 1, nan=True), (NAN(3, 6),),
+      np.nanmedian),
+    C("quantile_q", f_quantile, lambda x, q: _ag_quantile(x, q), (R(3, 4), Arg((), "prob")),
+      np.quantile),
+    C("quantile_qs_axis", f_quantile_ax, lambda x, q: _ag_quantile(x, q, -1),
+      (R(2, 5), Arg((3,), "prob")), np.quantile),
+    C("quantile_static_kd", f_quantile_static,
+      lambda x: _ag_quantile(x, np.array([0.1, 0.5, 0.95]), 0, True), (R(4, 3),), np.quantile),
+    C("nanquantile", f_nanquantile, lambda x, q: _ag_quantile(x, q, 1, nan=True),
+      (NAN(3, 7), Arg((2,), "prob")), np.nanquantile),
+    C("percentile", f_percentile, lambda x, q: _ag_quantile(x, q, 0),
+      (R(6, 2), Arg((), "prob")), np.percentile),
+    C("nanpercentile", f_nanpercentile, lambda x: _ag_quantile(x, 0.3, nan=True), (NAN(4, 4),),
+      np.nanpercentile),
+    C("nanprod", f_nanprod, _ag_nanprod(), (NAN(3, 4),), np.nanprod),
+    C("nanprod_ax1", f_nanprod_ax1, _ag_nanprod(1), (NAN(3, 5),), np.nanprod),
+    C("nanvar", f_nanvar, _ag_nanvar(), (NAN(3, 4),), np.nanvar),
+    C("nanvar_ax0_ddof", f_nanvar_ax0_ddof, _ag_nanvar(0, ddof=1), (NAN(6, 3),), np.nanvar),
+    C("nanstd", f_nanstd, _ag_nanvar(std=True), (NAN(3, 4),), np.nanstd),
+    C("nanstd_ax1_kd", f_nanstd_ax1_kd, _ag_nanvar(1, True, std=True), (NAN(3, 6),), np.nanstd),
 ]

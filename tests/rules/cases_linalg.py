@@ -1,10 +1,11 @@
-"""Rule-test rows for linear algebra (srcgrad/rules/numpy_linalg.py).
+"""Rule-test rows for linear algebra (srcgrad/rules/numpy/linalg.py).
 
 Products (vdot, inner, outer, tensordot in every `axes` form, einsum
 explicit/implicit/ellipsis/repeated labels/any number of operands, kron,
 cross, vecdot), diagonals (trace, diag, diagonal), and np.linalg (inv,
 solve, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv,
-matrix_power, multi_dot), single and batched (stacked) matrices.
+matrix_power, multi_dot, eig, eigvals, lstsq, qr), single and batched
+(stacked) matrices; einsum's interleaved (operand, sublist) form.
 
 Multi-output functions (eigh, svd, slogdet) are tested through losses that
 use every output and are invariant to the arbitrary signs of eigen- and
@@ -18,7 +19,7 @@ writes the same operation with autograd operations that have one.
 """
 import autograd.numpy as anp
 import numpy as np
-from rulecase import Case, R, ND, Static, SPD, SYM, WC, SQ, _ag_bcast  # noqa: F401
+from rulecase import Case, R, ND, Static, SPD, SYM, WC, SQ, _ag_bcast, _raw  # noqa: F401
 
 from srcgrad.rules.helpers.linalg import diagonal_embed
 
@@ -467,4 +468,149 @@ CASES = [
       np.linalg.multi_dot),
     C("la_multi_dot_vectors", f_multi_dot, lambda a, b, c: anp.dot(anp.dot(a, b), c),
       (R(3), R(3, 4), R(4)), np.linalg.multi_dot),
+]
+
+
+# ------------------------- einsum's interleaved form; eig, eigvals, lstsq, qr
+
+def f_einsum_sublists(a, b, w):
+    return np.sum(np.einsum(a, [0, 1], b, [1, 2], [0, 2]) * w)
+
+
+def f_einsum_sublists_implicit(a, b, w):
+    return np.sum(np.einsum(a, [1, 0], b, [1, 2]) * w)
+
+
+def f_einsum_sublists_ellipsis(a, b, c, w):
+    return np.sum(np.einsum(a, [Ellipsis, 0, 1], b, [1, 2], c, [2], [Ellipsis, 0]) * w)
+
+
+PHASE = 0.6 - 0.8j
+
+
+def f_eig(a, w):
+    lam, v = np.linalg.eig(a)
+    parts = np.concatenate([np.real(lam)[..., None, :], np.imag(lam)[..., None, :], np.abs(v) ** 2],
+                           axis=-2)
+    return np.sum(parts * w)
+
+
+def _ag_eig(a):
+    lam, v = anp.linalg.eig(a)
+    return anp.concatenate([anp.real(lam)[..., None, :], anp.imag(lam)[..., None, :],
+                            anp.abs(v) ** 2], axis=-2)
+
+
+def f_eig_values_only(a, w):
+    lam, v = np.linalg.eig(a)
+    return np.sum((0.6 * np.real(lam) + 0.8 * np.imag(lam)) * w)
+
+
+def f_eigvals(a, w):
+    lam = np.linalg.eigvals(a)
+    return np.sum((0.6 * np.real(lam) + 0.8 * np.imag(lam)) * w)
+
+
+def _ag_eigvals(a):
+    lam = anp.linalg.eig(a)[0]
+    return 0.6 * anp.real(lam) + 0.8 * anp.imag(lam)
+
+
+def f_lstsq(a, b, w):
+    x, res, rank, s = np.linalg.lstsq(a, b)
+    return np.sum(np.concatenate([np.ravel(x), res, s]) * w)
+
+
+def f_lstsq_rcond(a, b, w):
+    x, res, rank, s = np.linalg.lstsq(a, b, rcond=1e-8)
+    return np.sum(np.concatenate([np.ravel(x), res]) * w)
+
+
+def _ag_lstsq(a, b, with_s=True, with_res=True):
+    m, n = np.shape(a)
+    b2 = b if np.ndim(b) == 2 else b[:, None]
+    if m >= n:
+        x = anp.linalg.solve(anp.dot(a.T, a), anp.dot(a.T, b2))
+        res = anp.sum((b2 - anp.dot(a, x)) ** 2, axis=0) if m > n else anp.zeros(0)
+    else:
+        x = anp.dot(a.T, anp.linalg.solve(anp.dot(a, a.T), b2))
+        res = anp.zeros(0)
+    parts = [anp.reshape(x if np.ndim(b) == 2 else x[:, 0], -1)]
+    if with_res:
+        parts.append(res)
+    if with_s:
+        parts.append(anp.linalg.svd(a, compute_uv=False))
+    return anp.concatenate(parts)
+
+
+def f_qr(a, w):
+    q, r = np.linalg.qr(a)
+    return np.sum(np.concatenate([np.reshape(q, (-1,)), np.reshape(r, (-1,))]) * w)
+
+
+def f_qr_complete(a, w):
+    q, r = np.linalg.qr(a, mode="complete")
+    return np.sum(np.concatenate([np.reshape(q[:, :3], (-1,)), np.reshape(r, (-1,))]) * w)
+
+
+def f_qr_r(a, w):
+    return np.sum(np.linalg.qr(a, mode="r") * w)
+
+
+def _ag_qr_factors(a):
+    """Q, R of NumPy's QR (reduced) without a QR: R = D chol(A^T A)^T for the
+    square part, D the signs of NumPy's diag(R) (constants), Q = X R^{-1},
+    and for a wide A, R's remaining columns Q^T Y."""
+    v = _raw(a)
+    m, n = v.shape[-2:]
+    k = min(m, n)
+    d = np.sign(np.diagonal(np.linalg.qr(v)[1], axis1=-2, axis2=-1))
+    x = a[..., :, :k]
+    rp = anp.swapaxes(anp.linalg.cholesky(anp.matmul(anp.swapaxes(x, -1, -2), x)), -1, -2)
+    r_sq = rp * d[..., :, None]
+    q = anp.swapaxes(anp.linalg.solve(anp.swapaxes(r_sq, -1, -2), anp.swapaxes(x, -1, -2)), -1, -2)
+    if n > m:
+        r = anp.concatenate([r_sq, anp.matmul(anp.swapaxes(q, -1, -2), a[..., :, m:])], axis=-1)
+    else:
+        r = r_sq
+    return q, r
+
+
+def _ag_qr(a):
+    q, r = _ag_qr_factors(a)
+    return anp.concatenate([anp.reshape(q, (-1,)), anp.reshape(r, (-1,))])
+
+
+def _ag_qr_complete(a):
+    q, r = _ag_qr_factors(a)
+    r_full = anp.concatenate([r, anp.zeros((np.shape(a)[0] - np.shape(a)[1], np.shape(a)[1]))])
+    return anp.concatenate([anp.reshape(q, (-1,)), anp.reshape(r_full, (-1,))])
+
+
+CASES += [
+    # einsum's interleaved (operand, sublist) form
+    C("einsum_sublists", f_einsum_sublists, lambda a, b: anp.einsum("ij,jk->ik", a, b),
+      (R(2, 3), R(3, 4)), np.einsum),
+    C("einsum_sublists_implicit", f_einsum_sublists_implicit, lambda a, b: anp.einsum("ba,bc", a, b),
+      (R(3, 2), R(3, 4)), np.einsum),
+    C("einsum_sublists_ellipsis", f_einsum_sublists_ellipsis,
+      lambda a, b, c: anp.einsum("...ij,jk,k->...i", a, b, c), (R(2, 2, 3), R(3, 4), R(4)), np.einsum),
+    # eig, eigvals (general real matrices; complex outputs), lstsq, qr
+    C("eig", f_eig, _ag_eig, (R(3, 3),), np.linalg.eig),
+    C("eig_batched", f_eig, _ag_eig, (R(2, 4, 4),), np.linalg.eig),
+    C("eig_values_only", f_eig_values_only, _ag_eigvals, (R(4, 4),), np.linalg.eig),
+    C("eigvals", f_eigvals, _ag_eigvals, (R(3, 3),), np.linalg.eigvals),
+    C("eigvals_batched", f_eigvals, _ag_eigvals, (R(2, 3, 3),), np.linalg.eigvals),
+    C("lstsq_over", f_lstsq, _ag_lstsq, (WC(5, 3), R(5, 2)), np.linalg.lstsq),
+    C("lstsq_over_vector", f_lstsq, _ag_lstsq, (WC(4, 2), R(4)), np.linalg.lstsq),
+    C("lstsq_under", f_lstsq, _ag_lstsq, (WC(2, 4), R(2)), np.linalg.lstsq),
+    C("lstsq_square_rcond", f_lstsq_rcond, lambda a, b: _ag_lstsq(a, b, with_s=False),
+      (WC(3, 3), R(3, 2)), np.linalg.lstsq),
+    C("qr_tall", f_qr, _ag_qr, (WC(4, 3),), np.linalg.qr),
+    C("qr_square", f_qr, _ag_qr, (WC(3, 3),), np.linalg.qr),
+    C("qr_wide", f_qr, _ag_qr, (WC(3, 5),), np.linalg.qr),
+    C("qr_batched", f_qr, _ag_qr, (WC(2, 4, 3),), np.linalg.qr),
+    C("qr_complete", f_qr_complete, _ag_qr_complete, (WC(5, 3),), np.linalg.qr),
+    C("qr_mode_r", f_qr_r, lambda a: _ag_qr_factors(a)[1], (WC(4, 3),), np.linalg.qr),
+    C("qr_mode_r_wide", f_qr_r, lambda a: _ag_qr_factors(a)[1], (WC(2, 4),), np.linalg.qr),
 ]

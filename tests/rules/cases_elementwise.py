@@ -1,5 +1,6 @@
-"""Rule rows for the elementwise family (srcgrad/rules/numpy_elementwise.py)
-and scipy.special's elementwise functions (srcgrad/rules/scipy_special.py).
+"""Rule rows for the elementwise families (srcgrad/rules/numpy/elementwise.py,
+piecewise.py, complex.py) and scipy.special's elementwise functions
+(srcgrad/rules/scipy/special.py).
 
 Each case function returns np.sum(op(inputs) * w); `ref` is the same
 operation with autograd (composed from autograd's functions where autograd
@@ -185,7 +186,7 @@ def f_nan_to_num(x, w):
     return np.sum(np.nan_to_num(x) * w)
 
 
-# -- complex functions on real inputs (complex inputs: tests/test_complex.py)
+# -- complex functions on real inputs (complex inputs: test_complex.py)
 
 def f_real(x, w):
     return np.sum(np.real(x) * w)

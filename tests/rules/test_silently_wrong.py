@@ -353,7 +353,7 @@ def test_block_nested_compiled():
 
 def test_block_nested_op_by_op():
     """(Fixed by audit 11: np.block on Tensors is computed from recorded
-    operations, rules/helpers_more.block_on_tensors.)"""
+    operations, rules/helpers/shapes.py block_on_tensors.)"""
     a, b = np.ones((2, 2)), np.zeros((2, 2))
     ga, gb = tape_grad(block_nested, a, b)
     w = np.arange(16.0).reshape(4, 4)

@@ -1,5 +1,5 @@
 """Complex inputs of the FFT and linear-algebra rules, in TensorFlow's
-convention (README "Complex inputs"; tests/test_complex.py for the core
+convention (README "Complex inputs"; tests/rules/test_complex.py for the core
 functions): for a real loss L of z = a + ib the gradient is dL/da + i dL/db.
 
 The oracle is central finite differences along the real and the imaginary

@@ -1,4 +1,5 @@
-"""Rule-test rows for shapes and indexing (srcgrad/rules/numpy_shapes.py).
+"""Rule-test rows for shapes and indexing (srcgrad/rules/numpy/shapes.py,
+indexing.py).
 
 Rearranging (ravel, moveaxis, rollaxis, flip, fliplr, flipud, rot90, roll,
 tril, triu), joining (concatenate, stack, hstack, vstack, dstack,
@@ -8,7 +9,9 @@ repeating (tile, repeat, pad in its copying and constant modes), selecting
 (take, take_along_axis, sort, partition, delete, compress, extract, select;
 repeated indices accumulate), promoting (atleast_1d/2d/3d, one operand or
 several) and np.diff, plus the index_gather/index_scatter primitives the
-selecting rules use.
+selecting rules use; np.block, np.insert, row_stack, and np.pad in its
+statistic modes (maximum, minimum, mean, median, linear_ramp: `ref` pads axis
+by axis as NumPy does, numpy/lib/_arraypad_impl.py).
 
 Where autograd has no rule for a spelling (flip, take, take_along_axis,
 sort along an axis, repeat with per-element counts, pad's copying modes,
@@ -17,7 +20,8 @@ autograd indexing.
 """
 import autograd.numpy as anp
 import numpy as np
-from rulecase import Case, R, ND, NZ, Static, _ag_bcast  # noqa: F401
+from cases_reductions import _ag_quantile
+from rulecase import Case, R, ND, NZ, Static, _ag_bcast, _raw  # noqa: F401
 
 from srcgrad.rules.helpers.shapes import index_gather, index_scatter
 
@@ -569,4 +573,126 @@ CASES = [
     C("sh_gradient_coords_edge2", f_gradient_coords,
       lambda a, x: _ag_gradient_coords(a, x), (R(2, 4), Static(np.array([0.0, 0.5, 1.5, 1.75]))),
       np.gradient),
+]
+
+
+# ---------------------- block, insert, row_stack and np.pad's statistic modes
+
+def f_block_1d(a, b, w):
+    return np.sum(np.block([a, b, a]) * w)
+
+
+def f_block_2d(a, b, c, e, w):
+    return np.sum(np.block([[a, b], [c, e]]) * w)
+
+
+def f_block_scalar(a, s, w):
+    return np.sum(np.block([[a], [np.full((1, 3), s)]]) * w)
+
+
+def f_insert_flat(a, v, w):
+    return np.sum(np.insert(a, 2, v) * w)
+
+
+def f_insert_rows(a, v, w):
+    return np.sum(np.insert(a, [1, 3], v, axis=0) * w)
+
+
+def f_insert_broadcast(a, v, w):
+    return np.sum(np.insert(a, 1, v, axis=1) * w)
+
+
+def f_row_stack(a, b, w):
+    return np.sum(np.row_stack([a, b]) * w)
+
+
+def f_pad_stat(a, pad_width, mode, w):
+    return np.sum(np.pad(a, pad_width, mode=mode) * w)
+
+
+def f_pad_stat_length(a, w):
+    return np.sum(np.pad(a, ((2, 1), (1, 3)), mode="mean", stat_length=((1, 2), (3, 2))) * w)
+
+
+def f_pad_max_length(a, w):
+    return np.sum(np.pad(a, 2, mode="maximum", stat_length=2) * w)
+
+
+def f_pad_ramp(a, e, w):
+    return np.sum(np.pad(a, ((1, 2), (3, 1)), mode="linear_ramp", end_values=e) * w)
+
+
+def _ag_pad_stat(a, pad_width, mode, stat_length=None, end_values=0.0):
+    """np.pad's statistic modes with autograd operations, axis by axis."""
+    v = _raw(a)
+    nd = v.ndim
+    pw = np.broadcast_to(np.asarray(pad_width), (nd, 2))
+    sl = np.broadcast_to(np.asarray(stat_length if stat_length is not None else -1), (nd, 2))
+    cur = a
+    for axis in range(nd):
+        n = _raw(cur).shape[axis]
+        l, r = int(pw[axis][0]), int(pw[axis][1])
+        moved = anp.moveaxis(cur, axis, 0)
+        if mode == "linear_ramp":
+            tl = (np.arange(l) / max(l, 1)).reshape((l,) + (1,) * (nd - 1))
+            tr = (np.arange(r)[::-1] / max(r, 1)).reshape((r,) + (1,) * (nd - 1))
+            left = end_values + (moved[:1] - end_values) * tl
+            right = end_values + (moved[-1:] - end_values) * tr
+        else:
+            ll = n if sl[axis][0] < 0 else min(int(sl[axis][0]), n)
+            rl = n if sl[axis][1] < 0 else min(int(sl[axis][1]), n)
+            lw, rw = moved[:ll], moved[n - rl:]
+            if mode == "median":
+                lstat, rstat = _ag_quantile(lw, 0.5, 0, True), _ag_quantile(rw, 0.5, 0, True)
+            else:
+                red = {"mean": anp.mean, "maximum": anp.max, "minimum": anp.min}[mode]
+                lstat, rstat = red(lw, axis=0, keepdims=True), red(rw, axis=0, keepdims=True)
+            ones = np.ones((1,) + _raw(moved).shape[1:])
+            left = anp.concatenate([lstat] * l, axis=0) if l else ones[:0]
+            right = anp.concatenate([rstat] * r, axis=0) if r else ones[:0]
+        cur = anp.moveaxis(anp.concatenate([left, moved, right], axis=0), 0, axis)
+    return cur
+
+
+CASES += [
+    # block, insert, row_stack
+    C("block_1d", f_block_1d, lambda a, b: anp.concatenate([a, b, a]), (R(3), R(2)), np.block),
+    C("block_2d", f_block_2d,
+      lambda a, b, c, e: anp.concatenate([anp.concatenate([a, b], axis=1),
+                                          anp.concatenate([c, e], axis=1)], axis=0),
+      (R(2, 3), R(2, 1), R(1, 3), R(1, 1)), np.block, meta={"compiled_only": True}),
+    C("block_scalar_fill", f_block_scalar,
+      lambda a, s: anp.concatenate([a, s + anp.zeros((1, 3))], axis=0), (R(2, 3), R()), np.block,
+      meta={"compiled_only": True}),
+    C("insert_flat", f_insert_flat,
+      lambda a, v: anp.concatenate([anp.reshape(a, -1)[:2], anp.reshape(v, -1),
+                                    anp.reshape(a, -1)[2:]]), (R(2, 3), R(2)), np.insert),
+    C("insert_rows", f_insert_rows,
+      lambda a, v: anp.concatenate([a[:1], v[None], a[1:3], v[None], a[3:]]), (R(4, 3), R(3)),
+      np.insert),
+    C("insert_broadcast", f_insert_broadcast,
+      lambda a, v: anp.concatenate([a[:, :1], v + anp.zeros((3, 1)), a[:, 1:]], axis=1),
+      (R(3, 2), R()), np.insert),
+    C("row_stack", f_row_stack, lambda a, b: anp.concatenate([a[None], b[None]]), (R(3), R(3)),
+      getattr(np, "row_stack", np.vstack)),
+    # np.pad's statistic modes
+    C("pad_maximum", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(3, 4), Static(((1, 2), (2, 1))), Static("maximum")), np.pad),
+    C("pad_minimum_1d", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(5), Static((2, 3)), Static("minimum")), np.pad),
+    C("pad_mean", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(3, 4), Static(2), Static("mean")), np.pad),
+    C("pad_median", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(4, 3), Static(((1, 1), (2, 0))), Static("median")), np.pad),
+    C("pad_median_3d", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(2, 3, 3), Static(1), Static("median")), np.pad),
+    C("pad_linear_ramp", f_pad_stat, lambda a, pw, m: _ag_pad_stat(a, pw, m),
+      (R(3, 4), Static(((2, 1), (1, 3))), Static("linear_ramp")), np.pad),
+    C("pad_mean_stat_length", f_pad_stat_length,
+      lambda a: _ag_pad_stat(a, ((2, 1), (1, 3)), "mean", ((1, 2), (3, 2))), (R(4, 5),), np.pad),
+    C("pad_maximum_stat_length", f_pad_max_length,
+      lambda a: _ag_pad_stat(a, 2, "maximum", 2), (R(4, 5),), np.pad),
+    C("pad_linear_ramp_end_values", f_pad_ramp,
+      lambda a, e: _ag_pad_stat(a, ((1, 2), (3, 1)), "linear_ramp", end_values=e), (R(3, 3), R()),
+      np.pad),
 ]

@@ -1,13 +1,14 @@
-"""Rule rows for srcgrad's container and element-assignment primitives
-(srcgrad/rules/containers.py): what the compiler lowers `xs.append(v)`,
-`x[i] = v`, `list(x)`, `sum(xs)` and `x.astype(...)` to. The case functions
-call the primitives directly, so the op-by-op tape records them as well."""
+"""Rule rows for srcgrad's container and element-assignment primitives and
+Python's builtins (srcgrad/rules/python/containers.py, builtins.py): what
+the compiler lowers `xs.append(v)`, `x[i] = v`, `list(x)`, `sum(xs)` and
+`x.astype(...)` to, and `sorted`. The case functions call the primitives
+directly, so the op-by-op tape records them as well."""
 import builtins
 
 import autograd.numpy as anp
 import numpy as np
 
-from rulecase import Case, R
+from rulecase import Case, R, _raw
 from srcgrad.rules.python.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append,
                                              list_extend, setitem)
 
@@ -74,4 +75,52 @@ CASES = [
     Case("as_dict", f_as_dict, lambda x, y: x + 2.0 * y, (R(4), R(4)), as_dict),
     Case("builtin_sum_broadcast", f_builtin_sum, lambda x, y: 2 * x + y, (R(3, 4), R(4)), builtins.sum),
     Case("cast", f_cast, lambda x: x, (R(3, 4),), cast),
+]
+
+
+# --------------------------------------------------------- the builtin sorted
+
+C = Case
+
+
+def f_sorted_list(x, w):
+    return np.sum(np.stack(sorted([x[0], x[1], x[2], x[3]])) * w)
+
+
+def f_sorted_reverse(x, w):
+    return np.sum(np.stack(sorted([x[2], x[0], x[1]], reverse=True)) * w)
+
+
+def f_sorted_array(x, w):
+    return np.sum(np.stack(sorted(x)) * w)
+
+
+def f_sorted_key(x, w):
+    return np.sum(np.stack(sorted(x, key=abs)) * w)
+
+
+def f_sorted_mixed(x, w):
+    ys = sorted([x[0], 0.25, x[1], -0.5])
+    return ys[0] * w[0] + ys[1] * w[1] + ys[2] * w[2] + ys[3] * w[3]
+
+
+def _ag_sorted(x, key=None, reverse=False):
+    v = _raw(x)
+    order = sorted(range(len(v)), key=lambda i: (key or (lambda e: e))(v[i]), reverse=reverse)
+    return x[np.array(order)]
+
+
+def _ag_sorted_mixed(x):
+    v = anp.concatenate([x[:1], np.array([0.25]), x[1:2], np.array([-0.5])])
+    return _ag_sorted(v)
+
+
+CASES += [
+    # the builtin sorted
+    C("sorted_list", f_sorted_list, lambda x: _ag_sorted(x), (R(4),), builtins.sorted),
+    C("sorted_reverse", f_sorted_reverse, lambda x: _ag_sorted(x[np.array([2, 0, 1])], reverse=True),
+      (R(3),), builtins.sorted),
+    C("sorted_array", f_sorted_array, lambda x: _ag_sorted(x), (R(5),), builtins.sorted),
+    C("sorted_key_abs", f_sorted_key, lambda x: _ag_sorted(x, key=abs), (R(5),), builtins.sorted),
+    C("sorted_mixed_floats", f_sorted_mixed, _ag_sorted_mixed, (R(2),), builtins.sorted),
 ]

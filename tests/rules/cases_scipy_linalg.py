@@ -1,4 +1,4 @@
-"""Rule-test rows for scipy.linalg (srcgrad/rules/scipy_linalg.py).
+"""Rule-test rows for scipy.linalg (srcgrad/rules/scipy/linalg.py).
 
 solve_triangular (lower/upper, every trans spelling, unit_diagonal, a vector
 or matrix right-hand side, batched and broadcast), cho_factor and cho_solve

@@ -1,4 +1,4 @@
-"""The SciPy rules beyond the rule tables (tests/cases_scipy_*.py): what they
+"""The SciPy rules beyond the rule tables (tests/rules/cases_scipy_*.py): what they
 refuse, their values outside a distribution's support, and second
 derivatives through the Tensor-aware wrappers that the backward code of the
 scipy.linalg rules calls (op by op: nested tapes), against central
@@ -44,7 +44,7 @@ def f_lse_sign(x):
 
 def test_logsumexp_return_sign_value_gradient():
     """return_sign=True is differentiated since audit 11 (it was refused):
-    with b = 1 the value's gradient is the softmax (tests/test_audit_rules.py
+    with b = 1 the value's gradient is the softmax (test_audit_rules.py
     checks weights of both signs)."""
     x = np.array([0.1, 0.2])
     np.testing.assert_allclose(sg.grad(f_lse_sign)(x), np.exp(x) / np.sum(np.exp(x)), rtol=1e-12)

@@ -1,7 +1,7 @@
-"""Rule-test rows for np.fft (srcgrad/rules/numpy_fft.py).
+"""Rule-test rows for np.fft (srcgrad/rules/numpy/fft.py).
 
 Inputs are real (the table's domains); complex inputs are checked in
-tests/test_complex_more.py. A transform with a complex output enters the
+tests/rules/test_complex_linalg_fft.py. A transform with a complex output enters the
 loss as `np.real(F * C)` with the complex constant C = 0.6 - 0.8j, so both
 its real and imaginary parts are weighed (0.6 Re F + 0.8 Im F).
 

@@ -1,4 +1,4 @@
-"""Rule-test rows for scipy.stats (srcgrad/rules/scipy_stats.py).
+"""Rule-test rows for scipy.stats (srcgrad/rules/scipy/stats.py).
 
 One row per distribution method: norm, t, beta, gamma, chi2, expon,
 laplace, logistic, cauchy, lognorm and uniform (logpdf, pdf, cdf, logcdf,
@@ -15,7 +15,7 @@ differences, one another and autograd.
 The case functions call module-level aliases (`norm_logpdf =
 st.norm.logpdf`): the compiler finds the rule of a bound method called by a
 plain name. The attribute spellings users write (`st.norm.logpdf(x)`,
-`norm.logpdf(x)`) are pinned in tests/test_library_functions.py (the
+`norm.logpdf(x)`) are pinned in tests/rules/test_library_functions.py (the
 compiler, today, unbinds the method before looking for a rule).
 
 References (`ref`) are independent: autograd.scipy.stats where it has the

@@ -1,5 +1,5 @@
 """Rule-test rows for scipy.special's plain-Python functions called as SciPy's
-own objects (srcgrad/rules/scipy_special_python.py): scipy.special.logsumexp
+own objects (srcgrad/rules/scipy/special.py): scipy.special.logsumexp
 with every `axis` form, keepdims and the weights b (broadcast).
 
 SciPy converts Tensors with np.asarray, so these rows are `compiled_only`

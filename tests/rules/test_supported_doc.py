@@ -4,7 +4,7 @@ import pathlib
 
 from srcgrad.rules import catalog
 
-DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "supported.md"
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "supported.md"
 
 
 def test_supported_doc_is_current():

@@ -9,7 +9,7 @@
    find the source of a function SciPy builds with exec (`_parse_args`).
 
 2. A rule registered for a bound method of a module-level object
-   (`scipy.stats.norm.logpdf`, srcgrad/rules/scipy_stats.py) must be found
+   (`scipy.stats.norm.logpdf`, srcgrad/rules/scipy/stats.py) must be found
    for every spelling users write. Today it is found when the method is
    called by a plain name (`logpdf = st.norm.logpdf; logpdf(x)`, which the
    rule tables use), but an attribute call (`norm.logpdf(x)`,

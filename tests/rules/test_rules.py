@@ -876,7 +876,7 @@ CASES += [
       (R(3, 3), ND(4, 3), Static(np.array([0, 2, 0]))), (unindex, unindex_array)),
 ]
 
-# The per-family tables: every tests/cases_*.py module's CASES.
+# The per-family tables: every tests/rules/cases_*.py module's CASES.
 for _path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
     CASES += importlib.import_module(_path.stem).CASES
 
@@ -1247,7 +1247,7 @@ def _label(f):
 def test_registry_every_rule_has_a_case():
     covered = {f for c in CASES for f in _covers(c)}
     missing = [f for f in _registry() if f not in covered]
-    assert not missing, "rules with no row in tests/test_rules.py CASES: %s" % [
+    assert not missing, "rules with no row in tests/rules/test_rules.py CASES: %s" % [
         _label(f) for f in missing]
 
 

@@ -1,7 +1,10 @@
-"""Rule rows for what generated code calls (srcgrad/rules/runtime_rules.py):
+"""Rule rows for what generated code calls (srcgrad/rules/generated_code.py):
 the helpers are linear in their cotangent argument, and their rules (each
 other's transposes) are what differentiates generated code again. Each case
-calls the helper directly, as generated code does."""
+calls the helper directly, as generated code does. einsum_adjoint, which
+np.einsum's adjoint calls, has rules of its own so that second-order code
+calls it rather than compiling its body (audit 11; its regression tests are
+in test_audit_rules.py)."""
 import autograd.numpy as anp
 import numpy as np
 
@@ -9,6 +12,7 @@ from rulecase import Case, R, ND, Static
 from srcgrad import runtime
 from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
 from srcgrad.rules.helpers.complex import conj
+from srcgrad.rules.helpers.products import einsum_adjoint
 
 
 def f_unbroadcast(g, x, w):
@@ -70,4 +74,32 @@ CASES = [
     Case("add_cotangents_lists", f_add_cotangents_lists, lambda x, y: x + y + 3.0 * x, (R(3), R(3)),
          runtime.add_cotangents),
     Case("as_input_broadcast", f_as_input, lambda g, x: g + anp.zeros((2, 3)), (R(3), ND(2, 3)), runtime.as_input),
+]
+
+
+# ---------------------------------------------------------- einsum's adjoint
+
+def f_einsum_adjoint(g, a, b, w):
+    c = einsum_adjoint(g, ["ij,jk->ik", a, b])
+    return np.sum(np.concatenate([np.ravel(c[1]), np.ravel(c[2])]) * w)
+
+
+def _ag_einsum_adjoint(g, a, b):
+    return anp.concatenate([anp.ravel(anp.dot(g, b.T)), anp.ravel(anp.dot(a.T, g))])
+
+
+def f_einsum_adjoint_interleaved(g, a, w):
+    c = einsum_adjoint(g, [a, [0, 1], a, [0, 1], [0]])      # einsum('ij,ij->i', a, a)
+    return np.sum((c[0] + 2.0 * c[2]) * w)
+
+
+def _ag_einsum_adjoint_interleaved(g, a):
+    return 3.0 * g[:, None] * a
+
+
+CASES += [
+    Case("audit_einsum_adjoint", f_einsum_adjoint, _ag_einsum_adjoint, (R(2, 4), R(2, 3), R(3, 4)),
+      einsum_adjoint),
+    Case("audit_einsum_adjoint_interleaved", f_einsum_adjoint_interleaved, _ag_einsum_adjoint_interleaved,
+      (R(3), R(3, 2)), einsum_adjoint),
 ]
