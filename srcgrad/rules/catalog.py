@@ -8,7 +8,7 @@ parameters that receive a cotangent, and the first line of the template's
 docstring, with the rest of its opening paragraph), then the functions
 registered as non-differentiable. A rule's family is where its template is
 defined: the module's path below srcgrad/rules/ (`family`).
-tests/test_supported_doc.py fails when docs/supported.md differs from this
+tests/rules/test_supported_doc.py fails when docs/supported.md differs from this
 output. (Importing this module imports srcgrad, which registers every rule,
 scipy.special's when SciPy is installed.)
 """
@@ -105,7 +105,7 @@ def render():
 
     out = ["# Supported functions", "",
            "Generated from srcgrad's rule registry by `%s`; do not edit by hand "
-           "(tests/test_supported_doc.py checks it is current)." % REGENERATE, "",
+           "(tests/rules/test_supported_doc.py checks it is current)." % REGENERATE, "",
            "%d primitives have adjoint rules; %d functions are registered as "
            "non-differentiable. Differentiable parameters are those the rule gives a "
            "cotangent (`d[p] = ...`). Complex inputs follow TensorFlow's convention "

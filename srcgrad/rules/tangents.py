@@ -38,13 +38,12 @@ differentiated in forward mode by transposing its VJP (srcgrad/forward.py,
 """
 import inspect
 import threading
-import types
 
 import gast
 
 from ..syntax import ast_util
 from ..syntax.templates import is_t
-from .registry import Template, adjoint_rule, load_lazy
+from .registry import Template, adjoint_rule, load_lazy, spelling
 
 _TANGENTS = {}
 _lock = threading.Lock()
@@ -88,8 +87,8 @@ class TangentRule(Template):
     `t[p]`), `tree` (the template's gast FunctionDef), `defaults`.
     """
 
-    def __init__(self, primitive, template, name=None, tree=None, doc=None):
-        super().__init__(primitive, template, name=name, tree=tree, doc=doc)
+    def __init__(self, primitive, template, name=None, doc=None, constants=None, tree=None):
+        super().__init__(primitive, template, name=name, doc=doc, constants=constants, tree=tree)
         self._check()
 
     def _check(self):
@@ -122,7 +121,7 @@ class TangentRule(Template):
         return "<tangent rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
 
 
-def register_tangent(primitive):
+def register_tangent(primitive, *, name=None, constants=None):
     """Decorator registering the tangent (JVP) rule of `primitive`.
 
     The template's first parameter is the primal output, the others mirror
@@ -133,10 +132,13 @@ def register_tangent(primitive):
     should have the output's shape (use `broadcast_like(expr, z)` when a term
     may be smaller). The same template is inlined by the compiler (generated
     JVP code) and compiled into JVP functions for ForwardAccumulator.
-    Raises ValueError for a malformed template. Returns the template.
+    name, constants: the rule's name (default: the template's) and the
+    values of a parametrised template's placeholders (registry.Template),
+    for a template that serves several primitives. Raises ValueError for a
+    malformed template. Returns the template.
     """
     def decorator(template):
-        _add(TangentRule(primitive, template))
+        _add(TangentRule(primitive, template, name=name, constants=constants))
         return template
     return decorator
 
@@ -187,7 +189,7 @@ def register_linear(primitive, kind="first", static=None):
         linear = [names[i] for i in kind]
     if static is None:
         static = [p for p in names if p not in linear and p != "out"]
-    func = _spelling(primitive, adjoint.globals)
+    func = spelling(primitive, adjoint.globals, "register_linear(%r)" % (primitive,))
 
     last = max(i for i, p in enumerate(names) if p in linear or
                (p in static and params[p].default is inspect.Parameter.empty))
@@ -213,28 +215,6 @@ def register_linear(primitive, kind="first", static=None):
     declare_linear(primitive, kind)
     _add(TangentRule(primitive, adjoint.template, name=name, tree=tree, doc=doc))
     return primitive
-
-
-def _spelling(obj, namespace):
-    """How the module `namespace` (a template's globals) names `obj`: a
-    global bound to it, else `module.name` or `module.sub.name` through a
-    module it imports (np.sum, np.fft.fft, runtime.densify)."""
-    name = getattr(obj, "__name__", None)
-    if name and namespace.get(name) is obj:
-        return name
-    for key, value in sorted(namespace.items()):
-        if value is obj and not key.startswith("_"):
-            return key
-    for key, value in sorted(namespace.items()):
-        if isinstance(value, types.ModuleType) and not key.startswith("_"):
-            if getattr(value, name, None) is obj:
-                return "%s.%s" % (key, name)
-            for sub, mod in sorted(vars(value).items()):
-                if isinstance(mod, types.ModuleType) and not sub.startswith("_") \
-                        and getattr(mod, name, None) is obj:
-                    return "%s.%s.%s" % (key, sub, name)
-    raise ValueError("register_linear: %r is not reachable from the globals of its adjoint rule's module"
-                     % (obj,))
 
 
 def tangent_rule(primitive):

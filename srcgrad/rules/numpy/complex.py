@@ -61,6 +61,7 @@ def real_if_close(z, a, tol=100):
     """The identity on values: the cotangent takes `a`'s kind back (autograd's rule)."""
     d[a] = complex_like(d[z], a)
 
+
 # ---------------------------------------------------------------- dtype casts
 
 @register_adjoint(cast_like)

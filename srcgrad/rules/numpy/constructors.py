@@ -46,6 +46,7 @@ def full_like_tangent(z, a, fill_value, dtype=None, order="K", subok=True, shape
                       device=None):
     t[z] = broadcast_like(t[fill_value], z)
 
+
 # --------------------------------------------------------------------- ranges
 
 @register_adjoint(np.linspace)

@@ -169,6 +169,7 @@ def cbrt(z, x, out=None, dtype=None):
 def cbrt_tangent(z, x, out=None, dtype=None):
     t[z] = t[x] / (3.0 * z * z)
 
+
 # --------------------------------------------------------------- exp and logs
 
 @register_adjoint(np.exp)
@@ -264,6 +265,7 @@ def logaddexp2(z, x, y, out=None, dtype=None):
     """z = log2(2^x + 2^y): dz/dx = 2^(x - z), dz/dy = 2^(y - z)."""
     d[x] = unbroadcast(d[z] * np.exp2(x - z), x)
     d[y] = unbroadcast(d[z] * np.exp2(y - z), y)
+
 
 # --------------------------------------------------------------- trigonometry
 
@@ -376,6 +378,7 @@ register_adjoint(np.degrees)(rad2deg)
 def sinc(z, x):
     """sinc x = sin(pi x) / (pi x): d/dx = (cos(pi x) - sinc x) / x, 0 at x = 0."""
     d[x] = d[z] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - z) / np.where(x == 0, 1.0, x))
+
 
 # ------------------------------------------------------- hyperbolic functions
 

@@ -130,6 +130,7 @@ def index_scatter_(z, g, x, idx):
     """index_scatter is linear in g; its adjoint gathers."""
     d[g] = index_gather(d[z], idx)
 
+
 # ------------------------------------------------------------------ repeating
 
 @register_adjoint(np.tile)
@@ -154,6 +155,7 @@ register_linear(np.repeat)
 def resize(z, a, new_shape):
     """a's elements repeated cyclically (or truncated) into new_shape."""
     d[a] = index_scatter(d[z], a, index_map(np.resize, a, new_shape))
+
 
 # ------------------------------------------------------ padding and inserting
 

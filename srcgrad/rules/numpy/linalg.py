@@ -188,6 +188,7 @@ def linalg_cross(z, x1, x2, axis=-1):
     d[x1] = cross_adjoint(d[z], x1, conj(x2), -1, -1, -1, axis, True)
     d[x2] = cross_adjoint(d[z], conj(x1), x2, -1, -1, -1, axis, False)
 
+
 # ------------------------------------------------------------------ diagonals
 
 @register_adjoint(np.trace)
@@ -243,6 +244,7 @@ def matrix_transpose(z, x):
 def linalg_matrix_transpose(z, x):
     """Swap of the last two axes: the cotangent is swapped back."""
     d[x] = mT(d[z])
+
 
 # ------------------------------------------------------------------ np.linalg
 

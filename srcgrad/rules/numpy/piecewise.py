@@ -21,44 +21,29 @@ from ..tangents import declare_linear, register_tangent
 
 
 # ---------------------------------------------------------- maxima and minima
+# One template for maximum, minimum, fmax and fmin: z is x where x wins and y
+# where y does, so the cotangent goes to the winner; ties split it evenly
+# (autograd's rule), and a NaN operand, which fmax and fmin ignore, gets 0
+# (balanced_eq).
 
-@register_adjoint(np.maximum)
-def maximum(z, x, y, out=None, dtype=None):
+
+def extremum(z, x, y, out=None, dtype=None):
     """Ties split the cotangent evenly between x and y (autograd's rule)."""
     d[x] = unbroadcast(d[z] * balanced_eq(x, z, y), x)
     d[y] = unbroadcast(d[z] * balanced_eq(y, z, x), y)
 
 
-@register_tangent(np.maximum)
-def maximum_tangent(z, x, y, out=None, dtype=None):
+def extremum_tangent(z, x, y, out=None, dtype=None):
     """Ties take the mean of both tangents (the adjoint's half-and-half)."""
     t[z] = t[x] * balanced_eq(x, z, y) + t[y] * balanced_eq(y, z, x)
 
 
-@register_adjoint(np.minimum)
-def minimum(z, x, y, out=None, dtype=None):
-    d[x] = unbroadcast(d[z] * balanced_eq(x, z, y), x)
-    d[y] = unbroadcast(d[z] * balanced_eq(y, z, x), y)
-
-
-@register_tangent(np.minimum)
-def minimum_tangent(z, x, y, out=None, dtype=None):
-    t[z] = t[x] * balanced_eq(x, z, y) + t[y] * balanced_eq(y, z, x)
-
-
-@register_adjoint(np.fmax)
-def fmax(z, x, y, out=None, dtype=None):
-    """As maximum (ties split evenly, autograd's rule); a NaN operand is
-    ignored by fmax and gets 0."""
-    d[x] = unbroadcast(d[z] * balanced_eq(x, z, y), x)
-    d[y] = unbroadcast(d[z] * balanced_eq(y, z, x), y)
-
-
-@register_adjoint(np.fmin)
-def fmin(z, x, y, out=None, dtype=None):
-    """As minimum; a NaN operand gets 0."""
-    d[x] = unbroadcast(d[z] * balanced_eq(x, z, y), x)
-    d[y] = unbroadcast(d[z] * balanced_eq(y, z, x), y)
+for _f, _like in ((np.maximum, None), (np.minimum, None), (np.fmax, "maximum"), (np.fmin, "minimum")):
+    register_adjoint(_f, name=_f.__name__, doc=_like and (
+        "As %s (ties split evenly, autograd's rule); a NaN operand is ignored by %s and gets 0."
+        % (_like, _f.__name__)))(extremum)
+    if _like is None:
+        register_tangent(_f, name=_f.__name__ + "_tangent")(extremum_tangent)
 
 
 @register_adjoint(np.clip)
@@ -71,6 +56,7 @@ def clip(z, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     d[a_max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), a_max)
     d[min] = unbroadcast(d[z] * clip_below(a, a_min, a_max, min, max), min)
     d[max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), max)
+
 
 # ------------------------------------------------------------------ selection
 
@@ -93,6 +79,7 @@ def nan_to_num(z, x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Identity on finite entries; the replaced NaN/inf entries are
     constants (autograd's rule)."""
     d[x] = d[z] * is_finite(x)
+
 
 # ---------------------------------------------------- absolute value and sign
 
@@ -122,6 +109,7 @@ def copysign(z, x, y, out=None, dtype=None):
     """z = |x| sign(y): dz/dx = sign(x) sign(y); y only sets a sign (no
     cotangent, as TF and JAX)."""
     d[x] = unbroadcast(d[z] * sign_product(x, y), x)
+
 
 # ----------------------------------------------------------------- remainders
 

@@ -99,6 +99,7 @@ def ptp_tangent(y, a, axis=None, out=None, keepdims=False):
             - np.sum(t[a] * max_chooser(a, np.min(a, axis=axis, keepdims=True), axis, True),
                      axis=axis, keepdims=keepdims))
 
+
 # ------------------------------------------------------------------- products
 
 @register_adjoint(np.prod)
@@ -114,6 +115,7 @@ def nanprod(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None)
     entries (prod's zero-safe rule), 0 at NaNs."""
     d[a] = (unreduce(d[y], a, axis, keepdims) * prod_others(nan_to_one(a), axis, initial)
             * nan_mask(a))
+
 
 # ----------------------------------------------- cumulative sums and products
 
@@ -146,6 +148,7 @@ def cumulative_prod(y, x, axis=None, dtype=None, out=None, include_initial=False
     """The array-API cumprod (adjoint as cumprod's)."""
     d[x] = (cumsum_adjoint(drop_initial(d[y] * conj(y), axis, include_initial), x, axis)
             / conj(x))
+
 
 # ------------------------------------------------------ variance and averages
 
@@ -203,54 +206,41 @@ def average(y, a, axis=None, weights=None, returned=False, *, keepdims=False):
     d[a] = average_weights(a, weights, axis, returned) * unreduce(d[y], a, axis, keepdims)
     d[weights] = average_weights_adjoint(d[y], a, y, weights, axis, keepdims, returned)
 
+
 # ----------------------------------------------------------- order statistics
 
-@register_adjoint(np.median)
+# The nan- variants are the same rules over the non-NaN entries of each slice
+# (NaN entries get 0), and percentile is quantile at q / 100 (NAN and
+# ADJOINT bound at registration).
+
+
 def median(y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The middle entry (odd count) or the mean of the two middle ones gets
     the cotangent (np.quantile(a, 0.5)'s rule)."""
-    d[a] = median_adjoint(d[y], a, axis, False)
+    d[a] = median_adjoint(d[y], a, axis, NAN)
 
 
-@register_adjoint(np.nanmedian)
-def nanmedian(y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """As median over the non-NaN entries; NaN entries get 0."""
-    d[a] = median_adjoint(d[y], a, axis, True)
-
-
-@register_adjoint(np.quantile)
 def quantile(y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None):
     """method='linear': y = (1 - f) x_(lo) + f x_(hi) at the virtual index
     (n - 1) q of the sorted entries (Hyndman & Fan's type 7): d a goes to
     the two order statistics, d q = g (n - 1) (x_(hi) - x_(lo)). Other
     methods and weights are refused."""
-    d[a] = quantile_adjoint(d[y], a, q, axis, False, False, method, weights)
-    d[q] = quantile_adjoint(d[y], a, q, axis, False, True, method, weights)
+    d[a] = ADJOINT(d[y], a, q, axis, NAN, False, method, weights)
+    d[q] = ADJOINT(d[y], a, q, axis, NAN, True, method, weights)
 
 
-@register_adjoint(np.nanquantile)
-def nanquantile(y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, weights=None):
-    """As quantile over the non-NaN entries of each slice; NaN entries get 0."""
-    d[a] = quantile_adjoint(d[y], a, q, axis, True, False, method, weights)
-    d[q] = quantile_adjoint(d[y], a, q, axis, True, True, method, weights)
+for _f, _nan, _doc in ((np.median, False, None),
+                       (np.nanmedian, True, "As median over the non-NaN entries; NaN entries get 0.")):
+    register_adjoint(_f, name=_f.__name__, doc=_doc, constants={"NAN": _nan})(median)
+for _f, _nan, _adjoint, _doc in (
+        (np.quantile, False, quantile_adjoint, None),
+        (np.nanquantile, True, quantile_adjoint,
+         "As quantile over the non-NaN entries of each slice; NaN entries get 0."),
+        (np.percentile, False, percentile_adjoint, "np.quantile(a, q / 100)'s rule (d q divided by 100)."),
+        (np.nanpercentile, True, percentile_adjoint, "np.nanquantile(a, q / 100)'s rule (d q divided by 100).")):
+    register_adjoint(_f, name=_f.__name__, doc=_doc, constants={"NAN": _nan, "ADJOINT": _adjoint})(quantile)
 
-
-@register_adjoint(np.percentile)
-def percentile(y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, weights=None):
-    """np.quantile(a, q / 100)'s rule (d q divided by 100)."""
-    d[a] = percentile_adjoint(d[y], a, q, axis, False, False, method, weights)
-    d[q] = percentile_adjoint(d[y], a, q, axis, False, True, method, weights)
-
-
-@register_adjoint(np.nanpercentile)
-def nanpercentile(y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, weights=None):
-    """np.nanquantile(a, q / 100)'s rule (d q divided by 100)."""
-    d[a] = percentile_adjoint(d[y], a, q, axis, True, False, method, weights)
-    d[q] = percentile_adjoint(d[y], a, q, axis, True, True, method, weights)
 
 # ---------------------------------------------------------------------- norms
 

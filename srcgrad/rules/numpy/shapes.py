@@ -209,62 +209,50 @@ def stack(z, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 register_linear(np.stack, static=("axis",))
 
 
-@register_adjoint(np.hstack)
-def hstack(z, tup, dtype=None, casting="same_kind"):
-    """concatenate of the operands made at least 1-d (axis 1, or 0 for 1-d ones): pieces
-    reshaped back."""
-    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "1d", None), tup)
+# hstack, vstack, dstack and column_stack (and row_stack, vstack's old name)
+# concatenate their operands made at least 1-d, 2-d, 3-d or columns (PROMOTE)
+# along AXIS: each operand's cotangent is its piece of d[z], reshaped back.
+# Joining is linear: the tangent joins the tangents the same way (a list, or
+# an array whose rows are the operands), in z's dtype (a constant operand's
+# zero tangent is float64). Templates for the two signatures.
 
 
-@register_tangent(np.hstack)
-def hstack_tangent(z, tup, *, dtype=None, casting="same_kind"):
-    t[z] = cast_like(np.hstack(t[tup]), z)
+def joined(z, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, PROMOTE, AXIS), tup)
 
 
-@register_adjoint(np.vstack)
-def vstack(z, tup, dtype=None, casting="same_kind"):
-    """concatenate along axis 0 of the operands made at least 2-d: pieces reshaped back."""
-    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "2d", 0), tup)
+def joined_tangent(z, tup, *, dtype=None, casting="same_kind"):
+    t[z] = cast_like(JOIN(t[tup]), z)
 
 
-@register_tangent(np.vstack)
-def vstack_tangent(z, tup, *, dtype=None, casting="same_kind"):
-    """Joining is linear: the tangents joined the same way (a list, or an
-    array whose rows are the operands), in z's dtype (a constant operand's
-    zero tangent is float64)."""
-    t[z] = cast_like(np.vstack(t[tup]), z)
+def joined_operands(z, tup):
+    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, PROMOTE, AXIS), tup)
 
 
-@register_adjoint(np.dstack)
-def dstack(z, tup):
-    """concatenate along axis 2 of the operands made at least 3-d: pieces reshaped back."""
-    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "3d", 2), tup)
+def joined_operands_tangent(z, tup):
+    t[z] = cast_like(JOIN(t[tup]), z)
 
 
-@register_tangent(np.dstack)
-def dstack_tangent(z, tup):
-    t[z] = cast_like(np.dstack(t[tup]), z)
-
-
-@register_adjoint(np.column_stack)
-def column_stack(z, tup):
-    """1-d operands become columns, then concatenate along axis 1: pieces reshaped back."""
-    d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "column", 1), tup)
-
-
-@register_tangent(np.column_stack)
-def column_stack_tangent(z, tup):
-    t[z] = cast_like(np.column_stack(t[tup]), z)
-
-
+_JOINS = [    # primitive, its tangent's join, PROMOTE, AXIS, docstring
+    (np.hstack, np.hstack, "1d", None,
+     "concatenate of the operands made at least 1-d (axis 1, or 0 for 1-d ones): pieces reshaped back."),
+    (np.vstack, np.vstack, "2d", 0,
+     "concatenate along axis 0 of the operands made at least 2-d: pieces reshaped back."),
+    (np.dstack, np.dstack, "3d", 2,
+     "concatenate along axis 2 of the operands made at least 3-d: pieces reshaped back."),
+    (np.column_stack, np.column_stack, "column", 1,
+     "1-d operands become columns, then concatenate along axis 1: pieces reshaped back.")]
 if hasattr(np, "row_stack"):      # deprecated in NumPy 2.0, a function of its own
-    @register_adjoint(np.row_stack)
-    def row_stack(z, tup, *, dtype=None, casting="same_kind"):
-        """np.vstack (concatenate along axis 0 of the operands made at least
-        2-d): pieces reshaped back."""
-        d[tup] = seq_cotangent(promoted_concatenate_adjoint(d[z], tup, "2d", 0), tup)
-
-    register_tangent(np.row_stack)(vstack_tangent)
+    _JOINS.append((np.row_stack, np.vstack, "2d", 0,
+                   "np.vstack (concatenate along axis 0 of the operands made at least 2-d): pieces reshaped back."))
+for _f, _join, _promote, _axis, _doc in _JOINS:
+    _options = _f not in (np.dstack, np.column_stack)     # (dtype, casting)
+    register_adjoint(_f, name=_f.__name__, doc=_doc, constants={"PROMOTE": _promote, "AXIS": _axis})(
+        joined if _options else joined_operands)
+    register_tangent(_f, name=_f.__name__ + "_tangent", constants={"JOIN": _join})(
+        joined_tangent if _options else joined_operands_tangent)
+    if _join is _f:
+        declare_linear(_f)
 
 
 @register_adjoint(np.append)
@@ -280,8 +268,6 @@ def append_tangent(z, arr, values, axis=None):
     t[z] = cast_like(np.append(t[arr], t[values], axis=axis), z)
 
 
-for _f in (np.vstack, np.hstack, np.dstack, np.column_stack):
-    declare_linear(_f)
 declare_linear(np.append, (0, 1))
 declare_linear(cast_like)
 
@@ -347,6 +333,7 @@ def broadcast_arrays(z, *args, subok=False):
     """Each output is its input broadcast: its cotangent is summed back."""
     d[args] = broadcast_arrays_adjoint(d[z][:], args)
 
+
 # ------------------------------------------------------------------ promoting
 
 @register_adjoint(np.atleast_1d)
@@ -369,6 +356,7 @@ for _f in (np.atleast_1d, np.atleast_2d):
 def atleast_3d(z, *arys):
     """Only axes of length 1 are added: each cotangent is reshaped back."""
     d[arys] = atleast_adjoint(d[z][:], arys)
+
 
 # ---------------------------------------------------------------- differences
 

@@ -45,6 +45,7 @@ def sum_adjoint(g, xs):
 def builtin_sum_tangent(z, iterable, start=0):
     t[z] = sum_(t[iterable], t[start])
 
+
 # --------------------------------------------------------------------- sorted
 
 @nondiff_helper

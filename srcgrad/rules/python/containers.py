@@ -24,6 +24,7 @@ from ..tangents import register_linear
 
 _SEQ = (list, tuple)
 
+
 # ----------------------------------------------------------- lists and tuples
 
 def list_append(xs, v):
@@ -76,25 +77,19 @@ def as_list(x):
     return list(x)
 
 
-@register_adjoint(as_list)
-def as_list_(z, x):
-    d[x] = seq_cotangent(d[z][:], x)
-
-
-register_linear(as_list)
-
-
 def as_tuple(x):
     """`tuple(x)` in differentiated code."""
     return tuple(x)
 
 
-@register_adjoint(as_tuple)
-def as_tuple_(z, x):
+def as_sequence_(z, x):
+    """The cotangent of each element (or row) is its entry of d[z]."""
     d[x] = seq_cotangent(d[z][:], x)
 
 
-register_linear(as_tuple)
+for _f in (as_list, as_tuple):
+    register_adjoint(_f, name=_f.__name__ + "_")(as_sequence_)
+    register_linear(_f)
 
 
 # ---------------------------------------------------------------------- dicts
@@ -208,6 +203,7 @@ def value_cotangent(g, index, v):
     if type(part) is np.ndarray and part.base is not None:
         part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
     return unbroadcast(part, v)
+
 
 # ---------------------------------------------------------------- dtype casts
 

@@ -35,6 +35,7 @@ from ..helpers.scipy_linalg import (cho_factor_adjoint, cho_solve_adjoint_b, cho
                                     solve_triangular_adjoint_b, sqrtm_adjoint, sylvester)
 from ..registry import register_adjoint
 
+
 # ------------------------------------------------------------------ solves
 
 

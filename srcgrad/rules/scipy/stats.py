@@ -57,15 +57,16 @@ _CDF_DOC = {"cdf": ("F(x)", "dF/dx = pdf(x), dF/dloc = -pdf(x), dF/dscale = -pdf
             "logsf": ("log S(x)", "d log S = -dF / S, with dF as for the cdf")}
 
 
-def _register(distribution, rules, **constants):
+def _register(distribution, rules, rename=None, **constants):
     """Register scipy.stats.<distribution>.<method>'s rule for each
     (method, template) of `rules`, named <distribution>_<method>, with the
-    template's placeholders bound to `constants`, KIND (the method) and
-    METHOD (its full name); WHAT and CDF fill the docstrings of the
-    distribution functions."""
+    template's parameters renamed by `rename` and its placeholders bound to
+    `constants`, KIND (the method) and METHOD (its full name); WHAT and CDF
+    fill the docstrings of the distribution functions."""
     for method, template in rules:
         what, cdf = _CDF_DOC.get(method, ("", ""))
         register_adjoint(getattr(getattr(st, distribution), method), name="%s_%s" % (distribution, method),
+                         rename=rename,
                          constants=dict(constants, KIND=method, METHOD="scipy.stats.%s.%s" % (distribution, method),
                                         WHAT=what, CDF=cdf))(template)
 
@@ -110,99 +111,37 @@ for _name, _dist, _log_density, _score in [
               DIST=_dist, LOG_DENSITY=_log_density, SCORE=_score)
 
 
-# ------------------------------------- with a shape parameter (t, chi2, gamma)
+# ----------------------- with a shape parameter (t, chi2: df; gamma: a; lognorm: s)
+# The templates' parameter `shape` takes the distribution's name for it (rename).
 
 
-def logpdf_df(z, x, df, loc=0, scale=1):
+def logpdf_shape(z, x, shape, loc=0, scale=1):
     """log density of {DIST}: with score = d/dx ({SCORE}), d/dloc = -score,
-    d/dscale = -(score (x - loc) + 1) / scale, d/ddf: {DSHAPE}."""
-    score = SCORE(x, df, loc, scale)
+    d/dscale = -(score (x - loc) + 1) / scale, d/d{SHAPE}: {DSHAPE}."""
+    score = SCORE(x, shape, loc, scale)
     d[x] = cot(d[z] * score, x)
-    d[df] = cot(d[z] * DSHAPE(x, df, loc, scale), df)
+    d[shape] = cot(d[z] * DSHAPE(x, shape, loc, scale), shape)
     d[loc] = cot(-d[z] * score, loc)
     d[scale] = cot(dscale_density(d[z], score, x, loc, scale), scale)
 
 
-def pdf_df(z, x, df, loc=0, scale=1):
+def pdf_shape(z, x, shape, loc=0, scale=1):
     """density of {DIST}: d pdf = pdf d logpdf (the logpdf rule, times z)."""
     g = d[z] * z
-    score = SCORE(x, df, loc, scale)
+    score = SCORE(x, shape, loc, scale)
     d[x] = cot(g * score, x)
-    d[df] = cot(g * DSHAPE(x, df, loc, scale), df)
+    d[shape] = cot(g * DSHAPE(x, shape, loc, scale), shape)
     d[loc] = cot(-g * score, loc)
     d[scale] = cot(dscale_density(g, score, x, loc, scale), scale)
 
 
-def distribution_function_df(z, x, df, loc=0, scale=1):
-    """{WHAT} of {DIST}: {CDF}. df: not differentiable (NotImplementedError)."""
-    p = cdf_weight(KIND, d[z], z, LOG_DENSITY(x, df, loc, scale))
+def distribution_function_shape(z, x, shape, loc=0, scale=1):
+    """{WHAT} of {DIST}: {CDF}. {SHAPE}: not differentiable (NotImplementedError)."""
+    p = cdf_weight(KIND, d[z], z, LOG_DENSITY(x, shape, loc, scale))
     d[x] = cot(p, x)
-    d[df] = not_differentiable(METHOD, "df")
+    d[shape] = not_differentiable(METHOD, SHAPE)
     d[loc] = cot(-p, loc)
     d[scale] = cot(-p * (x - loc) / scale, scale)
-
-
-def logpdf_a(z, x, a, loc=0, scale=1):
-    """log density of {DIST}: with score = d/dx ({SCORE}), d/dloc = -score,
-    d/dscale = -(score (x - loc) + 1) / scale, d/da: {DSHAPE}."""
-    score = SCORE(x, a, loc, scale)
-    d[x] = cot(d[z] * score, x)
-    d[a] = cot(d[z] * DSHAPE(x, a, loc, scale), a)
-    d[loc] = cot(-d[z] * score, loc)
-    d[scale] = cot(dscale_density(d[z], score, x, loc, scale), scale)
-
-
-def pdf_a(z, x, a, loc=0, scale=1):
-    """density of {DIST}: d pdf = pdf d logpdf (the logpdf rule, times z)."""
-    g = d[z] * z
-    score = SCORE(x, a, loc, scale)
-    d[x] = cot(g * score, x)
-    d[a] = cot(g * DSHAPE(x, a, loc, scale), a)
-    d[loc] = cot(-g * score, loc)
-    d[scale] = cot(dscale_density(g, score, x, loc, scale), scale)
-
-
-def distribution_function_a(z, x, a, loc=0, scale=1):
-    """{WHAT} of {DIST}: {CDF}. a: not differentiable (NotImplementedError)."""
-    p = cdf_weight(KIND, d[z], z, LOG_DENSITY(x, a, loc, scale))
-    d[x] = cot(p, x)
-    d[a] = not_differentiable(METHOD, "a")
-    d[loc] = cot(-p, loc)
-    d[scale] = cot(-p * (x - loc) / scale, scale)
-
-
-for _name, _dist, _log_density, _score, _dshape, _rules in [
-        ("t", "Student's t with df degrees of freedom", t_log_density, t_score, t_ddf,
-         (logpdf_df, pdf_df, distribution_function_df)),
-        ("chi2", "chi-squared with df degrees of freedom", chi2_log_density, chi2_score, chi2_ddf,
-         (logpdf_df, pdf_df, distribution_function_df)),
-        ("gamma", "Gamma with shape a", gamma_log_density, gamma_score, gamma_da,
-         (logpdf_a, pdf_a, distribution_function_a))]:
-    _register(_name, [("logpdf", _rules[0]), ("pdf", _rules[1])] + [(k, _rules[2]) for k in CDF_KINDS],
-              DIST=_dist, LOG_DENSITY=_log_density, SCORE=_score, DSHAPE=_dshape)
-
-
-# ------------------------------------------------------------------ lognorm
-
-
-def lognorm_logpdf(z, x, s, loc=0, scale=1):
-    """log density of log-normal with shape s: with score = d/dx (lognorm_score), d/dloc = -score,
-    d/dscale = -(score (x - loc) + 1) / scale, d/ds: lognorm_ds."""
-    score = lognorm_score(x, s, loc, scale)
-    d[x] = cot(d[z] * score, x)
-    d[s] = cot(d[z] * lognorm_ds(x, s, loc, scale), s)
-    d[loc] = cot(-d[z] * score, loc)
-    d[scale] = cot(dscale_density(d[z], score, x, loc, scale), scale)
-
-
-def lognorm_pdf(z, x, s, loc=0, scale=1):
-    """density of log-normal with shape s: d pdf = pdf d logpdf (the logpdf rule, times z)."""
-    g = d[z] * z
-    score = lognorm_score(x, s, loc, scale)
-    d[x] = cot(g * score, x)
-    d[s] = cot(g * lognorm_ds(x, s, loc, scale), s)
-    d[loc] = cot(-g * score, loc)
-    d[scale] = cot(dscale_density(g, score, x, loc, scale), scale)
 
 
 def lognorm_distribution_function(z, x, s, loc=0, scale=1):
@@ -216,8 +155,17 @@ def lognorm_distribution_function(z, x, s, loc=0, scale=1):
     d[scale] = cot(-p * (x - loc) / scale, scale)
 
 
-_register("lognorm", [("logpdf", lognorm_logpdf), ("pdf", lognorm_pdf)]
-          + [(k, lognorm_distribution_function) for k in CDF_KINDS])
+for _name, _dist, _log_density, _score, _shape, _dshape, _cdf in [
+        ("t", "Student's t with df degrees of freedom", t_log_density, t_score, "df", t_ddf,
+         distribution_function_shape),
+        ("chi2", "chi-squared with df degrees of freedom", chi2_log_density, chi2_score, "df", chi2_ddf,
+         distribution_function_shape),
+        ("gamma", "Gamma with shape a", gamma_log_density, gamma_score, "a", gamma_da, distribution_function_shape),
+        ("lognorm", "log-normal with shape s", lognorm_log_density, lognorm_score, "s", lognorm_ds,
+         lognorm_distribution_function)]:
+    _register(_name, [("logpdf", logpdf_shape), ("pdf", pdf_shape)] + [(k, _cdf) for k in CDF_KINDS],
+              rename={"shape": _shape}, DIST=_dist, LOG_DENSITY=_log_density, SCORE=_score, SHAPE=_shape,
+              DSHAPE=_dshape)
 
 
 # --------------------------------------------------------------------- beta
