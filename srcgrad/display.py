@@ -2,6 +2,8 @@
 terminal and as HTML in a notebook."""
 import sys
 
+from .functional import source
+
 
 def _in_notebook():
     ip = sys.modules.get("IPython")
@@ -41,7 +43,6 @@ def show(f, wrt=(0,), mode="reverse", file=None):
     """Print the generated derivative code of `f` (see `sg.source`):
     highlighted when printing to a terminal, rich HTML in a notebook. Returns
     None."""
-    from .functional import source
     text = source(f, wrt=wrt, mode=mode)
     if _in_notebook() and file is None:
         from IPython.display import display

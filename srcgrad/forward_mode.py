@@ -513,8 +513,8 @@ def call_function(fn, args, kwargs):
         if not any(a._get(t) is not None for a in accs for t in leaves):
             return NOT_HANDLED
         return fn.python_function(*args, **kwargs)
-    params = fn._bind(args, kwargs)
-    program = fn._program_for(params)
+    params = fn.bind(args, kwargs)
+    program = fn.program_for(params)
     values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     tensors = [v for v in values if isinstance(v, Tensor)]
     stack = tape_mod._stack()
@@ -555,7 +555,7 @@ def call_function(fn, args, kwargs):
     if not compiled.tuple_output:
         outs, douts = (outs,), (douts,)
     if inner:
-        recorded = fn._call_traced(tape_mod.recording_tapes(), args, kwargs, args, kwargs)
+        recorded = fn.call_on_tape(tape_mod.recording_tapes(), args, kwargs, args, kwargs)
         outs = recorded if compiled.tuple_output else (recorded,)
     wrapped = []
     for o, d in zip(outs, douts):

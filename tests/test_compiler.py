@@ -914,10 +914,10 @@ def dense_tanh(x, W, b):
 
 
 def test_split_forward_keeps_only_the_shape_of_shape_only_residuals():
-    from srcgrad.function import as_function
+    from srcgrad.callables import as_function
     from srcgrad.runtime import ShapeOf
     x, W, b = rand(5, 3), rand(3, 4), rand(4)
-    compiled = as_function(dense_tanh)._program_for(None).compile([False, True, True])
+    compiled = as_function(dense_tanh).program_for(None).compile([False, True, True])
     *outputs, residuals = compiled.fwd(x, W, b)
     saved = dict(zip(compiled.residuals, residuals))
     # x @ W is only needed for its shape (to unbroadcast b's cotangent); tanh's output is needed

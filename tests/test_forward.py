@@ -765,7 +765,7 @@ def test_forward_code_of_loop_and_branch_is_right():
 def test_decorated_function_in_accumulator_runs_generated_code():
     x, v = np.array([0.3, -0.8, 1.1]), np.array([1.0, 2.0, -0.5])
     xt = sg.constant(x)
-    program = loop_branch._program_for({"x": xt, "n": 3})
+    program = loop_branch.program_for({"x": xt, "n": 3})
     program._compiled.pop(("forward", (True, False)), None)
     with sg.ForwardAccumulator(xt, v) as acc:
         y = loop_branch(xt, 3)

@@ -395,7 +395,7 @@ def test_grad_of_a_bound_method_differentiates_its_arguments_not_self():
 
 def test_bound_methods_are_cached_per_instance_and_keyed_by_function_and_instance():
     assert sg.function(Q.value) is not sg.function(Q.value)       # the decorator makes a new one
-    from srcgrad.function import as_function
+    from srcgrad.callables import as_function
     assert as_function(Q.value) is as_function(Q.value)
     other = Quadratic(2.0)
     assert as_function(other.value) is not as_function(Q.value)

@@ -29,7 +29,7 @@ import srcgrad as sg
 import test_rules
 from gradcheck import check_close, numerical_jacobian
 from rulecase import Arg, Static, _draw
-from srcgrad.function import as_function
+from srcgrad.callables import as_function
 from srcgrad.transforms import batch_safety
 
 RNG = np.random.default_rng(7)
@@ -58,9 +58,9 @@ def test_batched_adjoint_of_every_rule_row_equals_the_unbatched_one(case):
     B different output cotangents, gives the unbatched gradients, stacked."""
     args, w = _args(case)
     fn = as_function(case.fn)
-    params = fn._bind(tuple(args) + (w,), {})
-    program = fn._program_for(params)
-    program, values = fn._values(params, program)
+    params = fn.bind(tuple(args) + (w,), {})
+    program = fn.program_for(params)
+    program, values = fn.values_for(params, program)
     mask = [i in case.wrt for i in range(len(values))]
     raw = [np.asarray(v, dtype=np.float64) if i in case.wrt else v for i, v in enumerate(values)]
     one = program.compile(mask)

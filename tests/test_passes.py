@@ -23,7 +23,8 @@ import passes_funcs as pf
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
-from srcgrad.function import Function, GeneratedFunction, as_function
+from srcgrad.callables import as_function
+from srcgrad.function import Function, GeneratedFunction
 from srcgrad.functional import _grad_inputs
 from srcgrad.rules import registry
 from srcgrad.rules.python import containers
@@ -31,6 +32,7 @@ from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
 from srcgrad.syntax.naming import Namer
 from srcgrad.transforms import activity, batch_safety, inplace, instantiate, optimize, parse
+from srcgrad.syntax.anno import Anno
 
 FILE = pf.__file__
 
@@ -43,11 +45,11 @@ def nodes(tree, *classes):
 
 def lowered(f):
     """parse -> check -> lower, on a fresh Function (not the cached one)."""
-    return Function(f)._parsed.node
+    return Function(f).parsed.node
 
 
 def program(f, params=None):
-    return as_function(f)._program_for(params)
+    return as_function(f).program_for(params)
 
 
 def front(f, mask=None, params=None):
@@ -62,7 +64,7 @@ def compiled(f, mask=None, params=None):
 
 
 def calls_to(tree, obj):
-    return [n for n in nodes(tree, gast.Call) if getattr(n.func, "_sg_callee", None) is obj]
+    return [n for n in nodes(tree, gast.Call) if Anno.CALLEE.of(n.func) is obj]
 
 
 def line_text(lineno):
@@ -80,13 +82,13 @@ def test_parse_decorated_function_has_no_decorators_and_origins_on_the_real_line
     node = parsed.node
     assert node.decorator_list == []
     assert parsed.filename == FILE
-    assert node._sg_origin[:2] == (FILE, pf.line_of("decorated-def"))
+    assert Anno.ORIGIN.of(node)[:2] == (FILE, pf.line_of("decorated-def"))
     sin = [c for c in nodes(node, gast.Call) if ast_util.to_source(c).startswith("np.sin")][0]
-    assert sin._sg_origin[:2] == (FILE, pf.line_of("decorated-sin"))
+    assert Anno.ORIGIN.of(sin)[:2] == (FILE, pf.line_of("decorated-sin"))
     for n in ast_util.walk(node):
         if hasattr(n, "lineno"):
-            assert getattr(n, "_sg_origin", None) is not None, type(n).__name__
-            assert n._sg_origin[0] == FILE
+            assert Anno.ORIGIN.of(n) is not None, type(n).__name__
+            assert Anno.ORIGIN.of(n)[0] == FILE
 
 
 def test_parse_origin_columns_point_at_the_source_text_of_an_indented_method():
@@ -95,7 +97,7 @@ def test_parse_origin_columns_point_at_the_source_text_of_an_indented_method():
     names = nodes(parsed.node, gast.Name)
     assert names
     for n in names:
-        filename, lineno, col = n._sg_origin
+        filename, lineno, col = Anno.ORIGIN.of(n)
         assert line_text(lineno)[col:].startswith(n.id), (n.id, lineno, col)
 
 
@@ -112,8 +114,8 @@ def test_parse_lambda_is_located_on_its_line_and_told_apart_from_its_neighbours(
     assert node.name == ("square" if fn is pf.square else "lambda_")
     lineno = pf.line_of(marker)
     value = node.body[0].value
-    assert value._sg_origin[:2] == (FILE, lineno)
-    assert line_text(lineno)[value._sg_origin[2]:].startswith(body)
+    assert Anno.ORIGIN.of(value)[:2] == (FILE, lineno)
+    assert line_text(lineno)[Anno.ORIGIN.of(value)[2]:].startswith(body)
 
 
 @pytest.mark.parametrize("fn, marker, body, name", [
@@ -126,13 +128,13 @@ def test_parse_lambda_inside_a_display_or_a_call_spanning_lines(fn, marker, body
     assert node.name == name
     value = node.body[0].value
     assert ast_util.to_source(value).strip() == body
-    assert value._sg_origin[:2] == (FILE, pf.line_of(marker))
+    assert Anno.ORIGIN.of(value)[:2] == (FILE, pf.line_of(marker))
 
 
 def test_parse_reads_a_functools_wraps_wrapper_as_itself():
     parsed = parse.parse(pf.wrapped)
     assert parsed.node.name == "wrapper"
-    assert parsed.node._sg_origin[:2] == (FILE, pf.line_of("wrapper"))
+    assert Anno.ORIGIN.of(parsed.node)[:2] == (FILE, pf.line_of("wrapper"))
     x = np.array([1.0, -2.0])
     check_close(sg.grad(pf.wrapped)(x), 4.0 * x, rtol=1e-12)
 
@@ -222,7 +224,7 @@ def test_lower_loops_over_sequences_become_index_loops():
     for loop in loops:
         assert isinstance(loop.target, gast.Name)
         assert isinstance(loop.iter, gast.Call) and loop.iter.func.id == "range"
-        assert getattr(loop, "_sg_over", None)      # marked for resolve.py's unrolling
+        assert Anno.OVER.of(loop)      # marked for resolve.py's unrolling
         reads = [s for s in loop.body if isinstance(s, gast.Assign) and isinstance(s.value, gast.Subscript)]
         assert reads and all(ast_util.to_source(s.value.slice).strip() == loop.target.id for s in reads)
     xs, ys = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
@@ -295,8 +297,8 @@ def test_naming_is_deterministic():
     namer = Namer({"x", "x_1"})
     assert [namer.fresh("x"), namer.fresh("x"), namer.fresh("y"), namer.fresh("lambda"), namer.fresh("2d")] == \
         ["x_2", "x_3", "y", "lambda_", "_2d"]
-    first = Function(pf.tanh_loop)._program_for(None).compile([True]).source
-    second = Function(pf.tanh_loop)._program_for(None).compile([True]).source
+    first = Function(pf.tanh_loop).program_for(None).compile([True]).source
+    second = Function(pf.tanh_loop).program_for(None).compile([True]).source
     assert first == second
 
 
@@ -310,8 +312,8 @@ def test_resolve_every_call_knows_what_it_calls(f):
     assert calls
     for call in calls:
         func = call.func
-        assert hasattr(func, "_sg_callee") or hasattr(func, "_sg_method"), ast_util.to_source(call)
-    methods = [c.func._sg_method for c in calls if hasattr(c.func, "_sg_method")]
+        assert Anno.CALLEE.exists(func) or Anno.METHOD.exists(func), ast_util.to_source(call)
+    methods = [Anno.METHOD.of(c.func) for c in calls if Anno.METHOD.exists(c.func)]
     if f is pf.reads_globals:
         assert methods == ["sum"]           # x.sum(): an ndarray method on a local value
 
@@ -356,7 +358,7 @@ def test_resolve_rebinding_a_global_makes_the_program_stale(monkeypatch):
 def test_resolve_unrolls_a_loop_over_a_known_list_of_functions():
     res = program(pf.unrolled).resolution
     assert not nodes(res.node, gast.For)
-    callees = [getattr(c.func, "_sg_callee", None) for c in nodes(res.node, gast.Call)]
+    callees = [Anno.CALLEE.of(c.func) for c in nodes(res.node, gast.Call)]
     for step in pf.STEPS:
         assert step in callees
     x = np.array([0.5, -1.0])
@@ -419,8 +421,8 @@ def test_anf_one_operation_per_assignment(f):
     fdef, _ = front(f)
     checked = 0
     for s in nodes(fdef, gast.Assign):
-        assert hasattr(s, "_sg_op"), ast_util.to_source(s)
-        if s._sg_op.kind == "nondiff" and s._sg_op.source == "cond":
+        assert Anno.OP.exists(s), ast_util.to_source(s)
+        if Anno.OP.of(s).kind == "nondiff" and Anno.OP.of(s).source == "cond":
             # conditions are evaluated as written (short-circuit and all: anf._ANF.condition),
             # never differentiated; the module docstring does not mention this exception
             continue
@@ -452,20 +454,20 @@ def test_anf_returns_distinct_names():
 
 @pytest.mark.parametrize("f", ANF_CASES)
 def test_anf_ssa_at_the_top_level_and_no_self_reference_in_loops(f):
-    fdef, _ = front(f)
+    fdef, ctx = front(f)
     assigned = {}
     for s in fdef.body:
         if isinstance(s, gast.Assign):
             for n in ast_util.names_stored(s.targets[0]):
                 assigned[n] = assigned.get(n, 0) + 1
-    stacked = fdef._sg_stacked
-    inputs = set(fdef._sg_inputs)
+    stacked = ctx.facts.stacked
+    inputs = set(ctx.facts.inputs)
     for n, count in assigned.items():
         if n not in stacked:
             assert count == 1, n
             assert n not in inputs, n        # a parameter reassigned gets a new version
     for s in nodes(fdef, gast.Assign):
-        if getattr(s, "_sg_no_save", False):
+        if Anno.NO_SAVE.of(s, False):
             continue        # the while loop's trip counter: read by nothing in the reverse sweep
         mine = ast_util.names_stored(s.targets[0]) & stacked
         assert not (mine & ast_util.names_loaded(s.value)), ast_util.to_source(s)
@@ -494,21 +496,21 @@ def test_anf_keeps_the_value():
 # ================================================================== kinds
 
 def test_kinds_containers_are_dynamic_arrays_are_not():
-    fdef, _ = front(pf.containers_fn, (True, True), params={"xs": [np.ones(2), np.ones(2)], "y": np.ones(2)})
-    dynamic = fdef._sg_dynamic
+    fdef, ctx = front(pf.containers_fn, (True, True), params={"xs": [np.ones(2), np.ones(2)], "y": np.ones(2)})
+    dynamic = ctx.facts.dynamic
     assert "xs" in dynamic and "t" in dynamic
     assert "a" not in dynamic and "y" not in dynamic
-    fdef, _ = front(pf.elements)
-    assert {"ys", "ys_1"} <= fdef._sg_dynamic
-    assert not {"y", "y_1", "y_2", "x"} & fdef._sg_dynamic
+    fdef, ctx = front(pf.elements)
+    assert {"ys", "ys_1"} <= ctx.facts.dynamic
+    assert not {"y", "y_1", "y_2", "x"} & ctx.facts.dynamic
 
 
 def test_kinds_scalars():
-    fdef, _ = front(pf.activity_mix, (True, False))
-    assert {"k", "sum_1"} <= fdef._sg_scalar
-    assert not {"x", "z", "w", "c"} & fdef._sg_scalar
-    fdef, _ = front(pf.scalar_loop, (True, False), params={"x": 1.0, "n": 3})
-    assert {"x", "s", "y"} <= fdef._sg_scalar
+    fdef, ctx = front(pf.activity_mix, (True, False))
+    assert {"k", "sum_1"} <= ctx.facts.scalar
+    assert not {"x", "z", "w", "c"} & ctx.facts.scalar
+    fdef, ctx = front(pf.scalar_loop, (True, False), params={"x": 1.0, "n": 3})
+    assert {"x", "s", "y"} <= ctx.facts.scalar
 
 
 # ================================================================== activity
@@ -519,7 +521,7 @@ def _active(f, mask):
     active_inputs = [n for n, m in zip(p.inputs, mask) if m]
     ret = fdef.body[-1].value
     outputs = [e.id for e in ret.elts] if isinstance(ret, gast.Tuple) else [ret.id]
-    return activity.analyze(fdef, active_inputs, outputs, ctx.callee_outputs)
+    return activity.analyze(fdef, ctx, active_inputs, outputs)
 
 
 def test_activity_integers_shapes_and_unused_values_are_inactive():
@@ -603,14 +605,20 @@ def test_reverse_symbolic_zeros_first_contribution_is_an_assignment():
     check_close(sg.grad(pf.two_uses)(x), numerical_grad(pf.two_uses, x))
 
 
-def test_reverse_user_calls_are_reversed_jointly():
+def test_reverse_user_calls_are_reversed_in_split_mode():
+    """A called user function runs once: the forward sweep calls its split
+    forward, which returns the residuals its split adjoint reads."""
     c = compiled(pf.calls_helper)
     src = c.source
-    assert "helper(sin_x)" in src           # the forward sweep calls the function itself
-    assert "helper_vjp(sin_x, " in src      # the reverse sweep its generated VJP
+    assert ", helper_res = helper_fwd(sin_x)" in src
+    assert "= helper_bwd(helper_res, " in src
+    assert "= helper(" not in src and "helper_vjp" not in src
     assert "push(" not in src
     x = np.array([0.1, -0.3, 0.5])
-    check_close(sg.grad(pf.calls_helper)(x), numerical_grad(pf.calls_helper, x))
+    before = next(pf.HELPER_CALLS)
+    g = sg.grad(pf.calls_helper)(x)
+    assert next(pf.HELPER_CALLS) == before + 2       # one call of helper, then this next()
+    check_close(g, numerical_grad(pf.calls_helper, x))
 
 
 # ================================================================== forward

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from srcgrad.function import as_function
+from srcgrad.callables import as_function
 from gradcheck import check_close, numerical_grad
 
 

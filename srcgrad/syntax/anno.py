@@ -50,6 +50,8 @@ class Anno(enum.Enum):
     VJP = "On a call of a user function: the callee's compiled VJP (reverse.py)."
     VJP_NAME = "On a call of a user function: the name its VJP has in the generated code (reverse.py)."
     MASK = "On a call of a user function: which of its arguments are active (reverse.py)."
+    RESIDUALS = ("On a call of a user function reversed in split mode: the name holding the residuals "
+                 "its forward sweep returned, which its reverse sweep reads (reverse.py).")
     FIRST = ("On a statement: the names whose adjoints it defines first, so that their first "
              "accumulation is an assignment (reverse.py).")
     JVP_CALL = "True on a generated JVP call of a user function (forward.py)."

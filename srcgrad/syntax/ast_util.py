@@ -342,6 +342,13 @@ def to_source(node):
     return _print_comments(ast.unparse(tree))
 
 
+def returned_names(fdef):
+    """The names an ANF FunctionDef returns (its last statement is `return
+    x` or `return (x, y, ...)` of Names), in order."""
+    value = fdef.body[-1].value
+    return [e.id for e in value.elts] if isinstance(value, gast.Tuple) else [value.id]
+
+
 def names_loaded(node):
     """The set of Name ids read anywhere in `node`."""
     return _name_ids(node, gast.Load)

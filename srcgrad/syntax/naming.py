@@ -1,10 +1,19 @@
-"""One deterministic namer per generated function.
+"""Names in generated code, and one deterministic namer per generated
+function.
 
-Seeded with every name already in use; a collision gets `_1`, `_2`, ... No
-randomness, so generated source is stable (golden files, `sg.source`).
+The namer is seeded with every name already in use; a collision gets `_1`,
+`_2`, ... No randomness, so generated source is stable (golden files,
+`sg.source`). The patterns (Griewank & Walther's conventions, as in Tangent's
+naming.py): the adjoint of `x` is `bx`, its tangent `dx`; an object the
+generated code calls under another name than the user's gets an alias
+starting with ALIAS_PREFIX.
 """
 import keyword
 import re
+
+ADJOINT_PREFIX = "b"        # the adjoint (cotangent) of x: bx
+TANGENT_PREFIX = "d"        # the tangent of x: dx
+ALIAS_PREFIX = "_sg_"       # an injected object whose own name is taken: _sg_np, _sg_sum_1
 
 
 class Namer:

@@ -19,19 +19,20 @@ in step as a whole (`active_stacks`).
 import gast
 
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 
 
 def _assignments(body):
     for s in body:
         for n in ast_util.walk(s):
-            if isinstance(n, gast.Assign) and hasattr(n, "_sg_op"):
+            if isinstance(n, gast.Assign) and Anno.OP.exists(n):
                 yield n
 
 
 def _pushes(body):
     for s in body:
         for n in ast_util.walk(s):
-            if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push":
+            if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push":
                 yield n
 
 
@@ -40,19 +41,30 @@ def _targets(stmt):
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
-def analyze(fdef, active_inputs, outputs, callee_outputs):
-    """Return the set of active names; set `fdef._sg_active_stacks`, the
+def transform(fdef, ctx):
+    """Fill `ctx.active` (the active names) and `ctx.facts.active_stacks`
+    (the stacks of generated code that carry derivatives) for `fdef` (ANF),
+    whose active inputs are those of `ctx.inputs` that `ctx.mask` selects.
+    Returns fdef."""
+    active_inputs = [n for n, m in zip(ctx.inputs, ctx.mask) if m]
+    ctx.active = analyze(fdef, ctx, active_inputs, ast_util.returned_names(fdef))
+    return fdef
+
+
+def analyze(fdef, ctx, active_inputs, outputs):
+    """Return the set of active names; set `ctx.facts.active_stacks`, the
     stacks of generated code that carry derivatives.
 
     active_inputs: names of the inputs being differentiated. outputs: the
-    returned names. callee_outputs(op, varied_mask) -> tuple of bools, which
-    outputs of a user call are varied given which arguments are.
+    returned names. ctx.callee_outputs(op, varied_mask) -> tuple of bools,
+    which outputs of a user call are varied given which arguments are.
     """
+    callee_outputs = ctx.callee_outputs
     # Each op as (kind, op, targets, operands), with use and definition maps:
     # both propagations are worklists, linear in the size of the code.
     ops = []
     for s in _assignments(fdef.body):
-        op = s._sg_op
+        op = Anno.OP.of(s)
         if op.kind in ("copy", "rule", "opaque", "call"):
             operands = op.operand_names()
         elif op.kind in ("unpack", "pack"):
@@ -62,7 +74,7 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
         else:
             continue
         ops.append((op.kind, op, _targets(s), operands))
-    pushes = [p._sg_op.args for p in _pushes(fdef.body)]
+    pushes = [Anno.OP.of(p).args for p in _pushes(fdef.body)]
     for stack, x in pushes:
         if isinstance(x, gast.Name):
             ops.append(("push", None, [stack.id], [x.id]))
@@ -112,5 +124,5 @@ def analyze(fdef, active_inputs, outputs, callee_outputs):
     # cotangent (reverse; None for a symbolic zero), so the derivative stack
     # stays in step with the primal one.
     stacks = {stack.id for stack, _ in pushes}
-    fdef._sg_active_stacks = active & stacks
+    ctx.facts.active_stacks = active & stacks
     return active - stacks

@@ -4,7 +4,7 @@ straight-line code.
 Requires: resolve. Guarantees, for the returned body:
 - every assignment is `name = op` or `a, b = user_call(...)`, where the
   operands of `op` are names, constants, or tuples of them, and the
-  assignment carries `_sg_op` (an `Op` saying which rule, callee or
+  assignment carries `Anno.OP` (an `Op` saying which rule, callee or
   non-differentiable operation it is);
 - `if` tests are names; `for` loops iterate over `range(...)` of names;
 - the function ends with `return name` or `return a, b` (distinct names);
@@ -23,9 +23,10 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntaxError
-from ..rules import registry
+from ..rules import mutation, registry
 from ..rules.python import containers
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 
 _BINOPS = {
     gast.Add: (np.add, "add"), gast.Sub: (np.subtract, "sub"), gast.Mult: (np.multiply, "mul"),
@@ -60,24 +61,43 @@ _MATH_TO_NUMPY.update({math.atan2: np.arctan2, math.asin: np.arcsin, math.acos: 
                        math.atanh: np.arctanh, math.fabs: np.absolute, math.pow: np.power})
 
 
+#: the kinds of Op, and what each computes
+OP_KINDS = {
+    "copy": "t = a (a name or a constant)",
+    "rule": "a primitive with an adjoint rule (`rule`, `bindings` {param: expression})",
+    "call": "a user function, transformed recursively (`callee`, `args`, `keywords`)",
+    "nondiff": "a value with no derivative (an int, a flag, a shape, a comparison)",
+    "opaque": "a callable srcgrad knows nothing about (`obj`): refused where its result is active",
+    "pack": "a tuple, list or dict display of names (`args`)",
+    "push": "an expression statement pushing `args[1]` on the stack `args[0]` (generated code)",
+    "pop": "t = pop(stack) (generated code transformed again; `args[0]` the stack)",
+}
+
+
 @dataclass
 class Op:
-    """What the right-hand side of an ANF assignment computes.
+    """What the right-hand side of an ANF assignment computes (OP_KINDS)."""
+    kind: str                       # a key of OP_KINDS
+    rule: object = None             # "rule": the registry.Rule
+    bindings: dict = field(default_factory=dict)   # "rule": {param: gast expression}
+    callee: object = None           # "call": the user function (or custom_gradient function)
+    args: list = field(default_factory=list)       # operands, in order
+    keywords: dict = field(default_factory=dict)   # "call": {name: gast expression}
+    obj: object = None              # "opaque": what was called or read
+    source: str = ""                # a short name for temporaries and messages
+    receiver: object = None         # "call" of a method: the example instance (`self`)
+    custom: bool = False            # "call" of a custom_gradient function
+    spec: tuple = None              # "call": (n extra positional, keyword names) for *args/**kwargs
+    examples: dict = field(default_factory=dict)   # "call": {param: object} known at the call
+    n_outputs: int = 1              # "call": 1, or k for a callee returning a k-tuple
+    node: object = None             # "call": the gast Call
+    python_float: bool = False      # "rule": a math-module function on Python floats
+    checkpoint: bool = False        # "call" of sg.checkpoint(f): reversed by re-running f (joint)
+    arg_dynamic: tuple = ()         # "call" (kinds.py): which arguments may be containers
 
-    kind: "copy" (t = a), "rule" (a primitive with an adjoint rule; `rule`
-    and `bindings` {param: expression}), "call" (a user function, transformed
-    recursively; `callee`, `args`, `keywords`), "nondiff" (no derivative), or
-    "opaque" (a callable srcgrad knows nothing about; `obj`).
-    """
-    kind: str
-    rule: object = None
-    bindings: dict = field(default_factory=dict)
-    callee: object = None
-    args: list = field(default_factory=list)
-    keywords: dict = field(default_factory=dict)
-    obj: object = None
-    source: str = ""
-    receiver: object = None
+    def __post_init__(self):
+        if self.kind not in OP_KINDS:
+            raise ValueError("unknown Op kind %r" % (self.kind,))
 
     def operand_names(self):
         """Names whose cotangents this op contributes to, per differentiable operand."""
@@ -124,7 +144,7 @@ class _ANF:
 
     def stmt(self, s):
         if isinstance(s, gast.Expr):
-            if getattr(s, "_sg_grad_of", None) is not None:
+            if Anno.GRAD_OF.of(s) is not None:
                 return [s]  # an insert_grad_of block: the reverse sweep runs its body
             if isinstance(s.value, gast.Constant):
                 return []  # docstring, comment or bare constant
@@ -135,12 +155,14 @@ class _ANF:
                 # pop: its own derivative code must move one value too
                 new = ast_util.copy_location(ast_util.assign(self.namer.fresh("_dropped"), s.value), s)
                 return self.stmt(new)
-            s._sg_forward_only = True
+            if isinstance(s.value, gast.Call):
+                self.check_mutation(s.value)
+            Anno.FORWARD_ONLY.add_to(s, True)
             return [s]
         if isinstance(s, gast.Pass):
             return []
         if isinstance(s, (gast.Assert, gast.Raise)):
-            s._sg_forward_only = True
+            Anno.FORWARD_ONLY.add_to(s, True)
             return [s]
         if isinstance(s, gast.AugAssign):
             value = ast_util.binop(ast_util.name(s.target.id), s.op, s.value)
@@ -159,7 +181,7 @@ class _ANF:
                 return out + self.unpack(target, s.value, s)
             hint = target.id if isinstance(target, gast.Name) else None
             value, op = self.top(s.value, out, hint)
-            if op.kind == "call" and getattr(op, "n_outputs", 1) > 1:
+            if op.kind == "call" and op.n_outputs > 1:
                 # out = f(x) with f returning a tuple: out_0, out_1 = f(x); out = (out_0, out_1)
                 temps = [self.namer.fresh("%s_%d" % (hint or "out", k)) for k in range(op.n_outputs)]
                 first = self._assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True),
@@ -171,7 +193,7 @@ class _ANF:
                 self.packs[target.id] = pack
                 return out
             new = ast_util.copy_location(ast_util.assign(target, value), s)
-            new._sg_op = op
+            Anno.OP.add_to(new, op)
             out.append(new)
             if op.kind == "pack" and isinstance(target, gast.Name):
                 self.packs[target.id] = value
@@ -184,11 +206,11 @@ class _ANF:
             self.condition(ast_util.clone(s.test), cond, out, s)
             body = self.block(s.body)
             increment = self._assign(count, ast_util.quote_expr("%s + 1" % count), Op("nondiff"), s)
-            increment._sg_no_save = True     # the reverse sweep reads only the final count
+            Anno.NO_SAVE.add_to(increment, True)     # the reverse sweep reads only the final count
             body.append(increment)
             self.condition(s.test, cond, body, s)
             new = ast_util.copy_location(gast.While(test=ast_util.name(cond), body=body, orelse=[]), s)
-            new._sg_count = count
+            Anno.COUNT.add_to(new, count)
             out.append(new)
             return out
         if isinstance(s, gast.If):
@@ -226,7 +248,7 @@ class _ANF:
                 if n.id in names:
                     tmp = self.namer.fresh(n.id + "_out")
                     a = ast_util.copy_location(ast_util.assign(tmp, ast_util.name(n.id)), s)
-                    a._sg_op = Op("copy", args=[ast_util.name(n.id)])
+                    Anno.OP.add_to(a, Op("copy", args=[ast_util.name(n.id)]))
                     out.append(a)
                     n = ast_util.name(tmp)
                 names.append(n.id)
@@ -239,7 +261,7 @@ class _ANF:
     def _stack_op(self, e):
         """runtime.push or runtime.pop when `e` calls one, else None."""
         if isinstance(e, gast.Call):
-            obj = getattr(e.func, "_sg_callee", None)
+            obj = Anno.CALLEE.of(e.func)
             if obj is runtime.push or obj is runtime.pop:
                 return obj
         return None
@@ -259,13 +281,13 @@ class _ANF:
         stack = self.stack_name(call.args[0], s)
         x = self.simple(call.args[1], out, "t", force_name=True)
         call.args = [stack, x]
-        s._sg_op = Op("push", args=[stack, x], source="push")
+        Anno.OP.add_to(s, Op("push", args=[stack, x], source="push"))
         out.append(s)
         return out
 
     def _assign(self, target, value, op, where):
         a = ast_util.copy_location(ast_util.assign(target, value), where)
-        a._sg_op = op
+        Anno.OP.add_to(a, op)
         return a
 
     def condition(self, test, name, out, where):
@@ -294,7 +316,7 @@ class _ANF:
                 out.extend(self.stmt(ast_util.copy_location(ast_util.assign(t, ast_util.name(tmp)), s)))
             return out
         v, op = self.top(value, out, None)
-        if getattr(op, "custom", False):
+        if op.custom:
             op.n_outputs = len(elts)
         if op.kind in ("call", "nondiff") and not starred and all(isinstance(e, gast.Name) for e in elts):
             new = self._assign(target, v, op, s)
@@ -325,25 +347,25 @@ class _ANF:
                 not any(isinstance(x, gast.Starred) for x in e.elts):
             e.elts = [self.simple(x, out, hint, force_name=isinstance(x, _DISPLAYS)) for x in e.elts]
             return e
-        known = getattr(e, "_sg_value", None)       # a function or object passed on (resolve.py)
+        known = Anno.VALUE.of(e)       # a function or object passed on (resolve.py)
         value, op = self.top(e, out, hint)
         if isinstance(value, gast.Constant) and op.kind == "nondiff" and not force_name:
             return value            # a folded constant (-9.81)
         tmp = self.namer.fresh(name or op.source or hint or "t")
         self.temps.add(tmp)
         a = ast_util.copy_location(ast_util.assign(tmp, value), e)
-        a._sg_op = op
+        Anno.OP.add_to(a, op)
         out.append(a)
         result = ast_util.name(tmp)
         if known is not None:
-            result._sg_value = known
+            Anno.VALUE.add_to(result, known)
         return result
 
     def _user_callee(self, func):
         """Does `func` call a user function (or a custom_gradient function)
         that srcgrad compiles, rather than a primitive with a rule?"""
-        obj = getattr(func, "_sg_callee", None)
-        if obj is None or hasattr(func, "_sg_method"):
+        obj = Anno.CALLEE.of(func)
+        if obj is None or Anno.METHOD.exists(func):
             return False
         if getattr(obj, "__srcgrad_custom__", None) is not None:
             return True
@@ -383,7 +405,8 @@ class _ANF:
             # hs + [h]: list concatenation
             args = [self.simple(x, out, hint, force_name=True) for x in (e.left, e.right)]
             call = ast_util.call(ast_util.name("list_extend"), args)
-            call.func._sg_callee, call.func._sg_helper = containers.list_extend, True
+            Anno.CALLEE.add_to(call.func, containers.list_extend)
+            Anno.HELPER.add_to(call.func, True)
             return call, self.classify_fn(containers.list_extend, args, {}, e, hint or "cat")
         if isinstance(e, gast.BinOp):
             e.left = self.simple(e.left, out, hint)
@@ -481,7 +504,7 @@ class _ANF:
 
     def call(self, e, out, hint):
         func = e.func
-        if hasattr(func, "_sg_method"):
+        if Anno.METHOD.exists(func):
             func.value = self.simple(func.value, out, hint)
         args = []
         starred = None
@@ -523,8 +546,8 @@ class _ANF:
         kwargs = {k.arg: k.value for k in e.keywords}
         if starred is not None:
             return e, self.starred_call(e, starred, hint)
-        if hasattr(func, "_sg_method"):
-            m = func._sg_method
+        if Anno.METHOD.exists(func):
+            m = Anno.METHOD.of(func)
             recv = func.value
             src = m + ("_" + self.base(recv) if self.base(recv) else "")
             if m in _COPY_METHODS or (m == "item" and not e.args and not e.keywords):
@@ -546,7 +569,7 @@ class _ANF:
             if pack == "axes" and not args:
                 args = []
             return e, self.classify_fn(fn, [recv] + args, kwargs, e, src)
-        obj = getattr(func, "_sg_callee", None)
+        obj = Anno.CALLEE.of(func)
         if obj in (builtins.list, builtins.tuple, builtins.dict) and not e.args and not e.keywords:
             display = gast.Dict(keys=[], values=[]) if obj is builtins.dict else \
                 ast_util.tuple_([]) if obj is builtins.tuple else gast.List(elts=[], ctx=gast.Load())
@@ -575,12 +598,12 @@ class _ANF:
                 # self.layer(x), layers[0](x): the receiver is evaluated once, then called
                 receiver = self.simple(func, out, hint, force_name=True)
                 e.func = ast_util.name(receiver.id)
-                e.func._sg_callee = obj
+                Anno.CALLEE.add_to(e.func, obj)
                 func = e.func
             op = self.classify_fn(call, [ast_util.name(func.id)] + args, kwargs, e, name)
             op.receiver = obj
             return e, op
-        if getattr(func, "_sg_opaque_method", False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
+        if Anno.OPAQUE_METHOD.of(func, False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and self.ctx.callee(obj.__func__) is not None:
             # a bound method of the user's (self.helper(x)): the receiver is its first argument
@@ -634,10 +657,10 @@ class _ANF:
         nondiff, or opaque, which raises NoRuleError if a differentiated
         value reaches it)."""
         func = e.func
-        obj = getattr(func, "_sg_callee", None)
-        what = ast_util.to_source(func) if not hasattr(func, "_sg_method") else "." + func._sg_method
-        if hasattr(func, "_sg_method"):
-            if func._sg_method in _NONDIFF_ATTRS:
+        obj = Anno.CALLEE.of(func)
+        what = ast_util.to_source(func) if not Anno.METHOD.exists(func) else "." + Anno.METHOD.of(func)
+        if Anno.METHOD.exists(func):
+            if Anno.METHOD.of(func) in _NONDIFF_ATTRS:
                 return Op("nondiff", source=source)
             self.fail(starred, "*args into the array method %s" % what, "pass the arguments one by one")
         if obj is not None and registry.is_nondiff(obj):
@@ -648,7 +671,32 @@ class _ANF:
                       "pass the arguments one by one, or as a tuple display: f(*(a, b))")
         return Op("opaque", obj=obj, source=source, args=_names_in(e))
 
+    def check_mutation(self, call, fn=None, n_args=None, keywords=None):
+        """Refuse a NumPy call that writes into an array argument (out=,
+        np.copyto, ... : rules/mutation.py) or an in-place ndarray method:
+        the compiled code, functional, would not see the write."""
+        if fn is None:
+            fn = Anno.CALLEE.of(call.func)
+            method = Anno.METHOD.of(call.func)
+            n_args = len(call.args)
+            keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            if method is not None:
+                if method in mutation.IN_PLACE_METHODS:
+                    self.fail(call, "the in-place array method .%s()" % method,
+                              "write it functionally: " + mutation.IN_PLACE_METHODS[method])
+                fn = getattr(np, method, None)
+        names = [k for k, v in (keywords or {}).items() if not (isinstance(v, gast.Constant) and v.value is None)]
+        found = mutation.writes_into(fn, n_args, names) if fn is not None else None
+        if found is not None:
+            written, hint = found
+            self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
+                      "the write)" % ("np." + fn.__name__ if getattr(fn, "__module__", "") in ("numpy", None)
+                                      or isinstance(fn, np.ufunc) else getattr(fn, "__name__", fn), written),
+                      hint)
+
     def classify_fn(self, fn, args, kwargs, node, source):
+        if isinstance(node, gast.Call):
+            self.check_mutation(node, fn, len(args), kwargs)
         if fn is builtins.abs:
             fn = np.absolute
         elif fn in (builtins.max, builtins.min) and len(args) == 2 and not kwargs:
@@ -665,7 +713,7 @@ class _ANF:
             if kwargs:
                 self.fail(node, "keyword arguments to a custom_gradient function")
             op = Op("call", callee=fn, args=list(args), source=source)
-            op.custom, op.spec, op.examples, op.n_outputs, op.node = True, None, {}, 1, node
+            op.custom, op.node = True, node
             return op
         rule = registry.adjoint_rule(fn)
         python_float = False
@@ -731,11 +779,12 @@ class _ANF:
             ordered += [ast_util.name(n) for n in self.ctx.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
+            op.checkpoint = bool(getattr(fn, "__srcgrad_checkpoint__", False))
             # functions passed as arguments are known to the callee (its Program's examples)
             names = list(sig.parameters)
-            op.examples = {p: bound.arguments[p]._sg_value for p in names if p in bound.arguments
+            op.examples = {p: Anno.VALUE.of(bound.arguments[p]) for p in names if p in bound.arguments
                            and isinstance(bound.arguments[p], gast.AST)
-                           and getattr(bound.arguments[p], "_sg_value", None) is not None}
+                           and Anno.VALUE.of(bound.arguments[p]) is not None}
             # (the VJP call copies its arguments: without the objects, which need not be copyable)
             op.args = [_without_value(a) for a in op.args]
             op.n_outputs = info.n_outputs
@@ -757,19 +806,19 @@ def _literal(v):
 
 def _injected(value, name):
     """A Name standing for `value` in generated code (injected as a closure
-    cell by the code generators), carrying it as `_sg_value` for callees."""
+    cell by the code generators), carrying it as `Anno.VALUE` for callees."""
     n = ast_util.name(name)
-    n._sg_callee = value
-    n._sg_helper = True
+    Anno.CALLEE.add_to(n, value)
+    Anno.HELPER.add_to(n, True)
     if not isinstance(value, (np.ndarray, np.generic)):
-        n._sg_value = value
+        Anno.VALUE.add_to(n, value)
     return n
 
 
 def _without_value(node):
-    """`node`, or a copy of a Name without its `_sg_value` (an injected
+    """`node`, or a copy of a Name without its `Anno.VALUE` (an injected
     name is kept: the code generators rename it in place)."""
-    if isinstance(node, gast.Name) and hasattr(node, "_sg_value") and not getattr(node, "_sg_helper", False):
+    if isinstance(node, gast.Name) and Anno.VALUE.exists(node) and not Anno.HELPER.of(node, False):
         node = ast_util.copy_location(ast_util.name(node.id), node)
     return node
 
@@ -780,10 +829,10 @@ def _names_in(node):
 
 def transform(resolution, ctx):
     """Put `resolution.node`'s body in A-normal form (in place), then give
-    top-level reassignments fresh SSA names. Returns the FunctionDef, with
-    `_sg_stacked` (names assigned inside a branch or loop), `_sg_inputs`,
-    `_sg_stacks` (stack variables of generated code) and `_sg_containers`
-    (parameters that hold lists, tuples or dicts)."""
+    top-level reassignments fresh SSA names. Returns the FunctionDef, and
+    fills `ctx.facts`: `stacked` (names assigned inside a branch or loop),
+    `inputs`, `stacks` (stack variables of generated code), `containers`
+    (parameters that hold lists, tuples or dicts) and `scalar_params`."""
     node = resolution.node
     namer = ctx.namer
     t = _ANF(ctx)
@@ -794,13 +843,14 @@ def transform(resolution, ctx):
                                      parsed.firstlineno, None, "return the value to differentiate")
     defined = set(resolution.params) | {leaf.name for leaf in resolution.leaves}
     node.body = _ssa(body, set(defined), namer)
-    node._sg_stacked = stacked_names(node.body)
-    node._sg_inputs = sorted(defined)
-    node._sg_containers = {p for p, v in getattr(resolution, "examples", {}).items()
-                           if isinstance(v, (list, tuple, dict))} | set(getattr(resolution, "containers", ()))
-    node._sg_scalar_params = set(getattr(resolution, "scalars", ()))
-    node._sg_stacks = t.stacks
-    node.body = _no_self_reference(node.body, node._sg_stacked, namer)
+    facts = ctx.facts
+    facts.stacked = stacked_names(node.body)
+    facts.inputs = sorted(defined)
+    facts.containers = {p for p, v in resolution.examples.items()
+                        if isinstance(v, (list, tuple, dict))} | set(resolution.containers)
+    facts.scalar_params = set(resolution.scalars)
+    facts.stacks = t.stacks
+    node.body = _no_self_reference(node.body, facts.stacked, namer)
     return node
 
 
@@ -844,24 +894,24 @@ def _no_self_reference(body, stacked, namer):
             s.orelse = _no_self_reference(s.orelse, stacked, namer)
         elif isinstance(s, (gast.For, gast.While)):
             s.body = _no_self_reference(s.body, stacked, namer)
-        elif isinstance(s, gast.Assign) and hasattr(s, "_sg_op"):
+        elif isinstance(s, gast.Assign) and Anno.OP.exists(s):
             targets = ast_util.names_stored(s.targets[0])
-            if getattr(s, "_sg_no_save", False):
+            if Anno.NO_SAVE.of(s, False):
                 pass
             elif targets & stacked and targets & ast_util.names_loaded(s.value):
                 # t = f(t) becomes tmp = f(t); t = tmp (also for a, b = g(a, b))
                 target = s.targets[0]
                 names = [e.id for e in target.elts] if isinstance(target, gast.Tuple) else [target.id]
-                temps = [namer.fresh((s._sg_op.source or "t") if len(names) == 1 else n + "_new")
+                temps = [namer.fresh((Anno.OP.of(s).source or "t") if len(names) == 1 else n + "_new")
                          for n in names]
                 new_target = ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True) \
                     if isinstance(target, gast.Tuple) else temps[0]
                 first = ast_util.copy_location(ast_util.assign(new_target, s.value), s)
-                first._sg_op = s._sg_op
+                Anno.OP.add_to(first, Anno.OP.of(s))
                 out.append(first)
                 for n, tmp in zip(names, temps):
                     copy_ = ast_util.copy_location(ast_util.assign(n, ast_util.name(tmp)), s)
-                    copy_._sg_op = Op("copy", args=[ast_util.name(tmp)])
+                    Anno.OP.add_to(copy_, Op("copy", args=[ast_util.name(tmp)]))
                     out.append(copy_)
                 stacked.update(temps)
                 continue

@@ -22,6 +22,7 @@ from .. import runtime
 from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from . import optimize
+from ..syntax.anno import Anno
 
 _counter = itertools.count()
 
@@ -68,8 +69,6 @@ def assemble(name, inputs, active_inputs, sweeps):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
     whether active input i has a (possibly) nonzero cotangent."""
-    gen = sweeps.generator
-    gen.np_name()           # the generated code may name `np` (zeros_like)
     outputs = sweeps.outputs
     seeds = [sweeps.seeds[o] for o in outputs]
     stack = sweeps.stack
@@ -79,10 +78,10 @@ def assemble(name, inputs, active_inputs, sweeps):
     def grad_of(x):
         if x in sweeps.final:
             return ast_util.name(sweeps.adjoints[x])
-        if gen.batched:
-            return gen.zeros(x)
+        if sweeps.batched:
+            return sweeps.zeros(x)
         # an unconnected input (possibly a container the caller passed in): zeros of its structure
-        return ast_util.call(ast_util.name(gen.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
+        return ast_util.call(ast_util.name(sweeps.inject("sparse_zeros", runtime.sparse_zeros)), [ast_util.name(x)])
 
     grads = [grad_of(x) for x in active_inputs]
     connected = tuple(x in sweeps.final for x in active_inputs)
@@ -90,7 +89,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
         {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
-    defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set())
+    defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
     rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
     loads = {}
     for n in rev_nodes:
@@ -100,16 +99,17 @@ def assemble(name, inputs, active_inputs, sweeps):
     # Names first assigned inside a branch or loop may have no value where
     # they are pushed or returned as residuals: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
-               for n in sorted((sweeps.pushed | set(residuals)) - set(inputs) - sweeps.first_defined - {stack})]
+               for n in sorted((sweeps.pushed | set(residuals)) - set(inputs) - sweeps.first_defined - {stack}
+                               - sweeps.free_arrays)]
     fwd_core = stack_init + preinit + sweeps.fwd_body
     sweeps.fwd_core = fwd_core
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
-    shape_only = _shape_only(rev_nodes, sweeps.injected, residuals) - gen.dynamic
-    shape_of = gen.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
+    shape_only = _shape_only(rev_nodes, sweeps.injected, residuals) - sweeps.dynamic
+    shape_of = sweeps.inject("ShapeOf", helpers.ShapeOf) if shape_only else None
     res_tuple = ast_util.tuple_([
         ast_util.call(ast_util.name(shape_of), [ast_util.name(n)]) if n in shape_only else ast_util.name(n)
         for n in residuals])
-    res_param = gen.namer.fresh("_residuals")
+    res_param = sweeps.namer.fresh("_residuals")
 
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
@@ -150,32 +150,43 @@ def assemble(name, inputs, active_inputs, sweeps):
     return fwd, bwd, joint, residuals, connected
 
 
-def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
+def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, has_aux=False):
     """The generated gradient function of `sg.grad`: the joint sweeps seeded
     with ones, returning the gradients of the inputs in `order` (names among
     `active_inputs`), each cast to its input's shape and dtype (as_input),
-    after the output's value with preserve_result. A FunctionDef of
-    `inputs`; its injected names are the sweeps' plus `as_input`."""
-    gen = sweeps.generator
-    as_input = gen.inject("as_input", runtime.as_input)
+    after the output's value with preserve_result. With has_aux the function
+    returns (value, aux): only the value is seeded (aux's cotangent is zero)
+    and the result is (gradients, aux), or ((value, aux), gradients) with
+    preserve_result, as JAX's. A FunctionDef of `inputs`; its injected names
+    are the sweeps' plus `as_input`."""
+    as_input = sweeps.inject("as_input", runtime.as_input)
+    seeded = sweeps.outputs[:1] if has_aux else sweeps.outputs
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
-    body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in sweeps.outputs]
+    body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in seeded]
     body += ast_util.clone(sweeps.fwd_core)
-    value = None
+    body += [ast_util.assign(sweeps.seeds[o], sweeps.zeros(o)) for o in sweeps.outputs if o not in seeded]
+    value = aux = None
     if preserve_result:
-        value = gen.namer.fresh("value")
+        value = sweeps.namer.fresh("value")
         body.append(ast_util.assign(value, ast_util.name(sweeps.outputs[0])))
-    body += ast_util.clone(getattr(sweeps, "free", []))
+    if has_aux:
+        aux = sweeps.namer.fresh("aux")
+        body.append(ast_util.assign(aux, ast_util.name(sweeps.outputs[1])))
+    body += ast_util.clone(sweeps.free)
     body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
     for x in order:
         g = ast_util.name(sweeps.adjoints[x]) if x in sweeps.final else sweeps.zeros(x)
-        if x not in gen.dynamic:
+        if x not in sweeps.dynamic:
             g = ast_util.call(ast_util.name(as_input), [g, ast_util.name(x)])
         grads.append(g)
     result = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
-    if preserve_result:
+    if preserve_result and has_aux:
+        result = ast_util.tuple_([ast_util.tuple_([ast_util.name(value), ast_util.name(aux)]), result])
+    elif preserve_result:
         result = ast_util.tuple_([ast_util.name(value), result])
+    elif has_aux:
+        result = ast_util.tuple_([result, ast_util.name(aux)])
     fname = "grad_%s" % name
     return ast_util.function_def(fname, list(inputs), body + [ast_util.return_(result)])
 
@@ -266,7 +277,7 @@ def annotate(exc, fn):
     rows = fn.__srcgrad_rows__
     stmt = rows[lineno - 1][1] if 0 < lineno <= len(rows) else None
     text = _header(stmt).strip() if stmt is not None else ""
-    origin = getattr(stmt, "_sg_origin", None)
+    origin = Anno.ORIGIN.of(stmt)
     if origin is not None:
         user_file, user_line, _ = origin
         exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"

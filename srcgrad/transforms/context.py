@@ -2,8 +2,10 @@
 
 One `Context` per generated artefact (a function, its argument kinds, the
 mask of active inputs and the mode). Passes read what the passes before
-them left here (`active` after activity analysis) instead of keeping state
-of their own. The hooks are how the compiler reaches the function layer
+them left here instead of keeping state of their own: facts about single
+nodes are node annotations (syntax/anno.py), facts about the whole function
+are the declared fields of `Facts` (`ctx.facts`), each naming the pass that
+writes it. The hooks are how the compiler reaches the function layer
 (srcgrad/function.py) without importing it: which callees are user code,
 and the compiled derivatives of those callees.
 """
@@ -24,13 +26,29 @@ class Context:
     callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
     callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active
     vjp_callee: Callable = None     # (op, mask) -> the callee's VJP function (called by generated code)
+    split_callee: Callable = None   # (op, mask) -> the callee's artefact: its split `fwd` and `bwd_fn`
     jvp_callee: Callable = None     # (op, mask) -> the callee's JVP function (with .tuple_output)
     callee_dynamic: Callable = None  # op -> which outputs of the callee may be containers
     callee_leaves: dict = field(default_factory=dict)   # callee -> names passed for the Variables it reads
     transpose_jvp: Callable = None  # the run-time JVP of a primitive with no tangent rule (forward_mode.py)
+    inputs: list = field(default_factory=list)     # parameters then leaves: the compiled code's inputs
     # filled in by the passes
-    inputs: list = field(default_factory=list)
-    active: set = field(default_factory=set)
+    active: set = field(default_factory=set)        # activity.py: names that carry derivatives
+    facts: "Facts" = field(default_factory=lambda: Facts())
+
+
+@dataclass
+class Facts:
+    """Facts about the function being compiled, each written by one pass
+    and read by the passes after it."""
+    stacked: set = field(default_factory=set)       # anf: names assigned inside a branch or loop
+    inputs: list = field(default_factory=list)      # anf: parameters and leaves, sorted
+    containers: set = field(default_factory=set)    # anf: parameters that hold lists, tuples or dicts
+    scalar_params: set = field(default_factory=set)  # anf: parameters given Python floats or ints
+    stacks: set = field(default_factory=set)        # anf: the stack variables of generated code
+    dynamic: set = field(default_factory=set)       # kinds: names that may hold a list, tuple or dict
+    scalar: set = field(default_factory=set)        # kinds: names known to be 0-d
+    active_stacks: set = field(default_factory=set)  # activity: the stacks that carry derivatives
 
 
 @dataclass

@@ -26,12 +26,14 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import NoRuleError, UnsupportedSyntaxError, short
-from ..rules.python import containers
+from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
 from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, optimize
+from ..syntax.anno import Anno
+from ..syntax.naming import TANGENT_PREFIX
+from .generator import Generator
 
 
 def _targets(stmt):
@@ -39,50 +41,24 @@ def _targets(stmt):
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
-class ForwardGenerator:
+class ForwardGenerator(Generator):
     def __init__(self, ctx):
-        self.ctx = ctx
-        parsed = ctx.parsed
-        self.parsed = parsed
-        self.active = ctx.active
-        self.namer = ctx.namer
-        self.ns = ctx.namespace
+        super().__init__(ctx)
         self.compile_callee = ctx.jvp_callee     # (op, mask) -> the callee's forward compilation
         self.stack_tangents = {}                 # stack of generated code -> its tangent stack
         self.active_stacks = set()               # the stacks that carry tangents (activity.py)
         self.tan = {}
-        self.injected = {}
-        self.dynamic = set()            # names that may hold a list, tuple or dict
-        self.scalar = set()             # names known to be 0-d (kinds.scalars)
-        self.last_comment = None
-        self.def_line = parsed.origin(parsed.node)[1]
+        self.def_line = self.parsed.origin(self.parsed.node)[1]
 
     # -- names
     def tangent(self, name):
-        if name not in self.tan:
-            base = "d" + name if not name.startswith("_") else "_d" + name.lstrip("_")
-            self.tan[name] = self.namer.fresh(base)
-        return self.tan[name]
-
-    def inject(self, name, value):
-        """A name the generated code can use for `value` (bound in its closure)."""
-        for alias, v in self.injected.items():
-            if v is value and (alias == name or alias.startswith("_sg_" + name)):
-                return alias
-        found, current = self.ns.lookup(name)
-        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
-            self.namer.reserve([name])
-            self.injected[name] = value
-            return name
-        alias = self.namer.fresh("_sg_" + name)
-        self.injected[alias] = value
-        return alias
+        return self.derivative_name(self.tan, TANGENT_PREFIX, name)
 
     def zeros_fn(self, container):
         """What generated code calls for a zero tangent: np.zeros_like, or
-        zeros_tree for a value that may be a list, tuple or dict."""
+        zero_tangent for a value that may be a list, tuple or dict."""
         if container:
-            return self.inject("zeros_tree", containers.zeros_tree)
+            return self.inject("zero_tangent", runtime.zero_tangent)
         return self.inject("np", np) + ".zeros_like"
 
     def zeros(self, e):
@@ -92,10 +68,6 @@ class ForwardGenerator:
             return ast_util.const(0.0)
         array = isinstance(e, gast.Name) and e.id not in self.dynamic
         return ast_util.call(self.zeros_fn(not array), [_as_load(e)])
-
-    def fail(self, node, construct, hint=None):
-        filename, lineno, col = self.parsed.origin(node)
-        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
 
     def is_active(self, e):
         return isinstance(e, gast.Name) and e.id in self.active
@@ -108,11 +80,9 @@ class ForwardGenerator:
         return out
 
     def comment(self, s):
-        filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment or lineno == self.def_line:
+        if self.parsed.origin(s)[1] == self.def_line:
             return []       # (statements the lowering pass adds carry the def line)
-        self.last_comment = (filename, lineno)
-        return [ast_util.comment("%s  (%s:%s)" % (self.parsed.line_text(lineno, filename), short(filename), lineno))]
+        return self.origin_comment(s)
 
     def stmt(self, s):
         if isinstance(s, gast.If):
@@ -132,7 +102,7 @@ class ForwardGenerator:
             return head + [new]
         if isinstance(s, gast.Assign):
             code, done = self.tangent_code(s)
-            primal = [] if getattr(s, "_sg_jvp_call", False) else [s]   # a user call: its JVP call computes both
+            primal = [] if Anno.JVP_CALL.of(s, False) else [s]   # a user call: its JVP call computes both
             for t in _targets(s):       # an active name assigned a constant: its tangent is zero
                 if t in self.active and t not in done:
                     if isinstance(s.value, gast.Constant) and s.value.value is None:
@@ -140,9 +110,9 @@ class ForwardGenerator:
                     else:
                         code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code
-        if getattr(s, "_sg_grad_of", None) is not None:
+        if Anno.GRAD_OF.of(s) is not None:
             return []       # an insert_grad_of block acts on adjoints only
-        op = getattr(s, "_sg_op", None)
+        op = Anno.OP.of(s)
         if op is not None and op.kind == "push":
             # push(S, x) of generated code: x's tangent goes on S's tangent stack
             # (None for an inactive x on a stack that carries tangents: the
@@ -165,17 +135,22 @@ class ForwardGenerator:
     def tangent_code(self, s):
         """The statements computing the tangents of `s`'s targets, and the
         set of targets they define."""
-        op = s._sg_op
+        op = Anno.OP.of(s)
         targets = _targets(s)
-        if op.kind == "pop" and op.args[0].id in self.active_stacks:
+        if op.kind == "pop" and (op.args[0].id in self.active_stacks or self.is_active(op.args[0])):
             # x = pop(S): x's tangent comes off S's tangent stack (dropped
-            # when x is inactive, to keep the stacks in step)
+            # when x is inactive, to keep the stacks in step). A stack this
+            # code only pops (the residuals of a split forward, copied:
+            # S = list(res[k])) has the tangent list its copy computed.
             t = targets[0]
-            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)),
-                                [ast_util.name(self.stack_tangent(op.args[0].id))])
+            stack = op.args[0].id
+            tangents = self.stack_tangent(stack) if stack in self.active_stacks else self.tangent(stack)
+            pop = ast_util.call(ast_util.name(self.inject("pop", runtime.pop)), [ast_util.name(tangents)])
             if t not in self.active:
                 return [ast_util.expr_stmt(pop)], set()
-            return [ast_util.assign(self.tangent(t), pop)], {t}
+            # (None, a symbolic zero, where the value pushed had no tangent)
+            dense = ast_util.call(ast_util.name(self.inject("densify", runtime.densify)), [pop, ast_util.name(t)])
+            return [ast_util.assign(self.tangent(t), dense)], {t}
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]
@@ -208,9 +183,13 @@ class ForwardGenerator:
         if op.kind == "pack":       # [a, b], (a, b), {k: a}: the same container of tangents
             value = ast_util.clone(s.value)
             elts = value.values if isinstance(value, gast.Dict) else value.elts
-            if not any(self.is_active(e) for e in elts):
+            stacks = [isinstance(e, gast.Name) and e.id in self.active_stacks for e in elts]
+            if not any(self.is_active(e) for e in elts) and not any(stacks):
                 return [], set()
-            new = [ast_util.name(self.tangent(e.id)) if self.is_active(e) else self.zeros(e) for e in elts]
+            # (a stack in a container, the residuals of a split forward: its tangent stack)
+            new = [ast_util.name(self.tangent(e.id)) if self.is_active(e) else
+                   ast_util.name(self.stack_tangent(e.id)) if stack else self.zeros(e)
+                   for e, stack in zip(elts, stacks)]
             if isinstance(value, gast.Dict):
                 value.values = new
             else:
@@ -267,7 +246,7 @@ class ForwardGenerator:
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is broadcast_like}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        if getattr(s._sg_op, "python_float", False):
+        if Anno.OP.of(s).python_float:
             # math.sin(x) on a Python float: its tangent stays in the math module
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
             if np_aliases:
@@ -294,7 +273,7 @@ class ForwardGenerator:
         call = ast_util.call(ast_util.name(fn), args)
         new = ast_util.copy_location(
             ast_util.assign(ast_util.tuple_([ast_util.set_store(ast_util.clone(prim)), tan], store=True), call), s)
-        s._sg_jvp_call = True
+        Anno.JVP_CALL.add_to(s, True)
         return [new], done & self.active
 
 
@@ -314,11 +293,11 @@ def transform(fdef, ctx):
     gen = ForwardGenerator(ctx)
     active = ctx.active
     for n in ast_util.walk(fdef):       # helpers the lowering pass calls (setitem, list_append)
-        if getattr(n, "_sg_helper", False):
-            n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = fdef._sg_dynamic
-    gen.scalar = fdef._sg_scalar
-    gen.active_stacks = getattr(fdef, "_sg_active_stacks", set())
+        if Anno.HELPER.of(n, False):
+            n.id = gen.inject(n.id, Anno.CALLEE.of(n))
+    gen.dynamic = ctx.facts.dynamic
+    gen.scalar = ctx.facts.scalar
+    gen.active_stacks = ctx.facts.active_stacks
     tangent_params = [gen.tangent(n) for n in active_inputs]
     # an input without a tangent that is reassigned a varied value (the
     # cotangent seed of generated code: bx = unbroadcast(bx, x)) starts at zero

@@ -1,6 +1,6 @@
 """Kinds: which names may hold a list, tuple or dict (a container).
 
-Requires: anf. Guarantees `fdef._sg_dynamic`, the set of names that may hold
+Requires: anf. Guarantees `ctx.facts.dynamic`, the set of names that may hold
 a container, and for each call of a user function `op.arg_dynamic` (which
 arguments may be containers; the callee is compiled for those kinds).
 
@@ -30,6 +30,7 @@ from .. import runtime
 from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 
 
 def _targets(stmt):
@@ -52,11 +53,12 @@ _CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dic
 
 
 def transform(fdef, ctx):
-    """Annotate `fdef` (ANF) with `_sg_dynamic`; returns the set."""
-    dynamic = set(getattr(fdef, "_sg_containers", ()))
-    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and hasattr(n, "_sg_op")]
-    pushes = [n._sg_op.args for n in ast_util.walk(fdef)
-              if isinstance(n, gast.Expr) and getattr(n, "_sg_op", None) is not None and n._sg_op.kind == "push"]
+    """Fill `ctx.facts.dynamic` and `ctx.facts.scalar` for `fdef` (ANF);
+    returns the dynamic set."""
+    dynamic = set(ctx.facts.containers)
+    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    pushes = [Anno.OP.of(n).args for n in ast_util.walk(fdef)
+              if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push"]
     if pushes:
         dynamic |= {t for s in assigns if isinstance(s.value, gast.Constant) and s.value.value is None
                     for t in _targets(s)}
@@ -64,7 +66,7 @@ def transform(fdef, ctx):
     while changed:
         changed = False
         for s in assigns:
-            op = s._sg_op
+            op = Anno.OP.of(s)
             targets = _targets(s)
             new = []
             if op.kind == "pack":
@@ -82,7 +84,7 @@ def transform(fdef, ctx):
                 new = targets if hit else []
             elif op.kind == "pop":
                 new = targets if op.args[0].id in dynamic else []
-            elif op.kind == "call" and not getattr(op, "custom", False) and ctx.callee_dynamic is not None:
+            elif op.kind == "call" and not op.custom and ctx.callee_dynamic is not None:
                 op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
                 outs = ctx.callee_dynamic(op)
                 if len(targets) == 1 and len(outs) > 1:
@@ -98,11 +100,11 @@ def transform(fdef, ctx):
                 dynamic.add(stack.id)
                 changed = True
     for s in assigns:        # the final kinds of the arguments of each call
-        op = s._sg_op
+        op = Anno.OP.of(s)
         if op.kind == "call":
             op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
-    fdef._sg_dynamic = dynamic
-    fdef._sg_scalar = scalars(fdef, assigns, dynamic)
+    ctx.facts.dynamic = dynamic
+    ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
     return dynamic
 
 
@@ -110,14 +112,14 @@ def transform(fdef, ctx):
 _FULL_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 
 
-def scalars(fdef, assigns, dynamic):
+def scalars(fdef, scalar_params, assigns, dynamic):
     """Names whose values are known to be 0-d (Python floats and ints,
     NumPy scalars): parameters given Python scalars, numbers, elementwise
     operations (ufuncs, the math module) of 0-d values, full reductions,
     and copies of those. A name assigned anything else anywhere is not.
     Their cotangents need no unbroadcast, and their zeros are 0.0 (Tapenade-
     style specialisation to what the cache key knows)."""
-    candidates = set(fdef._sg_scalar_params) if hasattr(fdef, "_sg_scalar_params") else set()
+    candidates = set(scalar_params)
     known = {}
     for s in assigns:
         for t in _targets(s):
@@ -146,7 +148,7 @@ def _is_scalar(e, scalars):
 
 
 def _scalar_op(s, scalars):
-    op = s._sg_op
+    op = Anno.OP.of(s)
     if len(_targets(s)) != 1:
         return False
     if op.kind == "copy":
@@ -157,7 +159,7 @@ def _scalar_op(s, scalars):
             not isinstance(value.value, bool)
     if op.kind == "rule":
         prim = op.rule.primitive
-        if getattr(op, "python_float", False):
+        if op.python_float:
             return True
         if isinstance(prim, np.ufunc):
             args = [op.bindings.get(p) for p in op.rule.params if p not in ("out", "dtype", "where", "casting",

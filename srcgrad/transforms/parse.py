@@ -27,11 +27,16 @@ from ..syntax import ast_util
 
 @dataclass
 class Parsed:
-    func: object
+    """A parsed function: its gast tree with origins, and what the passes
+    run at decoration learn about it."""
+    func: object                    # the Python function (or a namespace standing for one)
     node: gast.FunctionDef
     filename: str
     firstlineno: int
-    params: list = field(default_factory=list)
+    params: list = field(default_factory=list)      # parameter names, positional first
+    n_positional: int = 0                           # how many of params are positional
+    grad_of: bool = False           # lowering: the body holds `with sg.insert_grad_of(x)` blocks
+    writes_params: dict = field(default_factory=dict)   # lowering: parameter -> a statement writing into it
 
     def origin(self, node):
         return getattr(node, "_sg_origin", (self.filename, self.firstlineno, None))
@@ -58,7 +63,10 @@ def _source_lines(func, code):
     """The lines of `func`'s definition and its first line number, read from
     its code object: inspect.getsourcelines(func) follows __wrapped__ (a
     functools.wraps wrapper would be read as the function it wraps), and
-    inspect.getsourcelines(code) searches sys.modules (tens of ms)."""
+    inspect.getsourcelines(code) searches sys.modules (tens of ms). The
+    cache is checked first, as inspect.getsource does: a file edited and
+    reloaded (importlib.reload, notebook autoreload) is read anew."""
+    linecache.checkcache(code.co_filename)
     lines = linecache.getlines(code.co_filename, getattr(func, "__globals__", None))
     if not lines:
         raise OSError("could not get source code")
@@ -118,6 +126,7 @@ _TREES_MAX = 16
 def _module_tree(filename, module_globals):
     """The parsed source of `filename` (a file or a notebook cell registered
     in linecache), and the names lambdas in it are assigned to."""
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename, module_globals)
     if not lines:
         return None

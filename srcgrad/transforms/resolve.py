@@ -1,8 +1,8 @@
 """Resolve names to runtime objects at transform time, and find the leaves.
 
 Requires: parse, check. Guarantees, on the returned `Resolution`:
-- every call's `func` node carries `_sg_callee` (the object called) or
-  `_sg_method` (an ndarray method name on a local array value);
+- every call's `func` node carries `Anno.CALLEE` (the object called) or
+  `Anno.METHOD` (an ndarray method name on a local array value);
 - every read of a Variable/Tensor that is not a parameter (a global, a
   closure cell, or an attribute/item chain such as `self.kernel` or
   `params['W']`) is replaced by a fresh local name, and listed in `leaves`
@@ -26,7 +26,7 @@ Requires: parse, check. Guarantees, on the returned `Resolution`:
 - `np.r_[a, b]` / `np.c_[a, b]` are calls of np.concatenate (the items made
   1-d, or columns), so their derivatives flow;
 - every read of a non-array object (a function, a bound method, an object)
-  that may be passed on to a callee carries `_sg_value`.
+  that may be passed on to a callee carries `Anno.VALUE`.
 """
 import ast
 import builtins
@@ -48,6 +48,7 @@ from ..errors import ResolutionError, UnsupportedSyntaxError, where
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
+from ..syntax.anno import Anno
 
 # ndarray attributes and methods: on a local array value these are NumPy
 # operations, never chain steps to a leaf.
@@ -109,11 +110,20 @@ class Namespace:
 
 @dataclass
 class Resolution:
+    """A function's AST with its names resolved, for one set of argument
+    kinds (what `resolve` returns; the function layer fills the last three
+    fields)."""
     node: gast.FunctionDef
     params: list
     leaves: list = field(default_factory=list)
     free: dict = field(default_factory=dict)        # name -> object seen at transform time
     locals: set = field(default_factory=set)
+    examples: dict = field(default_factory=dict)    # parameter -> the object it was resolved for
+    namer: Namer = None                             # seeded with every name in use
+    containers: set = field(default_factory=set)    # parameters passed lists, tuples or dicts
+    scalars: set = field(default_factory=set)       # parameters passed Python floats or ints
+    callee_leaves: dict = field(default_factory=dict)   # callee -> the local names passed for its leaves
+    chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 
 
 def _is_value(obj):
@@ -122,6 +132,32 @@ def _is_value(obj):
 
 def _arraylike(obj):
     return runtime.is_tensor(obj) or isinstance(obj, (np.ndarray, np.generic, int, float, complex, bool))
+
+
+_LIBRARIES = ("numpy", "scipy", "math", "builtins")
+
+
+def _library_module(obj):
+    """Is `obj` a module of NumPy, SciPy or the standard library?"""
+    if not isinstance(obj, types.ModuleType):
+        return False
+    top = obj.__name__.partition(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
+def same_resolution(old, new):
+    """Would the compiled code resolve `new` as it resolved `old`? Arrays
+    and numbers are read live (any array will do, but not a Variable in
+    place of an array, nor the other way: a Variable is an input); bound
+    methods by their function and instance (a new object at each access);
+    everything else by identity."""
+    if _arraylike(old) and not _is_value(old):
+        return _arraylike(new) and not _is_value(new)
+    if _is_value(old):
+        return _is_value(new)
+    if isinstance(old, types.MethodType):
+        return isinstance(new, types.MethodType) and new.__func__ is old.__func__ and new.__self__ is old.__self__
+    return new is old
 
 
 def _chain(node):
@@ -249,8 +285,26 @@ class _Resolver(gast.NodeTransformer):
         self.known = {}            # local name -> _Known, at the statement being resolved
         self.field_method = None   # (cls, name) -> the FieldMethod of a method (set by resolve())
         self.records = {}          # local name -> (class, {init parameter: local name}): see _records
+        self.chains = {}           # (root kind, root name, steps) -> the object resolved: see _walked
 
     # -- helpers
+    def _walked(self, root, steps, obj):
+        """Record that the chain `root.steps` (a global, closure or parameter
+        name, then attribute and constant-item steps) resolved to `obj`: the
+        compiled code depends on it (a rule chosen by the function it names,
+        code specialised to an array or an object), so a later call that
+        finds it changed resolves again (Resolution.chains, Program.is_current).
+        Chains through library modules (numpy, scipy, the standard library)
+        are not recorded: their functions are not rebound."""
+        if not steps or (root in self.locals and root not in self.params):
+            return
+        kind = "param" if root in self.params else "free"
+        if kind == "free":
+            found, base = self.ns.lookup(root)
+            if not found or _library_module(base):
+                return
+        self.chains[(kind, root, tuple((k, key) for k, key, *_ in steps))] = obj
+
     def _error(self, node, message):
         filename, lineno, col = self.parsed.origin(node)
         raise ResolutionError("%s\n  at %s" % (message, where(filename, lineno, col)))
@@ -284,10 +338,10 @@ class _Resolver(gast.NodeTransformer):
     # -- visitors
     def visit_Call(self, node):
         node = self._visit_call(node)
-        if _is_srcgrad_transform(getattr(node.func, "_sg_callee", None)):
+        if _is_srcgrad_transform(Anno.CALLEE.of(node.func)):
             found, value = self._static(node)
             if found:
-                node._sg_value = value       # sg.grad(f) passed on: the callee calls a known gradient
+                Anno.VALUE.add_to(node, value)       # sg.grad(f) passed on: the callee calls a known gradient
         return node
 
     def _visit_call(self, node):
@@ -295,7 +349,7 @@ class _Resolver(gast.NodeTransformer):
         node.args = [self.visit(a) for a in node.args]
         for k in node.keywords:
             k.value = self.visit(k.value)
-        if getattr(func, "_sg_callee", None) is not None:
+        if Anno.CALLEE.of(func) is not None:
             return node       # a srcgrad helper placed by lower.py
         if isinstance(func, gast.Name) and func.id in self.records:
             return self._record_call(node, func.id, "__call__")
@@ -304,10 +358,10 @@ class _Resolver(gast.NodeTransformer):
         if isinstance(func, gast.Name):
             example = self.examples.get(func.id) if func.id in self.params else None
             if example is not None and callable(example):
-                func._sg_callee = example      # a function or callable object passed in
+                Anno.CALLEE.add_to(func, example)      # a function or callable object passed in
                 return node
             if func.id in self.known:
-                func._sg_callee = self.known[func.id].value     # a local holding a known function or object
+                Anno.CALLEE.add_to(func, self.known[func.id].value)     # a local holding a known function or object
                 return node
             if func.id in self.locals:
                 filename, lineno, col = self.parsed.origin(func)
@@ -323,9 +377,10 @@ class _Resolver(gast.NodeTransformer):
             if functional is not None:
                 # generated code transformed again: an update in place proven safe for that code
                 # (transforms/inplace.py) is a functional update for the new one
-                func._sg_callee, func._sg_helper = functional, True
+                Anno.CALLEE.add_to(func, functional)
+                Anno.HELPER.add_to(func, True)
                 return node
-            func._sg_callee = value
+            Anno.CALLEE.add_to(func, value)
             return node
         if isinstance(func, (gast.Attribute, gast.Subscript)):
             ch = _chain(func)
@@ -334,7 +389,7 @@ class _Resolver(gast.NodeTransformer):
                 if root.id in self.known and isinstance(func, gast.Subscript):
                     obj = self._static(func)[1]
                     if obj is not None and callable(obj):
-                        func._sg_callee = obj          # known_list[0](x)
+                        Anno.CALLEE.add_to(func, obj)          # known_list[0](x)
                         return node
                 known, value, is_object = self._root_value(root)
                 if root.id not in self.locals and root.id not in self.params and known:
@@ -345,14 +400,15 @@ class _Resolver(gast.NodeTransformer):
                             obj = getattr(obj, key) if kind == "attr" else obj[key]
                     except Exception:
                         self._error(func, "srcgrad could not resolve %s" % ast_util.to_source(func))
+                    self._walked(root.id, steps, obj)
                     if isinstance(value, types.ModuleType) or callable(obj):
-                        func._sg_callee = obj
+                        Anno.CALLEE.add_to(func, obj)
                         if not isinstance(value, types.ModuleType):
-                            func._sg_opaque_method = True
+                            Anno.OPAQUE_METHOD.add_to(func, True)
                         return node
             if isinstance(func, gast.Subscript):
                 if ch is not None and ch[0].id in self.params and self._example_attribute(func) is not None:
-                    func._sg_callee = self._example_attribute(func)     # params["f"](x), fs[0](x)
+                    Anno.CALLEE.add_to(func, self._example_attribute(func))     # params["f"](x), fs[0](x)
                     func.value = self.visit(func.value)
                     return node
                 self._error(func, "calling the result of an expression (%s) is not supported"
@@ -361,17 +417,17 @@ class _Resolver(gast.NodeTransformer):
             is_object = self._is_object_expr(func.value)
             func.value = self.visit(func.value)
             if func.attr in ARRAY_ATTRS and not is_object:
-                func._sg_method = func.attr
+                Anno.METHOD.add_to(func, func.attr)
             else:
-                func._sg_callee = self._example_attribute(func) if is_object else None
-                func._sg_opaque_method = True
+                Anno.CALLEE.add_to(func, self._example_attribute(func) if is_object else None)
+                Anno.OPAQUE_METHOD.add_to(func, True)
             return node
         if isinstance(func, gast.Call):
             # sg.grad(f)(x): the function sg.grad returns, known when f is
             inner = self._visit_call(func)
             found, value = self._static(inner)
             if found and callable(value):
-                func._sg_callee = value
+                Anno.CALLEE.add_to(func, value)
                 return node
         self._error(func, "calling the result of an expression is not supported")
 
@@ -390,6 +446,7 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, key) if kind == "attr" else value[key]
         except Exception:
             return None
+        self._walked(root.id, steps, value)
         return value
 
     def _is_object_expr(self, node):
@@ -408,6 +465,7 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, key) if kind == "attr" else value[key]
         except Exception:
             return False
+        self._walked(root.id, steps, value)
         return not _arraylike(value)
 
     def visit_Attribute(self, node):
@@ -451,8 +509,8 @@ class _Resolver(gast.NodeTransformer):
         axis = gast.keyword(arg="axis", value=ast_util.const(-1 if columns else 0))
         new = ast_util.call(_helper_name(np.concatenate, "concatenate"), [joined], [axis])
         for n in ast_util.walk(new):
-            if not hasattr(n, "_sg_origin") and hasattr(node, "_sg_origin"):
-                n._sg_origin = node._sg_origin
+            if not Anno.ORIGIN.exists(n) and Anno.ORIGIN.exists(node):
+                Anno.ORIGIN.add_to(n, Anno.ORIGIN.of(node))
         return ast_util.copy_location(new, node)
 
     def _unsupported(self, node, construct, hint=None):
@@ -468,7 +526,7 @@ class _Resolver(gast.NodeTransformer):
             found, value = self._static(node)
             node = self.generic_visit(node)
             if found and not _arraylike(value) and value is not None:
-                node._sg_value = value       # an attribute of a known local object, passed on
+                Anno.VALUE.add_to(node, value)       # an attribute of a known local object, passed on
             return node
         if root.id in self.locals and root.id not in self.params:
             return self.generic_visit(node)
@@ -496,12 +554,14 @@ class _Resolver(gast.NodeTransformer):
                 break
         if not taken:
             return self.generic_visit(node)
+        if known:
+            self._walked(root.id, taken, obj)
         last = taken[-1][2]
         if known and not _is_value(obj):
             # not a Tensor/Variable (a constant, a sub-object): read live
             node = self.generic_visit(node)
             if last is node and not _arraylike(obj) and obj is not None:
-                node._sg_value = obj         # np.sin, obj.method, obj.layer: passed on to a callee
+                Anno.VALUE.add_to(node, obj)         # np.sin, obj.method, obj.layer: passed on to a callee
             return node
         text = ast_util.to_source(last)
         leaf = self._leaf(text, "chain", root.id, [(k, key) for k, key, _ in taken], last)
@@ -522,7 +582,7 @@ class _Resolver(gast.NodeTransformer):
             if isinstance(node.ctx, gast.Store):
                 self.known.pop(node.id, None)
             return node
-        if getattr(node, "_sg_helper", False):
+        if Anno.HELPER.of(node, False):
             return node
         if node.id in self.records:
             self._unsupported(node, "using %s, an object of %s built from differentiated values, other than by "
@@ -532,12 +592,12 @@ class _Resolver(gast.NodeTransformer):
         if node.id in self.known and node.id not in self.params:
             value = self.known[node.id].value
             if not _arraylike(value) and value is not None:
-                node._sg_value = value
+                Anno.VALUE.add_to(node, value)
             return node
         if node.id in self.params:
             example = self.examples.get(node.id)
             if example is not None and not _arraylike(example):
-                node._sg_value = example    # an object passed on: the callee knows it too
+                Anno.VALUE.add_to(node, example)    # an object passed on: the callee knows it too
             return node
         if node.id in self.locals:
             return node
@@ -548,7 +608,7 @@ class _Resolver(gast.NodeTransformer):
         if _is_value(value):
             return self._leaf(node.id, "free", node.id, [], node)
         if not _arraylike(value) and value is not None:
-            node._sg_value = value         # a function or object passed on as an argument
+            Anno.VALUE.add_to(node, value)         # a function or object passed on as an argument
         return node
 
 
@@ -614,12 +674,12 @@ class _Resolver(gast.NodeTransformer):
 
     def _unroll(self, node):
         """A loop over a known list of objects or functions (lower.py marks
-        a loop over sequences with `_sg_over`, the names holding them; zip
+        a loop over sequences with `Anno.OVER`, the names holding them; zip
         and enumerate included): the body once per element, with the index a
         constant, so that each element's calls are compiled for it. A list
         read from a global or an argument is checked at run time to be the
         one unrolled; the other sequences of a zip to be long enough."""
-        seqs = getattr(node, "_sg_over", None) or []
+        seqs = Anno.OVER.of(node) or []
         known = {}
         for seq in seqs:
             k = self.known.get(seq)
@@ -646,7 +706,7 @@ class _Resolver(gast.NodeTransformer):
                                       [ast_util.name(seq), ast_util.const(n), where])
             out.append(ast_util.copy_location(ast_util.expr_stmt(check), node))
             for n_ in ast_util.walk(out[-1]):
-                n_._sg_origin = getattr(node, "_sg_origin", None)
+                Anno.ORIGIN.add_to(n_, Anno.ORIGIN.of(node))
         for k in range(n):
             out.extend(_ConstantIndex(index, k).visit(s) for s in ast_util.clone(node.body))
         return self.block(out)
@@ -657,7 +717,7 @@ class _Resolver(gast.NodeTransformer):
         if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
             inner = self._decided(test.operand)
             return None if inner is None else not inner
-        if not (isinstance(test, gast.Call) and getattr(test.func, "_sg_callee", None) in
+        if not (isinstance(test, gast.Call) and Anno.CALLEE.of(test.func) in
                 (builtins.isinstance, builtins.callable)) or test.keywords:
             return None
         args = [self._static(a) for a in test.args]
@@ -667,7 +727,7 @@ class _Resolver(gast.NodeTransformer):
         if _arraylike(subject) or subject is None or type(subject) in (list, tuple, dict):
             return None         # a value, not an object: decided at run time
         try:
-            return bool(test.func._sg_callee(*[v for _, v in args]))
+            return bool(Anno.CALLEE.of(test.func)(*[v for _, v in args]))
         except Exception:
             return None
 
@@ -714,8 +774,8 @@ class _Resolver(gast.NodeTransformer):
                 v = ast_util.const(v) if _literal(v) else _helper_name(v, p)
             out.append(ast_util.copy_location(ast_util.assign(local, v), node))
             for n in ast_util.walk(out[-1]):
-                if not hasattr(n, "_sg_origin"):
-                    n._sg_origin = getattr(node, "_sg_origin", None)
+                if not Anno.ORIGIN.exists(n):
+                    Anno.ORIGIN.add_to(n, Anno.ORIGIN.of(node))
         return self.block(out)
 
     def _field(self, name, attr, node):
@@ -783,7 +843,7 @@ class _Resolver(gast.NodeTransformer):
                 return True, {k: v for (_, k), (_, v) in zip(keys, values)}
             return False, None
         if isinstance(node, gast.Name):
-            if getattr(node, "_sg_helper", False):
+            if Anno.HELPER.of(node, False):
                 return False, None
             if node.id in self.known and node.id not in self.params:
                 return True, self.known[node.id].value
@@ -814,13 +874,16 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, node.attr) if isinstance(node, gast.Attribute) else value[key]
             except Exception:
                 return False, None
+            ch = _chain(node)
+            if ch is not None and ch[0].id not in self.known:
+                self._walked(ch[0].id, ch[1], value)
             return (False, None) if _is_value(value) else (True, value)
-        if isinstance(node, gast.Call) and _is_srcgrad_transform(getattr(node.func, "_sg_callee", None)):
+        if isinstance(node, gast.Call) and _is_srcgrad_transform(Anno.CALLEE.of(node.func)):
             args = [self._static(a) for a in node.args]
             kwargs = {k.arg: self._static(k.value) for k in node.keywords}
             if all(f for f, _ in args) and all(f for f, _ in kwargs.values()) and None not in kwargs:
                 try:
-                    return True, node.func._sg_callee(*[v for _, v in args],
+                    return True, Anno.CALLEE.of(node.func)(*[v for _, v in args],
                                                       **{k: v for k, (_, v) in kwargs.items()})
                 except Exception:
                     return False, None
@@ -834,7 +897,7 @@ class _Resolver(gast.NodeTransformer):
         read from a global or argument, a list or tuple of those, or an
         element of a known list."""
         if isinstance(value, gast.Call):
-            cls = getattr(value.func, "_sg_callee", None)
+            cls = Anno.CALLEE.of(value.func)
             if _user_class(cls) and not any(isinstance(a, gast.Starred) for a in value.args) and \
                     all(k.arg is not None for k in value.keywords):
                 args = [self._static(a) for a in value.args]
@@ -885,8 +948,8 @@ def _literal(v):
 def _helper_name(obj, name):
     """A Name standing for `obj` in generated code (injected, not looked up)."""
     n = ast_util.name(name)
-    n._sg_callee = obj
-    n._sg_helper = True
+    Anno.CALLEE.add_to(n, obj)
+    Anno.HELPER.add_to(n, True)
     return n
 
 
@@ -906,7 +969,7 @@ def _result_fields_as_items(node):
     for n in ast_util.walk(node):
         if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and isinstance(n.value, gast.Call) and assigned.get(n.targets[0].id) == 1):
-            callee = getattr(n.value.func, "_sg_callee", None)
+            callee = Anno.CALLEE.of(n.value.func)
             module = (getattr(callee, "__module__", None) or "").split(".")
             name = getattr(callee, "__name__", None)
             if any((".".join(module[:k]), name) in _DICT_RESULTS for k in range(1, len(module) + 1)):
@@ -943,8 +1006,6 @@ def resolve(parsed, examples=None, field_method=None):
         r.find_records(node.body)
     node.body = r.block(node.body)
     _result_fields_as_items(node)
-    res = Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
-                     free=r.free, locals=r.locals)
-    res.examples = dict(examples or {})
-    res.namer = namer
-    return res
+    return Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
+                      free=r.free, locals=r.locals, examples=dict(examples or {}), namer=namer,
+                      chains=r.chains)

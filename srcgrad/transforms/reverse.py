@@ -22,13 +22,16 @@ the branch that did not contribute) and loops (a fixed point at the loop
 head: adjoints nonzero on entry to the reversed body are materialized before
 the loop, and re-zeroed at the end of the body if the body consumed them).
 
-Calls of user functions are reversed jointly (Griewank & Walther,
-"Evaluating Derivatives", 2nd ed., 2008, sec. 12.2; Tapenade's default for
-calls): the forward sweep calls the function itself, the reverse sweep calls
-its generated VJP (`g_vjp(args..., output cotangents) -> input cotangents`),
-which re-runs its forward sweep. No residuals cross a function boundary, so
-the generated code is plain calls of functions the compiler can transform
-again.
+Calls of user functions are reversed in split mode (Griewank & Walther,
+"Evaluating Derivatives", 2nd ed., 2008, sec. 12.2): the forward sweep calls
+the callee's split forward, which runs its code once and returns its outputs
+and its residuals (`y, g_res = g_fwd(x)`: a tuple of the values its adjoint
+reads, its stack included), and the reverse sweep calls its split adjoint on
+them (`bx, = g_bwd(g_res, by)`). User code is never re-run: its random
+draws, prints and appends happen once, as in the plain call (re-running is
+what `sg.checkpoint` asks for). Both are generated functions the compiler
+can transform again, and the residuals are a container value, so the
+generated code stays closed under transformation.
 
 Stacks of generated code being differentiated again (`push(S, x)`,
 `x = pop(S)`): the adjoint of a push pops the cotangent stack `bS`, the
@@ -43,14 +46,17 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import NoRuleError, UnsupportedSyntaxError, short
+from ..errors import NoRuleError
 from ..rules.helpers import batched as rules_batched
 from ..rules import registry
 from ..rules.helpers import broadcast as helpers
 from ..rules.helpers import complex as helpers_math
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import batch_safety, instantiate, optimize
+from . import anf, batch_safety, instantiate, optimize
+from ..syntax.anno import Anno
+from ..syntax.naming import ADJOINT_PREFIX
+from .generator import Generator
 
 
 @dataclass
@@ -68,7 +74,14 @@ class Sweeps:
     stack: str = None              # the stack's name (when something is pushed)
     pushed: set = field(default_factory=set)
     first_defined: set = field(default_factory=set)
-    zeros: object = None           # zeros(name, like) -> expression
+    zeros: object = None           # zeros(name) -> expression: a zero cotangent for name's value
+    inject: object = None          # inject(name, obj) -> the name `obj` has in the generated code
+    namer: object = None           # the artefact's namer (codegen names its parameters with it)
+    dynamic: set = field(default_factory=set)   # names that may hold a list, tuple or dict
+    batched: bool = False          # cotangents carry a leading batch axis
+    free_arrays: set = field(default_factory=set)   # globals and cells holding ndarrays the code reads
+    fwd_core: list = field(default_factory=list)    # codegen: the forward sweep as the functions run it
+    free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
 
 
 def _targets(stmt):
@@ -76,83 +89,93 @@ def _targets(stmt):
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
 
 
-class ReverseGenerator:
+class ReverseGenerator(Generator):
     def __init__(self, ctx, fdef, active, outputs):
-        self.ctx = ctx
-        self.parsed = ctx.parsed
+        super().__init__(ctx)
         self.fdef = fdef
         self.active = active
-        self.stacked = set(fdef._sg_stacked)
-        self.stacks = set(getattr(fdef, "_sg_stacks", ()))
-        self.active_stacks = set(getattr(fdef, "_sg_active_stacks", ()))   # (activity.py)
-        self.namer = ctx.namer
-        self.ns = ctx.namespace
+        self.stacked = set(ctx.facts.stacked)
+        self.stacks = set(ctx.facts.stacks)
+        self.active_stacks = set(ctx.facts.active_stacks)   # (activity.py)
         self.outputs = outputs
         self.adj = {}
         self.stack = self.namer.fresh("_stack")    # values saved going forward, popped in reverse
         self.rev_locals = set()
-        self.injected = {}
-        self.last_comment = None
         self.real_only = not ctx.complex_mode
         self.batched = ctx.batched          # cotangents carry a leading batch axis (batch_safety.py)
         self.batch = None                   # the name of the batch size in generated code
 
     # -- names
     def adjoint(self, name):
-        if name not in self.adj:
-            base = "b" + name if not name.startswith("_") else "_b" + name.lstrip("_")
-            self.adj[name] = self.namer.fresh(base)
-            self.rev_locals.add(self.adj[name])
-        return self.adj[name]
-
-    def inject(self, name, value):
-        """A name the generated code can use for `value` (a closure cell)."""
-        if name in self.injected and self.injected[name] is value:
-            return name
-        found, current = self.ns.lookup(name)
-        if name not in self.injected and (name not in self.namer.used or (found and current is value)):
-            self.namer.reserve([name])
-            self.injected[name] = value
-            return name
-        for alias, v in self.injected.items():
-            if v is value and alias.startswith("_sg_" + name):
-                return alias
-        alias = self.namer.fresh("_sg_" + name)
-        self.injected[alias] = value
-        return alias
-
-    def helper(self, fn):
-        name = "push" if fn is runtime.push else "pop" if fn is runtime.pop else fn.__name__
-        return ast_util.name(self.inject(name, fn))
-
-    def np_name(self):
-        return self.inject("np", np)
-
-    def fail(self, node, construct, hint=None):
-        filename, lineno, col = self.parsed.origin(node)
-        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+        found = self.adj.get(name)
+        if found is None:
+            found = self.derivative_name(self.adj, ADJOINT_PREFIX, name)
+            self.rev_locals.add(found)
+        return found
 
     # -- preparation
     def prepare_calls(self, body):
-        """Compile the VJP of each user function called with active
-        arguments whose result is active."""
+        """Each call of a user function with active arguments and an active
+        result is reversed in split mode: the forward sweep calls the
+        callee's split forward, which returns its outputs and its residuals
+        (`y, g_res = g_fwd(x)`), and the reverse sweep hands the residuals
+        to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
+        runs once, in the forward sweep. (A custom_gradient function is
+        reversed jointly through its VJP, as is a function wrapped in
+        sg.checkpoint: re-run on purpose.) `body` is changed in place."""
+        out = []
         for s in body:
             if isinstance(s, gast.If):
                 self.prepare_calls(s.body)
                 self.prepare_calls(s.orelse)
             elif isinstance(s, (gast.For, gast.While)):
                 self.prepare_calls(s.body)
-            elif isinstance(s, gast.Assign) and s._sg_op.kind == "call":
-                op = s._sg_op
+            elif isinstance(s, gast.Assign) and Anno.OP.of(s).kind == "call":
+                op = Anno.OP.of(s)
                 mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in op.args)
-                if not any(mask) or not any(t in self.active for t in _targets(s)):
-                    continue
-                s._sg_vjp = self.ctx.vjp_callee(op, mask)
-                base = getattr(op.callee, "__name__", "g")
-                if base == "<lambda>":
-                    base = "lambda"
-                s._sg_vjp_name = self.inject(base + "_vjp", s._sg_vjp)
-                s._sg_mask = mask
+                targets = _targets(s)
+                if any(mask) and any(t in self.active for t in targets):
+                    base = getattr(op.callee, "__name__", "g")
+                    base = "lambda" if base == "<lambda>" else base
+                    Anno.MASK.add_to(s, mask)
+                    if op.custom or op.checkpoint:
+                        # (custom_gradient; sg.checkpoint(f): f is re-run in the reverse sweep by its
+                        # joint VJP, trading time for the memory of its residuals)
+                        Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
+                        Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
+                    else:
+                        out.extend(self.split_call(s, op, mask, targets, base))
+            out.append(s)
+        body[:] = out
+
+    def split_call(self, s, op, mask, targets, base):
+        """Rewrite the call statement `s` to call the callee's split
+        forward (see prepare_calls); returns the statements to put before
+        it (one, when `s` keeps its targets as a glue assignment)."""
+        callee = self.ctx.split_callee(op, mask)
+        fwd = self.inject(base + "_fwd", callee.fwd)
+        Anno.VJP.add_to(s, callee.bwd_fn)
+        Anno.VJP_NAME.add_to(s, self.inject(base + "_bwd", callee.bwd_fn))
+        res = self.namer.fresh(base + "_res")
+        Anno.RESIDUALS.add_to(s, res)
+        self.dynamic = self.dynamic | {res}
+        if any(t in self.stacked for t in targets):
+            self.stacked.add(res)
+        call = ast_util.call(ast_util.name(fwd), [_as_load(ast_util.clone(a)) for a in op.args])
+        if len(targets) == op.n_outputs:
+            s.targets = [ast_util.tuple_([ast_util.name(t, True) for t in targets + [res]], store=True)]
+            s.value = call
+            return []
+        # the callee's outputs do not match the targets one to one (a k-tuple kept whole):
+        # `o_1, ..., o_k, g_res = g_fwd(...)`, then `z = (o_1, ..., o_k)` (`z = o_1`)
+        outs = [self.namer.fresh("%s_out" % base) for _ in range(op.n_outputs)]
+        first = ast_util.copy_location(ast_util.assign(
+            ast_util.tuple_([ast_util.name(t, True) for t in outs + [res]], store=True), call), s)
+        Anno.OP.add_to(first, anf.Op("nondiff", source=base))
+        if any(t in self.stacked for t in targets):
+            self.stacked.update(outs)
+        s.value = ast_util.name(outs[0]) if len(outs) == 1 else ast_util.tuple_([ast_util.name(o) for o in outs])
+        return [first]
 
     def mark_first_definitions(self, body, inputs):
         """A top-level assignment that defines a name for the first time
@@ -161,7 +184,7 @@ class ReverseGenerator:
         for s in body:
             if isinstance(s, gast.Assign):
                 names = set(_targets(s))
-                s._sg_first = names - seen
+                Anno.FIRST.add_to(s, names - seen)
                 seen |= names
             else:
                 for n in ast_util.walk(s):
@@ -169,7 +192,7 @@ class ReverseGenerator:
                         seen.add(n.id)
         self.first_defined = set()
         for s in body:
-            self.first_defined |= getattr(s, "_sg_first", set())
+            self.first_defined |= Anno.FIRST.of(s, set())
 
     # -- forward sweep
     def fwd_block(self, body):
@@ -177,8 +200,8 @@ class ReverseGenerator:
         for s in body:
             if isinstance(s, gast.Assign):
                 for t in _targets(s):
-                    if t in self.stacked and t not in getattr(s, "_sg_first", ()) \
-                            and not getattr(s, "_sg_no_save", False):
+                    if t in self.stacked and t not in Anno.FIRST.of(s, ()) \
+                            and not Anno.NO_SAVE.of(s, False):
                         out.append(self.push(t))
                 out.append(s)
             elif isinstance(s, gast.If):
@@ -189,19 +212,19 @@ class ReverseGenerator:
             elif isinstance(s, gast.While):
                 out.append(ast_util.copy_location(gast.While(test=s.test, body=self.fwd_block(s.body),
                                                              orelse=[]), s))
-            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)) and getattr(s, "_sg_grad_of", None) is None:
+            elif isinstance(s, (gast.Expr, gast.Assert, gast.Raise)) and Anno.GRAD_OF.of(s) is None:
                 out.append(s)
         return out
 
     def push(self, name):
         stmt = ast_util.expr_stmt(ast_util.call(self.helper(runtime.push),
                                                 [ast_util.name(self.stack), ast_util.name(name)]))
-        stmt._sg_push = name
+        Anno.PUSH.add_to(stmt, name)
         return stmt
 
     def pop(self, name):
         stmt = ast_util.assign(name, ast_util.call(self.helper(runtime.pop), [ast_util.name(self.stack)]))
-        stmt._sg_pop = name
+        Anno.POP.add_to(stmt, name)
         return stmt
 
     # -- reverse sweep
@@ -214,14 +237,9 @@ class ReverseGenerator:
         return out
 
     def comment(self, s):
-        filename, lineno, _ = self.parsed.origin(s)
-        if (filename, lineno) == self.last_comment or lineno is None or not hasattr(s, "_sg_origin"):
+        if not Anno.ORIGIN.exists(s):
             return []       # (statements without an origin of their own carry the def line)
-        self.last_comment = (filename, lineno)
-        text = self.parsed.line_text(lineno, filename)
-        if not text:
-            return []
-        return [ast_util.comment("Grad of: %s  (%s:%s)" % (text, short(filename), lineno))]
+        return self.origin_comment(s, "Grad of: ")
 
     def zeros(self, name, like=None):
         """A zero cotangent for `name`'s current value: np.zeros_like, or
@@ -241,9 +259,9 @@ class ReverseGenerator:
 
     def rev_stmt(self, s, nz):
         if isinstance(s, gast.Expr):
-            if getattr(s, "_sg_grad_of", None) is not None:
+            if Anno.GRAD_OF.of(s) is not None:
                 return self.grad_of(s, nz)
-            op = getattr(s, "_sg_op", None)
+            op = Anno.OP.of(s)
             if op is not None and op.kind == "push":
                 return self.push_adjoint(s, op, nz)
             return []
@@ -265,18 +283,18 @@ class ReverseGenerator:
             return self.rev_loop(s, nz)
         if not isinstance(s, gast.Assign):
             return []
-        op = s._sg_op
+        op = Anno.OP.of(s)
         targets = _targets(s)
         code = []
         if any(t in self.active and t in nz for t in targets) or (
-                op.kind == "pop" and op.args[0].id in self.active_stacks):
+                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
         for t in targets:          # the older value's cotangent is a symbolic zero
             nz.discard(t)
         for t in reversed(targets):
-            if t in self.stacked and t not in getattr(s, "_sg_first", ()) and not getattr(s, "_sg_no_save", False):
+            if t in self.stacked and t not in Anno.FIRST.of(s, ()) and not Anno.NO_SAVE.of(s, False):
                 code.append(self.pop(t))
         return code
 
@@ -313,7 +331,7 @@ class ReverseGenerator:
         if isinstance(s, gast.For):
             it = ast_util.call(ast_util.name("reversed"), [s.iter])
             return pre + [ast_util.copy_location(ast_util.for_(s.target, it, body), s)]
-        it = ast_util.call(ast_util.name("range"), [ast_util.name(s._sg_count)])
+        it = ast_util.call(ast_util.name("range"), [ast_util.name(Anno.COUNT.of(s))])
         return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
 
     def add_expr(self, adjoint_name, value):
@@ -351,7 +369,7 @@ class ReverseGenerator:
         on the adjoint of x accumulated so far (zeros if none), which is
         then what bx holds (a copy first if the body assigns elements; on a
         stack of cotangents, once per cotangent). Nothing for an inactive x."""
-        x, target, body = s._sg_grad_of
+        x, target, body = Anno.GRAD_OF.of(s)
         if x not in self.active:
             return []
         a = self.adjoint(x)
@@ -415,10 +433,15 @@ class ReverseGenerator:
                 (ast_util.const(k), e) for k, e in enumerate(v.elts))
             code = []
             for key, elt in pairs:
+                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load())
                 if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key),
-                                          ctx=gast.Load())
                     code.append(self.accumulate(elt.id, self.densify_call(read, elt.id), nz))
+                elif isinstance(elt, gast.Name) and elt.id in self.active_stacks:
+                    # a stack returned in a container (the residuals of a split forward): its cotangent
+                    # stack starts as a copy of the cotangent list given for it, element k the cotangent
+                    # of the k-th value pushed, so the pops reversing the pushes take them last first
+                    copy = ast_util.call(self.helper(containers.as_list), [self.densify_call(read, elt.id)])
+                    code.append(ast_util.assign(self.stack_adjoint(elt.id), copy))
             return code
         return []
 
@@ -491,7 +514,7 @@ class ReverseGenerator:
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        if not self.batched and getattr(op, "python_float", False):
+        if not self.batched and op.python_float:
             # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
             if np_aliases:
@@ -535,13 +558,17 @@ class ReverseGenerator:
         return code
 
     def call_code(self, s, op, targets, nz):
-        if not hasattr(s, "_sg_vjp"):
+        """The adjoint of a call of a user function: its split adjoint on the
+        residuals its split forward returned (prepare_calls), or the VJP of
+        a custom_gradient function."""
+        if not Anno.VJP.exists(s):
             return []
-        vjp = s._sg_vjp
+        res = Anno.RESIDUALS.of(s)
+        targets = [t for t in targets if t != res]
         cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
-        if len(targets) == 1 and getattr(op, "n_outputs", 1) > 1:
+        if len(targets) == 1 and op.n_outputs > 1:
             # a k-tuple kept whole (z = pair(x, y), read z[0]): its cotangent is a list of k,
-            # passed to the VJP one output cotangent each (zeros where None)
+            # passed on one output cotangent each (zeros where None)
             whole, t = cots[0], targets[0]
             cots = []
             for k in range(op.n_outputs):
@@ -549,15 +576,17 @@ class ReverseGenerator:
                 like = ast_util.item(ast_util.name(t), k)
                 cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
                     self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
-        active_params = [e for e, m in zip(op.args, s._sg_mask) if m]
+        active_params = [e for e, m in zip(op.args, Anno.MASK.of(s)) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)
-        call = ast_util.call(ast_util.name(s._sg_vjp_name), [_as_load(ast_util.clone(a)) for a in op.args] + cots)
-        if len(temps) == 1:
-            code = [ast_util.assign(temps[0], call)]
-        else:
+        if res is not None:     # split: g_bwd(g_res, *cotangents) -> a tuple, one per active input
+            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)), [ast_util.name(res)] + cots)
             code = [ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
-        del vjp
+        else:                   # joint: g_vjp(*args, *cotangents) -> the one cotangent, or a tuple
+            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)),
+                                 [_as_load(ast_util.clone(a)) for a in op.args] + cots)
+            code = [ast_util.assign(temps[0], call) if len(temps) == 1 else
+                    ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
         for e, tmp in zip(active_params, temps):
             code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
         return code
@@ -610,19 +639,27 @@ def transform(fdef, ctx):
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(ctx, fdef, ctx.active, outputs)
     for n in ast_util.walk(fdef):
-        if getattr(n, "_sg_helper", False):
-            n.id = gen.inject(n.id, n._sg_callee)
-    gen.dynamic = fdef._sg_dynamic
-    gen.scalar = fdef._sg_scalar
+        if Anno.HELPER.of(n, False):
+            n.id = gen.inject(n.id, Anno.CALLEE.of(n))
+    gen.dynamic = ctx.facts.dynamic
+    gen.scalar = ctx.facts.scalar
     gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
     gen.used_stacks = set()
     if gen.batched:
         gen.batch = gen.namer.fresh("_B")
     body = fdef.body[:-1]
     gen.prepare_calls(body)
-    gen.mark_first_definitions(body, list(fdef._sg_inputs))
+    gen.mark_first_definitions(body, list(ctx.facts.inputs))
     fwd = gen.fwd_block(body)
-    nz = {o for o in outputs if o in ctx.active}
+    # A stack this code pops but never pushes (residuals handed in and copied, S = list(res[k]))
+    # is active like any value: its cotangent stack starts empty, receives a cotangent (None for
+    # a symbolic zero) for every value popped, and flows on to the residuals through the copy's
+    # adjoint, element k the cotangent of the k-th value pushed. It is never a symbolic zero.
+    popped = {Anno.OP.of(n).args[0].id for n in ast_util.walk(ast_util.module(body))
+              if isinstance(n, gast.Assign) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "pop"}
+    popped &= ctx.active
+    gen.used_stacks |= popped
+    nz = {o for o in outputs if o in ctx.active} | popped
     seeds = {o: gen.adjoint(o) for o in outputs}
     rev = gen.rev_block(body, nz)
     # cotangent stacks of stacks being differentiated again start empty
@@ -643,8 +680,17 @@ def transform(fdef, ctx):
     rev_locals = ast_util.names_stored(ast_util.module(rev)) - stored_fwd
     sweeps = Sweeps(fwd, rev, outputs, seeds, gen.adj, nz, gen.rev_locals | rev_locals | set(seeds.values()),
                     gen.injected, first_defined=gen.first_defined)
-    sweeps.zeros = gen.zeros
-    sweeps.generator = gen
+    gen.np_name()           # the generated code may name `np` (zeros_like)
+    sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
+    sweeps.dynamic, sweeps.batched = gen.dynamic, gen.batched
+    # arrays read as globals or closure cells: the split forward returns them with the residuals (the
+    # tape then keeps their values at the call, whatever the program writes into them afterwards)
+    module = ast_util.module(fdef.body)
+    read = ast_util.names_loaded(module) - ast_util.names_stored(module) - set(ctx.inputs)
+    for n in sorted(read):
+        found, value = ctx.namespace.lookup(n)
+        if found and type(value) is np.ndarray:
+            sweeps.free_arrays.add(n)
     _prune_stack(sweeps, gen)
     return sweeps
 
@@ -702,7 +748,7 @@ def _read_after_restore(stmts, shape_fns=None):
     shape_fns = shape_fns or {}
 
     def pops(s):
-        return {n._sg_pop for n in ast_util.walk(s) if getattr(n, "_sg_pop", None) is not None}
+        return {Anno.POP.of(n) for n in ast_util.walk(s) if Anno.POP.of(n) is not None}
 
     def read(node, restored):
         names, whole = _loads(node, shape_fns)
@@ -724,7 +770,7 @@ def _read_after_restore(stmts, shape_fns=None):
                 restored |= pops(s)
             else:
                 read(s, restored)
-                popped = getattr(s, "_sg_pop", None)
+                popped = Anno.POP.of(s)
                 if popped is not None:
                     restored.add(popped)
     scan(stmts, set())
@@ -736,32 +782,32 @@ def _prune_stack(sweeps, gen):
     an older value may have been restored."""
     read, full = _read_after_restore(sweeps.rev_body, _shape_positions(gen.injected))
 
-    def filt(stmts, attr):
+    def filt(stmts, anno):
         out = []
         for s in stmts:
-            name = getattr(s, attr, None)
+            name = anno.of(s)
             if name is not None and name not in read:
                 continue
-            if attr == "_sg_push" and name is not None and name not in full and name not in gen.dynamic:
+            if anno is Anno.PUSH and name is not None and name not in full and name not in gen.dynamic:
                 # read back only for its shape: save the shape, not the array
                 s.value.args[1] = ast_util.call(gen.helper(helpers.ShapeOf), [ast_util.name(name)])
             if isinstance(s, gast.If):
-                s.body = filt(s.body, attr) or [ast_util.pass_()]
-                s.orelse = filt(s.orelse, attr)
-                if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and attr == "_sg_pop":
+                s.body = filt(s.body, anno) or [ast_util.pass_()]
+                s.orelse = filt(s.orelse, anno)
+                if all(isinstance(x, gast.Pass) for x in s.body) and not s.orelse and anno is Anno.POP:
                     continue
             elif isinstance(s, (gast.For, gast.While)):
-                s.body = filt(s.body, attr) or [ast_util.pass_()]
-                if all(isinstance(x, gast.Pass) for x in s.body) and attr == "_sg_pop":
+                s.body = filt(s.body, anno) or [ast_util.pass_()]
+                if all(isinstance(x, gast.Pass) for x in s.body) and anno is Anno.POP:
                     continue
             out.append(s)
         return out
-    sweeps.rev_body = filt(sweeps.rev_body, "_sg_pop")
-    sweeps.fwd_body = filt(sweeps.fwd_body, "_sg_push")
+    sweeps.rev_body = filt(sweeps.rev_body, Anno.POP)
+    sweeps.fwd_body = filt(sweeps.fwd_body, Anno.PUSH)
     pushed = set()
     for s in sweeps.fwd_body:
         for n in ast_util.walk(s):
-            if getattr(n, "_sg_push", None) is not None:
-                pushed.add(n._sg_push)
+            if Anno.PUSH.of(n) is not None:
+                pushed.add(Anno.PUSH.of(n))
     sweeps.pushed = pushed
     sweeps.stack = gen.stack if pushed else None

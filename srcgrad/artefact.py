@@ -1,0 +1,235 @@
+"""The artefact: the generated code of one (program, mode, mask of active
+inputs), compiled, with its gast trees kept for transforming it again.
+
+One artefact type serves every mode (reverse, batched reverse, forward).
+Its passes run through transforms/pipeline.py (`differentiate`, then
+codegen's assembly, then `finish` per generated function); `build` compiles
+the trees as closures over the user's live globals and cells
+(codegen.build). Every generated function carries `__srcgrad_function__`,
+a handle back to the artefact, so that the compiler transforms generated
+code again without re-parsing text (the program supplies that compilable
+form: `Program.generated_function`).
+"""
+import linecache
+import weakref
+
+import gast
+
+from . import runtime
+from .runtime import syntax as runtime_syntax
+from .syntax import ast_util
+from .transforms import codegen, optimize, pipeline
+
+
+def build(fdefs, injected, func, title, defaults, origin):
+    """codegen.build, and the generated source leaves `linecache` (where
+    codegen registers it for tracebacks) when the functions are collected,
+    so that dropped functions do not leave their generated code behind."""
+    fns = codegen.build(fdefs, injected, func, title, defaults, origin)
+    for fn in fns.values():
+        weakref.finalize(fn, linecache.cache.pop, fn.__srcgrad_filename__, None)
+    return fns
+
+
+
+class Artefact:
+    """The generated code for one (program, mode, mask of active inputs).
+
+    Reverse mode: `fwd(*inputs) -> (*outputs, residuals)` (the tape's
+    forward), `bwd(residuals, *cotangents) -> tuple` (its backward) and
+    `joint(*inputs, *cotangents) -> cotangents` (forward and reverse sweeps
+    in one function: what sg.grad runs and sg.source shows; also the VJP
+    that generated code calls for a call of this function, and what is
+    transformed again for higher derivatives). Forward mode: `jvp(*inputs,
+    *tangents of the active inputs) -> (outputs, output tangents)`.
+    `trees` maps each generated function's name to its gast FunctionDef.
+    """
+
+    def __init__(self, program, mask, mode="reverse"):
+        self.program = program
+        self.mask = tuple(mask)
+        self.mode = mode
+        parsed = program.parsed
+        inputs = program.inputs
+        self.inputs = inputs
+        self.active_inputs = [n for n, m in zip(inputs, self.mask) if m]
+        self.origin = (parsed.filename, parsed.firstlineno)
+        self._derived = {}
+        fdef, ctx = program.front(mode, self.mask)
+        self.tuple_output = isinstance(fdef.body[-1].value, gast.Tuple)
+        self.outputs = ast_util.returned_names(fdef)
+        differentiated = pipeline.differentiate(fdef, ctx)
+        name = parsed.node.name
+        title = "%s %s (%s)" % (name, {"forward": "jvp", "batched": "batched vjp"}.get(mode, "vjp"),
+                                ", ".join(self.active_inputs))
+        if mode == "forward":
+            self.output_active = tuple(o in ctx.active or o in self.active_inputs for o in self.outputs)
+            jvp_def, injected = differentiated
+            fns = build([jvp_def], injected, program.namespace.func, title, {}, self.origin)
+            self.jvp_fn = fns[jvp_def.name]
+            self.trees = {jvp_def.name: jvp_def}
+            self._shown = jvp_def
+            self._mark(self.jvp_fn, jvp_def)
+            return
+        self.output_active = tuple(o in ctx.active for o in self.outputs)
+        sweeps = differentiated
+        fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
+            name, inputs, self.active_inputs, sweeps)
+        self.sweeps = sweeps
+        self._in_place(joint)
+        defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
+        fns = build([joint], sweeps.injected, program.namespace.func, title, defaults, self.origin)
+        self.joint_fn = fns[joint.name]
+        self._split = (fwd, bwd, title)     # compiled when a tape first needs them
+        self.trees = {joint.name: joint}
+        self.injected = sweeps.injected
+        self._shown = joint
+        self._mark(self.joint_fn, joint)
+
+    def _in_place(self, fdef):
+        """The passes on one assembled function (pipeline.finish)."""
+        sets = self.__dict__.get("_sets")
+        if sets is None:
+            sets = self._sets = optimize.Sets()   # (uses/defs per statement, for all the trees)
+        pipeline.finish(fdef, self.sweeps, self.program.namespace.func.__globals__, sets)
+
+    def _compile_split(self):
+        fwd, bwd, title = self._split
+        self._in_place(fwd)
+        self._in_place(bwd)
+        fns = build([fwd, bwd], self.sweeps.injected, self.program.namespace.func, title + " split", {},
+                     self.origin)
+        for tree in (fwd, bwd):         # (generated code calling them is transformed again through them)
+            self.trees[tree.name] = tree
+            self._mark(fns[tree.name], tree)
+        self.__dict__["fwd"] = fns[fwd.name]
+        self.__dict__["bwd_fn"] = fns[bwd.name]
+
+    def _split_function(self, key):
+        """The split sweep `key` ("fwd" or "bwd_fn"), compiled on first use
+        (sg.grad needs only the joint)."""
+        found = self.__dict__.get(key)
+        if found is None:
+            self._compile_split()
+            found = self.__dict__[key]
+        return found
+
+    fwd = property(lambda self: self._split_function("fwd"), doc="The split forward sweep.")
+    bwd_fn = property(lambda self: self._split_function("bwd_fn"), doc="The split reverse sweep.")
+
+    @property
+    def source(self):
+        """The readable source of the joint (reverse) or JVP (forward)
+        function, unparsed when asked for."""
+        found = self.__dict__.get("_source")
+        if found is None:
+            found = self._source = ast_util.to_source(self._shown)
+        return found
+
+    def _mark(self, fn, tree, n_params=None):
+        """Let the compiler find this artefact (and its AST) from `fn`: as
+        a GeneratedFunction, whose first `n_params` arguments are its
+        parameters (all by default; the others are the leaves of a derived
+        program)."""
+        ref = weakref.ref(self)
+        cache = {}
+
+        def function():
+            f = cache.get("f")
+            if f is None:
+                artefact = ref()
+                if artefact is None:
+                    raise RuntimeError("srcgrad: the code generated for %s is gone" % fn.__name__)
+                f = cache["f"] = artefact.program.generated_function(fn, artefact.trees[tree.name], artefact, n_params)
+            return f
+        fn.__srcgrad_function__ = function
+        fn.__srcgrad_artefact__ = ref
+
+    def gradient_function(self, n_params, wrt, preserve_result, has_aux=False):
+        """The generated function of `sg.grad(f, wrt, preserve_result)` for
+        this artefact (its mask selects `wrt`): a Python function of f's
+        inputs whose kept AST is transformed for higher derivatives."""
+        key = (tuple(wrt), preserve_result, has_aux)
+        fn = self._derived.get(key)
+        if fn is None:
+            with self.program._lock:
+                fn = self._derived.get(key)
+                if fn is None:
+                    order = [self.inputs[i] for i in wrt]
+                    name = self.program.parsed.node.name
+                    tree = codegen.gradient_def(self.sweeps, name, self.inputs, self.active_inputs, order,
+                                                preserve_result, has_aux)
+                    self._in_place(tree)
+                    title = "%s gradient (%s)" % (name, ", ".join(order))
+                    fns = build([tree], self.sweeps.injected, self.program.namespace.func, title, {},
+                                        self.origin)
+                    fn = fns[tree.name]
+                    self.trees[tree.name] = tree
+                    self._mark(fn, tree, n_params)
+                    self._derived[key] = fn
+        return fn
+
+    @staticmethod
+    def run(fn, *args):
+        """Call generated function `fn`; an exception gets a note naming the
+        user's file and line, and exits the `with` blocks it left open."""
+        level = runtime_syntax.depth()
+        try:
+            return fn(*args)
+        except Exception as exc:
+            if runtime_syntax.depth() > level:
+                runtime_syntax.unwind(level, exc)
+            raise codegen.annotate(exc, fn)
+
+    def bwd(self, residuals, *cotangents):
+        return self.run(self.bwd_fn, residuals, *cotangents)
+
+    def joint(self, *args):
+        result = self.run(self.joint_fn, *args)
+        return result if len(self.active_inputs) != 1 else (result,)
+
+    def jvp(self, *args):
+        return self.run(self.jvp_fn, *args)
+
+
+class Pending:
+    """A recursive call's compiled callee, while it is being compiled: its
+    generated functions are looked up when called (and when transformed
+    again). Every output counts as active."""
+
+    def __init__(self, program, mask, mode):
+        self.program, self.mask, self.mode = program, mask, mode
+        n = program.function.n_outputs()
+        ret = program.parsed.node.body[-1]
+        self.tuple_output = isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple)
+        self.output_active = (True,) * n
+        self.joint_fn = Deferred(self, "joint_fn")
+        self.jvp_fn = Deferred(self, "jvp_fn")
+        self.fwd = Deferred(self, "fwd")
+        self.bwd_fn = Deferred(self, "bwd_fn")
+
+    def resolve(self):
+        return self.program._compiled[(self.mode, self.mask)]
+
+
+class Deferred:
+    """Calls `attr` of the Artefact a Pending stands for."""
+
+    _SUFFIX = {"joint_fn": "_vjp", "jvp_fn": "_jvp", "fwd": "_fwd", "bwd_fn": "_bwd"}
+
+    def __init__(self, pending, attr):
+        self.pending, self.attr = pending, attr
+        self.__name__ = pending.program.parsed.node.name + self._SUFFIX[attr]
+
+    def __call__(self, *args):
+        fn = getattr(self.pending.resolve(), self.attr)
+        if self.attr == "jvp_fn":
+            outs, douts = fn(*args)
+            zeros = runtime.zeros_tree
+            if not self.pending.tuple_output:
+                return outs, douts if douts is not None else zeros(outs)
+            return outs, tuple(d if d is not None else zeros(o) for o, d in zip(outs, douts))
+        return fn(*args)
+
+    def __srcgrad_function__(self):
+        return getattr(self.pending.resolve(), self.attr).__srcgrad_function__()

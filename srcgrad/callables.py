@@ -1,0 +1,187 @@
+"""Which srcgrad function object stands for a Python callable.
+
+`compilable(obj)` answers for the compiler (a call in differentiated code:
+user code is compiled, a primitive with a rule, NumPy, a library function
+or srcgrad's own code is not); `as_function(f)` for the functional API and
+the tape (sg.grad(f), a bound method, what srcgrad returned); `function` is
+the `@sg.function` decorator. The Function of a Python function is cached
+on the function itself (weakly: it lives as long as the function).
+"""
+import inspect
+import os
+import sys
+import threading
+import types
+import weakref
+
+from .errors import NoRuleError
+from .function import BoundFunction, Function
+from .methods import FieldMethod, MethodFunction
+from .rules import registry
+
+_functions_lock = threading.Lock()
+_CACHE_ATTR = "_srcgrad_function_"
+
+
+def compilable(obj):
+    """The srcgrad function object the compiler transforms when generated or
+    user code calls `obj`, or None (a primitive with a rule, NumPy, a
+    library function, an object that is not a function)."""
+    if isinstance(obj, Function):
+        return obj
+    if isinstance(obj, BoundFunction):
+        return obj.function
+    derived = getattr(obj, "__srcgrad_function__", None)      # sg.grad(f), generated code
+    if derived is not None:
+        return derived()
+    if inspect.ismethod(obj):
+        # a bound method of the user's (obj.method passed on, or called by a name)
+        if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj) or compilable(obj.__func__) is None:
+            return None
+        return as_function(obj)
+    code = getattr(obj, "__code__", None)
+    if code is None or getattr(obj, "__srcgrad_raw__", None) is not None:
+        return None
+    if registry.adjoint_rule(obj) is not None or registry.is_nondiff(obj):
+        return None             # a rule takes precedence over the source
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("srcgrad.") and not module.startswith("srcgrad.rules."):
+        return None
+    if code.co_filename.startswith(_SRCGRAD_DIR) and not code.co_filename.startswith(_RULES_DIR):
+        return None             # srcgrad's own wrappers (custom_gradient's: functools.wraps copies __module__)
+    if _is_library(obj, module):
+        return None             # needs a rule: NoRuleError names it where it meets a differentiated value
+    return as_function(obj)
+
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+
+
+def _is_library(obj, module):
+    """Is `obj` a function of an installed library (NumPy, SciPy, anything
+    under site-packages) or of the standard library? srcgrad compiles the
+    user's code, and treats library functions as primitives: a rule, or
+    NoRuleError. (Decorating one with @sg.function compiles it anyway.)"""
+    top = module.partition(".")[0]
+    if top in ("numpy", "scipy") or top in sys.stdlib_module_names:
+        return True
+    filename = getattr(getattr(obj, "__code__", None), "co_filename", "") or ""
+    if any(part in filename for part in _SITE_DIRS):
+        return not filename.startswith(_SRCGRAD_DIR)
+    return False
+
+
+_SRCGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
+_RULES_DIR = os.path.join(_SRCGRAD_DIR, "rules")
+
+
+def as_function(f):
+    """The Function wrapping `f` (cached per Python function): `f` itself
+    for a Function, the function of a bound @sg.function method, a
+    MethodFunction for a bound method, the
+    compilable form of a function srcgrad returned (sg.grad(g), generated
+    code), or a new Function parsed from `f`'s source.
+
+    The cache is weak: the Function is stored on `f` itself (an attribute of
+    its `__dict__`), so it lives exactly as long as `f` does. A mapping keyed
+    weakly by `f` cannot do this, since its value refers to `f` (Python has
+    no ephemerons): dropping `f` (a notebook cell redefining it) frees the
+    Function, its Programs and their generated code with the next garbage
+    collection. A Function copied onto another function (functools.wraps
+    copies `__dict__`) is not taken for that function's."""
+    if isinstance(f, Function):
+        return f
+    if isinstance(f, BoundFunction):
+        return f.function
+    derived = getattr(f, "__srcgrad_function__", None)
+    if derived is not None:
+        return derived()
+    if inspect.ismethod(f):
+        return _method_function(f)
+    if getattr(f, "__srcgrad_transform__", None) is not None:
+        raise NoRuleError(f)            # sg.jacobian(g), sg.hessian(g): not transformable
+    raw = getattr(f, "__func__", f)  # staticmethod objects
+    cached = _cached(raw)
+    if cached is not None:
+        return cached
+    with _functions_lock:
+        fn = _cached(raw)
+        if fn is None:
+            fn = Function(raw)
+            if isinstance(raw, types.FunctionType):
+                raw.__dict__[_CACHE_ATTR] = fn
+            else:
+                _others[raw] = fn       # not a plain function: lives as long as the module
+    return fn
+
+
+_others = weakref.WeakKeyDictionary()
+
+
+def _cached(raw):
+    if isinstance(raw, types.FunctionType):
+        fn = raw.__dict__.get(_CACHE_ATTR)
+    else:
+        fn = _others.get(raw)
+    if fn is None or fn.is_stale():
+        return None
+    return fn if fn.python_function is raw or (fn._origin is not None and fn._origin[0] is raw) else None
+
+
+def function(f):
+    """Decorator: make `f` differentiable by source transformation.
+
+    `f` may take Tensors, Variables, ndarrays, Python scalars and nested
+    tuples/lists/dicts of them, and return an array or a tuple of arrays.
+    Raises UnsupportedSyntaxError (construct, file, line) at decoration for
+    Python that srcgrad cannot differentiate (see README, "What Python is
+    supported"); some (objects built from differentiated values) are found
+    when the derivative is first compiled. A bound method (`obj.method`) is a
+    function of its other arguments (see MethodFunction).
+    """
+    if inspect.ismethod(f):
+        return MethodFunction(f, as_function(f.__func__))
+    return Function(f)
+
+
+_field_methods = weakref.WeakKeyDictionary()     # class -> {name: FieldMethod}
+
+
+def field_method(cls, name):
+    """The FieldMethod of `cls`'s method or property `name` (cached per class)."""
+    with _functions_lock:
+        table = _field_methods.setdefault(cls, {})
+        fn = table.get(name)
+        if fn is not None:
+            return fn
+        fn = table[name] = FieldMethod(cls, name)
+    try:
+        member = inspect.getattr_static(cls, name)
+        fn.build(as_function(member.fget if isinstance(member, property) else member), field_method)
+    except Exception:
+        with _functions_lock:
+            table.pop(name, None)
+        raise
+    return fn
+
+
+_methods = {}           # (function, id(instance)) -> MethodFunction, most recent last (a bounded cache)
+_METHODS_MAX = 64
+
+
+def _method_function(method):
+    """The MethodFunction of a bound method, cached for the most recently
+    used (function, instance) pairs (a bound method is a new object at each
+    attribute access; the cache keeps at most _METHODS_MAX instances alive)."""
+    key = (method.__func__, id(method.__self__))
+    with _functions_lock:
+        fn = _methods.pop(key, None)
+        if fn is not None and fn.instance is method.__self__:
+            _methods[key] = fn
+            return fn
+    fn = MethodFunction(method, as_function(method.__func__))
+    with _functions_lock:
+        _methods[key] = fn
+        while len(_methods) > _METHODS_MAX:
+            del _methods[next(iter(_methods))]
+    return fn

@@ -1,0 +1,354 @@
+"""Program: a function resolved for one set of argument kinds, compiling
+one Artefact per (mode, mask of active inputs).
+
+A Program runs `pipeline.specialise` once (names resolved to objects, the
+Variables the code reads as globals and attributes found as extra inputs,
+complex mode decided), hoists the leaves of the user functions it calls, and
+compiles its artefacts on demand (`compile`), each on a copy of the
+resolution (`front`). `is_current` is its validity check: a global or
+closure cell rebound since resolution, here or in a compiled callee, makes
+the function layer resolve again.
+
+The front layer is recursive by nature: compiling f compiles the functions
+f calls, which are Functions whose Programs compile their callees. This
+module sits below function.py, so the three operations that build function
+objects are handed to it once, through `SERVICES` (filled by
+srcgrad/__init__.py, the package's composition root): `compilable(obj)`,
+`field_method(cls, name)` and `generated_function(fn, tree, artefact,
+n_params)`.
+"""
+import contextlib
+import copy
+import dataclasses
+import gc
+import inspect
+import threading
+from typing import Callable
+
+import gast
+
+from . import forward_mode
+from .artefact import Artefact, Pending
+from .custom import CustomCallee
+from .errors import UnsupportedSyntaxError
+from .syntax import ast_util
+from .syntax.anno import Anno
+from .transforms import pipeline, resolve
+from .transforms.context import CalleeInfo, Context
+
+
+@dataclasses.dataclass
+class Services:
+    """The function layer's constructors, as the Program needs them."""
+    compilable: Callable = None             # obj -> the srcgrad function compiled for a call of obj, or None
+    field_method: Callable = None           # (cls, name) -> a record method's FieldMethod
+    generated_function: Callable = None     # (fn, tree, artefact, n_params) -> a GeneratedFunction
+
+
+SERVICES = Services()
+
+
+def install(**services):
+    """Fill SERVICES (srcgrad/__init__.py, once)."""
+    for name, value in services.items():
+        if not hasattr(SERVICES, name):
+            raise TypeError("unknown service %r" % name)
+        setattr(SERVICES, name, value)
+
+
+class ContainerArgument:
+    """Stands for an argument that a caller's generated code passes as a
+    list, tuple or dict (`kinds`), when the values are not known: the
+    callee is compiled with container cotangents for it."""
+
+    def __repr__(self):
+        return "<a container argument>"
+
+
+CONTAINER = ContainerArgument()
+
+
+
+def callee_info(obj):
+    """The Context hook `callee`: what the compiler needs to know of a
+    call of `obj` (transforms/context.py CalleeInfo), or None for what is
+    not user code."""
+    fn = SERVICES.compilable(obj)
+    if fn is None:
+        return None
+    primal = fn.primal if fn.parsed.grad_of else None
+    return CalleeInfo(fn if fn.derived else fn.python_function, fn.signature, fn.n_outputs(), primal)
+
+
+def _callee_parsed(obj):
+    fn = SERVICES.compilable(obj)
+    return fn.parsed if fn is not None else None
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while a derivative compiles.
+    A compilation allocates thousands of short-lived AST nodes, which start
+    collections that traverse every long-lived object of the process (a
+    third of a 50-line function's transform time); the cycles it leaves are
+    collected after. Restored on exit; a nested compilation (a callee)
+    leaves it to the outermost."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _copy_resolution(res):
+    """A copy whose AST can be transformed; resolved objects are shared."""
+    new = copy.copy(res)
+    new.node = ast_util.clone(res.node)
+    new.namer = copy.deepcopy(res.namer)
+    return new
+
+
+_hoisting = threading.local()
+_MISSING = object()
+_CONTAINERS = "<container parameters>"      # a key of Program examples: parameters that are containers
+_SCALARS = "<scalar parameters>"            # ... and parameters that are Python floats or ints
+
+
+class Program:
+    """A resolved function for one set of argument kinds; compiles per
+    (mode, mask)."""
+
+    def __init__(self, function, examples, complex_mode=False, leaves=()):
+        self.function = function
+        self.parsed = function.parsed
+        self.namespace = resolve.Namespace(self.parsed.func)
+        examples = dict(examples)
+        containers = examples.pop(_CONTAINERS, ())
+        scalars = examples.pop(_SCALARS, ())
+        self.resolution, builds_complex = pipeline.specialise(
+            self.parsed, examples, SERVICES.field_method, _callee_parsed)
+        self.complex_mode = complex_mode or builds_complex
+        self.resolution.containers = set(containers)
+        self.resolution.scalars = set(scalars)
+        self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
+        self.free = dict(self.resolution.free)
+        self.callee_programs = []       # what the compiled code calls (staleness is checked through them)
+        self._hoist_callee_leaves()
+        self.inputs = list(self.parsed.params) + [leaf.name for leaf in self.resolution.leaves]
+        self.leaves = self.resolution.leaves
+        self._compiled = {}
+        self._lock = threading.RLock()
+        self._compiling = set()
+
+    def _hoist_callee_leaves(self):
+        """Variables that called user functions read as globals or closure
+        cells are inputs here too: the call passes them on, so they stay
+        connected to the tape. (Resolution.callee_leaves: callee -> the
+        local names passed for its leaves, in its input order.)"""
+        res = self.resolution
+        hoisted = {}
+        busy = _hoisting.__dict__.setdefault("busy", set())
+        me = self.parsed.func
+        busy.add(me)
+        try:
+            for n in ast_util.walk(res.node):
+                obj = Anno.CALLEE.of(getattr(n, "func", None)) if isinstance(n, gast.Call) else None
+                fn = SERVICES.compilable(obj) if obj is not None and not inspect.ismethod(obj) else None
+                if fn is None or fn.derived:
+                    continue
+                user = fn.python_function
+                if user in busy or user in res.callee_leaves:
+                    continue
+                try:
+                    program = fn.program_for(None)
+                except Exception:
+                    continue            # reported when the call is compiled
+                names = []
+                for leaf in program.leaves:
+                    if leaf.kind != "free":
+                        names = None
+                        break
+                    key = (id(leaf.namespace or program.namespace), leaf.root)
+                    if key not in hoisted:
+                        hoisted[key] = resolve.Leaf(res.namer.fresh(leaf.root), "free", leaf.root, (),
+                                                    leaf.text, leaf.namespace or program.namespace)
+                        res.leaves.append(hoisted[key])
+                    names.append(hoisted[key].name)
+                if names:
+                    res.callee_leaves[user] = names
+        finally:
+            busy.discard(me)
+
+    def is_current(self, _seen=None):
+        """False when a global or closure name was rebound since resolution,
+        here or in a user function this one's compiled code calls."""
+        checks = self.__dict__.get("_checks")
+        if checks is None:
+            checks = self._checks = self._free_checks()
+        for where, key, obj in checks:
+            if where is None:                   # a builtin: not shadowed by a global since
+                if key in self.namespace.globals:
+                    return False
+            elif where.__class__ is dict:
+                if where.get(key, _MISSING) is not obj:
+                    return False
+            else:
+                try:
+                    if where.cell_contents is not obj:
+                        return False
+                except ValueError:
+                    return False
+        if self.resolution.chains and not self._chains_current():
+            return False
+        if self.function.is_stale():
+            return False
+        if not self.callee_programs:
+            return True
+        seen = _seen if _seen is not None else set()
+        seen.add(id(self))
+        return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
+
+    def _chains_current(self):
+        """Does every attribute and item chain the resolution walked (L.act,
+        D["f"], self.helper, self.W, mymodule.g) still give what it gave
+        (resolve.same_resolution)? A function-valued attribute swapped, a
+        method monkeypatched on the class, a module reloaded or an array
+        attribute turned into a Variable make the code stale."""
+        res = self.resolution
+        for (kind, root, steps), old in res.chains.items():
+            if kind == "param":
+                value = res.examples.get(root, _MISSING)
+            else:
+                found, value = self.namespace.lookup(root)
+                if not found:
+                    return False
+            try:
+                for step, key in steps:
+                    value = getattr(value, key) if step == "attr" else value[key]
+            except Exception:
+                return False
+            if not resolve.same_resolution(old, value):
+                return False
+        return True
+
+    def _free_checks(self):
+        """(where, key, object) per free name: a closure cell, the globals
+        dict, or None for a builtin (which a later global would shadow)."""
+        ns = self.namespace
+        checks = []
+        for name, obj in self.free.items():
+            if name in ns.cells:
+                checks.append((ns.cells[name], name, obj))
+            elif name in ns.globals:
+                checks.append((ns.globals, name, obj))
+            else:
+                checks.append((None, name, obj))
+        return checks
+
+    def context(self, res, mode, mask):
+        """The Context of one compilation of this program (mode "reverse",
+        "batched" (reverse on stacks of cotangents) or "forward")."""
+        batched = mode == "batched"
+        return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, inputs=self.inputs,
+                       mode="reverse" if batched else mode, batched=batched,
+                       mask=tuple(mask), complex_mode=self.complex_mode, callee=callee_info,
+                       callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
+                       vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,
+                       split_callee=lambda op, m: self.compile_callee(op, m, mode),
+                       jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
+                       callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
+                       callee_leaves=res.callee_leaves, transpose_jvp=forward_mode.transpose_jvp)
+
+    def front(self, mode="reverse", mask=None):
+        """The passes before differentiation, on a copy of the resolution:
+        (fdef in ANF with its kinds, ctx)."""
+        res = _copy_resolution(self.resolution)
+        ctx = self.context(res, mode, mask if mask is not None else (False,) * len(self.inputs))
+        return pipeline.front(res, ctx), ctx
+
+    def output_dynamic(self):
+        """Which outputs may be lists, tuples or dicts (for callers' kinds)."""
+        found = getattr(self, "_output_dynamic", None)
+        if found is None:
+            if getattr(self, "_finding_kinds", False):
+                return (False,) * self.function.n_outputs()     # recursion: assume arrays
+            self._finding_kinds = True
+            try:
+                fdef, ctx = self.front()
+            finally:
+                self._finding_kinds = False
+            found = self._output_dynamic = tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
+        return found
+
+    def generated_function(self, fn, tree, artefact, n_params=None):
+        """The compilable form of `fn`, a function generated by `artefact`
+        from `tree` (its first `n_params` arguments are parameters, the
+        others the leaves of a derived program): a GeneratedFunction."""
+        return SERVICES.generated_function(fn, tree, artefact, n_params)
+
+    def compile(self, mask, mode="reverse"):
+        """The Artefact for `mask` (which inputs are active) and
+        `mode`, cached; a recursive call met while compiling gets a
+        `Pending` stand-in."""
+        key = (mode, tuple(bool(m) for m in mask))
+        c = self._compiled.get(key)
+        if c is None:
+            with self._lock:
+                c = self._compiled.get(key)
+                if c is None:
+                    if key in self._compiling:
+                        return Pending(self, key[1], mode)     # recursion: bound when compiled
+                    self._compiling.add(key)
+                    try:
+                        with collector_paused():
+                            c = Artefact(self, key[1], mode)
+                    finally:
+                        self._compiling.discard(key)
+                    self._compiled[key] = c
+        return c
+
+    def callee_program(self, op):
+        """The Program of the user function called by `op`, for the kinds of
+        its arguments at the call (functions, the receiver, containers)."""
+        fn = SERVICES.compilable(op.callee)
+        if op.spec is not None:
+            fn = fn.specialize(*op.spec)
+        examples = dict(op.examples or {})
+        if op.receiver is not None:
+            examples[fn.parsed.params[0]] = op.receiver
+        names = list(fn.parsed.params)
+        for p, dynamic in zip(names, op.arg_dynamic):
+            if dynamic and p not in examples:
+                examples[p] = CONTAINER
+        if examples:
+            params = dict.fromkeys(names)
+            params.update({k: v for k, v in examples.items() if k in params})
+            return fn.program_for(params, self.complex_mode)
+        return fn.program_for(None, self.complex_mode)
+
+    def compile_callee(self, op, mask, mode="reverse"):
+        """Compile the user function called by `op` for the active `mask`."""
+        if op.custom:
+            return CustomCallee(op.callee, mask, op.n_outputs, mode)
+        program = self.callee_program(op)
+        written = program.parsed.writes_params
+        if written:
+            name, stmt = next(iter(written.items()))
+            filename, lineno, col = program.parsed.origin(stmt)
+            raise UnsupportedSyntaxError(
+                "writing into %s, a parameter of %s, which is called from differentiated code (NumPy would "
+                "change the caller's array too, compiled code does not)" % (name, program.parsed.node.name),
+                filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name))
+        chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
+        if chain:
+            leaf = chain[0]
+            raise UnsupportedSyntaxError(
+                "a Variable read as a global or attribute (%s) inside a called function" % leaf.text,
+                program.parsed.filename, program.parsed.firstlineno, None,
+                "pass it as an argument, or decorate the outer function only")
+        if program not in self.callee_programs:
+            self.callee_programs.append(program)
+        return program.compile(mask, mode)
