@@ -11,6 +11,7 @@ and the tapes.
     generated_code.py  the rules of what generated code calls (unbroadcast,
                      densify...), so that it can be differentiated again
     nondiff.py       every non-differentiable function, in one place
+    mutation.py      the NumPy calls that write into an argument (refused by name)
     helpers/         the run-time helpers the templates call
     catalog.py       docs/supported.md, generated from the registry
 
