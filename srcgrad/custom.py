@@ -23,7 +23,7 @@ import numpy as np
 
 from . import forward_mode
 from . import tape as tape_mod
-from .rules.batched import batch_size
+from .rules.helpers.batched import batch_size
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap
 

@@ -43,7 +43,8 @@ import numpy as np
 
 from . import tape as tape_mod
 from .errors import NoRuleError
-from .rules import containers, registry
+from .rules import registry
+from .rules.python import containers
 from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested

@@ -24,7 +24,7 @@ from . import tensor as tensor_mod
 from .callables import as_function
 from .function import BoundFunction, Function
 from .program import Program
-from .rules.batched import zeros_b
+from .rules.helpers.batched import zeros_b
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 

@@ -52,7 +52,7 @@ import scipy.integrate as si
 from .errors import UnsupportedSyntaxError
 from .callables import function as sg_function
 from .functional import jvp as sg_jvp
-from .rules.helpers import nondiff_helper, primitive
+from .runtime import nondiff_helper, primitive
 from .rules.registry import adjoint_rule, register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape

@@ -17,7 +17,8 @@ import warnings
 import numpy as np
 
 from . import runtime
-from .rules import containers, registry
+from .rules import registry
+from .rules.python import containers
 
 _ids = itertools.count(1)
 

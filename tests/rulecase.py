@@ -1,10 +1,10 @@
-"""The rule-test table's vocabulary, shared by tests/test_rules.py and the
-per-family case modules (tests/cases_*.py).
+"""The rule-test table's vocabulary, shared by tests/rules/test_rules.py and
+the per-family case modules (tests/rules/cases_*.py).
 
 A case module defines module-level case functions `f_<name>(inputs..., w)`
 returning `np.sum(op(inputs) * w)` (real `def`s: srcgrad compiles them from
-source) and a list `CASES` of `Case` rows; tests/test_rules.py collects every
-`cases_*.py` module and runs each row through all of srcgrad's paths.
+source) and a list `CASES` of `Case` rows; tests/rules/test_rules.py collects
+every `cases_*.py` module and runs each row through all of srcgrad's paths.
 """
 import inspect
 from dataclasses import dataclass, field
@@ -188,3 +188,10 @@ def _draw(rng, arg):   # noqa: F811  (extends the domains above)
             out[idx] = _draw_matrix(rng, arg.domain, m, n)
         return out
     return _draw_scalar_domains(rng, arg)
+
+
+def _raw(x):
+    """The value inside an autograd box (to compute a permutation)."""
+    while hasattr(x, "_value"):
+        x = x._value
+    return np.asarray(x)

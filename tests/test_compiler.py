@@ -915,7 +915,7 @@ def dense_tanh(x, W, b):
 
 def test_split_forward_keeps_only_the_shape_of_shape_only_residuals():
     from srcgrad.callables import as_function
-    from srcgrad.rules.helpers import ShapeOf
+    from srcgrad.runtime import ShapeOf
     x, W, b = rand(5, 3), rand(3, 4), rand(4)
     compiled = as_function(dense_tanh).program_for(None).compile([False, True, True])
     *outputs, residuals = compiled.fwd(x, W, b)

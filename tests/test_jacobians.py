@@ -265,7 +265,8 @@ def test_the_common_rules_run_batched():
     or through a batched template (a regression here would make Jacobians
     silently slow, not wrong)."""
     import operator
-    from srcgrad.rules import helpers, registry
+    from srcgrad.rules import registry
+    from srcgrad.rules.helpers import broadcast as helpers
     common = [np.add, np.subtract, np.multiply, np.true_divide, np.power, np.negative, np.exp, np.log,
               np.tanh, np.sin, np.cos, np.sqrt, np.maximum, np.where, np.sum, np.mean, np.max, np.matmul,
               operator.getitem, np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,

@@ -26,7 +26,8 @@ from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
 from srcgrad.callables import as_function
 from srcgrad.function import Function, GeneratedFunction
 from srcgrad.functional import _grad_inputs
-from srcgrad.rules import containers, registry
+from srcgrad.rules import registry
+from srcgrad.rules.python import containers
 from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
 from srcgrad.syntax.naming import Namer

@@ -130,7 +130,7 @@ def functional(lines):
     return out
 
 HELPERS = """import numpy as np
-from srcgrad.rules.containers import setitem
+from srcgrad.rules.python.containers import setitem
 
 
 def helper(v, scale=1.0):

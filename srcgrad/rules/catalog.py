@@ -5,8 +5,10 @@
 prints one markdown table per family (the primitive's qualified name and
 other public spellings of the same object, the rule template, the
 parameters that receive a cotangent, and the first line of the template's
-docstring, with the rest of its opening paragraph), then the functions registered as non-differentiable.
-tests/test_supported_doc.py fails when docs/supported.md differs from this
+docstring, with the rest of its opening paragraph), then the functions
+registered as non-differentiable. A rule's family is where its template is
+defined: the module's path below srcgrad/rules/ (`family`).
+tests/rules/test_supported_doc.py fails when docs/supported.md differs from this
 output. (Importing this module imports srcgrad, which registers every rule,
 scipy.special's when SciPy is installed.)
 """
@@ -17,32 +19,6 @@ import sys
 from . import registry
 
 REGENERATE = "python3 -m srcgrad.rules.catalog > docs/supported.md"
-
-# Family of a rule, by the module its template is defined in.
-_FAMILY_OF_MODULE = {
-    "numpy_elementwise": "Elementwise",
-    "numpy_reductions": "Reductions",
-    "numpy_linalg": "Linear algebra",
-    "numpy_shapes": "Shapes and indexing",
-    "numpy_fft": "FFT",
-    "numpy_linalg_more": "Linear algebra",
-    "scipy_special": "scipy.special",
-    "scipy_special_python": "scipy.special",
-    "scipy_stats": "scipy.stats",
-    "scipy_linalg": "scipy.linalg",
-    "integrate": "scipy.integrate",
-    "containers": "Python containers",
-}
-# numpy_adjoints.py holds the first rules of several families, under
-# section comments "# ---...--- <section>".
-_FAMILY_OF_SECTION = {
-    "elementwise": "Elementwise",
-    "reductions": "Reductions",
-    "linear algebra": "Linear algebra",
-    "shape and indexing": "Shapes and indexing",
-}
-_ORDER = ["Elementwise", "Reductions", "Linear algebra", "Shapes and indexing", "FFT", "scipy.special",
-          "scipy.stats", "scipy.linalg", "scipy.integrate", "Python containers"]
 
 # Where public spellings are looked up (and aliases found), in this order.
 _NAMESPACES = ["numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg", "scipy.stats",
@@ -88,29 +64,20 @@ def _spellings(obj, modules):
     return names
 
 
-def _section(template):
-    """The section comment above `template` in its module's source, or None."""
-    try:
-        lines, start = inspect.getsourcelines(inspect.getmodule(template))
-        _, line = inspect.getsourcelines(template)
-    except (OSError, TypeError):
-        return None
-    for text in reversed(lines[:line - 1]):
-        text = text.strip()
-        if text.startswith("# ---") and text.rstrip("-").strip("# -"):
-            return text.lstrip("# -").strip()
-    return None
-
-
 def family(rule):
-    """The family heading a rule is listed under."""
-    module = rule.template.__module__.rsplit(".", 1)[-1]
-    if module in _FAMILY_OF_MODULE:
-        return _FAMILY_OF_MODULE[module]
-    section = _section(rule.template)
-    if section in _FAMILY_OF_SECTION:
-        return _FAMILY_OF_SECTION[section]
-    return "Other (%s)" % rule.template.__module__
+    """The family heading a rule is listed under: the path of its template's
+    module below srcgrad.rules (`numpy.elementwise`, `scipy.stats`,
+    `python.containers`), or the module's full name for a rule registered
+    from elsewhere (`srcgrad.integrate`)."""
+    module = rule.template.__module__
+    prefix = registry.__name__.rsplit(".", 1)[0] + "."   # srcgrad.rules.
+    return module[len(prefix):] if module.startswith(prefix) else module
+
+
+def _family_order(name):
+    """The rules of a namespace (numpy, python, scipy) first, in path order;
+    then the single modules (generated_code) and the rules from elsewhere."""
+    return (name.count(".") == 0, name.startswith("srcgrad"), name)
 
 
 def _first_line(doc):
@@ -134,11 +101,11 @@ def render():
     for prim, rule in rules.items():
         names = _spellings(prim, modules)
         by_family.setdefault(family(rule), []).append((names[0].lower(), names, rule))
-    families = [f for f in _ORDER if f in by_family] + sorted(f for f in by_family if f not in _ORDER)
+    families = sorted(by_family, key=_family_order)
 
     out = ["# Supported functions", "",
            "Generated from srcgrad's rule registry by `%s`; do not edit by hand "
-           "(tests/test_supported_doc.py checks it is current)." % REGENERATE, "",
+           "(tests/rules/test_supported_doc.py checks it is current)." % REGENERATE, "",
            "%d primitives have adjoint rules; %d functions are registered as "
            "non-differentiable. Differentiable parameters are those the rule gives a "
            "cotangent (`d[p] = ...`). Complex inputs follow TensorFlow's convention "
@@ -152,7 +119,7 @@ def render():
             out.append("| `%s` | %s | `%s` | %s | %s |" % (
                 names[0], ", ".join("`%s`" % n for n in names[1:]), rule.name,
                 ", ".join("`%s`" % p for p in rule.diff_params),
-                _cell(_first_line(rule.template.__doc__))))
+                _cell(_first_line(rule.doc))))
         out.append("")
 
     nondiff = sorted({_spellings(f, modules)[0] for f in registry._NONDIFF}, key=str.lower)

@@ -3,7 +3,7 @@
 Integer-, boolean- and shape-valued results (argmax, comparisons, floor,
 shape, zeros_like, random draws) pass through both paths with no adjoint.
 np.full, np.full_like and np.linspace are differentiable in their fill
-value and end points (rules in numpy_more.py).
+value and end points (rules in numpy/constructors.py).
 """
 import builtins
 import math
@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import helpers, helpers_math
+from .helpers import broadcast, elementwise, reductions, shapes
 from .registry import register_nondiff
 
 register_nondiff(
@@ -39,12 +39,12 @@ register_nondiff(
     np.diag_indices, np.diag_indices_from, np.indices, np.unravel_index, np.ravel_multi_index,
     np.mask_indices, np.isin, np.linalg.matrix_rank, np.argsort,
     # helpers
-    helpers.reduction_size, helpers.max_chooser, helpers.balanced_eq, helpers.inverse_axes,
-    helpers.sign,
-    helpers_math.clip_inside, helpers_math.clip_below, helpers_math.clip_above,
-    helpers_math.sign_product, helpers_math.is_finite, helpers_math.is_not_nan,
-    helpers_math.degrees_of_freedom, helpers_math.nan_mean_weights,
-    helpers_math.uniform_weights, helpers_math.norm_chooser, helpers_math.abs_chooser,
+    broadcast.reduction_size, reductions.max_chooser, elementwise.balanced_eq, shapes.inverse_axes,
+    elementwise.sign,
+    elementwise.clip_inside, elementwise.clip_below, elementwise.clip_above,
+    elementwise.sign_product, elementwise.is_finite, reductions.is_not_nan,
+    reductions.degrees_of_freedom, reductions.nan_mean_weights,
+    reductions.uniform_weights, reductions.norm_chooser, reductions.abs_chooser,
     # builtins
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
     # (zip, enumerate, reversed, list, tuple and dict carry derivatives: lowered in for loops,

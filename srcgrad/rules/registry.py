@@ -24,6 +24,7 @@ import inspect
 import sys
 import textwrap
 import threading
+import types
 
 import gast
 
@@ -72,20 +73,52 @@ def load_lazy(everything=False):
 class Template:
     """A rule template parsed once: `tree` (its gast FunctionDef), `output`
     (the primal-output parameter), `params` (the others, in order),
-    `defaults`, and `bind`, which matches a call's arguments to them. Shared
-    by adjoint rules (here) and tangent rules (tangents.py)."""
+    `defaults`, `doc` (its docstring), and `bind`, which matches a call's
+    arguments to them. Shared by adjoint rules (here) and tangent rules
+    (tangents.py).
 
-    def __init__(self, primitive, template):
+    name, doc: the rule's name and docstring (default: the template's);
+      compiled VJPs are called `vjp_<name>`.
+    constants: {NAME: value} for a parametrised template, whose body reads
+      placeholders bound when the rule is registered (one template for
+      scipy.stats' cdf, sf, logcdf and logsf: `KIND`). A number, string,
+      bool or None becomes that literal; a function (or another object)
+      becomes the expression that names it in the template's module (a
+      global of that name, or `module.name`: `spelling`). The parsed tree
+      then reads as if the template had been written with the values, and
+      `{NAME}` in the docstring is replaced by the value (its `__name__`
+      for an object). A placeholder may not be a parameter.
+    rename: {parameter: new name}, for a template shared by primitives
+      whose parameters are named differently (the shape parameter of
+      scipy.stats.t, `df`, and of gamma, `a`): the signature, and every
+      use of the parameter in the body, take the new name.
+    tree: the FunctionDef itself, for a template written by code
+      (tangents.register_linear); `template` then gives the signature and
+      the module whose globals the body reads.
+    """
+
+    def __init__(self, primitive, template, name=None, doc=None, constants=None, rename=None, tree=None):
         self.primitive = primitive
         self.template = template
-        self.name = template.__name__
+        self.name = name or template.__name__
         self.signature = inspect.signature(template)
-        tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
-        tree.decorator_list = []
-        self.tree = tree
+        self.globals = template.__globals__
+        if tree is None:
+            tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
+            tree.decorator_list = []
+        doc = template.__doc__ if doc is None else doc
+        if rename:
+            self.signature = self.signature.replace(parameters=[
+                p.replace(name=rename.get(p.name, p.name)) for p in self.signature.parameters.values()])
+            tree = _Rename(rename).visit(tree)
         names = list(self.signature.parameters)
         self.output, self.params = names[0], names[1:]
-        self.globals = template.__globals__
+        if constants:
+            tree = _bind_constants(tree, constants, names, self.globals, self.name)
+            for key, value in constants.items():
+                doc = doc and doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
+        self.tree = tree
+        self.doc = doc
         params = list(self.signature.parameters.values())[1:]
         self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
         self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
@@ -110,6 +143,70 @@ class Template:
         return values
 
 
+_LITERALS = (bool, int, float, complex, str, type(None))
+
+
+class _BindConstants(gast.NodeTransformer):
+    """Replaces the loads of placeholder names by the constants' nodes."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def visit_Name(self, node):
+        found = self.nodes.get(node.id)
+        if found is None or not isinstance(node.ctx, gast.Load):
+            return node
+        return ast_util.copy_location(ast_util.clone(found), node)
+
+
+class _Rename(gast.NodeTransformer):
+    """Renames parameters: the function's arguments and every Name of them."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+
+def _bind_constants(tree, constants, params, namespace, where):
+    """`tree` with the placeholders of `constants` bound (Template's
+    `constants`). Raises ValueError for a placeholder that is a parameter,
+    or an object its module cannot name."""
+    nodes = {}
+    for key, value in constants.items():
+        if key in params:
+            raise ValueError("rule %s: the constant %s is a parameter of its template" % (where, key))
+        if isinstance(value, _LITERALS):
+            nodes[key] = ast_util.const(value)
+        else:
+            nodes[key] = ast_util.quote_expr(spelling(value, namespace, "rule %s: the constant %s" % (where, key)))
+    return _BindConstants(nodes).visit(tree)
+
+
+def spelling(obj, namespace, where="spelling"):
+    """How a module whose globals are `namespace` names `obj`: a global
+    bound to it (its own name first), else `module.name` or
+    `module.sub.name` through a module it imports (np.sum, np.fft.fft,
+    runtime.densify). Raises ValueError when none does."""
+    name = getattr(obj, "__name__", None)
+    if name and namespace.get(name) is obj:
+        return name
+    for key, value in sorted(namespace.items()):
+        if value is obj and not key.startswith("_"):
+            return key
+    for key, value in sorted(namespace.items()):
+        if isinstance(value, types.ModuleType) and not key.startswith("_") and name:
+            if getattr(value, name, None) is obj:
+                return "%s.%s" % (key, name)
+            for sub, mod in sorted(vars(value).items()):
+                if isinstance(mod, types.ModuleType) and not sub.startswith("_") \
+                        and getattr(mod, name, None) is obj:
+                    return "%s.%s.%s" % (key, sub, name)
+    raise ValueError("%s: %r is not reachable from the globals of the template's module" % (where, obj))
+
+
 class Rule(Template):
     """An adjoint rule: a parsed template plus its compiled VJPs.
 
@@ -120,8 +217,8 @@ class Rule(Template):
     a stack of cotangents as written).
     """
 
-    def __init__(self, primitive, template):
-        super().__init__(primitive, template)
+    def __init__(self, primitive, template, name=None, doc=None, constants=None, rename=None):
+        super().__init__(primitive, template, name=name, doc=doc, constants=constants, rename=rename)
         tree = self.tree
         diff = []
         for stmt in tree.body:
@@ -144,7 +241,7 @@ class Rule(Template):
         return "<adjoint rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
 
 
-def register_adjoint(primitive):
+def register_adjoint(primitive, *, name=None, doc=None, constants=None, rename=None):
     """Decorator registering the adjoint rule of `primitive`.
 
     The decorated template's first parameter is the primal output, the others
@@ -155,9 +252,16 @@ def register_adjoint(primitive):
     shape. The same template is inlined by the compiler and compiled into a
     VJP for the tape. Returns the template unchanged. Registering a second
     rule for the same primitive replaces the first.
+
+    name, doc, constants, rename: the rule's name and docstring, the values
+    of a parametrised template's placeholders and its renamed parameters
+    (Template), for a template that serves several primitives:
+    `register_adjoint(st.t.sf, name="t_sf", constants={"KIND": "sf"})(
+    distribution_function)`. Raises ValueError for a malformed template or
+    constant.
     """
     def decorator(template):
-        rule = Rule(primitive, template)
+        rule = Rule(primitive, template, name=name, doc=doc, constants=constants, rename=rename)
         with _lock:
             _ADJOINTS[primitive] = rule
             _NONDIFF.discard(primitive)

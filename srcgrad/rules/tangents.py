@@ -14,12 +14,16 @@ control flow on values. A keyword argument that passes a parameter through
 (`axis=axis`) is left out of the generated code when the call site uses the
 parameter's default.
 
+A linear primitive needs no template: `register_linear(np.reshape)` writes
+it, `t[z] = np.reshape(t[x], shape=shape, ...)`, as autograd's
+`defjvp(f, "same")` and JAX's `deflinear2` do (below).
+
 Symbolic zeros. The tangent of an input that has none (a constant, an
 inactive value) is a symbolic zero, and the inliner (transforms/
 instantiate.py) simplifies it away (JAX's
 `Zero`): a product or matrix product with a zero factor is zero, a sum drops
 its zero terms, `-0` is zero, and a function linear in its tangent argument
-(np.sum, np.reshape, unbroadcast, ..., see `_LINEAR`) maps zero to zero. A
+(np.sum, np.reshape, unbroadcast, ...: `linear_kind`) maps zero to zero. A
 zero that cannot be simplified away is materialized (`np.zeros_like(x)`).
 This never folds a *value* times zero (that would hide NaN and inf): only
 tangents that do not exist are dropped. If the whole right-hand side is zero
@@ -32,54 +36,45 @@ does for adjoints. A primitive with an adjoint rule but no tangent rule is
 differentiated in forward mode by transposing its VJP (srcgrad/forward.py,
 `transpose_jvp`).
 """
+import inspect
 import threading
 
 import gast
-import numpy as np
 
 from ..syntax import ast_util
 from ..syntax.templates import is_t
-from . import helpers
-from .registry import Template, load_lazy
+from .registry import Template, adjoint_rule, load_lazy, spelling
 
 _TANGENTS = {}
 _lock = threading.Lock()
-
 
 # Functions that map a zero tangent to zero, by how they are linear:
 #   "first": linear in the first argument (the others are static),
 #   "any":   multilinear (a zero in any array argument gives zero),
 #   (i, j):  jointly linear in these positions (zero only when all are zero).
-_LINEAR = {
-    np.sum: "first", np.mean: "first", np.reshape: "first", np.transpose: "first",
-    np.swapaxes: "first", np.moveaxis: "first", np.expand_dims: "first", np.squeeze: "first",
-    np.broadcast_to: "first", np.negative: "first", np.positive: "first", np.conj: "first",
-    np.conjugate: "first", np.real: "first", np.imag: "first", np.cumsum: "first",
-    np.diagonal: "first", np.trace: "first", np.tril: "first", np.triu: "first",
-    np.ravel: "first", np.flip: "first", np.roll: "first", np.repeat: "first", np.tile: "first",
-    np.take: "first", np.diag: "first", np.atleast_1d: "first", np.atleast_2d: "first",
-    helpers.unbroadcast: "first", helpers.unreduce: "first", helpers.unindex: "first",
-    helpers.matmul_adjoint_x: "first", helpers.matmul_adjoint_y: "first", helpers.dot_adjoint: "first",
-    np.multiply: "any", np.matmul: "any", np.dot: "any", np.tensordot: "any", np.inner: "any",
-    np.outer: "any", np.kron: "any", np.vdot: "any", np.cross: "any", np.einsum: "any",
-    np.add: (0, 1), np.subtract: (0, 1), np.where: (1, 2),
-}
+# Filled by register_linear and declare_linear, next to each family's rules.
+_LINEAR = {}
 LINEAR_METHODS = {"sum", "mean", "reshape", "transpose", "swapaxes", "squeeze", "conj", "ravel",
                   "flatten", "copy", "cumsum", "diagonal", "trace", "take"}
 LINEAR_ATTRS = {"T", "real", "imag", "mT"}
 
 
 def linear_kind(obj):
+    """How `obj` maps symbolic zero tangents: "first", "any", a tuple of
+    jointly linear positions, or None (not declared linear)."""
     try:
         return _LINEAR.get(obj)
     except TypeError:   # unhashable
         return None
 
 
-def register_linear(function, kind="first"):
-    """Declare `function` linear in its first argument ("first"), multilinear
-    ("any"), or jointly linear in the argument positions of a tuple, so the
-    simplifier maps symbolic zero tangents through it to zero."""
+def declare_linear(function, kind="first"):
+    """Declare `function` linear in its first argument ("first"),
+    multilinear ("any"), or jointly linear in the argument positions of a
+    tuple, so the simplifier maps symbolic zero tangents through it to
+    zero. For the helpers tangent templates call (broadcast_like, ...) and
+    for primitives whose tangent rule is written by hand (np.multiply,
+    np.add); `register_linear` declares and writes the tangent rule."""
     with _lock:
         _LINEAR[function] = kind
 
@@ -92,8 +87,8 @@ class TangentRule(Template):
     `t[p]`), `tree` (the template's gast FunctionDef), `defaults`.
     """
 
-    def __init__(self, primitive, template):
-        super().__init__(primitive, template)
+    def __init__(self, primitive, template, name=None, doc=None, constants=None, tree=None):
+        super().__init__(primitive, template, name=name, doc=doc, constants=constants, tree=tree)
         self._check()
 
     def _check(self):
@@ -126,7 +121,7 @@ class TangentRule(Template):
         return "<tangent rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
 
 
-def register_tangent(primitive):
+def register_tangent(primitive, *, name=None, constants=None):
     """Decorator registering the tangent (JVP) rule of `primitive`.
 
     The template's first parameter is the primal output, the others mirror
@@ -137,14 +132,89 @@ def register_tangent(primitive):
     should have the output's shape (use `broadcast_like(expr, z)` when a term
     may be smaller). The same template is inlined by the compiler (generated
     JVP code) and compiled into JVP functions for ForwardAccumulator.
-    Raises ValueError for a malformed template. Returns the template.
+    name, constants: the rule's name (default: the template's) and the
+    values of a parametrised template's placeholders (registry.Template),
+    for a template that serves several primitives. Raises ValueError for a
+    malformed template. Returns the template.
     """
     def decorator(template):
-        rule = TangentRule(primitive, template)
-        with _lock:
-            _TANGENTS[primitive] = rule
+        _add(TangentRule(primitive, template, name=name, constants=constants))
         return template
     return decorator
+
+
+def _add(rule):
+    with _lock:
+        _TANGENTS[rule.primitive] = rule
+
+
+# ------------------------------------------------------------ linear primitives
+
+def register_linear(primitive, kind="first", static=None):
+    """Declare `primitive` linear and write its tangent rule from its
+    adjoint rule's signature (autograd's `defjvp(f, "same")` / `def_linear`,
+    JAX's `deflinear2`): one registration gives the tangent rule and the
+    zero behaviour (`declare_linear`).
+
+    kind: "first" (linear in the first parameter; the tangent applies the
+      primitive to it: `t[z] = f(t[x], ...)`), a tuple of parameter
+      positions (jointly linear: `t[z] = f(t[x], ..., t[v])`), or "any"
+      (multilinear in the parameters without a default: the product rule,
+      `t[z] = f(t[a], b) + f(a, t[b])`).
+    static: the names of the other parameters the tangent passes through
+      (default: all but `out`, which would write the tangent into the
+      primal's array). Parameters without a default are passed positionally,
+      the others as `p=p` (left out of generated code where the call site
+      uses the default).
+
+    The rule is named after the adjoint template (`<name>_tangent`) and reads
+    its module's globals: the primitive is spelled as that module spells it
+    (`np.fft.fft`, `unbroadcast`, `runtime.densify`). Raises ValueError when
+    `primitive` has no adjoint rule or cannot be spelled there. Replaces a
+    tangent rule registered before. Returns `primitive`.
+    """
+    adjoint = adjoint_rule(primitive)
+    if adjoint is None:
+        raise ValueError("register_linear(%r): register its adjoint rule first (the tangent rule "
+                         "takes its signature)" % (primitive,))
+    params = adjoint.signature.parameters
+    names = adjoint.params
+    if adjoint.varargs:
+        raise ValueError("register_linear(%r): a *%s parameter" % (primitive, adjoint.varargs[0]))
+    if kind == "any":
+        linear = [p for p in names if params[p].default is inspect.Parameter.empty]
+    elif kind == "first":
+        linear = names[:1]
+    else:
+        linear = [names[i] for i in kind]
+    if static is None:
+        static = [p for p in names if p not in linear and p != "out"]
+    func = spelling(primitive, adjoint.globals, "register_linear(%r)" % (primitive,))
+
+    last = max(i for i, p in enumerate(names) if p in linear or
+               (p in static and params[p].default is inspect.Parameter.empty))
+    skipped = [p for p in names[:last] if p not in linear and p not in static]
+    if skipped:
+        raise ValueError("register_linear(%r): %s comes before a parameter passed by position"
+                         % (primitive, skipped[0]))
+
+    def call(tangent_of):
+        args = []
+        for i, p in enumerate(names):
+            if i <= last and (p in linear or p in static):
+                args.append("t[%s]" % p if p == tangent_of or (kind != "any" and p in linear) else p)
+            elif i > last and p in static:
+                args.append("%s=%s" % (p, p))
+        return "%s(%s)" % (func, ", ".join(args))
+
+    terms = [call(p) for p in linear] if kind == "any" else [call(None)]
+    line = "t[%s] = %s" % (adjoint.output, " + ".join(terms))
+    name = adjoint.name.rstrip("_") + "_tangent"
+    tree = ast_util.function_def(name, [adjoint.output] + names, ast_util.quote(line))
+    doc = "Linear (register_linear): %s." % line
+    declare_linear(primitive, kind)
+    _add(TangentRule(primitive, adjoint.template, name=name, tree=tree, doc=doc))
+    return primitive
 
 
 def tangent_rule(primitive):

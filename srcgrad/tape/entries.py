@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import tensor as tensor_mod
 from ..errors import NoRuleError
-from ..rules.batched import batch_size, zeros_b
+from ..rules.helpers.batched import batch_size, zeros_b
 from ..tensor import Tensor, unwrap, unwrap_nested
 from ..transforms import instantiate
 from .nested import flatten, pack_as

@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntaxError
-from ..rules import containers, mutation, registry
+from ..rules import mutation, registry
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 

@@ -19,7 +19,10 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..rules import batched, containers, helpers, helpers_math
+from ..rules.helpers import batched
+from ..rules.helpers import broadcast as helpers
+from ..rules.helpers import complex as helpers_math
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.templates import is_d
 

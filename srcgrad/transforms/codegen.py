@@ -19,7 +19,7 @@ import weakref
 import gast
 
 from .. import runtime
-from ..rules import helpers
+from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from . import optimize
 from ..syntax.anno import Anno

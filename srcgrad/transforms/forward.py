@@ -28,7 +28,7 @@ import numpy as np
 from .. import runtime
 from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
-from ..rules.numpy_tangents import broadcast_like
+from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, optimize
 from ..syntax.anno import Anno

@@ -29,8 +29,9 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..rules import containers, helpers
-from ..rules import batched as rules_batched
+from ..rules.helpers import broadcast as helpers
+from ..rules.python import containers
+from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
 from . import optimize
 

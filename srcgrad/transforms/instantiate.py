@@ -30,7 +30,9 @@ import copy
 
 import gast
 
-from ..rules import batched, containers, registry
+from ..rules import registry
+from ..rules.helpers import batched
+from ..rules.python import containers
 from ..rules import tangents as tangent_rules
 from ..syntax import ast_util
 from ..syntax.naming import Namer

@@ -27,7 +27,8 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..rules import containers, helpers
+from ..rules.helpers import broadcast as helpers
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 

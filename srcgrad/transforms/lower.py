@@ -52,7 +52,7 @@ import gast
 
 from ..runtime import syntax as runtime_syntax
 from ..errors import UnsupportedSyntaxError
-from ..rules import containers
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
 

@@ -45,7 +45,7 @@ import numpy as np
 from .. import runtime
 from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, where
-from ..rules import containers
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
 from ..syntax.anno import Anno

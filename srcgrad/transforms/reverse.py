@@ -47,8 +47,11 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NoRuleError
-from ..rules import batched as rules_batched
-from ..rules import containers, helpers, helpers_math, registry
+from ..rules.helpers import batched as rules_batched
+from ..rules import registry
+from ..rules.helpers import broadcast as helpers
+from ..rules.helpers import complex as helpers_math
+from ..rules.python import containers
 from ..syntax import ast_util
 from . import anf, batch_safety, instantiate, optimize
 from ..syntax.anno import Anno

@@ -1,0 +1,236 @@
+"""Batched cotangents: the batched twins of the helpers, for vectorised
+Jacobians.
+
+A Jacobian by reverse mode pushes many cotangents through the generated
+adjoint at once: a *stack* of cotangents, the batch on a new leading axis
+(JAX's vmap of the VJP; TF's pfor). Primal values are not batched. A rule
+whose template only combines the cotangent elementwise with primal values
+(the ufuncs), or calls the helpers below in place of their unbatched twins
+(`BATCHED`), runs batched as written; the others are looped over the batch
+(`batch_vjp`), so every rule is correct batched and the common ones are
+fast. transforms/batch_safety.py decides which is which; the batched rule
+templates of the rules that need one sit with their family (reshape,
+transpose... in rules/numpy/shapes.py).
+
+Shapes: a batched cotangent of a value of shape S has shape (B,) + S.
+"""
+import numpy as np
+
+from ... import runtime
+from ...runtime import nondiff_helper
+from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
+                        rereduce, unbroadcast, unindex, unreduce)
+
+
+def batch_size(g):
+    """The batch size of a batched cotangent (an array, or a container of
+    them; scalars and None among them are placeholders of unused outputs)."""
+    if isinstance(g, (list, tuple)):
+        for e in g:
+            b = batch_size(e)
+            if b is not None:
+                return b
+        return None
+    if isinstance(g, dict):
+        return batch_size(list(g.values()))
+    if g is None or np.ndim(g) == 0:
+        return None
+    return np.shape(g)[0]
+
+
+@nondiff_helper
+def zeros_b(x, B):
+    """Zeros of shape (B,) + x's shape, in x's floating dtype (float64 for
+    integers); a container of None for a list, tuple or dict."""
+    if isinstance(x, (list, tuple)):
+        return [None] * len(x)
+    if isinstance(x, dict):
+        return dict.fromkeys(x)
+    if isinstance(x, runtime.ShapeOf):      # an input the reverse sweep restored by its shape only
+        kind = np.dtype(x.dtype).kind
+        return np.zeros((B,) + tuple(x.shape), dtype=x.dtype if kind in "fc" else np.float64) \
+            if kind in "fciu" else None
+    if x is None or isinstance(x, (str, bytes)):
+        return None             # (a dict key, a label: no derivative)
+    dtype = np.result_type(x)
+    if dtype.kind not in "fc":
+        dtype = np.float64
+    return np.zeros((B,) + tuple(np.shape(x)), dtype=dtype)
+
+
+def densify_b(g, x, B):
+    """densify for batched cotangents: zeros of shape (B,) + x's shape
+    where `g` is a symbolic zero (None)."""
+    if g is None:
+        return zeros_dense_b(x, B)
+    return g
+
+
+def densify_tree_b(g, x, B):
+    """densify_tree for batched cotangents."""
+    if g is None:
+        return zeros_dense_b(x, B)
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+        return [densify_b(e, xi, B) for e, xi in zip(g, x)]
+    return g
+
+
+def zeros_dense_b(x, B):
+    """Batched zeros with the structure of `x` (lists of zeros for containers)."""
+    if isinstance(x, (list, tuple)):
+        return [zeros_dense_b(e, B) for e in x]
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            out[k] = zeros_dense_b(v, B)
+        return out
+    return zeros_b(x, B)
+
+
+def unbroadcast_b(g, x):
+    """unbroadcast for a batched `g` of shape (B,) + S: summed (or
+    broadcast) to (B,) + x's shape."""
+    gs = np.shape(g)
+    B, inner = gs[0], gs[1:]
+    shape = tuple(_shape(x))
+    if inner == shape:
+        return g
+    if len(inner) < len(shape) or (len(inner) == len(shape) and all(
+            a == b or a == 1 for a, b in zip(inner, shape))):
+        g = np.reshape(g, (B,) + (1,) * (len(shape) - len(inner)) + inner)
+        return np.broadcast_to(g, (B,) + shape)
+    lead = len(inner) - len(shape)
+    axes = tuple(range(1, lead + 1)) + tuple(
+        1 + lead + i for i, s in enumerate(shape) if s == 1 and inner[lead + i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes)
+    return np.reshape(g, (B,) + shape)
+
+
+def unreduce_b(g, x, axis=None, keepdims=False):
+    """unreduce for a batched `g`: (B,) + reduced shape -> (B,) + x's shape."""
+    shape = tuple(_shape(x))
+    B = np.shape(g)[0]
+    if not keepdims:
+        axes = _normalize_axes(axis, len(shape))
+        g = np.reshape(g, (B,) + tuple(1 if i in axes else s for i, s in enumerate(shape)))
+    return np.broadcast_to(g, (B,) + shape)
+
+
+def rereduce_b(h, g, axis=None, keepdims=False):
+    """rereduce for a batched `h`: summed over the reduced axes, (B,) + g's shape."""
+    axes = _normalize_axes(axis, len(np.shape(h)) - 1)
+    B = np.shape(h)[0]
+    return np.reshape(np.sum(h, axis=tuple(a + 1 for a in axes), keepdims=True), (B,) + tuple(np.shape(g)))
+
+
+def matmul_adjoint_x_b(g, x, y):
+    """matmul_adjoint_x for a batched `g` (the batch is one more leading
+    matmul batch axis)."""
+    return unbroadcast_b(matmul_product(g, x, y, True), x)
+
+
+def matmul_adjoint_y_b(g, x, y):
+    return unbroadcast_b(matmul_product(g, x, y, False), y)
+
+
+def _as_tuple(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _advanced(parts):
+    return sum(1 for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))))
+
+
+def unindex_b(g, x, index):
+    """unindex for a batched `g`: (B,) + x[index]'s shape scattered into
+    zeros of shape (B,) + x's shape. Containers: the container of batched
+    cotangents."""
+    if isinstance(x, (list, tuple, dict)):
+        return runtime.unindex_container(g, x, index)
+    B = np.shape(g)[0]
+    dtype = np.result_type(np.asarray(g).dtype, np.result_type(x))
+    out = np.zeros((B,) + tuple(np.shape(x)), dtype=dtype)
+    parts = _as_tuple(index)
+    if basic_index(index):
+        out[(slice(None),) + parts] = g
+    elif _advanced(parts) > 1:        # advanced indices move axes: one example at a time
+        for k in range(B):
+            np.add.at(out[k], index, g[k])
+    else:
+        np.add.at(out, (slice(None),) + parts, g)
+    return out
+
+
+def gather_b(h, index):
+    """h[index] for a batched `h` (the transpose of unindex_b): the batch
+    axis stays first; a container is indexed as is."""
+    if isinstance(h, (list, tuple, dict)):
+        return h[index]
+    parts = _as_tuple(index)
+    if _advanced(parts) > 1:
+        return np.stack([h[k][index] for k in range(np.shape(h)[0])])
+    return h[(slice(None),) + parts]
+
+
+def reshape_b(g, x):
+    """A batched cotangent reshaped to (B,) + x's shape."""
+    return np.reshape(g, (np.shape(g)[0],) + tuple(np.shape(x)))
+
+
+def transpose_b(g, axes):
+    """np.transpose of the example axes of a batched `g` (axes None: reversed)."""
+    n = np.ndim(g) - 1
+    if axes is None:
+        return np.transpose(g, (0,) + tuple(range(n, 0, -1)))
+    return np.transpose(g, (0,) + tuple(a % n + 1 for a in axes))
+
+
+def swapaxes_b(g, axis1, axis2):
+    n = np.ndim(g) - 1
+    return np.swapaxes(g, axis1 % n + 1, axis2 % n + 1)
+
+
+def batch_vjp(vjp, g, z, *args):
+    """Run the unbatched VJP function `vjp(g, z, *args) -> tuple` of a rule
+    once per example of the batched cotangent `g` and stack the results:
+    the loop for rules that cannot run batched. Returns a tuple aligned with
+    vjp's (None where it gives None)."""
+    if isinstance(g, (list, tuple, dict)) and batch_size(g) is None:
+        # every element a symbolic zero (a list of dict keys): zero cotangents, as None
+        none = [None] * len(g) if not isinstance(g, dict) else dict.fromkeys(g)
+        return tuple(None for _ in vjp(none, z, *args))
+    if isinstance(g, (list, tuple)):
+        B = batch_size(g)
+        parts = [vjp([None if e is None else e[k] for e in g], z, *args) for k in range(B)]
+    elif isinstance(g, dict):
+        B = batch_size(g)
+        parts = [vjp({key: None if e is None else e[k] for key, e in g.items()}, z, *args) for k in range(B)]
+    else:
+        B = np.shape(g)[0]
+        parts = [vjp(g[k], z, *args) for k in range(B)]
+    return tuple(_stack(column) for column in zip(*parts)) if parts else ()
+
+
+def _stack(values):
+    first = values[0]
+    if first is None or all(v is None for v in values):
+        return None
+    if isinstance(first, (list, tuple)):
+        return [_stack([v[i] if v is not None else None for v in values]) for i in range(len(first))]
+    if isinstance(first, dict):
+        return {key: _stack([v.get(key) if v is not None else None for v in values]) for key in first}
+    return np.stack([np.asarray(v) for v in values])
+
+
+#: unbatched helper -> (batched helper, extra trailing arguments the generated code passes)
+BATCHED = {
+    unbroadcast: (unbroadcast_b, ()),
+    unreduce: (unreduce_b, ()),
+    rereduce: (rereduce_b, ()),
+    matmul_adjoint_x: (matmul_adjoint_x_b, ()),
+    matmul_adjoint_y: (matmul_adjoint_y_b, ()),
+    unindex: (unindex_b, ()),
+    runtime.densify: (densify_b, ("_B",)),
+    runtime.densify_tree: (densify_tree_b, ("_B",)),
+}

@@ -1,0 +1,192 @@
+"""Cotangents summed or scattered back to an input's shape.
+
+unbroadcast undoes NumPy broadcasting (the adjoint of a broadcast is a sum
+over the broadcast axes), unreduce undoes a reduction (the adjoint of a sum
+is a broadcast), rereduce is unreduce's transpose, unindex undoes indexing
+(a scatter-add), broadcast_like is the tangent side of unbroadcast, and
+matmul's adjoints are products followed by unbroadcast (NumPy's 1-d and
+batch conventions: autograd's numpy_vjps.py; Giles, "An extended collection
+of matrix derivative results for forward and reverse mode AD", 2008,
+2.2.2). The compiler knows these helpers by name: codegen saves the
+residuals they read only the shape of as `ShapeOf`, and the batched twins
+(batched.py) replace them in vectorised Jacobians.
+"""
+import numpy as np
+
+from ...runtime import ShapeOf, nondiff_helper, primitive, unindex_container
+
+
+def _shape(x):
+    return x.shape if isinstance(x, ShapeOf) else np.shape(x)
+
+
+def _size(x):
+    return x.size if isinstance(x, ShapeOf) else np.size(x)
+
+
+def _normalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, (tuple, list)):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent `g` back to the shape of `x`, undoing NumPy
+    broadcasting: leading axes `g` has and `x` lacks are summed out, and so
+    are axes where `x` has length 1. A `g` that broadcasts to x's shape (a
+    scalar seed; the transpose of a sum) is broadcast up instead. Result
+    shape: np.shape(x)."""
+    try:
+        shape, gshape = x.shape, g.shape      # arrays and Tensors: no function calls
+    except AttributeError:
+        shape, gshape = _shape(x), np.shape(g)
+    if gshape == shape:
+        return g
+    if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
+            a == b or a == 1 for a, b in zip(gshape, shape))):
+        return np.broadcast_to(g, shape)        # the transpose: broadcast up to x's shape
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if type(g) is np.ndarray:       # (the methods: no dispatch through np.sum)
+        if axes:
+            g = g.sum(axis=axes)
+        return g if g.shape == shape else g.reshape(shape)
+    if axes:
+        g = np.sum(g, axis=axes)
+    return np.reshape(g, shape)
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the cotangent `g` of a reduction of `x` over `axis` back to
+    `x`'s shape (re-inserting reduced axes when keepdims was False)."""
+    shape = _shape(x)
+    if axis is not None and not keepdims:
+        axes = _normalize_axes(axis, len(shape))
+        g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def rereduce(h, g, axis=None, keepdims=False):
+    """The transpose of unreduce(g, x, axis, keepdims): `h` (shaped like x)
+    summed over the reduced axes, in g's shape."""
+    axes = _normalize_axes(axis, len(np.shape(h)))
+    return np.reshape(np.sum(h, axis=axes, keepdims=True), np.shape(g))
+
+
+@nondiff_helper
+def reduction_size(x, y):
+    """How many elements of `x` were reduced into each element of `y`."""
+    return _size(x) // max(_size(y), 1)
+
+
+def broadcast_like(tangent, z):
+    """`tangent` broadcast to the shape of `z` (a view when it differs;
+    linear in `tangent`)."""
+    shape = np.shape(z)
+    if np.shape(tangent) == shape:
+        return tangent
+    return np.broadcast_to(tangent, shape)
+
+
+# ------------------------------------------------------------------- indexing
+
+def unindex(g, x, index):
+    """The adjoint of `x[index]`: zeros shaped like `x` with `g` added at
+    `index` (repeated integer indices accumulate, via np.add.at). For a
+    list, tuple or dict `x`, the same structure (containers.py), built in
+    plain Python so that Tensors inside stay connected."""
+    if isinstance(x, (list, tuple, dict)):
+        return unindex_container(g, x, index)
+    return unindex_array(g, x, index)
+
+
+def basic_index(index):
+    """Is `index` basic indexing (ints, slices, None, Ellipsis), whose
+    positions are all distinct, so the adjoint can assign instead of
+    accumulating with np.add.at?"""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))) or isinstance(p, bool):
+            return False
+    return True
+
+
+@primitive
+def unindex_array(g, x, index):
+    """unindex for an array `x` (a primitive: recorded on tapes)."""
+    dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
+    out = np.zeros(np.shape(x), dtype=dtype)
+    if basic_index(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)        # repeated positions accumulate
+    return out
+
+
+# --------------------------------------------------------------------- matmul
+
+def matmul_product(g, x, y, wrt_x):
+    """dZ Y^T (wrt_x) or X^T dZ for z = x @ y (Giles 2008, 2.2.2), promoting
+    1-d operands as matmul does, before the broadcast batch axes are summed
+    back (the caller's unbroadcast: a stack of cotangents is one more
+    leading matmul batch axis)."""
+    nx = x.ndim if type(x) is np.ndarray else np.ndim(x)
+    ny = y.ndim if type(y) is np.ndarray else np.ndim(y)
+    if nx == 2 and ny == 2 and type(g) is np.ndarray and g.ndim == 2 and type(x) is np.ndarray \
+            and type(y) is np.ndarray:
+        return g @ y.T if wrt_x else x.T @ g            # the common case, without the general promotions
+    if nx == 0 or ny == 0:
+        return g * (y if wrt_x else x)
+    # matrix-vector products: one product for a whole stack of cotangents
+    if wrt_x and ny == 1:
+        return np.expand_dims(g, -1) * y                # (.., n) -> (.., n, k); z scalar: (..,) -> (.., k)
+    if wrt_x and nx == 1 and ny == 2:
+        return np.matmul(g, np.swapaxes(y, -1, -2))     # (.., m) @ (m, k)
+    if not wrt_x and nx == 1:
+        if ny == 2:
+            return np.expand_dims(x, -1) * np.expand_dims(g, -2)   # (k, 1) * (.., 1, m)
+    if not wrt_x and ny == 1 and nx == 2:
+        return np.matmul(g, x)                          # (.., n) @ (n, k)
+    g2 = g
+    if np.ndim(y) == 1:
+        g2 = np.expand_dims(g2, -1)
+    if np.ndim(x) == 1:
+        g2 = np.expand_dims(g2, -2)
+    if wrt_x:
+        y2 = y if np.ndim(y) > 1 else np.expand_dims(y, -1)
+        b = np.matmul(g2, np.swapaxes(y2, -1, -2))
+        return np.squeeze(b, -2) if np.ndim(x) == 1 else b
+    x2 = x if np.ndim(x) > 1 else np.expand_dims(x, -2)
+    b = np.matmul(np.swapaxes(x2, -1, -2), g2)
+    return np.squeeze(b, -1) if np.ndim(y) == 1 else b
+
+
+def matmul_adjoint_x(g, x, y):
+    """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    return unbroadcast(matmul_product(g, x, y, True), x)
+
+
+def matmul_adjoint_y(g, x, y):
+    """Cotangent of y in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    return unbroadcast(matmul_product(g, x, y, False), y)
+
+
+def dot_adjoint(g, x, y, wrt_x):
+    """Cotangent of x (wrt_x) or y in z = np.dot(x, y). For operands of rank
+    <= 2 this is matmul's; for N-d operands np.dot contracts the last axis of
+    x with the second-to-last of y (the last when y is 1-d), and the
+    cotangents are the transposed contractions (tensordot)."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0 or (nx <= 2 and ny <= 2):
+        return unbroadcast(matmul_product(g, x, y, wrt_x), x if wrt_x else y)
+    k_axis_y = 0 if ny == 1 else ny - 2
+    other_y = [i for i in range(ny) if i != k_axis_y]
+    if wrt_x:
+        g_axes = list(range(nx - 1, np.ndim(g)))
+        return np.tensordot(g, y, axes=(g_axes, other_y))
+    lead = list(range(nx - 1))
+    b = np.tensordot(x, g, axes=(lead, lead))      # (k, y's other axes...)
+    return np.moveaxis(b, 0, k_axis_y)

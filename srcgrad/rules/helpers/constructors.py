@@ -1,0 +1,47 @@
+"""Run-time helpers of the constructor rules (rules/numpy/constructors.py):
+np.linspace's weights. z_i = (1 - t_i) start + t_i stop is linear in
+(start, stop) (numpy/_core/function_base.py).
+"""
+import numpy as np
+
+from ...runtime import nondiff_helper
+from .broadcast import unbroadcast
+from .complex import inexact_dtype
+
+
+@nondiff_helper
+def linspace_weights(num, endpoint, axis, g):
+    """t_i = i / (num - 1) (i / num without the endpoint; 0 for num == 1), the
+    weight of `stop` in linspace's sample i (that of `start` is 1 - t_i),
+    shaped to broadcast along `axis` of the output `g`, in g's dtype."""
+    ndim = np.ndim(g)
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint).astype(inexact_dtype(g))
+    shape = [1] * ndim
+    shape[axis % ndim] = num
+    return np.reshape(t, shape)
+
+
+def _refuse_retstep(retstep):
+    if retstep:
+        raise NotImplementedError(
+            "srcgrad: np.linspace(..., retstep=True) returns a tuple; differentiate "
+            "np.linspace and compute the step as (stop - start) / (num - 1)")
+
+
+def linspace_adjoint(g, start, stop, num, endpoint, retstep, axis, wrt_stop):
+    """z_i = start + (stop - start) t_i = (1 - t_i) start + t_i stop along
+    `axis` (array start/stop broadcast against each other), so
+    d start = sum_i (1 - t_i) g_i and d stop = sum_i t_i g_i, summed back to
+    each one's shape."""
+    _refuse_retstep(retstep)
+    t = linspace_weights(num, endpoint, axis, g)
+    w = t if wrt_stop else 1.0 - t
+    total = np.sum(g * w, axis=axis % np.ndim(g))
+    return unbroadcast(total, stop if wrt_stop else start)
+
+
+def linspace_tangent(t_start, t_stop, num, endpoint, retstep, axis):
+    """The tangent of np.linspace: linspace is linear in (start, stop), so
+    it is np.linspace of the tangents."""
+    _refuse_retstep(retstep)
+    return np.linspace(t_start, t_stop, num, endpoint=endpoint, axis=axis)

@@ -1,0 +1,87 @@
+"""Rules for NumPy's constructors with a differentiated value: np.full and
+np.full_like (in the fill value), np.linspace (in its end points), np.copy
+and np.array of a (nested) list of arrays.
+
+The notation is rules/numpy/__init__.py's.
+
+Each is linear in what it is differentiated in: full broadcasts the fill
+value (its adjoint sums back: unbroadcast), linspace is
+(1 - t_i) start + t_i stop (rules/helpers/constructors.py), np.array stacks
+its elements (the cotangent of element i is d[z][i]). The other
+constructors (zeros, ones, arange, eye...) are non-differentiable
+(rules/nondiff.py).
+"""
+import numpy as np
+
+from ..helpers.broadcast import broadcast_like, unbroadcast
+from ..helpers.constructors import linspace_adjoint, linspace_tangent
+from ..helpers.shapes import array_adjoint
+from ..registry import register_adjoint
+from ..tangents import declare_linear, register_linear, register_tangent
+
+
+# -------------------------------------------------------------- filled arrays
+
+@register_adjoint(np.full)
+def full(z, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """z = fill_value broadcast to `shape`: d fill_value is the cotangent
+    summed back to fill_value's shape (the shape is not differentiated)."""
+    d[fill_value] = unbroadcast(d[z], fill_value)
+
+
+@register_tangent(np.full)
+def full_tangent(z, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    t[z] = broadcast_like(t[fill_value], z)
+
+
+@register_adjoint(np.full_like)
+def full_like(z, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """z = fill_value broadcast to a's shape (a's values are not read): d
+    fill_value is the cotangent summed back to fill_value's shape."""
+    d[fill_value] = unbroadcast(d[z], fill_value)
+
+
+@register_tangent(np.full_like)
+def full_like_tangent(z, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+                      device=None):
+    t[z] = broadcast_like(t[fill_value], z)
+
+
+# --------------------------------------------------------------------- ranges
+
+@register_adjoint(np.linspace)
+def linspace(z, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    """z_i = (1 - t_i) start + t_i stop, t_i = i / (num - 1) (i / num without
+    the endpoint), along `axis`: d start = sum_i (1 - t_i) g_i,
+    d stop = sum_i t_i g_i. retstep=True is refused."""
+    d[start] = linspace_adjoint(d[z], start, stop, num, endpoint, retstep, axis, False)
+    d[stop] = linspace_adjoint(d[z], start, stop, num, endpoint, retstep, axis, True)
+
+
+@register_tangent(np.linspace)
+def linspace_tangent_(z, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+                      device=None):
+    """linspace is linear in (start, stop)."""
+    t[z] = linspace_tangent(t[start], t[stop], num, endpoint, retstep, axis)
+
+
+declare_linear(linspace_tangent, (0, 1))
+
+
+# --------------------------------------------------------------------- copies
+
+@register_adjoint(np.copy)
+def copy_(z, a, order="K", subok=False):
+    """A copy: the cotangent passes through."""
+    d[a] = d[z]
+
+
+register_linear(np.copy, static=())
+
+
+@register_adjoint(np.array)
+def array(z, object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):
+    """np.array([a, b, ...]) stacks its elements (nested lists: along several
+    new axes): element i's cotangent is d[z][i]."""
+    d[object] = array_adjoint(d[z], object)

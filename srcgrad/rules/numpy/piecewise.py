@@ -1,0 +1,139 @@
+"""Rules for NumPy's piecewise-linear and selecting elementwise functions:
+maximum, minimum, fmax, fmin, clip, where, absolute, fabs, copysign,
+remainder, fmod, ldexp and nan_to_num.
+
+The notation is rules/numpy/__init__.py's.
+
+Each function is linear on pieces, and its derivative is the piece's (0 or
+1 for a selection). At the kinks the conventions are autograd's and JAX's:
+ties of maximum/minimum (and fmax/fmin) split the cotangent evenly, and so
+do the tangents (the mean of both); d|x|/dx = sign(x), 0 at 0; np.clip's
+bounds are included in the pass-through piece (TF's clip_by_value).
+"""
+import numpy as np
+
+from ..helpers.broadcast import broadcast_like, unbroadcast
+from ..helpers.complex import conj, real_part, sign
+from ..helpers.elementwise import (balanced_eq, clip_above, clip_below, clip_inside, is_finite,
+                                   sign_product)
+from ..registry import register_adjoint
+from ..tangents import declare_linear, register_tangent
+
+
+# ---------------------------------------------------------- maxima and minima
+# One template for maximum, minimum, fmax and fmin: z is x where x wins and y
+# where y does, so the cotangent goes to the winner; ties split it evenly
+# (autograd's rule), and a NaN operand, which fmax and fmin ignore, gets 0
+# (balanced_eq).
+
+
+def extremum(z, x, y, out=None, dtype=None):
+    """Ties split the cotangent evenly between x and y (autograd's rule)."""
+    d[x] = unbroadcast(d[z] * balanced_eq(x, z, y), x)
+    d[y] = unbroadcast(d[z] * balanced_eq(y, z, x), y)
+
+
+def extremum_tangent(z, x, y, out=None, dtype=None):
+    """Ties take the mean of both tangents (the adjoint's half-and-half)."""
+    t[z] = t[x] * balanced_eq(x, z, y) + t[y] * balanced_eq(y, z, x)
+
+
+for _f, _like in ((np.maximum, None), (np.minimum, None), (np.fmax, "maximum"), (np.fmin, "minimum")):
+    register_adjoint(_f, name=_f.__name__, doc=_like and (
+        "As %s (ties split evenly, autograd's rule); a NaN operand is ignored by %s and gets 0."
+        % (_like, _f.__name__)))(extremum)
+    if _like is None:
+        register_tangent(_f, name=_f.__name__ + "_tangent")(extremum_tangent)
+
+
+@register_adjoint(np.clip)
+def clip(z, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """The cotangent passes to `a` where lo <= a <= hi (bounds included, as
+    TF's clip_by_value), to the lower bound where a < lo and to the upper
+    where a > hi (array bounds are summed back to their shape)."""
+    d[a] = unbroadcast(d[z] * clip_inside(a, a_min, a_max, min, max), a)
+    d[a_min] = unbroadcast(d[z] * clip_below(a, a_min, a_max, min, max), a_min)
+    d[a_max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), a_max)
+    d[min] = unbroadcast(d[z] * clip_below(a, a_min, a_max, min, max), min)
+    d[max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), max)
+
+
+# ------------------------------------------------------------------ selection
+
+@register_adjoint(np.where)
+def where(z, condition, x, y):
+    d[x] = unbroadcast(np.where(condition, d[z], 0.0), x)
+    d[y] = unbroadcast(np.where(condition, 0.0, d[z]), y)
+
+
+@register_tangent(np.where)
+def where_tangent(z, condition, x, y):
+    t[z] = broadcast_like(np.where(condition, t[x], t[y]), z)
+
+
+declare_linear(np.where, (1, 2))
+
+
+@register_adjoint(np.nan_to_num)
+def nan_to_num(z, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Identity on finite entries; the replaced NaN/inf entries are
+    constants (autograd's rule)."""
+    d[x] = d[z] * is_finite(x)
+
+
+# ---------------------------------------------------- absolute value and sign
+
+@register_adjoint(np.absolute)
+def absolute(z, x, out=None, dtype=None):
+    """d|x|/dx = sign(x) (0 at 0, as autograd and JAX); x / |x| for complex x
+    (TF's _ComplexAbsGrad; the real part of a complex cotangent, as for every
+    real-valued function of complex values: rules/helpers/complex.py real_part)."""
+    d[x] = real_part(d[z]) * sign(x)
+
+
+@register_tangent(np.absolute)
+def absolute_tangent(z, x, out=None, dtype=None):
+    """d|x| = sign(x) dx (0 at 0, as the adjoint rule); for complex x,
+    d|x| = Re(conj(x / |x|) dx)."""
+    t[z] = real_part(t[x] * conj(sign(x)))
+
+
+@register_adjoint(np.fabs)
+def fabs(z, x, out=None, dtype=None):
+    """d|x|/dx = sign(x), 0 at 0 (as np.absolute; fabs is real only)."""
+    d[x] = d[z] * sign(x)
+
+
+@register_adjoint(np.copysign)
+def copysign(z, x, y, out=None, dtype=None):
+    """z = |x| sign(y): dz/dx = sign(x) sign(y); y only sets a sign (no
+    cotangent, as TF and JAX)."""
+    d[x] = unbroadcast(d[z] * sign_product(x, y), x)
+
+
+# ----------------------------------------------------------------- remainders
+
+@register_adjoint(np.remainder)
+def remainder(z, x, y, out=None, dtype=None):
+    """x % y = x - floor(x / y) * y, piecewise linear."""
+    d[x] = unbroadcast(d[z], x)
+    d[y] = unbroadcast(-d[z] * np.floor_divide(x, y), y)
+
+
+@register_tangent(np.remainder)
+def remainder_tangent(z, x, y, out=None, dtype=None):
+    """x % y = x - floor(x / y) y, piecewise linear."""
+    t[z] = broadcast_like(t[x] - t[y] * np.floor_divide(x, y), z)
+
+
+@register_adjoint(np.fmod)
+def fmod(z, x, y, out=None, dtype=None):
+    """fmod(x, y) = x - trunc(x / y) y, piecewise linear."""
+    d[x] = unbroadcast(d[z], x)
+    d[y] = unbroadcast(-d[z] * np.trunc(x / y), y)
+
+
+@register_adjoint(np.ldexp)
+def ldexp(z, x, i, out=None, dtype=None):
+    """z = x 2^i is linear in x (i is an integer exponent)."""
+    d[x] = unbroadcast(np.ldexp(d[z], i), x)

@@ -1,0 +1,264 @@
+"""Rules for NumPy's reductions: sums, means, extrema, products,
+cumulative sums and products, variance and standard deviation, weighted
+averages, norms, the order statistics (ptp, median, quantile, percentile)
+and the nan- variants.
+
+The notation is rules/numpy/__init__.py's.
+
+Each adjoint broadcasts the output's cotangent back over the reduced axes
+with `unreduce` (axis None, an int or a tuple; keepdims either way) and
+multiplies by the derivative of the reduction; each tangent reduces the
+input's tangent the same way. Parameters NumPy has but the rules do not
+model (`where=`) are left out of the templates, so passing them is refused
+when the call is bound, rather than differentiated wrongly. Ties of max/min
+(and ptp) split the cotangent evenly, as autograd and JAX do; the
+quantiles follow NumPy's default method 'linear' (Hyndman & Fan 1996, type
+7). Complex inputs follow TF's convention (rules/helpers/complex.py). The
+identities and their sources are in rules/helpers/reductions.py.
+"""
+import numpy as np
+
+from ..helpers.broadcast import reduction_size, unreduce
+from ..helpers.complex import conj, real_part
+from ..helpers.reductions import (average_weights, average_weights_adjoint, cumsum_adjoint,
+                                  degrees_of_freedom, drop_initial, is_not_nan, max_chooser,
+                                  median_adjoint, nan_mask, nan_mean_weights, nan_to_one,
+                                  nanstd_adjoint, nanvar_adjoint, norm_adjoint, percentile_adjoint,
+                                  prod_others, ptp_adjoint, quantile_adjoint)
+from ..registry import register_adjoint
+from ..tangents import register_linear, register_tangent
+
+
+# ------------------------------------------------------------- sums and means
+
+@register_adjoint(np.sum)
+def sum(y, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """d/dx sum(x) = 1 broadcast back to x's shape."""
+    d[x] = unreduce(d[y], x, axis, keepdims)
+
+
+register_linear(np.sum, static=("axis", "keepdims"))
+
+
+@register_adjoint(np.mean)
+def mean(y, x, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    d[x] = unreduce(d[y], x, axis, keepdims) / reduction_size(x, y)
+
+
+register_linear(np.mean, static=("axis", "keepdims"))
+
+
+# -------------------------------------------------------------------- extrema
+
+@register_adjoint(np.max)
+def max(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """The cotangent goes to the maximal entries; ties split it evenly (as
+    autograd and JAX do)."""
+    d[x] = unreduce(d[y], x, axis, keepdims) * max_chooser(x, y, axis, keepdims)
+
+
+@register_tangent(np.max)
+def max_tangent(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """The mean of the tangents at the maximal entries (ties split evenly)."""
+    t[y] = np.sum(t[x] * max_chooser(x, y, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+@register_adjoint(np.min)
+def min(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+    d[x] = unreduce(d[y], x, axis, keepdims) * max_chooser(x, y, axis, keepdims)
+
+
+@register_tangent(np.min)
+def min_tangent(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+    t[y] = np.sum(t[x] * max_chooser(x, y, axis, keepdims), axis=axis, keepdims=keepdims)
+
+
+# NumPy 2 keeps np.amax/np.amin as functions distinct from np.max/np.min.
+register_adjoint(np.amax)(max)
+register_adjoint(np.amin)(min)
+register_tangent(np.amax)(max_tangent)
+register_tangent(np.amin)(min_tangent)
+# NaN never equals the max, so max's chooser already skips NaN entries.
+register_adjoint(np.nanmax)(max)
+register_adjoint(np.nanmin)(min)
+
+
+@register_adjoint(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    """ptp = max - min: the cotangent goes to the maximal entries and,
+    negated, to the minimal ones (ties split evenly)."""
+    d[a] = ptp_adjoint(d[y], a, axis, keepdims)
+
+
+@register_tangent(np.ptp)
+def ptp_tangent(y, a, axis=None, out=None, keepdims=False):
+    """The mean tangent over the maximal entries minus that over the minimal
+    ones (ties split evenly, as the adjoint)."""
+    t[y] = (np.sum(t[a] * max_chooser(a, np.max(a, axis=axis, keepdims=True), axis, True),
+                   axis=axis, keepdims=keepdims)
+            - np.sum(t[a] * max_chooser(a, np.min(a, axis=axis, keepdims=True), axis, True),
+                     axis=axis, keepdims=keepdims))
+
+
+# ------------------------------------------------------------------- products
+
+@register_adjoint(np.prod)
+def prod(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    """d prod(a) / d a_i = the product of the other entries (computed
+    without dividing by a_i, so zeros are handled: TF's _ProdGrad)."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * conj(prod_others(a, axis, initial))
+
+
+@register_adjoint(np.nanprod)
+def nanprod(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    """prod with NaN read as 1: d a_i = the product of the other non-NaN
+    entries (prod's zero-safe rule), 0 at NaNs."""
+    d[a] = (unreduce(d[y], a, axis, keepdims) * prod_others(nan_to_one(a), axis, initial)
+            * nan_mask(a))
+
+
+# ----------------------------------------------- cumulative sums and products
+
+@register_adjoint(np.cumsum)
+def cumsum(y, a, axis=None, dtype=None, out=None):
+    """y_i = sum_{j <= i} a_j: d[a]_j = sum_{i >= j} d[y]_i, the reversed
+    cumulative sum (axis=None runs on a.ravel())."""
+    d[a] = cumsum_adjoint(d[y], a, axis)
+
+
+register_linear(np.cumsum, static=("axis",))
+
+
+@register_adjoint(np.cumprod)
+def cumprod(y, a, axis=None, dtype=None, out=None):
+    """y_i = prod_{j <= i} a_j: d[a]_j = sum_{i >= j} d[y]_i y_i / a_j
+    (TF's _CumprodGrad; undefined where a has zeros, as there)."""
+    d[a] = cumsum_adjoint(d[y] * conj(y), a, axis) / conj(a)
+
+
+@register_adjoint(np.cumulative_sum)
+def cumulative_sum(y, x, axis=None, dtype=None, out=None, include_initial=False):
+    """The array-API cumsum: the same adjoint, after dropping the cotangent
+    of the prepended 0 when include_initial."""
+    d[x] = cumsum_adjoint(drop_initial(d[y], axis, include_initial), x, axis)
+
+
+@register_adjoint(np.cumulative_prod)
+def cumulative_prod(y, x, axis=None, dtype=None, out=None, include_initial=False):
+    """The array-API cumprod (adjoint as cumprod's)."""
+    d[x] = (cumsum_adjoint(drop_initial(d[y] * conj(y), axis, include_initial), x, axis)
+            / conj(x))
+
+
+# ------------------------------------------------------ variance and averages
+
+@register_adjoint(np.var)
+def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
+        correction=None):
+    """d var / d a = 2 (a - mean(a)) / (N - ddof). (d var / d mean is 0 at
+    the mean, so a precomputed `mean=` needs no cotangent.) For complex a
+    this is TF's convention (autograd's is the conjugate)."""
+    d[a] = (unreduce(real_part(d[y]), a, axis, keepdims) * 2.0 * (a - np.mean(a, axis=axis, keepdims=True))
+            / degrees_of_freedom(a, y, ddof, correction))
+
+
+@register_adjoint(np.std)
+def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
+        correction=None):
+    """d std / d a = (a - mean(a)) / ((N - ddof) std)."""
+    d[a] = (unreduce(real_part(d[y]) / y, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
+            / degrees_of_freedom(a, y, ddof, correction))
+
+
+@register_adjoint(np.nanvar)
+def nanvar(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
+           correction=None):
+    """var over the n non-NaN entries: d a = 2 (a - m) / (n - ddof) there, 0 at
+    NaNs (real input)."""
+    d[a] = nanvar_adjoint(d[y], a, axis, keepdims, ddof, correction)
+
+
+@register_adjoint(np.nanstd)
+def nanstd(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
+           correction=None):
+    """std over the n non-NaN entries: d a = (a - m) / ((n - ddof) std) there,
+    0 at NaNs (real input)."""
+    d[a] = nanstd_adjoint(d[y], y, a, axis, keepdims, ddof, correction)
+
+
+@register_adjoint(np.nansum)
+def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
+    """As sum over the non-NaN entries; NaN entries get 0."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * is_not_nan(a)
+
+
+@register_adjoint(np.nanmean)
+def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """As mean over the non-NaN entries (1/count each); NaN entries get 0."""
+    d[a] = unreduce(d[y], a, axis, keepdims) * nan_mean_weights(a, axis)
+
+
+@register_adjoint(np.average)
+def average(y, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """y = sum(a w) / sum(w) over `axis`: d[a] = g w / sum(w),
+    d[w] = g (a - y) / sum(w) (summed back to 1-d weights). returned=True
+    (a tuple output) is refused."""
+    d[a] = average_weights(a, weights, axis, returned) * unreduce(d[y], a, axis, keepdims)
+    d[weights] = average_weights_adjoint(d[y], a, y, weights, axis, keepdims, returned)
+
+
+# ----------------------------------------------------------- order statistics
+
+# The nan- variants are the same rules over the non-NaN entries of each slice
+# (NaN entries get 0), and percentile is quantile at q / 100 (NAN and
+# ADJOINT bound at registration).
+
+
+def median(y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The middle entry (odd count) or the mean of the two middle ones gets
+    the cotangent (np.quantile(a, 0.5)'s rule)."""
+    d[a] = median_adjoint(d[y], a, axis, NAN)
+
+
+def quantile(y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None):
+    """method='linear': y = (1 - f) x_(lo) + f x_(hi) at the virtual index
+    (n - 1) q of the sorted entries (Hyndman & Fan's type 7): d a goes to
+    the two order statistics, d q = g (n - 1) (x_(hi) - x_(lo)). Other
+    methods and weights are refused."""
+    d[a] = ADJOINT(d[y], a, q, axis, NAN, False, method, weights)
+    d[q] = ADJOINT(d[y], a, q, axis, NAN, True, method, weights)
+
+
+for _f, _nan, _doc in ((np.median, False, None),
+                       (np.nanmedian, True, "As median over the non-NaN entries; NaN entries get 0.")):
+    register_adjoint(_f, name=_f.__name__, doc=_doc, constants={"NAN": _nan})(median)
+for _f, _nan, _adjoint, _doc in (
+        (np.quantile, False, quantile_adjoint, None),
+        (np.nanquantile, True, quantile_adjoint,
+         "As quantile over the non-NaN entries of each slice; NaN entries get 0."),
+        (np.percentile, False, percentile_adjoint, "np.quantile(a, q / 100)'s rule (d q divided by 100)."),
+        (np.nanpercentile, True, percentile_adjoint, "np.nanquantile(a, q / 100)'s rule (d q divided by 100).")):
+    register_adjoint(_f, name=_f.__name__, doc=_doc, constants={"NAN": _nan, "ADJOINT": _adjoint})(quantile)
+
+
+# ---------------------------------------------------------------------- norms
+
+@register_adjoint(np.linalg.norm)
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    """Vector norms (ord None/2, 1, inf, -inf, 0, any p) and matrix norms
+    ('fro', 'nuc', 1, -1, 2, -2, inf, -inf), over `axis`, keepdims either
+    way: see rules/helpers/reductions.py norm_adjoint for each derivative."""
+    d[x] = norm_adjoint(d[y], x, y, ord, axis, keepdims)
+
+
+@register_adjoint(np.linalg.vector_norm)
+def vector_norm(y, x, axis=None, keepdims=False, ord=2):
+    """The array-API vector norm (axis=None: over all entries)."""
+    d[x] = norm_adjoint(d[y], x, y, ord, axis, keepdims, "vector")
+
+
+@register_adjoint(np.linalg.matrix_norm)
+def matrix_norm(y, x, keepdims=False, ord="fro"):
+    """The array-API matrix norm over the last two axes."""
+    d[x] = norm_adjoint(d[y], x, y, ord, None, keepdims, "matrix")

@@ -1,0 +1,225 @@
+"""Lists, tuples and dicts in differentiated code, and element assignment.
+
+The cotangent of a list or tuple is a list of its elements' cotangents, the
+cotangent of a dict a dict; an element with no derivative (an int, a string)
+has None. The compiler lowers mutation to functions that return new
+containers (transforms/lower.py), so derivative code never mutates the
+caller's values, and an overwritten value is simply the old object:
+
+    xs.append(v)   ->  xs = list_append(xs, v)
+    x[i] = v       ->  x = setitem(x, i, v)      (arrays, lists and dicts)
+
+Each has an adjoint rule and a tangent rule here, used by both paths
+(the tangents are linear: the tangent of a list is the list of its
+elements' tangents). On the op-by-op tape,
+containers are plain Python values holding Tensors, and only the array
+operations on those Tensors are recorded.
+"""
+import numpy as np
+
+from ...runtime import densify, primitive, zeros_tree
+from ..helpers.broadcast import unbroadcast
+from ..registry import register_adjoint
+from ..tangents import register_linear
+
+_SEQ = (list, tuple)
+
+
+# ----------------------------------------------------------- lists and tuples
+
+def list_append(xs, v):
+    """A new list: `xs` followed by `v` (the compiler's `xs.append(v)`)."""
+    return list(xs) + [v]
+
+
+@register_adjoint(list_append)
+def list_append_(z, xs, v):
+    d[xs] = d[z][:-1]
+    d[v] = densify(d[z][-1], v)
+
+
+register_linear(list_append, (0, 1))
+
+
+def list_extend(xs, ys):
+    """A new list: `xs` followed by the elements of `ys` (`xs.extend(ys)`,
+    `xs + [y]`); a tuple when `xs` is one, as `+` gives in Python (`(-1,) +
+    shape` stays a shape that other tuples can be added to)."""
+    if type(xs) is tuple:
+        return xs + tuple(ys)
+    return list(xs) + list(ys)
+
+
+@register_adjoint(list_extend)
+def list_extend_(z, xs, ys):
+    d[xs] = d[z][:len(xs)]
+    d[ys] = seq_cotangent(d[z][len(xs):], ys)
+
+
+register_linear(list_extend, (0, 1))
+
+
+def seq_cotangent(g, x):
+    """A list cotangent `g` for `x`: as is for a list or tuple, stacked for
+    an array (whose rows the list held). None entries are zeros. For a
+    dict, the list held its keys, which carry no derivative: None (zero)."""
+    if isinstance(x, dict):
+        return None
+    if isinstance(x, _SEQ):
+        return g
+    rows = [np.zeros_like(x[i]) if e is None else e for i, e in enumerate(g)]
+    return np.stack(rows) if rows else np.zeros_like(x)
+
+
+def as_list(x):
+    """`list(x)` in differentiated code: the elements of a sequence, or the
+    rows of an array."""
+    return list(x)
+
+
+def as_tuple(x):
+    """`tuple(x)` in differentiated code."""
+    return tuple(x)
+
+
+def as_sequence_(z, x):
+    """The cotangent of each element (or row) is its entry of d[z]."""
+    d[x] = seq_cotangent(d[z][:], x)
+
+
+for _f in (as_list, as_tuple):
+    register_adjoint(_f, name=_f.__name__ + "_")(as_sequence_)
+    register_linear(_f)
+
+
+# ---------------------------------------------------------------------- dicts
+
+def as_dict(x):
+    """`dict(x)` in differentiated code: a copy of the dict `x`."""
+    return dict(x)
+
+
+@register_adjoint(as_dict)
+def as_dict_(z, x):
+    """A copy: the cotangent is the copy's, key by key."""
+    d[x] = d[z]
+
+
+register_linear(as_dict)
+
+
+# --------------------------------------------------------- element assignment
+
+def setitem(x, index, v):
+    """`x` with `x[index] = v`, as a new value (`x` is not mutated): the
+    compiler's element assignment, for arrays (a copy, NumPy's casting
+    rules), lists and dicts."""
+    if isinstance(x, list):
+        out = list(x)
+        if isinstance(index, slice):
+            out[index] = list(v)
+        else:
+            out[index] = v
+        return out
+    if isinstance(x, dict):
+        out = dict(x)
+        out[index] = v
+        return out
+    return array_setitem(x, index, v)
+
+
+@primitive
+def array_setitem(x, index, v):
+    """A copy of array `x` with `out[index] = v`."""
+    out = np.array(x, copy=True)
+    out[index] = v
+    return out
+
+
+@register_adjoint(setitem)
+def setitem_(z, x, index, v):
+    """z = x with z[index] = v: the overwritten entries of x get no
+    cotangent; v gets the cotangent of the entries it set (summed back over
+    broadcasting). (v's first: then the zeroing can be done in place,
+    transforms/inplace.py.)"""
+    d[v] = value_cotangent(d[z], index, v)
+    d[x] = zero_at(d[z], index)
+
+
+register_adjoint(array_setitem)(setitem_)
+register_linear(setitem, (0, 2))
+register_linear(array_setitem, (0, 2))
+
+
+def zero_at(g, index):
+    """`g` with the entries at `index` zeroed (a new value)."""
+    if isinstance(g, list):
+        out = list(g)
+        if isinstance(index, slice):
+            out[index] = [None] * len(range(len(g))[index])
+        else:
+            out[index] = None
+        return out
+    if isinstance(g, dict):
+        out = dict(g)
+        out[index] = None
+        return out
+    return array_setitem(g, index, 0.0)
+
+
+def setitem_in_place(x, index, v):
+    """setitem(x, index, v) writing into `x` itself (returned), where the
+    compiler proved that nothing reads the old `x` again (transforms/
+    inplace.py): O(size of the write) instead of a copy of `x`. Not an
+    ndarray, or read-only: the functional setitem."""
+    if type(x) is np.ndarray and x.flags.writeable:
+        x[index] = v
+        return x
+    return setitem(x, index, v)
+
+
+def zero_at_in_place(g, index):
+    """zero_at(g, index) zeroing the entries of `g` itself (returned), where
+    the compiler proved that nothing reads the old `g` again."""
+    if type(g) is np.ndarray and g.flags.writeable:
+        g[index] = 0.0
+        return g
+    return zero_at(g, index)
+
+
+# the in-place helpers and the functional ones they stand for (generated
+# code transformed again differentiates the functional ones)
+FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
+
+
+def value_cotangent(g, index, v):
+    """The cotangent of the value assigned at `index`: g[index], summed back
+    to v's shape (NumPy broadcast v when it set the entries)."""
+    part = g[index]
+    if isinstance(v, (_SEQ, dict)):
+        return part
+    if part is None:
+        return zeros_tree(v)
+    if type(part) is np.ndarray and part.base is not None:
+        part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
+    return unbroadcast(part, v)
+
+
+# ---------------------------------------------------------------- dtype casts
+
+@primitive
+def cast(x, dtype):
+    """`x.astype(dtype)` as a primitive (Tensor.astype)."""
+    return np.asarray(x).astype(dtype)
+
+
+@register_adjoint(cast)
+def cast_(z, x, dtype):
+    """A cast is the identity on values: the cotangent is cast back."""
+    d[x] = cast_back(d[z], x)
+
+
+def cast_back(g, x):
+    """`g` in `x`'s dtype (floating inputs; others keep g's)."""
+    dtype = np.result_type(x)
+    return cast(g, dtype) if dtype.kind in "fc" and np.result_type(g) != dtype else g

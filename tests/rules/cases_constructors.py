@@ -1,0 +1,81 @@
+"""Rule rows for NumPy's constructors with a differentiated value
+(srcgrad/rules/numpy/constructors.py): np.full and np.full_like (in the fill
+value), np.linspace (in its end points) and np.copy.
+
+autograd has no rule for these, so `ref` writes each with autograd
+operations that have one (a broadcast sum, linspace as (1 - t) start +
+t stop).
+"""
+import autograd.numpy as anp
+import numpy as np
+from rulecase import Case, ND, R, _raw
+
+C = Case
+
+
+def f_full(v, w):
+    return np.sum(np.full((3, 4), v) * w)
+
+
+def f_full_dtype(v, w):
+    return np.sum(np.full((2, 3), v, dtype=v.dtype) * w)
+
+
+def f_full_like(x, v, w):
+    # `x * v` (a Tensor op by op) so that NumPy dispatches full_like to srcgrad:
+    # np.full_like(plain_array, tensor) converts the Tensor (see test_silently_wrong.py)
+    return np.sum(np.full_like(x * v, v) * w)
+
+
+def f_linspace(a, b, w):
+    return np.sum(np.linspace(a, b, 5) * w)
+
+
+def f_linspace_axis(a, b, w):
+    return np.sum(np.linspace(a, b, 4, axis=1) * w)
+
+
+def f_linspace_open(a, b, w):
+    return np.sum(np.linspace(a, b, 3, endpoint=False, axis=-1) * w)
+
+
+def f_linspace_one(a, b, w):
+    return np.sum(np.linspace(a, b, 1) * w)
+
+
+def _ag_linspace(a, b, num, endpoint=True, axis=0):
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    nd = np.ndim(np.broadcast_to(_raw(a), np.broadcast_shapes(np.shape(_raw(a)), np.shape(_raw(b))))) + 1
+    shape = [1] * nd
+    shape[axis % nd] = num
+    t = t.reshape(shape)
+    return anp.expand_dims(a, axis) * (1.0 - t) + anp.expand_dims(b, axis) * t
+
+
+def f_copy(x, w):
+    return np.sum(np.copy(x) * w)
+
+
+CASES = [
+    # constructors with a differentiated value
+    # np.full(shape, tensor) reads the Tensor with np.asarray (no NumPy dispatch hook,
+    # as np.array): compiled code only
+    C("full_scalar", f_full, lambda v: v + anp.zeros((3, 4)), (R(),), np.full,
+      meta={"compiled_only": True}),
+    C("full_row", f_full, lambda v: v + anp.zeros((3, 4)), (R(4),), np.full,
+      meta={"compiled_only": True}),
+    C("full_dtype", f_full_dtype, lambda v: v + anp.zeros((2, 3)), (R(),), np.full,
+      meta={"compiled_only": True}),
+    C("full_like", f_full_like, lambda x, v: v + anp.zeros(x.shape), (ND(3, 4), R()), np.full_like),
+    C("full_like_row", f_full_like, lambda x, v: v + anp.zeros(x.shape), (ND(2, 3), R(3)),
+      np.full_like),
+    C("linspace_scalars", f_linspace, lambda a, b: _ag_linspace(a, b, 5), (R(), R()), np.linspace),
+    C("linspace_arrays", f_linspace, lambda a, b: _ag_linspace(a, b, 5), (R(3), R(2, 1)),
+      np.linspace),
+    C("linspace_axis1", f_linspace_axis, lambda a, b: _ag_linspace(a, b, 4, axis=1), (R(3), R(3)),
+      np.linspace),
+    C("linspace_open_last", f_linspace_open,
+      lambda a, b: _ag_linspace(a, b, 3, endpoint=False, axis=-1), (R(2), R()), np.linspace),
+    C("linspace_one", f_linspace_one, lambda a, b: _ag_linspace(a, b, 1), (R(), R()), np.linspace),
+    C("copy", f_copy, lambda x: x * 1.0, (R(3, 4),), np.copy),
+]

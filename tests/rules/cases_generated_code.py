@@ -1,0 +1,105 @@
+"""Rule rows for what generated code calls (srcgrad/rules/generated_code.py):
+the helpers are linear in their cotangent argument, and their rules (each
+other's transposes) are what differentiates generated code again. Each case
+calls the helper directly, as generated code does. einsum_adjoint, which
+np.einsum's adjoint calls, has rules of its own so that second-order code
+calls it rather than compiling its body (audit 11; its regression tests are
+in test_audit_rules.py)."""
+import autograd.numpy as anp
+import numpy as np
+
+from rulecase import Case, R, ND, Static
+from srcgrad import runtime
+from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
+from srcgrad.rules.helpers.complex import conj
+from srcgrad.rules.helpers.products import einsum_adjoint
+
+
+def f_unbroadcast(g, x, w):
+    return np.sum(unbroadcast(g, x) * w)
+
+
+def f_unreduce(g, x, axis, w):
+    return np.sum(unreduce(g, x, axis) * w)
+
+
+def f_unreduce_all(g, x, w):
+    return np.sum(unreduce(g, x) * w)
+
+
+def f_rereduce(h, g, axis, w):
+    return np.sum(rereduce(h, g, axis) * w)
+
+
+def f_conj(x, w):
+    return np.sum(conj(x) * w)
+
+
+def f_densify(g, x, w):
+    return np.sum(runtime.densify(g, x) * w)
+
+
+def f_densify_tree(x, w):
+    out = runtime.densify_tree([x, None], [x, x])
+    return np.sum((out[0] * 2.0 + out[1]) * w)
+
+
+def f_add_cotangents(x, y, w):
+    return np.sum(runtime.add_cotangents(x, y) * w)
+
+
+def f_add_cotangents_lists(x, y, w):
+    out = runtime.add_cotangents([x, None], [y, x])
+    return np.sum((out[0] + out[1] * 3.0) * w)
+
+
+def f_as_input(g, x, w):
+    return np.sum(runtime.as_input(g, x) * w)
+
+
+CASES = [
+    Case("unbroadcast_sum", f_unbroadcast, lambda g, x: anp.sum(g, axis=0), (R(3, 4), ND(4)), unbroadcast),
+    Case("unbroadcast_keepdim", f_unbroadcast, lambda g, x: anp.sum(g, axis=1, keepdims=True),
+         (R(3, 4), ND(3, 1)), unbroadcast),
+    Case("unbroadcast_up", f_unbroadcast, lambda g, x: g + anp.zeros((3, 4)), (R(4), ND(3, 4)), unbroadcast),
+    Case("unreduce_axis", f_unreduce, lambda g, x, axis: anp.reshape(g, (3, 1)) + anp.zeros((3, 4)),
+         (R(3), ND(3, 4), Static(1)), unreduce),
+    Case("unreduce_all", f_unreduce_all, lambda g, x: g + anp.zeros((3, 4)), (R(), ND(3, 4)), unreduce),
+    Case("rereduce_axis", f_rereduce, lambda h, g, axis: anp.sum(h, axis=1), (R(3, 4), ND(3), Static(1)),
+         rereduce),
+    Case("conj_real", f_conj, lambda x: x, (R(3, 2),), conj),
+    Case("densify", f_densify, lambda g, x: g, (R(3), ND(3)), runtime.densify),
+    Case("densify_tree", f_densify_tree, lambda x: 2.0 * x, (R(3),), runtime.densify_tree),
+    Case("add_cotangents", f_add_cotangents, lambda x, y: x + y, (R(3, 2), R(3, 2)), runtime.add_cotangents),
+    Case("add_cotangents_lists", f_add_cotangents_lists, lambda x, y: x + y + 3.0 * x, (R(3), R(3)),
+         runtime.add_cotangents),
+    Case("as_input_broadcast", f_as_input, lambda g, x: g + anp.zeros((2, 3)), (R(3), ND(2, 3)), runtime.as_input),
+]
+
+
+# ---------------------------------------------------------- einsum's adjoint
+
+def f_einsum_adjoint(g, a, b, w):
+    c = einsum_adjoint(g, ["ij,jk->ik", a, b])
+    return np.sum(np.concatenate([np.ravel(c[1]), np.ravel(c[2])]) * w)
+
+
+def _ag_einsum_adjoint(g, a, b):
+    return anp.concatenate([anp.ravel(anp.dot(g, b.T)), anp.ravel(anp.dot(a.T, g))])
+
+
+def f_einsum_adjoint_interleaved(g, a, w):
+    c = einsum_adjoint(g, [a, [0, 1], a, [0, 1], [0]])      # einsum('ij,ij->i', a, a)
+    return np.sum((c[0] + 2.0 * c[2]) * w)
+
+
+def _ag_einsum_adjoint_interleaved(g, a):
+    return 3.0 * g[:, None] * a
+
+
+CASES += [
+    Case("audit_einsum_adjoint", f_einsum_adjoint, _ag_einsum_adjoint, (R(2, 4), R(2, 3), R(3, 4)),
+      einsum_adjoint),
+    Case("audit_einsum_adjoint_interleaved", f_einsum_adjoint_interleaved, _ag_einsum_adjoint_interleaved,
+      (R(3), R(3, 2)), einsum_adjoint),
+]
