@@ -42,7 +42,7 @@ from system_support import short_traceback
 # the fixed seeds below exhibit each). Remove a category once it is fixed.
 KNOWN_BROKEN = {
     "loop_sequential_reuse", "loop_nested", "loop_reassigned", "break_then_reuse",
-    "split_view", "duplicate_index", "helper_mutates_args",
+    "split_view", "helper_mutates_args",
     "list_whole",
 }
 

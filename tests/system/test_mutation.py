@@ -257,13 +257,8 @@ WHY = {
     "random_shuffle": M + "np.random.shuffle(y) (in place) is not seen: the unshuffled order is differentiated",
 }
 # (the others are refused by name: rules/mutation.py)
-STILL_BROKEN = ("split_view", "helper_appends_to_caller_list", "helper_writes_caller_array", "duplicate_index_assign",
-                "duplicate_index_iadd")
+STILL_BROKEN = ("split_view", "helper_appends_to_caller_list", "helper_writes_caller_array")
 BROKEN = {(n, m): WHY[n] for n in STILL_BROKEN for m in MODES}
-# forward mode is right where the primal value is recomputed from what NumPy wrote
-RIGHT_IN_FORWARD_MODE = {"duplicate_index_assign", "duplicate_index_iadd"}
-for _n in RIGHT_IN_FORWARD_MODE:
-    del BROKEN[(_n, "jvp")]
 
 
 @pytest.mark.parametrize("name, mode", params(CASES, MODES, BROKEN))

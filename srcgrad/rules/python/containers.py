@@ -194,7 +194,10 @@ FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
 
 def value_cotangent(g, index, v):
     """The cotangent of the value assigned at `index`: g[index], summed back
-    to v's shape (NumPy broadcast v when it set the entries)."""
+    to v's shape (NumPy broadcast v when it set the entries). An index that
+    names an element more than once (`y[[0, 0]] = v`, integer arrays) wrote
+    it last with the last of those entries, as NumPy does: only that entry
+    of v gets its cotangent, the earlier ones none."""
     part = g[index]
     if isinstance(v, (_SEQ, dict)):
         return part
@@ -202,7 +205,30 @@ def value_cotangent(g, index, v):
         return zeros_tree(v)
     if type(part) is np.ndarray and part.base is not None:
         part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
+    if type(g) is np.ndarray and _has_index_array(index):
+        mask = _last_writes(g.shape, index)
+        if mask is not None:
+            part = part * mask
     return unbroadcast(part, v)
+
+
+def _has_index_array(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, (list, np.ndarray)) and np.asarray(p).dtype.kind in "iu" for p in parts)
+
+
+def _last_writes(shape, index):
+    """For `x[index]` with x of `shape`: a boolean array the shape of
+    x[index], True where the entry names its element for the last time;
+    None when no element is named twice."""
+    positions = np.arange(int(np.prod(shape))).reshape(shape)[index]
+    flat = positions.ravel()
+    if np.unique(flat).size == flat.size:
+        return None
+    _, last_reversed = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(flat.size, dtype=bool)
+    keep[flat.size - 1 - last_reversed] = True
+    return keep.reshape(positions.shape)
 
 
 # ---------------------------------------------------------------- dtype casts
