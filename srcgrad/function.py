@@ -46,7 +46,8 @@ from .errors import NoRuleError, UnsupportedSyntaxError
 from .rules import registry
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
 from .syntax import ast_util, naming
-from .transforms import activity, anf, check, codegen, forward, inplace, kinds, lower, optimize, parse, resolve, reverse
+from .transforms import (activity, anf, check, codegen, forward, inplace, kinds, liveness, lower, optimize, parse,
+                         resolve, reverse)
 from .transforms.context import CalleeInfo, Context
 
 
@@ -274,7 +275,7 @@ class Compiled:
             return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
         sets = self.__dict__.get("_sets")
         if sets is None:
-            sets = self._sets = optimize.Sets()   # (uses/defs per statement, for all the trees)
+            sets = self._sets = liveness.Sets()   # (uses/defs per statement, for all the trees)
         inplace.update_in_place(fdef, lookup, gen.inject, gen.dynamic, sets)
         fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
         if not fdef.name.endswith("_fwd"):       # (the split forward returns what it keeps)

@@ -29,7 +29,7 @@ from srcgrad.rules import containers, registry
 from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
 from srcgrad.syntax.naming import Namer
-from srcgrad.transforms import activity, batch_safety, inplace, instantiate, optimize, parse
+from srcgrad.transforms import activity, batch_safety, inplace, instantiate, liveness, optimize, parse
 
 FILE = pf.__file__
 
@@ -696,9 +696,9 @@ def test_optimize_fold_constants_but_never_x_times_zero():
 
 def test_optimize_live_in():
     stmts = ast_util.quote("y = x + 1\nz = y * w")
-    assert optimize.live_in(stmts, {"z"}) == {"x", "w"}
+    assert liveness.live_in(stmts, {"z"}) == {"x", "w"}
     loop = ast_util.quote("for i in range(n):\n    s = s + x\n    t = s")
-    assert optimize.live_in(loop, {"s"}) == {"range", "n", "s", "x"}      # (t is dead)
+    assert liveness.live_in(loop, {"s"}) == {"range", "n", "s", "x"}      # (t is dead)
 
 
 def test_optimize_propagate_copies():
@@ -747,7 +747,7 @@ def test_optimize_generated_dels_never_free_a_live_name_or_a_parameter(f):
         if isinstance(s, gast.Delete):
             names = {t.id for t in s.targets}
             assert not names & params
-            assert not names & optimize.live_in(body[k + 1:], set()), ast_util.to_source(s)
+            assert not names & liveness.live_in(body[k + 1:], set()), ast_util.to_source(s)
 
 
 # ================================================================== inplace
