@@ -485,6 +485,19 @@ def _child_fields(cls):
     return found
 
 
+def children(node):
+    """The nodes directly under `node`, in field order (no Load/Store context nodes)."""
+    out = []
+    d = node.__dict__
+    for field in _child_fields(node.__class__):
+        value = d.get(field)
+        if type(value) is list:
+            out.extend(v for v in value if isinstance(v, _AST))
+        elif isinstance(value, _AST):
+            out.append(value)
+    return out
+
+
 def walk(node):
     """Every node of the tree `node`, breadth first, as a list (as
     gast.walk/ast.walk, which it replaces for speed: the compiler walks its
