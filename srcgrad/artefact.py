@@ -18,7 +18,7 @@ import gast
 from . import runtime
 from .runtime import syntax as runtime_syntax
 from .syntax import ast_util
-from .transforms import codegen, optimize, pipeline
+from .transforms import codegen, liveness, pipeline
 
 
 def build(fdefs, injected, func, title, defaults, origin):
@@ -90,7 +90,7 @@ class Artefact:
         """The passes on one assembled function (pipeline.finish)."""
         sets = self.__dict__.get("_sets")
         if sets is None:
-            sets = self._sets = optimize.Sets()   # (uses/defs per statement, for all the trees)
+            sets = self._sets = liveness.Sets()   # (uses/defs per statement, for all the trees)
         pipeline.finish(fdef, self.sweeps, self.program.namespace.func.__globals__, sets)
 
     def _compile_split(self):

@@ -53,6 +53,14 @@ class UnsupportedSyntaxError(SrcgradError, SyntaxError):
         return self.msg
 
 
+def fail(parsed, node, construct, hint=None):
+    """Raise UnsupportedSyntaxError for `construct` at `node` of the parsed
+    function `parsed` (transforms/parse.py's Parsed: its file, line and
+    column, and the source line quoted), with an optional `hint`."""
+    filename, lineno, col = parsed.origin(node)
+    raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+
+
 class NoRuleError(SrcgradError, TypeError):
     """A function with no adjoint rule was applied to a value being differentiated.
 

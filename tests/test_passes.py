@@ -22,7 +22,7 @@ import pytest
 import passes_funcs as pf
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
-from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError
+from srcgrad.errors import SourceNotFoundError, UnsupportedSyntaxError, fail
 from srcgrad.callables import as_function
 from srcgrad.function import Function, GeneratedFunction
 from srcgrad.functional import _grad_inputs
@@ -30,9 +30,12 @@ from srcgrad.rules import registry
 from srcgrad.rules.python import containers
 from srcgrad.runtime import syntax as runtime_syntax
 from srcgrad.syntax import ast_util
-from srcgrad.syntax.naming import Namer
-from srcgrad.transforms import activity, batch_safety, inplace, instantiate, optimize, parse
 from srcgrad.syntax.anno import Anno
+from srcgrad.syntax.naming import Namer
+from srcgrad.syntax.templates import replace, replace_expr
+from srcgrad.transforms import activity, batch_safety, inplace, instantiate, liveness, optimize, parse
+from srcgrad.transforms.base import Transformer
+from srcgrad.transforms.namespace import Namespace
 
 FILE = pf.__file__
 
@@ -291,6 +294,99 @@ def test_lower_rejects_an_element_assignment_to_a_view_still_shared():
         sg.function(pf.view_write)
     assert info.value.filename == FILE and info.value.lineno == pf.line_of("view")
     assert "view" in info.value.construct
+
+
+def _nested_comprehension_over_a_range(x):
+    m = [[x[a] * b for b in range(2)] for a in range(3)]
+    return np.sum(np.array(m))
+
+
+def test_lower_nested_comprehension_keeps_its_loop_target_a_store():
+    """The element of a comprehension is placed by templates.replace, which
+    fixes the context of the placeholder only: a comprehension inside it
+    keeps its target (which became a load, then an unresolved name)."""
+    node = lowered(_nested_comprehension_over_a_range)
+    assert not nodes(node, gast.ListComp)
+    for loop in nodes(node, gast.For):
+        assert isinstance(loop.target.ctx, gast.Store)
+    x = np.array([0.5, -1.0, 2.0])
+    check_close(sg.grad(_nested_comprehension_over_a_range)(x), np.ones(3))
+
+
+def test_lower_generated_code_points_at_the_users_lines():
+    """Lowered statements inherit the origin of the statement they replace
+    (transforms/base.py); the tests and ranges of the control flow the
+    lowering adds point nowhere."""
+    node = lowered(pf.sequences)
+    for s in ast_util.walk(node):
+        if isinstance(s, gast.stmt) and s is not node:
+            assert Anno.ORIGIN.of(s)[0] == FILE, ast_util.to_source(s)
+    for loop in nodes(node, gast.For):
+        assert not Anno.ORIGIN.exists(loop.iter) and not Anno.ORIGIN.exists(loop.target)
+    node = lowered(pf.find_first)
+    guards = [n for n in nodes(node, gast.If, gast.While) if Anno.CONDITION.of(n.test)]
+    assert guards and all(Anno.ORIGIN.exists(g) and not Anno.ORIGIN.exists(g.test) for g in guards)
+
+
+def test_base_transformer_replacements_inherit_the_origin_down_to_moved_code():
+    tree = ast_util.quote("if c:\n    y = f(x)")
+    outer, inner = tree[0], tree[0].body[0]
+    Anno.ORIGIN.add_to(outer, ("a.py", 1, 0))
+    Anno.ORIGIN.add_to(outer.test, ("a.py", 1, 3))
+    Anno.ORIGIN.add_to(inner, ("a.py", 2, 4))
+
+    class Guard(Transformer):
+        def visit_If(self, node):
+            flag = ast_util.name("flag")
+            loop = ast_util.while_(replace_expr("not FLAG", FLAG=flag), node.body)
+            return replace("FLAG = C", FLAG=flag, C=node.test) + [loop]
+
+    new = Guard().visit_block(tree)
+    assert [Anno.ORIGIN.of(n) for n in (new[0], new[0].targets[0], new[1])] == [("a.py", 1, 0)] * 3
+    assert Anno.ORIGIN.of(new[0].value) == ("a.py", 1, 3)          # a copy of the test: its own origin
+    assert not Anno.ORIGIN.exists(new[1].test)                      # a test of ours: none
+    assert new[1].body[0] is inner and Anno.ORIGIN.of(inner) == ("a.py", 2, 4)
+    assert not Anno.ORIGIN.exists(inner.value)                      # moved code: left as it was
+
+
+def test_templates_replace_fixes_the_context_where_the_placeholder_stands():
+    target = ast_util.quote_expr("(a, b[i])")
+    comp = ast_util.quote_expr("[t for t in ts]")
+    assign, = replace("T = V", T=target, V=comp)
+    assert isinstance(assign.targets[0].ctx, gast.Store)
+    assert [type(e.ctx) for e in assign.targets[0].elts] == [gast.Store, gast.Store]
+    assert isinstance(assign.targets[0].elts[1].value.ctx, gast.Load)       # b is read
+    assert isinstance(assign.value.generators[0].target.ctx, gast.Store)    # the comprehension's own
+    assert assign.targets[0] is not target and isinstance(target.ctx, gast.Load)   # copies, not the nodes
+    assert ast_util.to_source(replace_expr("not F", F=ast_util.quote_expr("a or b"))).strip() == "not (a or b)"
+
+
+def test_ast_util_targets_and_as_load():
+    assert ast_util.targets(ast_util.quote("a = f(x)")[0]) == ["a"]
+    assert ast_util.targets(ast_util.quote("a, b = f(x)")[0]) == ["a", "b"]
+    e = ast_util.as_load(ast_util.quote("a[i] = 1")[0].targets[0])
+    assert isinstance(e.ctx, gast.Load)
+    assert ast_util.as_load(None) is None
+
+
+def test_fail_names_the_users_file_line_and_source():
+    parsed = parse.parse(pf.view_write)
+    stmt = next(s for s in ast_util.walk(parsed.node) if isinstance(s, gast.stmt)
+                and Anno.ORIGIN.of(s)[1] == pf.line_of("view"))
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        fail(parsed, stmt, "this construct", "a hint")
+    assert (info.value.filename, info.value.lineno) == (FILE, pf.line_of("view"))
+    assert info.value.text == line_text(pf.line_of("view"))
+    assert str(info.value).startswith("this construct is not supported by srcgrad (a hint)\n  at ")
+
+
+def test_namespace_static_lookup_without_running_code():
+    ns = Namespace(pf.view_write)
+    assert ns.static(ast_util.quote_expr("np.linalg.norm")) is np.linalg.norm
+    assert ns.static(ast_util.quote_expr("np")) is np
+    assert ns.static(ast_util.quote_expr("np"), local_names={"np"}) is None
+    assert ns.static(ast_util.quote_expr("np.ones(3).T")) is None            # (would run code)
+    assert ns.static(ast_util.quote_expr("len")) is len
 
 
 def test_naming_is_deterministic():
@@ -705,9 +801,9 @@ def test_optimize_fold_constants_but_never_x_times_zero():
 
 def test_optimize_live_in():
     stmts = ast_util.quote("y = x + 1\nz = y * w")
-    assert optimize.live_in(stmts, {"z"}) == {"x", "w"}
+    assert liveness.live_in(stmts, {"z"}) == {"x", "w"}
     loop = ast_util.quote("for i in range(n):\n    s = s + x\n    t = s")
-    assert optimize.live_in(loop, {"s"}) == {"range", "n", "s", "x"}      # (t is dead)
+    assert liveness.live_in(loop, {"s"}) == {"range", "n", "s", "x"}      # (t is dead)
 
 
 def test_optimize_propagate_copies():
@@ -756,7 +852,7 @@ def test_optimize_generated_dels_never_free_a_live_name_or_a_parameter(f):
         if isinstance(s, gast.Delete):
             names = {t.id for t in s.targets}
             assert not names & params
-            assert not names & optimize.live_in(body[k + 1:], set()), ast_util.to_source(s)
+            assert not names & liveness.live_in(body[k + 1:], set()), ast_util.to_source(s)
 
 
 # ================================================================== inplace

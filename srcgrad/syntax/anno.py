@@ -26,7 +26,8 @@ class Anno(enum.Enum):
               "every node, inherited by replacement nodes (transforms/base.py), read by codegen for "
               "'# Grad of:' comments, linecache listings and error notes.")
     CALLEE = ("The object a call's `func` resolves to (a NumPy function, a user function, a srcgrad "
-              "helper), set by resolve.py, anf.py and the lowerings; rules are chosen by it.")
+              "helper), set by resolve.py, anf.py and the lowering (lower/common.py `helper`); rules are "
+              "chosen by it.")
     HELPER = ("True on a Name the compiler generated for a srcgrad run-time helper: its id is bound "
               "to CALLEE in the generated code's namespace (lowerings, anf.py, records.py).")
     METHOD = "The method name of a call `x.m(...)` on a value the compiler resolved (resolve.py)."
@@ -38,13 +39,16 @@ class Anno(enum.Enum):
     COUNT = "On a `while` in ANF: the name of its trip counter (anf.py), reversed by reverse.py."
     NO_SAVE = "True on a statement whose old target value the reverse sweep never reads (anf.py)."
     FORWARD_ONLY = "True on a statement kept in the forward sweep only (prints, asserts; anf.py)."
-    GRAD_OF = ("On the marker statement of `with sg.insert_grad_of(x) as bx:` (lowering): "
+    GRAD_OF = ("On the marker statement of `with sg.insert_grad_of(x) as bx:` (lower/withs.py): "
                "(x, the target name or None, the block's body).")
-    OVER = ("On a lowered index loop (`for t in seq` -> `seq[i]`): the sequences it reads "
-            "(lowering); zip/enumerate loops list several.")
-    VIEW_CHECK = "On an element assignment checked at run time against views (lowering/views.py)."
-    CONDITION = "True on a test expression the lowering generated (a flag or a loop guard)."
-    DEFINED = "On a lowered `return` flag block: the names defined before it (lowering/exits.py)."
+    OVER = ("On a lowered index loop (`for t in seq` -> `seq[i]`): the names of the sequences it "
+            "reads (lower/for_loops.py); zip/enumerate loops list several. Read by resolve.py.")
+    VIEW_CHECK = ("On an element assignment checked at run time against views: [(other name, "
+                  "construct, hint)] (lower/views.py); lower/mutations.py emits the check.")
+    CONDITION = ("True on a test expression the lowering generated (a flag or a loop guard; "
+                 "lower/exits.py).")
+    DEFINED = ("On an element assignment: the names assigned on every path to it (lower/views.py, "
+               "which reads it: names unbound on some path are not checked at run time).")
     PUSH = "The stack name on a forward-sweep push statement (reverse.py), for dead-push removal."
     POP = "The stack name on a reverse-sweep pop statement (reverse.py), for dead-pop removal."
     VJP = "On a call of a user function: the callee's compiled VJP (reverse.py)."

@@ -8,6 +8,8 @@ import re
 
 import gast
 
+from .anno import ATTRIBUTES, Anno
+
 
 def parse(src):
     """The gast Module of the source text `src` (as gast.parse, in one pass
@@ -148,6 +150,15 @@ def expr_stmt(value):
 
 def if_(test, body, orelse):
     return gast.If(test=test, body=list(body) or [gast.Pass()], orelse=list(orelse))
+
+
+def while_(test, body):
+    return gast.While(test=test, body=list(body) or [gast.Pass()], orelse=[])
+
+
+def bool_op(op, values):
+    """`a or b or ...` (op gast.Or()) or `a and b and ...` (gast.And())."""
+    return gast.BoolOp(op=op, values=list(values))
 
 
 def for_(target, iter_, body):
@@ -356,10 +367,10 @@ def names_loaded(node):
 
 def grad_of_names(node):
     """The names used inside the insert_grad_of bodies that lowered `node`
-    holds (lower.py keeps each body on its marker, out of the tree)."""
+    holds (the lowering keeps each body on its marker, out of the tree)."""
     out = set()
     for n in walk(node):
-        block = getattr(n, "_sg_grad_of", None)
+        block = Anno.GRAD_OF.of(n)
         if block is not None:
             out |= {m.id for m in walk(module(block[2])) if isinstance(m, gast.Name)}
             if block[1] is not None:
@@ -370,6 +381,19 @@ def grad_of_names(node):
 def names_stored(node):
     """The set of Name ids assigned anywhere in `node`."""
     return _name_ids(node, gast.Store)
+
+
+def targets(stmt):
+    """The names an ANF assignment stores, in order: `a = ...` -> [a],
+    `a, b = ...` -> [a, b]."""
+    t = stmt.targets[0]
+    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+def as_load(e):
+    """`e` with every context in it a load (set_load), in place; anything
+    that is not a node (a constant default) unchanged."""
+    return set_load(e) if isinstance(e, gast.AST) else e
 
 
 def slice_to_expr(node):
@@ -389,9 +413,9 @@ def copy_location(new, old):
     """Copy line info (and srcgrad's origin annotation) from old to new."""
     if hasattr(old, "lineno"):
         new.lineno = old.lineno
-    origin = getattr(old, "_sg_origin", None)
+    origin = Anno.ORIGIN.of(old)
     if origin is not None:
-        new._sg_origin = origin
+        Anno.ORIGIN.add_to(new, origin)
     return new
 
 
@@ -412,7 +436,7 @@ def substitute_loads(node, mapping):
     r = _LoadRenamer(mapping)
     r.visit(node)
     for n in walk(node):
-        op = getattr(n, "_sg_op", None)
+        op = Anno.OP.of(n)
         if op is not None:
             for e in list(op.bindings.values()) + list(op.args) + list(op.keywords.values()):
                 r.visit(e)
@@ -421,7 +445,7 @@ def substitute_loads(node, mapping):
 
 def clone(node, annotations=True):
     """A deep copy of the gast tree `node` (a node or a list of them) whose
-    annotations (`_sg_*` attributes: resolved objects, rules, origins) are
+    annotations (syntax/anno.py: resolved objects, rules, origins) are
     shared with the original, not copied; with annotations=False only the
     origins are kept (generated code given to the compiler again)."""
     if type(node) is list:
@@ -432,7 +456,7 @@ def clone(node, annotations=True):
     new = cls.__new__(cls)
     attrs = dict(node.__dict__)
     if not annotations:
-        for key in [k for k in attrs if k.startswith("_sg_") and k != "_sg_origin"]:
+        for key in [k for k in attrs if k in _DROPPED]:
             del attrs[key]
     for field in cls._fields:
         value = attrs.get(field)
@@ -446,6 +470,7 @@ def clone(node, annotations=True):
 
 _AST = gast.AST
 _CONTEXT = gast.expr_context
+_DROPPED = ATTRIBUTES - {Anno.ORIGIN.attr}         # (by clone(annotations=False))
 
 
 _SCALAR_FIELDS = {"ctx", "id", "type_comment", "attr", "kind", "arg", "level", "module", "is_async",
@@ -465,6 +490,19 @@ def _child_fields(cls):
                           and not (f == "name" and cls is not gast.ExceptHandler))
         _CHILD_FIELDS[cls] = found
     return found
+
+
+def children(node):
+    """The nodes directly under `node`, in field order (no Load/Store context nodes)."""
+    out = []
+    d = node.__dict__
+    for field in _child_fields(node.__class__):
+        value = d.get(field)
+        if type(value) is list:
+            out.extend(v for v in value if isinstance(v, _AST))
+        elif isinstance(value, _AST):
+            out.append(value)
+    return out
 
 
 def walk(node):

@@ -2,18 +2,18 @@
 transform runs and before any user code runs.
 
 Requires: parse. Guarantees: what passes uses only the statements and
-expressions lower.py and anf.py know: assignments (also to elements, and
-unpacking with a starred target), if/elif/else, for and while loops (no
-else clause) with break and continue, return anywhere, local def and lambda,
-list comprehensions, `with` blocks (the context manager is not
-differentiated; the body may not return or break out of the block), assert,
-raise and print. Not supported: try, yield, async, global/nonlocal, del of
-elements, import, class definitions inside, exec, eval, match, attribute
-assignment, set/dict comprehensions, :=.
+expressions the lowering (transforms/lower/) and anf.py know: assignments
+(also to elements, and unpacking with a starred target), if/elif/else, for
+and while loops (no else clause) with break and continue, return
+anywhere, local def and lambda, list comprehensions, `with` blocks (the
+context manager is not differentiated; the body may not return or break out
+of the block), assert, raise and print. Not supported: try, yield, async,
+global/nonlocal, del of elements, import, class definitions inside, exec,
+eval, match, attribute assignment, set/dict comprehensions, :=.
 """
 import gast
 
-from ..errors import UnsupportedSyntaxError
+from ..errors import fail
 from ..syntax import ast_util
 
 _STATEMENTS = {
@@ -45,17 +45,12 @@ _EXPRESSIONS = {
 _EXEC_NAMES = {"exec": "exec()", "eval": "eval()", "globals": "globals()", "locals": "locals()"}
 
 
-def _fail(parsed, node, construct, hint=None):
-    filename, lineno, col = parsed.origin(node)
-    raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
-
-
 def check(parsed):
     """Raise UnsupportedSyntaxError (construct, file, line) for the first
     unsupported construct in `parsed`'s function."""
     fdef = parsed.node
     if isinstance(fdef, gast.AsyncFunctionDef):
-        _fail(parsed, fdef, "async function")
+        fail(parsed, fdef, "async function")
     for stmt in fdef.body:
         _check_stmt(parsed, stmt)
 
@@ -63,7 +58,7 @@ def check(parsed):
 def _check_stmt(parsed, stmt):
     for cls, construct in _STATEMENTS.items():
         if isinstance(stmt, cls):
-            _fail(parsed, stmt, construct)
+            fail(parsed, stmt, construct)
     if isinstance(stmt, gast.Assign):
         for t in stmt.targets:
             _check_target(parsed, t)
@@ -86,7 +81,7 @@ def _check_stmt(parsed, stmt):
             _check_stmt(parsed, s)
     elif isinstance(stmt, (gast.For, gast.While)):
         if stmt.orelse:
-            _fail(parsed, stmt, "%s-else" % ("for" if isinstance(stmt, gast.For) else "while"))
+            fail(parsed, stmt, "%s-else" % ("for" if isinstance(stmt, gast.For) else "while"))
         if isinstance(stmt, gast.For):
             _check_target(parsed, stmt.target)
             _check_expr(parsed, stmt.iter)
@@ -100,14 +95,14 @@ def _check_stmt(parsed, stmt):
             if item.optional_vars is not None:
                 if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List)) for n in ast_util.walk(item.optional_vars)
                            if not isinstance(n, (gast.expr_context,))):
-                    _fail(parsed, item.optional_vars, "a with statement whose target is not a name (as %s)"
-                          % type(item.optional_vars).__name__)
+                    fail(parsed, item.optional_vars, "a with statement whose target is not a name (as %s)"
+                         % type(item.optional_vars).__name__)
         for s in stmt.body:
             _check_stmt(parsed, s)
         _check_with_exits(parsed, stmt, stmt.body, in_loop=False)
     elif isinstance(stmt, gast.FunctionDef):
         if stmt.decorator_list:
-            _fail(parsed, stmt, "a decorated nested function")
+            fail(parsed, stmt, "a decorated nested function")
         for s in stmt.body:
             _check_stmt(parsed, s)
     elif isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
@@ -116,9 +111,9 @@ def _check_stmt(parsed, stmt):
         # `del x` only frees memory (generated code frees dead values so); other deletions mutate
         for t in stmt.targets:
             if not isinstance(t, gast.Name):
-                _fail(parsed, stmt, "del of an element or attribute")
+                fail(parsed, stmt, "del of an element or attribute")
     else:
-        _fail(parsed, stmt, type(stmt).__name__ + " statement")
+        fail(parsed, stmt, type(stmt).__name__ + " statement")
 
 
 def _check_with_exits(parsed, with_stmt, stmts, in_loop):
@@ -126,10 +121,10 @@ def _check_with_exits(parsed, with_stmt, stmts, in_loop):
     after it): no return, and no break or continue that leaves the block."""
     for s in stmts:
         if isinstance(s, gast.Return):
-            _fail(parsed, s, "a return inside a with block", "assign the result, and return after the block")
+            fail(parsed, s, "a return inside a with block", "assign the result, and return after the block")
         if isinstance(s, (gast.Break, gast.Continue)) and not in_loop:
-            _fail(parsed, s, "a %s out of a with block" % ("break" if isinstance(s, gast.Break) else "continue"),
-                  "put the loop inside the with block")
+            fail(parsed, s, "a %s out of a with block" % ("break" if isinstance(s, gast.Break) else "continue"),
+                 "put the loop inside the with block")
         if isinstance(s, (gast.For, gast.While)):
             _check_with_exits(parsed, with_stmt, s.body, True)
         elif isinstance(s, (gast.If, gast.With)):
@@ -148,17 +143,17 @@ def _check_target(parsed, t):
         while isinstance(inner, gast.Subscript):
             inner = inner.value
         if not isinstance(inner, gast.Name):
-            _fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)")
+            fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)")
         return
     if isinstance(t, gast.Attribute):
-        _fail(parsed, t, "attribute assignment (obj.attr = ...)")
-    _fail(parsed, t, "assignment to " + type(t).__name__)
+        fail(parsed, t, "attribute assignment (obj.attr = ...)")
+    fail(parsed, t, "assignment to " + type(t).__name__)
 
 
 def _check_expr(parsed, expr):
     for node in ast_util.walk(expr):
         for cls, construct in _EXPRESSIONS.items():
             if isinstance(node, cls):
-                _fail(parsed, node, construct)
+                fail(parsed, node, construct)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in _EXEC_NAMES:
-            _fail(parsed, node, _EXEC_NAMES[node.func.id])
+            fail(parsed, node, _EXEC_NAMES[node.func.id])

@@ -33,7 +33,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
-from . import optimize
+from . import liveness
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
 
@@ -152,7 +152,7 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     read again into its in-place helper. `lookup(name)` gives the object a
     name of the generated code denotes (its injected helpers, the user's
     globals); `inject(name, obj)` gives a name for a new helper; `dynamic`:
-    names that may hold lists, tuples or dicts; `sets`: an optimize.Sets
+    names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes. Returns the number of updates made in
     place."""
     aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
@@ -165,18 +165,18 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     # without assigning them (globals, closure cells, injected objects)
     outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
     param_roots = {sharing.find(p) for p in outside}
-    sets = sets if sets is not None else optimize.Sets()
+    sets = sets if sets is not None else liveness.Sets()
     count = 0
 
     def visit(stmts, live_out):
         nonlocal count
-        after = optimize.live_after(stmts, live_out, sets)
+        after = liveness.live_after(stmts, live_out, sets)
         for k, s in enumerate(stmts):
             if isinstance(s, gast.If):
                 visit(s.body, after[k])
                 visit(s.orelse, after[k])
             elif isinstance(s, (gast.For, gast.While)):
-                visit(s.body, optimize.live_in_stmt(s, after[k], sets))
+                visit(s.body, liveness.live_in_stmt(s, after[k], sets))
             elif (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
                   and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
                   and s.value.args and isinstance(s.value.args[0], gast.Name)

@@ -1,8 +1,21 @@
-"""Peephole simplification of generated code, for readability.
+"""Rewrites of generated code, for readability and memory.
 
-Requires: reverse (inlined rules). Folds arithmetic on constants (`2 - 1`
-becomes `1`) and `x ** 1` to `x`. Never folds `x * 0` to 0 (that would hide
-NaN and inf, as JAX's symbolic zeros also refuse to).
+Requires: reverse or forward (inlined rules); the three rewrites that need
+to know what is read later use liveness.py. The rewrites:
+- `fold`: arithmetic on constants (`2 - 1` becomes `1`) and `x ** 1` to `x`.
+  Never folds `x * 0` to 0 (that would hide NaN and inf, as JAX's symbolic
+  zeros also refuse to). Run on each inlined rule (reverse.py, forward.py);
+- `propagate_copies`: after `a = b`, read `b` for `a`, and drop the copy
+  once `a` is dead (the reverse sweep, codegen.py);
+- `free_dead`: `del` of the values the reverse sweep no longer reads,
+  right after their last reader (the assembled function, function.py);
+- `collapse_temporaries`: `t = e; x = t` to `x = e` where `t` is read
+  nowhere after (the assembled function, function.py);
+- `MathFunctions`: `np.cos(x)` to `math.cos(x)` in the derivative of a
+  math-module call, whose operands are Python floats;
+- `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
+  (`t`) where `x` is known to be 0-d.
+Each keeps what the code computes.
 """
 import math
 import operator
@@ -11,6 +24,8 @@ import gast
 import numpy as np
 
 from ..syntax import ast_util
+from . import liveness
+from .liveness import Sets, live_after, live_in_stmt
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 
@@ -44,91 +59,6 @@ def _number(v):
 def fold(stmts):
     """Simplify the statements in place; returns them."""
     return [_fold(s) for s in stmts]
-
-
-# ------------------------------------------------------------ liveness
-
-def _uses(node):
-    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-
-
-def _defs(node):
-    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
-
-
-def _uses_defs(node):
-    """(names read, names written or deleted) in `node`, in one walk."""
-    uses, defs = set(), set()
-    for n in ast_util.walk(node):
-        if n.__class__ is gast.Name:
-            (uses if n.ctx.__class__ is gast.Load else defs).add(n.id)
-    return uses, defs
-
-
-class Sets:
-    """uses/defs of statements, computed once per statement object (a
-    rewritten statement is a new object, or is dropped with `forget`). The
-    sets do not depend on where a statement sits, so one Sets can serve
-    every pass over one artefact's trees (whose sweeps share statements)."""
-
-    def __init__(self):
-        self.cache = {}
-
-    def get(self, s):
-        found = self.cache.get(id(s))
-        if found is None or found[0] is not s:
-            found = self.cache[id(s)] = (s,) + _uses_defs(s)
-        return found[1], found[2]
-
-    def forget(self, s):
-        self.cache.pop(id(s), None)
-
-
-def live_in(stmts, live_out, sets=None):
-    """The names read before being written in `stmts` (structured code:
-    if, for and while are the only compound statements), given the names
-    live after them. A backward dataflow analysis (Aho et al., Compilers,
-    sec. 9.2.5), with a fixed point at each loop."""
-    sets = sets or Sets()
-    live = set(live_out)
-    for s in reversed(stmts):
-        live = live_in_stmt(s, live, sets)
-    return live
-
-
-def live_after(stmts, live_out, sets):
-    """after[k]: the names live after statement k (one backward pass)."""
-    after = [None] * len(stmts)
-    live = set(live_out)
-    for k in range(len(stmts) - 1, -1, -1):
-        after[k] = live
-        live = live_in_stmt(stmts[k], live, sets)
-    return after
-
-
-def live_in_stmt(s, live, sets=None):
-    sets = sets or Sets()
-    if isinstance(s, gast.If):
-        return _uses(s.test) | live_in(s.body, live, sets) | live_in(s.orelse, live, sets)
-    if isinstance(s, gast.For):
-        target = _defs(s.target)
-        head = set(live)
-        while True:
-            new = set(live) | (live_in(s.body, head, sets) - target)
-            if new <= head:
-                break
-            head |= new
-        return _uses(s.iter) | head
-    if isinstance(s, gast.While):
-        head = set(live) | _uses(s.test)
-        while True:
-            new = set(live) | _uses(s.test) | live_in(s.body, head, sets)
-            if new <= head:
-                break
-            head |= new
-        return head
-    uses, defs = sets.get(s)
-    return (live - defs) | uses
 
 
 # ------------------------------------------------------ copy propagation
@@ -189,8 +119,8 @@ def propagate_copies(stmts, live_out, sets=None):
                     j += 1
                     continue
                 if isinstance(t, (gast.If, gast.For, gast.While)):
-                    names = _uses(t) | _defs(t)
-                    if a in names or b in _defs(t):
+                    names = liveness.uses(t) | liveness.defs(t)
+                    if a in names or b in liveness.defs(t):
                         break
                     j += 1
                     continue

@@ -1,7 +1,7 @@
 """Parse a Python function into a gast FunctionDef, stamped with its origin.
 
 Guarantees: the returned node has no decorators, and every node carries
-`_sg_origin = (filename, lineno, col)` pointing at the user's real file and
+the ORIGIN annotation `(filename, lineno, col)` (syntax/anno.py) pointing at the user's real file and
 line (so errors and generated comments name them).
 
 A lambda becomes the function `def name(params): return <body>`, named after
@@ -23,6 +23,7 @@ import gast
 
 from ..errors import SourceNotFoundError
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Parsed:
     writes_params: dict = field(default_factory=dict)   # lowering: parameter -> a statement writing into it
 
     def origin(self, node):
-        return getattr(node, "_sg_origin", (self.filename, self.firstlineno, None))
+        return Anno.ORIGIN.of(node, (self.filename, self.firstlineno, None))
 
     def line_text(self, lineno, filename=None):
         return linecache.getline(filename or self.filename, lineno).strip()
@@ -107,8 +108,8 @@ def parse(func, tree=None):
     indent = len(lines[0]) - len(lines[0].lstrip())
     for n in ast_util.walk(node):
         if hasattr(n, "lineno"):
-            n._sg_origin = (filename, n.lineno + firstlineno - 1,
-                            (n.col_offset + indent) if hasattr(n, "col_offset") else None)
+            Anno.ORIGIN.add_to(n, (filename, n.lineno + firstlineno - 1,
+                                   (n.col_offset + indent) if hasattr(n, "col_offset") else None))
     node.decorator_list = []
     parsed = Parsed(func, node, filename, firstlineno)
     parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
@@ -215,7 +216,7 @@ def _parse_lambda(func, code, name):
     gnode = ast_util.from_ast(fdef)
     for n in ast_util.walk(gnode):
         if hasattr(n, "lineno"):
-            n._sg_origin = (filename, n.lineno, getattr(n, "col_offset", None))
+            Anno.ORIGIN.add_to(n, (filename, n.lineno, getattr(n, "col_offset", None)))
     parsed = Parsed(func, gnode, filename, code.co_firstlineno)
     args = gnode.args
     parsed.params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]

@@ -76,7 +76,7 @@ def finish(fdef, sweeps, scope, sets):
     element assignments made in place where no live name shares the buffer,
     temporaries collapsed, dead values freed (not in a split forward, which
     returns what it keeps). `scope` is the user function's globals; `sets`
-    an optimize.Sets shared by the trees of one artefact."""
+    a liveness.Sets shared by the trees of one artefact."""
     injected = sweeps.injected
 
     def lookup(name):

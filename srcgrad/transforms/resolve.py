@@ -49,6 +49,7 @@ from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
 from ..syntax.anno import Anno
+from .namespace import Namespace
 
 # ndarray attributes and methods: on a local array value these are NumPy
 # operations, never chain steps to a leaf.
@@ -82,30 +83,6 @@ class Leaf:
         for kind, key in self.steps:
             value = getattr(value, key) if kind == "attr" else value[key]
         return value
-
-
-class Namespace:
-    """The names a function sees: closure cells, globals, builtins (live)."""
-
-    def __init__(self, func):
-        self.func = func
-        self.globals = func.__globals__
-        code = func.__code__
-        self.cells = dict(zip(code.co_freevars, func.__closure__ or ()))
-
-    def lookup(self, name):
-        if name in self.cells:
-            try:
-                return True, self.cells[name].cell_contents
-            except ValueError:
-                return False, None
-        if name in self.globals:
-            return True, self.globals[name]
-        b = self.globals.get("__builtins__", builtins)
-        b = b if isinstance(b, dict) else vars(b)
-        if name in b:
-            return True, b[name]
-        return False, None
 
 
 @dataclass

@@ -1,0 +1,105 @@
+"""Liveness of names in structured code: which names are read later.
+
+Computes, for a list of statements (the compound statements are if, for
+and while only: the code the lowering and anf.py leave), the names live
+before them (`live_in`, `live_in_stmt`) and after each of them
+(`live_after`), given the names live after the list. A backward dataflow
+analysis (Aho et al., Compilers, 2nd ed., sec. 9.2.5): on the statement
+list, live before s = (live after s - kill(s)) | gen(s), gen the names s
+reads, kill those it writes or deletes (`Sets` keeps both per statement);
+an `if` joins its two branches, and a loop iterates its body to a fixed
+point (a `for` target is killed by each iteration, its `iter` read once
+before the loop; a `while` test is read before every iteration).
+
+Requires: nothing but the tree. Used by optimize.py (copy propagation,
+freeing dead values, collapsing temporaries) and inplace.py.
+"""
+import gast
+
+from ..syntax import ast_util
+
+
+def uses(node):
+    """The names read in `node`."""
+    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def defs(node):
+    """The names written or deleted in `node`."""
+    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def _uses_defs(node):
+    """(names read, names written or deleted) in `node`, in one walk."""
+    read, written = set(), set()
+    for n in ast_util.walk(node):
+        if n.__class__ is gast.Name:
+            (read if n.ctx.__class__ is gast.Load else written).add(n.id)
+    return read, written
+
+
+class Sets:
+    """uses/defs of statements, computed once per statement object (a
+    rewritten statement is a new object, or is dropped with `forget`). The
+    sets do not depend on where a statement sits, so one Sets can serve
+    every pass over one artefact's trees (whose sweeps share statements)."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def get(self, s):
+        found = self.cache.get(id(s))
+        if found is None or found[0] is not s:
+            found = self.cache[id(s)] = (s,) + _uses_defs(s)
+        return found[1], found[2]
+
+    def forget(self, s):
+        self.cache.pop(id(s), None)
+
+
+def live_in(stmts, live_out, sets=None):
+    """The names read before being written in `stmts` (structured code:
+    if, for and while are the only compound statements), given the names
+    live after them. A backward dataflow analysis (Aho et al., Compilers,
+    sec. 9.2.5), with a fixed point at each loop."""
+    sets = sets or Sets()
+    live = set(live_out)
+    for s in reversed(stmts):
+        live = live_in_stmt(s, live, sets)
+    return live
+
+
+def live_after(stmts, live_out, sets):
+    """after[k]: the names live after statement k (one backward pass)."""
+    after = [None] * len(stmts)
+    live = set(live_out)
+    for k in range(len(stmts) - 1, -1, -1):
+        after[k] = live
+        live = live_in_stmt(stmts[k], live, sets)
+    return after
+
+
+def live_in_stmt(s, live, sets=None):
+    """The names live before statement `s`, given those live after it."""
+    sets = sets or Sets()
+    if isinstance(s, gast.If):
+        return uses(s.test) | live_in(s.body, live, sets) | live_in(s.orelse, live, sets)
+    if isinstance(s, gast.For):
+        target = defs(s.target)
+        head = set(live)
+        while True:
+            new = set(live) | (live_in(s.body, head, sets) - target)
+            if new <= head:
+                break
+            head |= new
+        return uses(s.iter) | head
+    if isinstance(s, gast.While):
+        head = set(live) | uses(s.test)
+        while True:
+            new = set(live) | uses(s.test) | live_in(s.body, head, sets)
+            if new <= head:
+                break
+            head |= new
+        return head
+    read, written = sets.get(s)
+    return (live - written) | read

@@ -1,0 +1,49 @@
+"""Lowering: rewrite everyday Python into the core the differentiator handles.
+
+Requires: parse, check. Runs once per function, on syntax alone (before
+names are resolved; the only object it looks up is `sg.insert_grad_of`).
+One converter per construct, each a `common.Block` with a module-level
+`transform(fdef, ctx)` whose docstring states what it guarantees; together,
+for the returned body:
+- `for` loops iterate over `range(...)` with a Name target (for_loops.py);
+- `break`, `continue` and `return` before the end are gone: they set
+  flags, and the function ends with one `return` (exits.py);
+- element assignment and `xs.append`/`xs.extend` are functional updates
+  (mutations.py), checked against NumPy views (views.py);
+- local functions are inlined where they are called (local_functions.py),
+  list comprehensions are loops (comprehensions.py);
+- a `with` block is its body between `with_enter` and `with_exit`, and
+  `with sg.insert_grad_of(x) as bx:` one marker statement (withs.py);
+- `del x` is gone (deletes.py); docstrings and `pass` stay (anf.py drops
+  them); `print`, `assert` stay (forward only).
+"""
+from . import comprehensions, deletes, exits, for_loops, local_functions, mutations, views, withs
+from .common import Lowering
+
+
+def _lower_body(fdef, ctx):
+    """Run the converters on `fdef`'s body, in place: the function's own,
+    or a local function's where it is inlined (`ctx.top` False)."""
+    fdef = deletes.transform(fdef, ctx)
+    # with blocks next: their bodies join the enclosing block, where a local def is then found
+    fdef = withs.transform(fdef, ctx)
+    # local functions are taken out of the body before anything inlines them
+    fdef = local_functions.transform(fdef, ctx)
+    if ctx.top:      # (before inlining and setitem rewrite the element assignments)
+        ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params)
+    fdef = comprehensions.transform(fdef, ctx)
+    # index loops before the view check: it reads the rows a loop takes as `t = _seq[_i]`
+    fdef = for_loops.transform(fdef, ctx)
+    if ctx.top:      # (once, on the function with its local functions inlined)
+        fdef = views.transform(fdef, ctx)
+    # element assignment after the view check, whose VIEW_CHECK it reads
+    fdef = mutations.transform(fdef, ctx)
+    # exits last: the statements after a jump are guarded as the other converters left them
+    fdef = exits.transform(fdef, ctx)
+    return fdef
+
+
+def lower(parsed):
+    """Lower `parsed.node` in place (see the module docstring); returns `parsed`."""
+    _lower_body(parsed.node, Lowering.of(parsed, _lower_body))
+    return parsed

@@ -1,0 +1,142 @@
+"""Lowering: `for` loops over sequences become index loops.
+
+Requires: comprehensions (no comprehension is left to lower). Guarantees:
+every `for` loop iterates over `range(...)` with a Name target. A loop over
+a sequence (array rows, list, tuple), `zip`, `enumerate`, `reversed`,
+`zip(*seqs)` or `dict.items()/keys()/values()` becomes
+`_seq = seq; for _i in range(len(_seq)): t = _seq[_i]; ...`, so the read of
+an element is differentiated like any indexing; `zip` and `enumerate` are
+taken apart, each sequence indexed directly (`for a, b in zip(*seqs)` reads
+`seqs[0][i]`, `seqs[1][i]`), and a loop over a name that may hold a dict or a
+set is checked at run time (`check_loop_sequence`). `for i in
+reversed(range(...))` (generated reverse sweeps) is a range with reversed
+bounds. A loop over sequences carries the OVER annotation (the names
+holding the sequences, also those of zip and enumerate), so that resolve.py
+can unroll it over a known list of objects.
+"""
+import gast
+
+from ...errors import fail
+from ...runtime import syntax as runtime_syntax
+from ...syntax import ast_util
+from ...syntax.anno import Anno
+from ...syntax.templates import replace, replace_expr
+from ..base import inherit_origin
+from .common import Block, call_of, helper, is_range
+
+
+class _ForLoops(Block):
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        it = node.iter
+        if is_range(it) and isinstance(node.target, gast.Name) and not it.keywords:
+            return node
+        if (call_of(it, "reversed") and len(it.args) == 1 and is_range(it.args[0])
+                and isinstance(node.target, gast.Name) and not it.args[0].keywords and not it.keywords):
+            # for i in reversed(range(...)) (generated reverse sweeps): a range with reversed bounds
+            r = ast_util.name(self.ctx.namer.fresh("_reversed"))
+            pre = replace("R = RANGE[::-1]", R=r, RANGE=it.args[0])
+            node.iter = replace_expr("range(R.start, R.stop, R.step)", R=r)
+            return pre + [node]
+        return _IndexLoop(self.ctx, node).lower()
+
+
+class _IndexLoop:
+    """`for target in it: body` as a loop over indices (one loop)."""
+
+    def __init__(self, ctx, loop):
+        self.ctx, self.loop = ctx, loop
+        self.pre = []           # statements before the loop
+        self.reads = []         # (target, the element read at the index)
+        self.lengths = []       # the lengths of the sequences read
+        self.sequences = []     # the names holding them
+
+    def lower(self):
+        s, namer = self.loop, self.ctx.namer
+        it = s.iter
+        i = ast_util.name(namer.fresh("_i"))
+        if call_of(it, "reversed") and len(it.args) == 1 and not it.keywords:
+            inner = it.args[0]
+            seq = ast_util.name(namer.fresh("_seq"))
+            self.pre += replace("S = list(A)" if call_of(inner, "zip", "enumerate", "range") else "S = A",
+                                S=seq, A=inner)
+            self.lengths.append(replace_expr("len(S)", S=seq))
+            index = replace_expr("len(S) - 1 - I", S=seq, I=i)
+            self.reads.append((s.target, replace_expr("S[K]", S=seq, K=index)))
+        else:
+            self.read(s.target, it, i)
+        count = self.lengths[0] if len(self.lengths) == 1 else ast_util.call(ast_util.name("min"), self.lengths)
+        body = [r for t, value in self.reads for r in replace("T = V", T=t, V=value)] + s.body
+        loop = ast_util.for_(ast_util.name(i.id, store=True), replace_expr("range(N)", N=count), body)
+        if self.sequences and len(self.sequences) == len(self.lengths) and not call_of(it, "reversed"):
+            Anno.OVER.add_to(loop, list(self.sequences))     # for t in seq (zip, enumerate): t = seq[i]
+        return self.pre + [loop]
+
+    def read(self, target, it, index):
+        """What `for target in it` reads at position `index` (zip and
+        enumerate taken apart, so each sequence is indexed directly)."""
+        parsed, namer, s = self.ctx.parsed, self.ctx.namer, self.loop
+        if call_of(it, "zip") and not it.keywords and any(isinstance(a, gast.Starred) for a in it.args):
+            # zip(*seqs): the sequences are the elements of seqs
+            if len(it.args) != 1:
+                fail(parsed, s, "zip() of a starred argument and other arguments in a for loop")
+            if not isinstance(target, gast.Tuple) or any(isinstance(e, gast.Starred) for e in target.elts):
+                fail(parsed, s, "a zip(*...) loop whose target does not unpack every sequence")
+            seqs = ast_util.name(namer.fresh("_zipped"))
+            n = len(target.elts)
+            check = replace("S = A\nif len(S) != N:\n    raise ValueError(MESSAGE % len(S))", S=seqs,
+                            A=it.args[0].value, N=ast_util.const(n),
+                            MESSAGE=ast_util.const("zip(*...) in a for loop: %%d sequences for %d targets" % n))
+            inherit_origin(check[1].test, s)      # (a check of the user's loop, not control flow of ours)
+            self.pre += check
+            for k, t in enumerate(target.elts):
+                self.read(t, replace_expr("S[K]", S=seqs, K=ast_util.const(k)), index)
+            return
+        if call_of(it, "zip") and not it.keywords:
+            if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
+                fail(parsed, s, "a zip loop whose target does not unpack every sequence")
+            for t, a in zip(target.elts, it.args):
+                self.read(t, a, index)
+            return
+        if call_of(it, "enumerate") and len(it.args) == 1 and [k.arg for k in it.keywords] in ([], ["start"]):
+            if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
+                fail(parsed, s, "an enumerate loop whose target is not (index, value)")
+            start = it.keywords[0].value if it.keywords else ast_util.const(0)
+            self.reads.append((target.elts[0], replace_expr("I + START", I=index, START=start)))
+            self.read(target.elts[1], it.args[0], index)
+            return
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and not it.args
+                and it.func.attr in ("items", "keys", "values")):
+            seq, keys = ast_util.name(namer.fresh("_dict")), ast_util.name(namer.fresh("_keys"))
+            self.pre += replace("S = A\nK = list(S)", S=seq, A=it.func.value, K=keys)
+            self.lengths.append(replace_expr("len(K)", K=keys))
+            key = replace_expr("K[I]", K=keys, I=index)
+            if it.func.attr == "items":
+                if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
+                    fail(parsed, s, "an items() loop whose target is not (key, value)")
+                self.reads.append((target.elts[0], key))
+                self.reads.append((target.elts[1], replace_expr("S[K]", S=seq, K=target.elts[0])))
+            elif it.func.attr == "keys":
+                self.reads.append((target, key))
+            else:
+                self.reads.append((target, replace_expr("S[KEY]", S=seq, KEY=key)))
+            return
+        if isinstance(it, gast.Call) and call_of(it, "zip", "enumerate", "reversed"):
+            fail(parsed, s, "this form of %s() in a for loop" % it.func.id)
+        seq = ast_util.name(namer.fresh("_seq"))
+        self.pre += replace("S = list(A)" if is_range(it) else "S = A", S=seq, A=it)
+        if isinstance(it, (gast.Name, gast.Attribute)):
+            # a name may hold a dict or a set, which the index loop cannot follow
+            filename, lineno, col = parsed.origin(s)       # (a tuple of its own: one helper per check)
+            self.pre += replace("CHECK(S, ORIGIN)", S=seq,
+                                CHECK=helper(runtime_syntax.check_loop_sequence, "check_loop_sequence"),
+                                ORIGIN=helper((filename, lineno, col), "loop_origin"))
+        self.lengths.append(replace_expr("len(S)", S=seq))
+        self.reads.append((target, replace_expr("S[I]", S=seq, I=index)))
+        self.sequences.append(seq.id)
+
+
+def transform(fdef, ctx):
+    fdef.body = _ForLoops(ctx).visit_block(fdef.body)
+    return fdef

@@ -1,0 +1,169 @@
+"""Lowering: element assignment and list methods become functional updates.
+
+Requires: views (the VIEW_CHECK annotations). Guarantees:
+- element assignment `x[i] = v` (also `x[i] += v`, `x[i][j] = v`, dict and
+  list items, `a[i], a[j] = a[j], a[i]`) is the functional
+  `x = setitem(x, i, v)`, so the derivative code never mutates the caller's
+  arrays and the overwritten values are kept (the old `x` is saved like any
+  overwritten name); `xs.append(v)` and `xs.extend(ys)` are
+  `xs = list_append(xs, v)` / `list_extend` (srcgrad/rules/containers.py);
+- a statement carrying VIEW_CHECK is preceded by `check_not_shared(x,
+  (others...), views)`, NumPy's semantics checked at run time;
+- element assignment to a name that is not a local variable, or that
+  another name aliases (`a = b`), and a method that changes a local list,
+  dict or array in place (`xs.insert`, `d.update`, `x.sort()`, ...: the
+  value-semantics IR cannot follow it, and ignoring it would give a
+  silently wrong derivative) raise UnsupportedSyntaxError.
+`written_params` finds the element assignments into parameters (NumPy
+changes the caller's array, which compiled code does not).
+"""
+import gast
+
+from ...errors import fail
+from ...rules.python import containers
+from ...runtime import syntax as runtime_syntax
+from ...syntax import ast_util
+from ...syntax.anno import Anno
+from ...syntax.templates import replace, replace_expr
+from ..base import inherit_origin
+from .common import Block, helper, mutated
+
+# methods that change their list, dict, set or ndarray in place (append and
+# extend are lowered to functional helpers instead)
+_MUTATORS = {"insert", "reverse", "sort", "remove", "clear", "update", "setdefault", "pop", "popitem",
+             "add", "discard", "fill", "resize", "put", "itemset", "partition", "setfield", "sort_values",
+             "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"}
+
+
+class _Mutations(Block):
+
+    def visit(self, node):
+        self.check_mutators(node)
+        return super().visit(node)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, gast.Subscript):
+            return self.checked(node, node)
+        read = replace_expr("TARGET", TARGET=node.target)        # x[i] += v: x[i] = x[i] + v
+        return self.checked(node, self.setitem(node.target, ast_util.binop(read, node.op, node.value), node))
+
+    def visit_Assign(self, node):
+        targets = node.targets
+        if (len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List))
+                and any(isinstance(n, gast.Subscript) for n in targets[0].elts)):
+            return self.checked(node, self.visit_block(inherit_origin(self.unpack(node), node)))
+        if any(isinstance(t, gast.Subscript) for t in targets):
+            if len(targets) != 1:
+                fail(self.ctx.parsed, node, "chained element assignment")
+            return self.checked(node, self.setitem(targets[0], node.value, node))
+        return self.checked(node, node)
+
+    def visit_AnnAssign(self, node):
+        return self.checked(node, node)
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr in ("append", "extend") and isinstance(call.func.value, gast.Name)
+                and len(call.args) == 1 and call.func.value.id in self.ctx.locals):
+            return node
+        xs = call.func.value.id
+        if xs in self.ctx.aliases:
+            fail(self.ctx.parsed, node, "%s.%s(...) on %s, which another name (%s) refers to (an alias)"
+                 % (xs, call.func.attr, xs, self.ctx.aliases[xs]), "make a copy: ys = list(xs)")
+        append = call.func.attr == "append"
+        fn = helper(containers.list_append if append else containers.list_extend,
+                    "list_append" if append else "list_extend")
+        return replace("XS = F(XS, V)", XS=ast_util.name(xs), V=call.args[0], F=fn)
+
+    def checked(self, node, new):
+        """`new` (what replaces `node`), preceded by the run-time view check
+        of `node` if it has one."""
+        shared = Anno.VIEW_CHECK.of(node)
+        if not shared:
+            return new
+        # a view or a copy, known at run time: NumPy's semantics checked before assigning
+        what = (tuple((c, h) for _, c, h in shared), self.ctx.parsed.origin(node))    # (messages, origin)
+        check = replace("CHECK(X, OTHERS, VIEWS)", CHECK=helper(runtime_syntax.check_not_shared, "check_not_shared"),
+                        X=ast_util.name(mutated(node)[0]),
+                        OTHERS=ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]), VIEWS=helper(what, "views"))
+        return check + (new if isinstance(new, list) else [new])
+
+    def unpack(self, node):
+        """a[i], a[j] = a[j], a[i]: evaluate the right side first, then assign one by one."""
+        namer = self.ctx.namer
+        elts = node.targets[0].elts
+        value = node.value
+        pre = []
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(elts):
+            parts = value.elts
+        else:
+            tup = ast_util.name(namer.fresh("_tuple"))
+            pre += replace("T = V", T=tup, V=value)
+            parts = [replace_expr("T[K]", T=tup, K=ast_util.const(k)) for k in range(len(elts))]
+        temps = [ast_util.name(namer.fresh("_value")) for _ in elts]
+        pre += [a for t, v in zip(temps, parts) for a in replace("T = V", T=t, V=v)]
+        pre += [a for e, t in zip(elts, temps) for a in replace("E = T", E=e, T=t)]
+        return pre
+
+    def check_mutators(self, s):
+        """A method that mutates a local list, dict or array in place
+        (xs.insert, d.update, x.sort(), ...) other than append and extend
+        is refused by name."""
+        exprs = [getattr(s, f, None) for f in ("value", "test", "iter", "target", "targets")]
+        for e in exprs:
+            for part in (e if isinstance(e, list) else [e]):
+                if not isinstance(part, gast.AST):
+                    continue
+                for n in ast_util.walk(part):
+                    if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                            and n.func.attr in _MUTATORS and isinstance(n.func.value, gast.Name)
+                            and n.func.value.id in self.ctx.locals):
+                        fail(self.ctx.parsed, n, "%s.%s(...), which changes %s in place"
+                             % (n.func.value.id, n.func.attr, n.func.value.id),
+                             "srcgrad follows xs.append, xs.extend and x[i] = v; build a new value "
+                             "instead (xs = [v] + xs, d = {**d, 'k': v}, x = np.sort(x))")
+
+    def setitem(self, target, value, s):
+        """`base[i][j] = v` -> t = base[i]; t = setitem(t, j, v); base = setitem(base, i, t)."""
+        ctx = self.ctx
+        if isinstance(target.value, gast.Name):
+            base = target.value.id
+            if base not in ctx.locals:
+                fail(ctx.parsed, s, "assignment to an element of %s, which is not a local variable" % base)
+            if base in ctx.aliases:
+                fail(ctx.parsed, s, "element assignment to %s, which another name (%s) refers to (an alias)"
+                     % (base, ctx.aliases[base]), "make a copy: b = a.copy()")
+            return replace("X = SET(X, I, V)", X=ast_util.name(base), I=ast_util.slice_to_expr(target.slice),
+                           V=value, SET=helper(containers.setitem, "setitem"))
+        if isinstance(target.value, gast.Subscript):
+            tmp = ast_util.name(ctx.namer.fresh("_part"))
+            out = replace("T = PART", T=tmp, PART=target.value)
+            out += replace("X = SET(X, I, V)", X=tmp, I=ast_util.slice_to_expr(target.slice),
+                           V=value, SET=helper(containers.setitem, "setitem"))
+            return out + self.setitem(target.value, tmp, s)
+        fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)")
+
+
+def written_params(body, params):
+    """{parameter: the statement} for element assignments (`v[i] = ...`,
+    `v[i] += ...`) into a parameter never rebound in the function: NumPy
+    changes the caller's array, which compiled code does not (checked where
+    the function is compiled as a callee)."""
+    stored = {}
+    for n in ast_util.walk(ast_util.module(body)):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stored[n.id] = stored.get(n.id, 0) + 1
+    out = {}
+    for n in ast_util.walk(ast_util.module(body)):
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            for name in mutated(n):
+                if name in params and not stored.get(name) and name not in out and not (
+                        isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)):
+                    out[name] = n
+    return out
+
+
+def transform(fdef, ctx):
+    fdef.body = _Mutations(ctx).visit_block(fdef.body)
+    return fdef

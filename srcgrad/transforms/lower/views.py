@@ -1,0 +1,315 @@
+"""Lowering: element assignment and NumPy views (a check, no rewrite).
+
+Requires: for_loops (index loops: the rows a loop reads are `t = _seq[_i]`),
+the function itself (not an inlined body). Guarantees: an element
+assignment (or `x += v`, in place for an array) to a name that may share
+memory with another name still read afterwards raises
+UnsupportedSyntaxError when the other is a NumPy view for sure
+(`a = x[::-1]; a[1] = v` changes x in NumPy, the functional
+`a = setitem(a, 1, v)` of mutations.py does not); when it depends on the
+array (`tmp = y[j]`: a copy of a vector's element, a view of a matrix's
+row) the statement carries VIEW_CHECK, the names mutations.py tests at run
+time (`check_not_shared`).
+"""
+import gast
+
+from ...errors import fail
+from ...syntax import ast_util
+from ...syntax.anno import Anno
+from .common import mutated
+
+# a view whatever the array: basic slicing, the transpose, ...
+_VIEW_ATTRS = {"T", "mT", "real", "imag"}
+_VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis",
+               "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud",
+               "rot90", "broadcast_to", "real", "imag"}
+
+
+# builtins whose result holds no array of their arguments
+_NO_VIEW_BUILTINS = {"len", "range", "int", "float", "bool", "str", "abs", "round", "isinstance", "print", "hash",
+                     "id", "type", "repr", "format", "callable", "hasattr", "divmod", "pow", "complex"}
+
+
+def _advanced_index(sl):
+    """An index that makes NumPy copy (a list display: advanced indexing)."""
+    if isinstance(sl, gast.List):
+        return True
+    return isinstance(sl, gast.Tuple) and any(isinstance(e, gast.List) for e in sl.elts)
+
+
+def _basic_slicing(sl):
+    """An index with a slice, `...` or None: NumPy returns a view."""
+    parts = sl.elts if isinstance(sl, gast.Tuple) else [sl]
+    return any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
+               for p in parts)
+
+
+def _view_chain_root(value):
+    """{root name: False} for a chain of subscripts, attributes and calls
+    rooted at a name (a[None][0], np.expand_dims(a, 0)[0], a.reshape(1, 3).T):
+    a view or a copy, checked at run time."""
+    while True:
+        if isinstance(value, gast.Name):
+            return {value.id: False}
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            value = value.value
+        elif isinstance(value, gast.Call):
+            out = {}
+            for a in value.args:
+                out.update(_view_chain_root(a))
+            if isinstance(value.func, gast.Attribute):
+                out.update(_view_chain_root(value.func.value))
+            return out
+        else:
+            return {}
+
+
+def _view_bases(value):
+    """{name: definite} for the names whose array `value` may be a view of
+    (NumPy shares the memory): definite for `x` itself, `x[1:]`, `x.T`,
+    `np.transpose(x)`, ...; not definite (a view or a copy depending on the
+    array, checked at run time) for `x[i]` and the arguments of any other
+    call (`x.reshape(...)`, a helper returning `x[1:]`)."""
+    if isinstance(value, gast.Name):
+        return {value.id: True}
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        if _advanced_index(value.slice):
+            return {}
+        return {value.value.id: _basic_slicing(value.slice)}
+    if isinstance(value, (gast.Subscript, gast.Attribute)) and not isinstance(value.value, gast.Name):
+        if isinstance(value, gast.Subscript) and _advanced_index(value.slice):
+            return {}
+        return _view_chain_root(value.value)         # a view of a view: checked at run time
+    if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
+        return {value.value.id: True}
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr in _VIEW_CALLS:
+        out = {}
+        if isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = True              # x.transpose()
+        if value.args and isinstance(value.args[0], gast.Name):
+            out[value.args[0].id] = True                 # np.transpose(x)
+        return out
+    if isinstance(value, gast.Call) and not (isinstance(value.func, gast.Name) and value.func.id in _NO_VIEW_BUILTINS):
+        # any other call may return a view of an argument (x.reshape(...), a helper returning x[1:]):
+        # checked at run time
+        out = {a.id: False for a in value.args if isinstance(a, gast.Name)}
+        out.update({k.value.id: False for k in value.keywords if isinstance(k.value, gast.Name)})
+        if isinstance(value.func, gast.Attribute) and isinstance(value.func.value, gast.Name):
+            out[value.func.value.id] = False
+        return out
+    return {}
+
+
+def _loads(node):
+    return {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+class _ViewCheck:
+    """Element assignment and NumPy views: `a = x[::-1]; a[1] = v` changes
+    x in NumPy, and `b = x.T; x[0] = v` changes b, but the functional
+    `a = setitem(a, 1, v)` changes neither. For an element assignment to
+    one of a group of names that may share memory (`_view_bases`, taken
+    transitively) while another name of the group is still read afterwards
+    (live: a backwards liveness analysis of the structured body, loops to
+    their fixpoint): UnsupportedSyntaxError when the other is a view for
+    sure; otherwise (`tmp = y[j]` is a copy of a vector's element, a view of
+    a matrix's row) the statement gets VIEW_CHECK, the names to test at
+    run time (`check_not_shared`; names unbound on some path to the
+    statement are not tested).
+    Conservative: a name that was a view once counts as one everywhere."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.links = {}         # name -> {other name: (the assignment that links them, definite)}
+
+    def check(self, body):
+        self.locals = set(self.ctx.parsed.params) | ast_util.names_stored(ast_util.module(body))
+        for n in ast_util.walk(ast_util.module(body)):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                self.collect(n.targets[0], n.value, n)
+            elif (isinstance(n, gast.Expr) and isinstance(n.value, gast.Call)
+                  and isinstance(n.value.func, gast.Attribute) and n.value.func.attr in ("append", "extend")
+                  and isinstance(n.value.func.value, gast.Name)):
+                # xs.append(a): xs holds a (an element assignment to a changes xs's element too)
+                for a in n.value.args:
+                    for base in _held_names(a):
+                        self.link(n.value.func.value.id, base, n, False)
+        if self.links:
+            self.assigned(body, set(self.ctx.parsed.params))
+            self.block(body, set(), True)
+
+    def collect(self, target, value, stmt):
+        if isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts):
+                    self.collect(t, v, stmt)
+            else:                   # a, b = x: the rows of x
+                for t in target.elts:
+                    t = t.value if isinstance(t, gast.Starred) else t
+                    if isinstance(t, gast.Name) and isinstance(value, gast.Name):
+                        self.link(t.id, value.id, stmt, False)
+            return
+        if isinstance(target, gast.Name):
+            for base, definite in _view_bases(value).items():
+                self.link(target.id, base, stmt, definite)
+            if isinstance(value, _DISPLAY_NODES):
+                for base in _held_names(value):        # zs = [a]: zs holds a
+                    self.link(target.id, base, stmt, False)
+
+    def link(self, view, base, stmt, definite):
+        if base == view or base not in self.locals or view not in self.locals:
+            return
+        for a, b in ((view, base), (base, view)):
+            old = self.links.setdefault(a, {}).get(b)
+            if old is None or (definite and not old[1]):
+                self.links[a][b] = (stmt, definite)
+
+    def paths(self, name):
+        """{other: True if some path of definite links joins them}."""
+        best = {name: True}
+        todo = [name]
+        while todo:
+            a = todo.pop()
+            for b, (_, definite) in self.links.get(a, {}).items():
+                d = best[a] and definite
+                if b not in best or (d and not best[b]):
+                    best[b] = d
+                    todo.append(b)
+        del best[name]
+        return best
+
+    # -- which names are assigned on every path to a statement
+    def assigned(self, stmts, defined):
+        for s in stmts:
+            if mutated(s):
+                Anno.DEFINED.add_to(s, set(defined))
+            if isinstance(s, gast.If):
+                defined = self.assigned(s.body, set(defined)) & self.assigned(s.orelse, set(defined))
+            elif isinstance(s, (gast.For, gast.While)):
+                inner = set(defined)
+                if isinstance(s, gast.For):
+                    inner |= ast_util.names_stored(s.target)
+                self.assigned(s.body, inner)
+            else:
+                defined |= ast_util.names_stored(s)
+        return defined
+
+    # -- liveness, backwards
+    def block(self, stmts, live, report):
+        for s in reversed(stmts):
+            live = self.stmt(s, live, report)
+        return live
+
+    def stmt(self, s, live, report):
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if report:
+                for name in mutated(s):
+                    self.mutation(name, live, s)
+            kills = set()
+            if not isinstance(s, gast.AugAssign):
+                for t in targets:
+                    kills |= ast_util.names_stored(t)
+            uses = _loads(s.value) if s.value is not None else set()
+            for t in targets:
+                uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
+            uses |= set(mutated(s))
+            return (live - kills) | uses
+        if isinstance(s, gast.Return):
+            return _loads(s)
+        if isinstance(s, gast.If):
+            return _loads(s.test) | self.block(s.body, set(live), report) | self.block(s.orelse, set(live), report)
+        if isinstance(s, (gast.For, gast.While)):
+            head = set(live) | _loads(s.iter if isinstance(s, gast.For) else s.test)
+            target = ast_util.names_stored(s.target) if isinstance(s, gast.For) else set()
+            while True:
+                new = head | (self.block(s.body, set(head), False) - target)
+                if new == head:
+                    break
+                head = new
+            if report:
+                self.block(s.body, set(head), True)
+            return head
+        return set(live) | _loads(s)
+
+    def mutation(self, name, live, s):
+        # x += v: in place for an array, not for a float (x[i] += v is an element assignment)
+        augmented = isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name)
+        if name not in self.links or (name in self.ctx.aliases and not augmented):  # (setitem raises)
+            return
+        runtime = []
+        for other, definite in sorted(self.paths(name).items()):
+            if other not in live:
+                continue
+            if not definite or augmented:
+                if other in Anno.DEFINED.of(s, ()):
+                    runtime.append((other,) + view_message(name, other, self.links, s))
+                continue        # (unbound on some path to here: not checked)
+            self.fail(name, other, s)
+        if runtime:
+            Anno.VIEW_CHECK.add_to(s, runtime)
+
+    def fail(self, name, other, s):
+        fail(self.ctx.parsed, s, *view_message(name, other, self.links, s))
+
+
+def view_message(name, other, links, mutation=None):
+    """(construct, hint) of the error for an element assignment (or `+=`)
+    to `name` while `other`, which may share its memory, is still used."""
+    stmt = links.get(name, {}).get(other, (None,))[0]
+    augmented = isinstance(mutation, gast.AugAssign) and isinstance(mutation.target, gast.Name)
+    what = ("%s %s= ... (in place for an array)" % (name, _OP_TEXT.get(type(mutation.op), "")) if
+            augmented else "element assignment to %s" % name)
+    if stmt is not None and (isinstance(stmt, gast.Expr) or isinstance(stmt.value, _DISPLAY_NODES)):
+        holder, held = (name, other) if name in _held_in(stmt) else (other, name)
+        return ("%s while %s, a list, tuple or dict holding it, is still used (NumPy would change the element "
+                "%s holds too, srcgrad changes %s only)" % (what, holder, holder, name),
+                "store a copy in the container (%s.copy()), or build a new array instead of writing into %s"
+                % (held, name))
+    if augmented:
+        return ("%s while %s, which may share its memory, is still used (NumPy would change %s too, "
+                "srcgrad changes %s only)" % (what, other, other, name),
+                "write %s = %s + ... (a new array), or make a copy first" % (name, name))
+    if stmt is not None and other in _view_bases(stmt.value) and name in ast_util.names_stored(stmt):
+        construct = ("element assignment to %s, which may be a NumPy view of %s (NumPy would change %s too, "
+                     "srcgrad changes %s only)" % (name, other, other, name))
+        view = name
+    else:
+        construct = ("element assignment to %s while %s, which may be a NumPy view of it, is still used "
+                     "(NumPy would change %s too, srcgrad changes %s only)" % (name, other, other, name))
+        view = other
+    if stmt is None:        # linked through other names (h = H[t]; hs.append(h); H[t] = ...)
+        return construct, ("copy the array where another name or a container takes it (h = H[t].copy(), "
+                           "hs.append(h.copy()))")
+    text = ast_util.to_source(stmt.value).strip()
+    if "_seq" in text or "_zipped" in text:     # an element of a for loop
+        text = view
+    return construct, "make a copy: %s = %s.copy()" % (view, text)
+
+
+_DISPLAY_NODES = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+_OP_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**", gast.MatMult: "@",
+            gast.FloorDiv: "//", gast.Mod: "%"}
+
+
+def _held_in(stmt):
+    """The names a linking statement stores elements into (its container)."""
+    if isinstance(stmt, gast.Expr):
+        return {stmt.value.func.value.id}
+    return ast_util.names_stored(stmt)
+
+
+def _held_names(value):
+    """The names a display holds as elements (nested displays too): `[a, (b, c)]`."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Dict):
+        return [n for v in value.values for n in _held_names(v)]
+    if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
+        return [n for e in value.elts for n in _held_names(e.value if isinstance(e, gast.Starred) else e)]
+    return []
+
+
+def transform(fdef, ctx):
+    _ViewCheck(ctx).check(fdef.body)
+    return fdef
