@@ -41,7 +41,6 @@ from system_support import short_traceback
 # Categories that fail on today's code (found by running every category;
 # the fixed seeds below exhibit each). Remove a category once it is fixed.
 KNOWN_BROKEN = {
-    "loop_sequential_reuse", "loop_nested", "loop_reassigned", "break_then_reuse",
     "split_view", "helper_mutates_args",
     "list_whole",
 }

@@ -199,19 +199,10 @@ WHY = {
     "sequential_reuse": R + "j read after its loop, then reused by a second loop (no break): the first read "
                             "gets the second loop's j in the adjoint",
 }
+# (all fixed: a loop variable assigned elsewhere or read after its loop is assigned from a counter of the
+# loop's own, so the reverse sweep saves and restores its values as any assignment's)
 BROKEN = {}
 RAISES = {}
-for _name, _why in WHY.items():
-    for _mode in MODES_1 + ("hvp",):
-        BROKEN[(_name, _mode)] = _why
-        if _name == "break_then_range_from_it":
-            RAISES[(_name, _mode)] = IndexError
-BROKEN[("reassigned", "hvp")] = (R + "crash: the JVP of the generated gradient reads the tangent of the "
-                                  "loop counter, which is None (TypeError: bad operand type for unary -)")
-RAISES[("reassigned", "hvp")] = TypeError
-# forward mode (sg.jvp) has no reverse sweep: right today
-for _name in WHY:
-    BROKEN.pop((_name, "jvp"), None)
 
 
 @short_traceback
@@ -221,7 +212,6 @@ def test_issue_numbers():
     close(fd_grad(nested_reuse, X), [14.0, 113.0, 0.0])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=WHY["nested_reuse"])
 @short_traceback
 def test_issue_reproducer():
     close(sg.grad(nested_reuse)(X), [14.0, 113.0, 0.0])

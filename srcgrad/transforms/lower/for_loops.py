@@ -10,7 +10,9 @@ taken apart, each sequence indexed directly (`for a, b in zip(*seqs)` reads
 `seqs[0][i]`, `seqs[1][i]`), and a loop over a name that may hold a dict or a
 set is checked at run time (`check_loop_sequence`). `for i in
 reversed(range(...))` (generated reverse sweeps) is a range with reversed
-bounds. A loop over sequences carries the OVER annotation (the names
+bounds. A loop variable assigned elsewhere too, or read after its loop, is
+assigned from a counter of the loop's own (`for _i in range(n): i = _i`),
+so that its values are saved and restored as any assignment's. A loop over sequences carries the OVER annotation (the names
 holding the sequences, also those of zip and enumerate), so that resolve.py
 can unroll it over a known list of objects.
 """
@@ -27,10 +29,37 @@ from .common import Block, call_of, helper, is_range
 
 class _ForLoops(Block):
 
+    def __init__(self, ctx, fdef):
+        super().__init__(ctx)
+        # how often each name is stored and loaded in the whole function (loop variables below)
+        self.stores, self.loads = {}, {}
+        for n in ast_util.walk(fdef):
+            if isinstance(n, gast.Name):
+                table = self.loads if isinstance(n.ctx, gast.Load) else self.stores
+                table[n.id] = table.get(n.id, 0) + 1
+
+    def shared_target(self, node):
+        """Is the loop variable of `for i in range(...)` assigned anywhere
+        else (another loop, the body, a parameter) or read after the loop?
+        Then the loop iterates a counter of its own and assigns `i = _i`,
+        an assignment the reverse sweep saves and restores like any other:
+        the adjoint of `x[i]` after an inner loop that reused `i` reads the
+        inner loop's last value, as Python does."""
+        name = node.target.id
+        inside = sum(1 for n in ast_util.walk(node) if isinstance(n, gast.Name) and n.id == name
+                     and isinstance(n.ctx, gast.Load))
+        if not self.loads.get(name, 0):
+            return False        # (never read: its values do not matter)
+        return self.stores.get(name, 0) > 1 or self.loads.get(name, 0) > inside or name in self.ctx.parsed.params
+
     def visit_For(self, node):
         self.generic_visit(node)
         it = node.iter
         if is_range(it) and isinstance(node.target, gast.Name) and not it.keywords:
+            if self.shared_target(node):
+                counter = ast_util.name(self.ctx.namer.fresh("_" + node.target.id))
+                node.body = replace("T = C", T=node.target, C=counter) + node.body
+                node.target = ast_util.name(counter.id, store=True)
             return node
         if (call_of(it, "reversed") and len(it.args) == 1 and is_range(it.args[0])
                 and isinstance(node.target, gast.Name) and not it.args[0].keywords and not it.keywords):
@@ -138,5 +167,5 @@ class _IndexLoop:
 
 
 def transform(fdef, ctx):
-    fdef.body = _ForLoops(ctx).visit_block(fdef.body)
+    fdef.body = _ForLoops(ctx, fdef).visit_block(fdef.body)
     return fdef
