@@ -114,10 +114,19 @@ class Function:
 
     def is_stale(self):
         """Has the Python function's code or defaults been replaced since it
-        was parsed (`f.__code__ = ...`, IPython's autoreload)?"""
+        was parsed (`f.__code__ = ...`, IPython's autoreload), or a builtin
+        the lowering rewrote calls of (range, zip, enumerate) been shadowed
+        by a global since?"""
         o = self._origin
-        return o is not None and (o[0].__code__ is not o[1] or o[0].__defaults__ is not o[2]
-                                  or o[0].__kwdefaults__ is not o[3])
+        if o is None:
+            return False
+        if o[0].__code__ is not o[1] or o[0].__defaults__ is not o[2] or o[0].__kwdefaults__ is not o[3]:
+            return True
+        assumed = self.parsed.assumed_builtins
+        if assumed:
+            globals_ = o[0].__globals__
+            return any(name in globals_ for name in assumed)
+        return False
 
     def _reparse(self):
         """Parse the function again (its code or defaults were replaced):

@@ -235,7 +235,7 @@ class _ANF:
                     out.append(self._assign(tmp, ast_util.name(a.id), Op("nondiff", source="n"), s))
                     args[k] = ast_util.name(tmp)
             new = ast_util.for_(ast_util.set_store(ast_util.clone(s.target)),
-                                ast_util.call(ast_util.name("range"), args), self.block(s.body))
+                                ast_util.call(ast_util.clone(it.func), args), self.block(s.body))
             ast_util.copy_location(new, s)
             out.append(new)
             return out

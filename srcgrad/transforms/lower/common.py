@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ...errors import fail
 from ...syntax import ast_util
 from ...syntax.anno import Anno
 from ...syntax.naming import Namer
@@ -103,8 +104,27 @@ def call_of(node, *names):
     return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in names
 
 
-def is_range(node):
-    return call_of(node, "range")
+def builtin_call(ctx, node, *names):
+    """Is `node` a call of the builtin function named one of `names`
+    (range, zip, enumerate, reversed), not shadowed by a local, a
+    parameter, a global or a closure cell? The lowering rewrites such calls
+    by what the builtin does; the names it relied on are recorded
+    (`Parsed.assumed_builtins`), so that rebinding one later makes the
+    function's parse stale (Function.is_stale)."""
+    if not call_of(node, *names):
+        return False
+    name = node.func.id
+    if name in ctx.local_fns:
+        fail(ctx.parsed, node, "a local function named %s (it shadows the builtin the compiled loop is written "
+             "with)" % name, "rename the local function")
+    if name in ctx.locals or ctx.static(node.func) is not getattr(builtins, name):
+        return False
+    ctx.parsed.assumed_builtins.add(name)
+    return True
+
+
+def is_range(node, ctx=None):
+    return builtin_call(ctx, node, "range") if ctx is not None else call_of(node, "range")
 
 
 def subscript_base(t):

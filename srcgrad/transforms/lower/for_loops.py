@@ -16,6 +16,8 @@ so that its values are saved and restored as any assignment's. A loop over seque
 holding the sequences, also those of zip and enumerate), so that resolve.py
 can unroll it over a known list of objects.
 """
+import builtins
+
 import gast
 
 from ...errors import fail
@@ -24,7 +26,7 @@ from ...syntax import ast_util
 from ...syntax.anno import Anno
 from ...syntax.templates import replace, replace_expr
 from ..base import inherit_origin
-from .common import Block, call_of, helper, is_range
+from .common import Block, builtin_call, helper, is_range
 
 
 class _ForLoops(Block):
@@ -55,18 +57,18 @@ class _ForLoops(Block):
     def visit_For(self, node):
         self.generic_visit(node)
         it = node.iter
-        if is_range(it) and isinstance(node.target, gast.Name) and not it.keywords:
+        if is_range(it, self.ctx) and isinstance(node.target, gast.Name) and not it.keywords:
             if self.shared_target(node):
                 counter = ast_util.name(self.ctx.namer.fresh("_" + node.target.id))
                 node.body = replace("T = C", T=node.target, C=counter) + node.body
                 node.target = ast_util.name(counter.id, store=True)
             return node
-        if (call_of(it, "reversed") and len(it.args) == 1 and is_range(it.args[0])
+        if (builtin_call(self.ctx, it, "reversed") and len(it.args) == 1 and is_range(it.args[0], self.ctx)
                 and isinstance(node.target, gast.Name) and not it.args[0].keywords and not it.keywords):
             # for i in reversed(range(...)) (generated reverse sweeps): a range with reversed bounds
             r = ast_util.name(self.ctx.namer.fresh("_reversed"))
             pre = replace("R = RANGE[::-1]", R=r, RANGE=it.args[0])
-            node.iter = replace_expr("range(R.start, R.stop, R.step)", R=r)
+            node.iter = replace_expr("RANGE(R.start, R.stop, R.step)", RANGE=_range(self.ctx), R=r)
             return pre + [node]
         return _IndexLoop(self.ctx, node).lower()
 
@@ -85,10 +87,10 @@ class _IndexLoop:
         s, namer = self.loop, self.ctx.namer
         it = s.iter
         i = ast_util.name(namer.fresh("_i"))
-        if call_of(it, "reversed") and len(it.args) == 1 and not it.keywords:
+        if builtin_call(self.ctx, it, "reversed") and len(it.args) == 1 and not it.keywords:
             inner = it.args[0]
             seq = ast_util.name(namer.fresh("_seq"))
-            self.pre += replace("S = list(A)" if call_of(inner, "zip", "enumerate", "range") else "S = A",
+            self.pre += replace("S = list(A)" if builtin_call(self.ctx, inner, "zip", "enumerate", "range") else "S = A",
                                 S=seq, A=inner)
             self.lengths.append(replace_expr("len(S)", S=seq))
             index = replace_expr("len(S) - 1 - I", S=seq, I=i)
@@ -97,8 +99,9 @@ class _IndexLoop:
             self.read(s.target, it, i)
         count = self.lengths[0] if len(self.lengths) == 1 else ast_util.call(ast_util.name("min"), self.lengths)
         body = [r for t, value in self.reads for r in replace("T = V", T=t, V=value)] + s.body
-        loop = ast_util.for_(ast_util.name(i.id, store=True), replace_expr("range(N)", N=count), body)
-        if self.sequences and len(self.sequences) == len(self.lengths) and not call_of(it, "reversed"):
+        loop = ast_util.for_(ast_util.name(i.id, store=True),
+                             replace_expr("RANGE(N)", RANGE=_range(self.ctx), N=count), body)
+        if self.sequences and len(self.sequences) == len(self.lengths) and not builtin_call(self.ctx, it, "reversed"):
             Anno.OVER.add_to(loop, list(self.sequences))     # for t in seq (zip, enumerate): t = seq[i]
         return self.pre + [loop]
 
@@ -106,7 +109,7 @@ class _IndexLoop:
         """What `for target in it` reads at position `index` (zip and
         enumerate taken apart, so each sequence is indexed directly)."""
         parsed, namer, s = self.ctx.parsed, self.ctx.namer, self.loop
-        if call_of(it, "zip") and not it.keywords and any(isinstance(a, gast.Starred) for a in it.args):
+        if builtin_call(self.ctx, it, "zip") and not it.keywords and any(isinstance(a, gast.Starred) for a in it.args):
             # zip(*seqs): the sequences are the elements of seqs
             if len(it.args) != 1:
                 fail(parsed, s, "zip() of a starred argument and other arguments in a for loop")
@@ -122,13 +125,13 @@ class _IndexLoop:
             for k, t in enumerate(target.elts):
                 self.read(t, replace_expr("S[K]", S=seqs, K=ast_util.const(k)), index)
             return
-        if call_of(it, "zip") and not it.keywords:
+        if builtin_call(self.ctx, it, "zip") and not it.keywords:
             if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
                 fail(parsed, s, "a zip loop whose target does not unpack every sequence")
             for t, a in zip(target.elts, it.args):
                 self.read(t, a, index)
             return
-        if call_of(it, "enumerate") and len(it.args) == 1 and [k.arg for k in it.keywords] in ([], ["start"]):
+        if builtin_call(self.ctx, it, "enumerate") and len(it.args) == 1 and [k.arg for k in it.keywords] in ([], ["start"]):
             if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
                 fail(parsed, s, "an enumerate loop whose target is not (index, value)")
             start = it.keywords[0].value if it.keywords else ast_util.const(0)
@@ -151,10 +154,10 @@ class _IndexLoop:
             else:
                 self.reads.append((target, replace_expr("S[KEY]", S=seq, KEY=key)))
             return
-        if isinstance(it, gast.Call) and call_of(it, "zip", "enumerate", "reversed"):
+        if isinstance(it, gast.Call) and builtin_call(self.ctx, it, "zip", "enumerate", "reversed"):
             fail(parsed, s, "this form of %s() in a for loop" % it.func.id)
         seq = ast_util.name(namer.fresh("_seq"))
-        self.pre += replace("S = list(A)" if is_range(it) else "S = A", S=seq, A=it)
+        self.pre += replace("S = list(A)" if is_range(it, self.ctx) else "S = A", S=seq, A=it)
         if isinstance(it, (gast.Name, gast.Attribute)):
             # a name may hold a dict or a set, which the index loop cannot follow
             filename, lineno, col = parsed.origin(s)       # (a tuple of its own: one helper per check)
@@ -164,6 +167,19 @@ class _IndexLoop:
         self.lengths.append(replace_expr("len(S)", S=seq))
         self.reads.append((target, replace_expr("S[I]", S=seq, I=index)))
         self.sequences.append(seq.id)
+
+
+def _range(ctx):
+    """The Name an index loop calls to iterate: `range`, or the builtin
+    itself under another name where the function's `range` is not it (a
+    local, a parameter, a global shadowing it)."""
+    if "range" in ctx.local_fns:
+        fail(ctx.parsed, ctx.parsed.node, "a local function named range (it shadows the builtin the compiled "
+             "loop is written with)", "rename the local function")
+    if "range" in ctx.locals or ctx.static(ast_util.name("range")) is not builtins.range:
+        return helper(builtins.range, "range")
+    ctx.parsed.assumed_builtins.add("range")      # (a global range later makes the parse stale)
+    return ast_util.name("range")
 
 
 def transform(fdef, ctx):
