@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from . import runtime
+from .errors import api_boundary
 from .rules import containers, registry
 
 _ids = itertools.count(1)
@@ -197,9 +198,11 @@ def is_differentiable_dtype(dtype):
 
 
 def _binary(ufunc):
+    @api_boundary
     def method(self, other):
         return ufunc(self, other)
 
+    @api_boundary
     def rmethod(self, other):
         return ufunc(other, self)
     return method, rmethod
@@ -252,6 +255,7 @@ class Tensor:
             return self._value
         return self._value.astype(dtype)
 
+    @api_boundary
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if kwargs.get("out") is not None:
             raise TypeError("srcgrad Tensors are immutable: out= is not supported")
@@ -260,6 +264,7 @@ class Tensor:
             return apply(ufunc, inputs, kwargs)
         return apply(getattr(ufunc, method), inputs, kwargs)
 
+    @api_boundary
     def __array_function__(self, func, types, args, kwargs):
         form = registry.tape_form(func)
         if form is not None:
@@ -372,6 +377,7 @@ class Tensor:
     def __ne__(self, o):
         return np.not_equal(self, o)
 
+    @api_boundary
     def __getitem__(self, index):
         return apply(operator.getitem, (self, unwrap(index)))
 
