@@ -115,18 +115,19 @@ _CELL = "border: 1px solid #ccc; padding: 2px 8px; text-align: left; vertical-al
 _CODE = MONOSPACE + "; white-space: pre"
 
 
-def html_table(headers, rows, code_columns=(), caption=None):
+def html_table(headers, rows, code_columns=(), caption=None, marked=()):
     """An HTML table (inline styles) of `rows`; the cells of the columns in
-    `code_columns` (indices) are shown as code."""
+    `code_columns` (indices) are shown as code, the rows in `marked`
+    (indices) tinted."""
     out = ['<table style="%s">' % _TABLE]
     if caption:
         out.append('<caption style="text-align: left; font-weight: bold">%s</caption>' % html.escape(caption))
     out.append("<tr>" + "".join('<th style="%s">%s</th>' % (_CELL, html.escape(str(h))) for h in headers) + "</tr>")
-    for row in rows:
+    for k, row in enumerate(rows):
         cells = []
         for i, c in enumerate(row):
             style = _CELL + ("; " + _CODE if i in code_columns else "")
             cells.append('<td style="%s">%s</td>' % (style, html.escape(str(c))))
-        out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append(("<tr%s>" % (' style="background: #fde8e8"' if k in marked else "")) + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)

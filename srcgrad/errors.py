@@ -53,6 +53,11 @@ def cell_name(filename):
     return None if number is None else "Cell In[%s]" % number
 
 
+def source_name(filename):
+    """"Cell In[3]" for a notebook cell, else `filename` itself."""
+    return cell_name(filename) or filename
+
+
 def short(filename):
     """A short name for `filename` in comments: "Cell In[3]" for a notebook
     cell, else the file's base name."""
@@ -221,6 +226,8 @@ def _public_path(obj, module):
     path exposes `obj` ("np.linalg.slogdet", "scipy.special.softmax",
     "scipy.stats.skewnorm" for an instance), or None."""
     parts = module.split(".")
+    if parts[0].startswith("_") and parts[0][1:] in sys.modules:
+        parts[0] = parts[0][1:]         # _operator -> operator
     name = getattr(obj, "__name__", None)
     for k in range(1, len(parts) + 1):
         if parts[k - 1].startswith("_"):

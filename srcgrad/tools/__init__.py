@@ -10,6 +10,7 @@ A front-layer package: it uses the public transforms and the compiled
 artefacts, and nothing below imports it.
 """
 from .check import check
+from .explain import explain
 from .show import show
 
-__all__ = ["check", "show"]
+__all__ = ["check", "explain", "show"]

@@ -19,7 +19,7 @@ import weakref
 import gast
 
 from .. import runtime
-from ..errors import location
+from ..errors import source_name
 from ..rules import helpers
 from ..syntax import ast_util
 from . import optimize
@@ -268,8 +268,8 @@ def annotate(exc, fn):
     origin = Anno.ORIGIN.of(stmt)
     if origin is not None:
         user_file, user_line, _ = origin
-        exc.add_note("srcgrad: raised in code generated for %s:\n    %s"
-                     % (location(user_file, user_line), linecache.getline(user_file, user_line).strip()))
+        exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"
+                     % (source_name(user_file), user_line, linecache.getline(user_file, user_line).strip()))
     else:
         exc.add_note("srcgrad: raised in generated code: %s" % text)
     return exc
