@@ -14,7 +14,7 @@ from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
-from .tools import check, explain, show
+from .tools import check, explain, export, show
 
 
 def _scipy_integrate():
@@ -38,6 +38,6 @@ __all__ = [
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
-    "check", "explain",
+    "check", "explain", "export",
 ]
 __version__ = "0.2.0"

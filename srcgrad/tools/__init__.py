@@ -11,6 +11,7 @@ artefacts, and nothing below imports it.
 """
 from .check import check
 from .explain import explain
+from .export import export
 from .show import show
 
-__all__ = ["check", "explain", "show"]
+__all__ = ["check", "explain", "export", "show"]
