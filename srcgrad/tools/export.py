@@ -237,6 +237,25 @@ class Linker:
         self.imports.append("import %s" % name if alias == name else "import %s as %s" % (name, alias))
         return alias
 
+    def _submodules(self, tree, name, module):
+        """`import scipy.special` for the code's `scipy.special.gammaln`
+        (importing a package does not always import its submodules)."""
+        for node in ast.walk(tree):
+            chain = []
+            while isinstance(node, ast.Attribute):
+                chain.append(node.attr)
+                node = node.value
+            if not (isinstance(node, ast.Name) and node.id == name and chain):
+                continue
+            dotted = module.__name__
+            for attr in reversed(chain[1:]):
+                dotted += "." + attr
+                if dotted not in sys.modules:
+                    break
+                line = "import %s" % dotted
+                if line not in self.imports:
+                    self.imports.append(line)
+
     def _library_object(self, obj, preferred, where):
         """A NumPy, SciPy or standard-library object: a binding to its
         public path (`tanh = np.tanh`)."""
@@ -388,6 +407,8 @@ class Linker:
                         attributes[n, node.attr] = unshadowed(self.link(getattr(value, node.attr), node.attr, where))
                 continue
             linked = unshadowed(self.link(value, n, where))
+            if isinstance(value, types.ModuleType):
+                self._submodules(tree, n, value)
             if linked != n:
                 mapping[n] = linked
         if mapping or attributes:
@@ -583,9 +604,9 @@ def export(f, path, wrt=(0,), args=None, mode="reverse"):
     leaves = list(program.leaves)
     if leaves:      # the generated function takes the Variables f reads as arguments: a wrapper passes them
         wrapper = linker.fresh(main_name)
-        inner = linker.link(main, "_" + main_name)
         values = [leaf.fetch({}, program.namespace) for leaf in leaves]
-        constants = [linker.link(v, leaf.root) for v, leaf in zip(values, leaves)]
+        constants = [linker.link(v, leaf.root) for v, leaf in zip(values, leaves)]    # (first: their own names)
+        inner = linker.link(main, "_" + main_name)
         tangents = ["d" + parsed.params[i] for i in wrt] if mode == "forward" else []
         linker.defs["main"].append("def %s(%s):\n    return %s(%s)" % (
             wrapper, ", ".join([p + ("=" + defaults[p] if p in defaults else "") for p in parsed.params]
