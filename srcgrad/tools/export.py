@@ -171,7 +171,7 @@ class Linker:
         found = self.names.get(id(obj))
         if found is not None:
             return found
-        builtin_name = getattr(obj, "__name__", None)
+        builtin_name = preferred if getattr(builtins, preferred, None) is obj else getattr(obj, "__name__", None)
         if isinstance(builtin_name, str) and getattr(builtins, builtin_name, None) is obj:
             self.names[id(obj)] = builtin_name
             self.objects.append(obj)
