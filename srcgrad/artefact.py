@@ -145,11 +145,11 @@ class Artefact:
         fn.__srcgrad_function__ = function
         fn.__srcgrad_artefact__ = ref
 
-    def gradient_function(self, n_params, wrt, preserve_result):
+    def gradient_function(self, n_params, wrt, preserve_result, has_aux=False):
         """The generated function of `sg.grad(f, wrt, preserve_result)` for
         this artefact (its mask selects `wrt`): a Python function of f's
         inputs whose kept AST is transformed for higher derivatives."""
-        key = (tuple(wrt), preserve_result)
+        key = (tuple(wrt), preserve_result, has_aux)
         fn = self._derived.get(key)
         if fn is None:
             with self.program._lock:
@@ -158,7 +158,7 @@ class Artefact:
                     order = [self.inputs[i] for i in wrt]
                     name = self.program.parsed.node.name
                     tree = codegen.gradient_def(self.sweeps, name, self.inputs, self.active_inputs, order,
-                                                preserve_result)
+                                                preserve_result, has_aux)
                     self._in_place(tree)
                     title = "%s gradient (%s)" % (name, ", ".join(order))
                     fns = build([tree], self.sweeps.injected, self.program.namespace.func, title, {},

@@ -123,7 +123,9 @@ def _cached(raw):
         fn = raw.__dict__.get(_CACHE_ATTR)
     else:
         fn = _others.get(raw)
-    return fn if fn is not None and fn.python_function is raw else None
+    if fn is None or fn.is_stale():
+        return None
+    return fn if fn.python_function is raw or (fn._origin is not None and fn._origin[0] is raw) else None
 
 
 def function(f):

@@ -91,11 +91,16 @@ class Function:
         from its source (or from `tree`, the gast FunctionDef of generated
         code) and prepared (pipeline.prepare: the fence and the lowerings);
         derived forms pass their Parsed and signature."""
+        self._origin = None
         if parsed is None:
+            raw = python_function
             parsed = pipeline.prepare(parse.parse(python_function, tree))
-            if tree is None and isinstance(python_function, types.FunctionType) \
-                    and python_function.__name__ == "<lambda>":
-                python_function = _named_lambda(python_function, parsed.node.name)
+            if tree is None and isinstance(raw, types.FunctionType):
+                # what the parse read: replacing the code or the defaults (IPython's autoreload does)
+                # makes it stale (is_stale)
+                self._origin = (raw, raw.__code__, raw.__defaults__, raw.__kwdefaults__)
+                if raw.__name__ == "<lambda>":
+                    python_function = _named_lambda(raw, parsed.node.name)
             functools.update_wrapper(self, python_function)
         self.python_function = python_function
         self.parsed = parsed
@@ -107,6 +112,20 @@ class Function:
                          args.kwarg.id if args.kwarg is not None else None)
         self._specializations = {}
         self.kw_map = {}            # (a specialization: **kwargs key -> its parameter)
+
+    def is_stale(self):
+        """Has the Python function's code or defaults been replaced since it
+        was parsed (`f.__code__ = ...`, IPython's autoreload)?"""
+        o = self._origin
+        return o is not None and (o[0].__code__ is not o[1] or o[0].__defaults__ is not o[2]
+                                  or o[0].__kwdefaults__ is not o[3])
+
+    def _reparse(self):
+        """Parse the function again (its code or defaults were replaced):
+        the old programs and specializations are dropped."""
+        with self._lock:
+            if self.is_stale():
+                self.__init__(self._origin[0])
 
     def n_outputs(self):
         """1, or k for a function that returns a k-tuple display."""
@@ -164,6 +183,8 @@ class Function:
 
     def for_call(self, args, kwargs):
         """(function, args, kwargs) with *args/**kwargs specialized away."""
+        if self._origin is not None and self.is_stale():
+            self._reparse()
         if self._varargs == (None, None):
             return self, args, kwargs
         bound = inspect.signature(self.python_function).bind(*args, **kwargs)
@@ -192,6 +213,8 @@ class Function:
         Complex arguments (or complex_mode, from a complex caller) make the
         generated adjoints keep the conjugations of TF's complex convention;
         real ones leave them out."""
+        if self._origin is not None and self.is_stale():
+            self._reparse()
         if params is None:
             key = ("real", complex_mode)
         else:
@@ -232,6 +255,8 @@ class Function:
 
     def bind(self, args, kwargs):
         """{parameter: value} for a call's arguments (defaults applied)."""
+        if self._origin is not None and self.is_stale():
+            self._reparse()
         params = self.parsed.params
         if not kwargs and len(args) == len(params) == self.parsed.n_positional:
             return dict(zip(params, args))   # the common case, without inspect

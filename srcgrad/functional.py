@@ -26,6 +26,8 @@ from .display import GeneratedCode
 from .errors import api_boundary
 from .function import BoundFunction, Function
 from .program import Program
+from .rules.batched import zeros_b
+from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
 
@@ -95,10 +97,11 @@ class Gradient:
     like a compiled function, through its generated code; srcgrad compiles
     it wherever it meets it (`GradFunction`)."""
 
-    def __init__(self, fn, wrt, preserve_result):
+    def __init__(self, fn, wrt, preserve_result, has_aux=False):
         self.fn = fn
         self.wrt = wrt
         self.preserve_result = preserve_result
+        self.has_aux = has_aux
         self._compiled_form = None
         self._lock = threading.Lock()
         name = "d%sd%s" % (fn.__name__, "_".join(fn.parsed.params[i] for i in wrt
@@ -128,13 +131,12 @@ class Gradient:
         fn, wrt = self.fn, self.wrt
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
-        if self.preserve_result:
+        _check_outputs(fn, program, compiled, self.has_aux)
+        if self.preserve_result or self.has_aux:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
-            if len(outs) != 1:
-                raise TypeError("grad needs a function with one output; %s returns %d"
-                                % (fn.__name__, len(outs)))
-            grads = compiled.bwd(residuals, np.ones_like(outs[0]))
+            seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
+            grads = compiled.bwd(residuals, *seeds)
             value = outs[0]
         else:
             grads = compiled.joint(*raw)
@@ -142,6 +144,8 @@ class Gradient:
         position = {i: k for k, i in enumerate(active)}
         grads = tuple(_as_input_dtype(grads[position[i]], raw[i]) for i in wrt)
         g = grads[0] if len(wrt) == 1 else grads
+        if self.has_aux:
+            return ((value, outs[1]), g) if self.preserve_result else (g, outs[1])
         return (value, g) if self.preserve_result else g
 
 
@@ -162,7 +166,9 @@ class GradFunction(Function):
         functools.update_wrapper(self, gradient, assigned=("__name__", "__qualname__", "__doc__"), updated=())
 
     def n_outputs(self):
-        return 2 if self.gradient.preserve_result else (len(self.gradient.wrt) if len(self.gradient.wrt) > 1 else 1)
+        if self.gradient.preserve_result or self.gradient.has_aux:
+            return 2
+        return len(self.gradient.wrt) if len(self.gradient.wrt) > 1 else 1
 
     def specialize(self, n_extra, kw_names):
         raise NotImplementedError("srcgrad: the gradient of a function with *args or **kwargs cannot be "
@@ -178,7 +184,8 @@ class GradFunction(Function):
                                  % (i, self.base.__name__, n))
         mask = [i in wrt for i in range(len(base_program.inputs))]
         compiled = base_program.compile(mask)
-        generated = compiled.gradient_function(n, wrt, self.gradient.preserve_result)
+        _check_outputs(self.base, base_program, compiled, self.gradient.has_aux)
+        generated = compiled.gradient_function(n, wrt, self.gradient.preserve_result, self.gradient.has_aux)
         # the leaves (Variables f reads) are fetched from f's namespace, as for f
         leaves = [dataclasses.replace(leaf, namespace=leaf.namespace or base_program.namespace)
                   for leaf in base_program.leaves]
@@ -187,32 +194,75 @@ class GradFunction(Function):
         return program
 
 
-def grad(f, wrt=(0,), preserve_result=False):
+def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
     """Return a function computing the gradient of scalar-valued `f`.
 
-    wrt: positional index or tuple of indices of the arguments to
-    differentiate, honoured in the order given (`wrt=(1, 0)` returns
-    `(df/dx1, df/dx0)`). The returned function takes f's arguments and
-    returns the gradient (an ndarray of the argument's shape and floating
-    dtype; integer arguments are promoted to float64), a tuple of them when
-    len(wrt) > 1, and `(value, gradient)` with preserve_result=True. A
-    non-scalar `f` gives the gradient of its sum (as GradientTape.gradient
-    does). The code that runs is the one `sg.source(f, wrt)` shows. The
-    returned function can itself be differentiated (`sg.grad(sg.grad(f))`,
-    on a tape, forward mode), through generated code.
+    Args:
+      f: a Python function (or what srcgrad returned: sg.grad(g), a bound
+        method) returning an array, whose gradient is that of its sum (as
+        GradientTape.gradient does); with has_aux, returning (value, aux).
+      wrt: positional index or tuple of indices of the arguments to
+        differentiate, honoured in the order given (`wrt=(1, 0)` returns
+        `(df/dx1, df/dx0)`).
+      preserve_result: also return f's value.
+      has_aux: f returns `(value, aux)`; aux (any value) is returned as is,
+        not differentiated (JAX's `has_aux`).
+
+    Returns:
+      A function of f's arguments returning the gradient: an ndarray of the
+      argument's shape and floating dtype (integer arguments are promoted to
+      float64; a list or tuple argument gets a list of its elements'
+      gradients), a tuple of them when len(wrt) > 1; `(value, gradient)`
+      with preserve_result; `(gradient, aux)` with has_aux; `((value, aux),
+      gradient)` with both. The code that runs is the one `sg.source(f,
+      wrt)` shows; the returned function can itself be differentiated
+      (`sg.grad(sg.grad(f))`, on a tape, forward mode), through generated
+      code.
+
+    Raises:
+      TypeError (when called): f returns a tuple, list or dict without
+        has_aux (as `value_and_grad` and JAX's grad do), or with has_aux
+        something other than a pair.
+      ValueError: a `wrt` index out of range.
+      UnsupportedSyntaxError, NoRuleError: see `sg.function`.
     """
     fn = as_function(f)
-    key = (_wrt_tuple(wrt), bool(preserve_result))
+    key = (_wrt_tuple(wrt), bool(preserve_result), bool(has_aux))
     cache = fn.__dict__.setdefault("_gradients", {})
     gradient = cache.get(key)
     if gradient is None:        # one per (function, wrt): sg.hessian(f) in a loop compiles once
-        gradient = cache[key] = Gradient(fn, key[0], key[1])
+        gradient = cache[key] = Gradient(fn, *key)
     return gradient
 
 
-def value_and_grad(f, wrt=(0,)):
-    """`grad(f, wrt, preserve_result=True)`: returns (value, gradient)."""
-    return grad(f, wrt, preserve_result=True)
+def value_and_grad(f, wrt=(0,), has_aux=False):
+    """`grad(f, wrt, preserve_result=True, has_aux=has_aux)`.
+
+    Returns a function returning `(value, gradient)`, or with has_aux
+    `((value, aux), gradient)`, as JAX's `value_and_grad`. Raises as `grad`.
+    """
+    return grad(f, wrt, preserve_result=True, has_aux=has_aux)
+
+
+def _check_outputs(fn, program, compiled, has_aux):
+    """TypeError unless f returns one array (or, with has_aux, a pair)."""
+    if has_aux:
+        if not compiled.tuple_output or len(compiled.outputs) != 2:
+            raise TypeError("grad(..., has_aux=True) needs %s to return a pair (value, aux); it returns %s"
+                            % (fn.__name__, "%d values" % len(compiled.outputs) if compiled.tuple_output
+                               else "one value"))
+        if program.output_dynamic()[0]:
+            raise TypeError("grad(..., has_aux=True): the value %s returns first must be an array or a "
+                            "number, not a list, tuple or dict" % fn.__name__)
+        return
+    if compiled.tuple_output:
+        raise TypeError("grad needs a function returning one array; %s returns a tuple of %d (to return "
+                        "other values with it, return (value, aux) and pass has_aux=True)"
+                        % (fn.__name__, len(compiled.outputs)))
+    if program.output_dynamic()[0]:
+        raise TypeError("grad needs a function returning one array; %s may return a list, tuple or dict "
+                        "(to return other values with it, return (value, aux) and pass has_aux=True)"
+                        % fn.__name__)
 
 
 @api_boundary
@@ -373,12 +423,14 @@ def jacobian(f, wrt=0):
     positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
 
     The result has shape `out.shape + in.shape` and the output's floating
-    dtype (integer arguments are promoted to float64). Forward mode (one
-    generated JVP per input element: columns) when the input has no more
-    elements than the output, reverse mode (one generated VJP per output
-    element: rows) otherwise (Griewank & Walther 2008, sec. 3.1 and 3.2).
-    `f` must return one array; raises TypeError otherwise, and ValueError
-    for a `wrt` out of range.
+    dtype (integer arguments are promoted to float64). Reverse mode,
+    vectorised: f runs once (its split forward), then one batched reverse
+    sweep per CHUNK rows of the identity reads the same residuals
+    (Griewank & Walther 2008, sec. 3.2). (Forward mode, one JVP per input
+    element, would run f once per column: a program that draws random
+    numbers would get columns of different draws.) `f` must return one
+    array; raises TypeError otherwise, and ValueError for a `wrt` out of
+    range.
     """
     fn, bound_self = _function_and_self(f)
     wrts = _wrt_tuple(wrt)
@@ -388,60 +440,62 @@ def jacobian(f, wrt=0):
         _warn_detached(args)
         args = list(bound_self) + [unwrap(a) for a in args]
         shift = len(bound_self)
-        out = [_jacobian_one(fn, args, i + shift) for i in wrts]
+        out = [_jacobian_one(fn, args, i + shift)[0] for i in wrts]
         return out[0] if isinstance(wrt, int) else tuple(out)
     jac.__name__ = "jacobian_" + fn.__name__
     jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
 
-def _jacobian_one(fn, args, i, mode="auto", y=None):
+#: rows of the identity pushed through the batched adjoint at once (bounds the memory of
+#: a Jacobian with many outputs: the seeds and the stacked cotangents are CHUNK x size)
+CHUNK = 1024
+
+
+def _jacobian_one(fn, args, i, output=None):
     """The Jacobian of fn's output with respect to argument i, shape
-    out.shape + in.shape: rows by the batched generated VJP (one reverse
-    sweep on the stack of the identity's rows), or, where the input is
-    much smaller than the output, columns by the generated JVP."""
+    out.shape + in.shape, by the batched generated adjoint: fn's code runs
+    once (its batched split forward, keeping the residuals), then the
+    batched reverse sweep runs on stacks of the identity's rows, CHUNK rows
+    at a time, reading the same residuals. Reverse mode whatever the sizes:
+    forward mode would run fn once per input element, and a program that
+    draws random numbers or appends to a list must run once per derivative.
+    `output`: for a function returning a tuple, the index of the output to
+    differentiate (the others are seeded with zeros); returns (jacobian,
+    outputs)."""
     if not 0 <= i < len(args):
         raise ValueError("wrt index %d out of range for %s called with %d arguments"
                          % (i, fn.__name__, len(args)))
     args = list(args)
     x = args[i] = _float_array(args[i])
-    if y is None:
-        y = fn.primal(*args)
-    if isinstance(y, (tuple, list)):
-        raise TypeError("jacobian needs a function with one array output; %s returns %d"
-                        % (fn.__name__, len(y)))
-    y = np.asarray(unwrap(y))
     params = fn.bind(tuple(args), {})
     program = fn.program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
+    compiled = program.compile(mask, "batched")
+    if compiled.tuple_output != (output is not None) or program.output_dynamic()[output or 0]:
+        raise TypeError("jacobian needs a function with one array output; %s returns %s"
+                        % (fn.__name__, "%d" % len(compiled.outputs) if compiled.tuple_output
+                           else "a list, tuple or dict"))
+    result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
+    outs, residuals = result[:-1], result[-1]
+    y = np.asarray(unwrap(outs[output or 0]))
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
-    if mode == "forward" or (mode == "auto" and 4 * x.size < y.size):
-        compiled = program.compile(mask, "forward")
-        cols = []
-        for j in range(x.size):
-            e = np.zeros(x.size, dtype=x.dtype)
-            e[j] = 1
-            _, d = compiled.jvp(*raw, e.reshape(x.shape))
-            cols.append(np.broadcast_to(d, y.shape) if d is not None else np.zeros(y.shape, dtype))
-        jac = np.stack(cols, axis=-1) if cols else np.zeros(y.shape + (0,), dtype)
-    elif y.size == 0:
-        jac = np.zeros((0,) + x.shape, dtype)
-    else:
-        compiled = program.compile(mask, "batched")
-        seeds = np.eye(y.size, dtype=y.dtype if is_differentiable_dtype(y.dtype) else dtype)
-        (g,) = compiled.joint(*raw, seeds.reshape((y.size,) + y.shape))
-        jac = np.broadcast_to(g, (y.size,) + x.shape)
-    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape)
-
-
-def _scalar_check(fn, args):
-    y = fn.primal(*args)
-    if isinstance(y, (tuple, list)) or np.size(unwrap(y)) != 1:
-        raise ValueError("hessian/hvp need a scalar-valued function; %s returned %s"
-                         % (fn.__name__, "a tuple" if isinstance(y, (tuple, list))
-                            else "shape %s" % (np.shape(unwrap(y)),)))
+    if y.size == 0:
+        return np.zeros(y.shape + x.shape, dtype), outs
+    seed_dtype = y.dtype if is_differentiable_dtype(y.dtype) else dtype
+    rows = []
+    for start in range(0, y.size, CHUNK):
+        n = min(CHUNK, y.size - start)
+        seeds = np.zeros((n, y.size), dtype=seed_dtype)
+        seeds[np.arange(n), start + np.arange(n)] = 1
+        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else zeros_b(o, n)
+                      for k, o in enumerate(outs)]
+        (g,) = compiled.bwd(residuals, *cotangents)
+        rows.append(np.broadcast_to(g, (n,) + x.shape))
+    jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
+    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape), outs
 
 
 def hvp(f, wrt=0):
@@ -497,16 +551,22 @@ def hessian(f, wrt=0):
     columns). Raises ValueError for a non-scalar f.
     """
     fn, bound_self = _function_and_self(f)
-    gradient = grad(f, wrt=(wrt,))
+    value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
 
     @api_boundary
     def hess(*args):
         _warn_detached(args)
         args = [unwrap(a) for a in args]
-        _scalar_check(fn, list(bound_self) + args)
         x = _float_array(args[wrt])
         args[wrt] = x
-        h = _jacobian_one(as_function(gradient), list(bound_self) + args, wrt + len(bound_self), "reverse", x)
+        # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check reads):
+        # f runs once
+        h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
+                                      wrt + len(bound_self), output=1)
+        if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
+            raise ValueError("hessian needs a scalar-valued function; %s returned %s"
+                             % (fn.__name__, "a container" if isinstance(value, (tuple, list, dict))
+                                else "shape %s" % (np.shape(unwrap(value)),)))
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
     hess.__srcgrad_transform__ = "sg.hessian"

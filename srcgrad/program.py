@@ -201,11 +201,38 @@ class Program:
                         return False
                 except ValueError:
                     return False
+        if self.resolution.chains and not self._chains_current():
+            return False
+        if self.function.is_stale():
+            return False
         if not self.callee_programs:
             return True
         seen = _seen if _seen is not None else set()
         seen.add(id(self))
         return all(p.is_current(seen) for p in self.callee_programs if id(p) not in seen)
+
+    def _chains_current(self):
+        """Does every attribute and item chain the resolution walked (L.act,
+        D["f"], self.helper, self.W, mymodule.g) still give what it gave
+        (resolve.same_resolution)? A function-valued attribute swapped, a
+        method monkeypatched on the class, a module reloaded or an array
+        attribute turned into a Variable make the code stale."""
+        res = self.resolution
+        for (kind, root, steps), old in res.chains.items():
+            if kind == "param":
+                value = res.examples.get(root, _MISSING)
+            else:
+                found, value = self.namespace.lookup(root)
+                if not found:
+                    return False
+            try:
+                for step, key in steps:
+                    value = getattr(value, key) if step == "attr" else value[key]
+            except Exception:
+                return False
+            if not resolve.same_resolution(old, value):
+                return False
+        return True
 
     def _free_checks(self):
         """(where, key, object) per free name: a closure cell, the globals

@@ -135,6 +135,15 @@ def zeros_tree(x):
     return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
 
 
+@nondiff_helper
+def zero_tangent(x):
+    """A zero tangent for `x`, a value that may be a list, tuple or dict:
+    zeros_tree(x), with float zeros for a boolean array or bool (a mask a
+    differentiated value is multiplied by, whose activity the compiler
+    could not rule out: a value read back from a stack)."""
+    return densify(None, x)
+
+
 def sparse_zeros(x):
     """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
     a container of None (each element a symbolic zero, so accumulating into
@@ -162,9 +171,16 @@ def zeros_for(value, cotangent):
 
 
 def densify(g, x):
-    """An element's cotangent read out of a container cotangent: zeros
-    shaped like `x` where it is a symbolic zero (None)."""
-    return zeros_tree(x) if g is None else g
+    """An element's cotangent (or tangent) read out of a container or off a
+    stack: zeros shaped like `x` where it is a symbolic zero (None); float
+    zeros for a boolean `x` (a mask read back from the residuals of a split
+    forward, multiplied into a differentiated value)."""
+    if g is not None:
+        return g
+    z = zeros_tree(x)
+    if z is None and (isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")):
+        return np.zeros(np.shape(x))
+    return z
 
 
 def densify_tree(g, x):

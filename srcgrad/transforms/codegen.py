@@ -150,20 +150,28 @@ def assemble(name, inputs, active_inputs, sweeps):
     return fwd, bwd, joint, residuals, connected
 
 
-def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
+def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, has_aux=False):
     """The generated gradient function of `sg.grad`: the joint sweeps seeded
     with ones, returning the gradients of the inputs in `order` (names among
     `active_inputs`), each cast to its input's shape and dtype (as_input),
-    after the output's value with preserve_result. A FunctionDef of
-    `inputs`; its injected names are the sweeps' plus `as_input`."""
+    after the output's value with preserve_result. With has_aux the function
+    returns (value, aux): only the value is seeded (aux's cotangent is zero)
+    and the result is (gradients, aux), or ((value, aux), gradients) with
+    preserve_result, as JAX's. A FunctionDef of `inputs`; its injected names
+    are the sweeps' plus `as_input`."""
     as_input = sweeps.inject("as_input", runtime.as_input)
+    seeded = sweeps.outputs[:1] if has_aux else sweeps.outputs
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
-    body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in sweeps.outputs]
+    body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in seeded]
     body += ast_util.clone(sweeps.fwd_core)
-    value = None
+    body += [ast_util.assign(sweeps.seeds[o], sweeps.zeros(o)) for o in sweeps.outputs if o not in seeded]
+    value = aux = None
     if preserve_result:
         value = sweeps.namer.fresh("value")
         body.append(ast_util.assign(value, ast_util.name(sweeps.outputs[0])))
+    if has_aux:
+        aux = sweeps.namer.fresh("aux")
+        body.append(ast_util.assign(aux, ast_util.name(sweeps.outputs[1])))
     body += ast_util.clone(getattr(sweeps, "free", []))
     body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
@@ -173,8 +181,12 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result):
             g = ast_util.call(ast_util.name(as_input), [g, ast_util.name(x)])
         grads.append(g)
     result = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
-    if preserve_result:
+    if preserve_result and has_aux:
+        result = ast_util.tuple_([ast_util.tuple_([ast_util.name(value), ast_util.name(aux)]), result])
+    elif preserve_result:
         result = ast_util.tuple_([ast_util.name(value), result])
+    elif has_aux:
+        result = ast_util.tuple_([result, ast_util.name(aux)])
     fname = "grad_%s" % name
     return ast_util.function_def(fname, list(inputs), body + [ast_util.return_(result)])
 

@@ -27,7 +27,6 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NoRuleError
-from ..rules import containers
 from ..rules import tangents as tangent_rules
 from ..rules.numpy_tangents import broadcast_like
 from ..syntax import ast_util
@@ -57,9 +56,9 @@ class ForwardGenerator(Generator):
 
     def zeros_fn(self, container):
         """What generated code calls for a zero tangent: np.zeros_like, or
-        zeros_tree for a value that may be a list, tuple or dict."""
+        zero_tangent for a value that may be a list, tuple or dict."""
         if container:
-            return self.inject("zeros_tree", containers.zeros_tree)
+            return self.inject("zero_tangent", runtime.zero_tangent)
         return self.inject("np", np) + ".zeros_like"
 
     def zeros(self, e):

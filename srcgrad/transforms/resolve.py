@@ -123,6 +123,7 @@ class Resolution:
     containers: set = field(default_factory=set)    # parameters passed lists, tuples or dicts
     scalars: set = field(default_factory=set)       # parameters passed Python floats or ints
     callee_leaves: dict = field(default_factory=dict)   # callee -> the local names passed for its leaves
+    chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 
 
 def _is_value(obj):
@@ -131,6 +132,32 @@ def _is_value(obj):
 
 def _arraylike(obj):
     return runtime.is_tensor(obj) or isinstance(obj, (np.ndarray, np.generic, int, float, complex, bool))
+
+
+_LIBRARIES = ("numpy", "scipy", "math", "builtins")
+
+
+def _library_module(obj):
+    """Is `obj` a module of NumPy, SciPy or the standard library?"""
+    if not isinstance(obj, types.ModuleType):
+        return False
+    top = obj.__name__.partition(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
+def same_resolution(old, new):
+    """Would the compiled code resolve `new` as it resolved `old`? Arrays
+    and numbers are read live (any array will do, but not a Variable in
+    place of an array, nor the other way: a Variable is an input); bound
+    methods by their function and instance (a new object at each access);
+    everything else by identity."""
+    if _arraylike(old) and not _is_value(old):
+        return _arraylike(new) and not _is_value(new)
+    if _is_value(old):
+        return _is_value(new)
+    if isinstance(old, types.MethodType):
+        return isinstance(new, types.MethodType) and new.__func__ is old.__func__ and new.__self__ is old.__self__
+    return new is old
 
 
 def _chain(node):
@@ -258,8 +285,26 @@ class _Resolver(gast.NodeTransformer):
         self.known = {}            # local name -> _Known, at the statement being resolved
         self.field_method = None   # (cls, name) -> the FieldMethod of a method (set by resolve())
         self.records = {}          # local name -> (class, {init parameter: local name}): see _records
+        self.chains = {}           # (root kind, root name, steps) -> the object resolved: see _walked
 
     # -- helpers
+    def _walked(self, root, steps, obj):
+        """Record that the chain `root.steps` (a global, closure or parameter
+        name, then attribute and constant-item steps) resolved to `obj`: the
+        compiled code depends on it (a rule chosen by the function it names,
+        code specialised to an array or an object), so a later call that
+        finds it changed resolves again (Resolution.chains, Program.is_current).
+        Chains through library modules (numpy, scipy, the standard library)
+        are not recorded: their functions are not rebound."""
+        if not steps or (root in self.locals and root not in self.params):
+            return
+        kind = "param" if root in self.params else "free"
+        if kind == "free":
+            found, base = self.ns.lookup(root)
+            if not found or _library_module(base):
+                return
+        self.chains[(kind, root, tuple((k, key) for k, key, *_ in steps))] = obj
+
     def _error(self, node, message):
         filename, lineno, col = self.parsed.origin(node)
         raise ResolutionError("%s\n  at %s" % (message, where(filename, lineno, col)))
@@ -355,6 +400,7 @@ class _Resolver(gast.NodeTransformer):
                             obj = getattr(obj, key) if kind == "attr" else obj[key]
                     except Exception:
                         self._error(func, "srcgrad could not resolve %s" % ast_util.to_source(func))
+                    self._walked(root.id, steps, obj)
                     if isinstance(value, types.ModuleType) or callable(obj):
                         Anno.CALLEE.add_to(func, obj)
                         if not isinstance(value, types.ModuleType):
@@ -400,6 +446,7 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, key) if kind == "attr" else value[key]
         except Exception:
             return None
+        self._walked(root.id, steps, value)
         return value
 
     def _is_object_expr(self, node):
@@ -418,6 +465,7 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, key) if kind == "attr" else value[key]
         except Exception:
             return False
+        self._walked(root.id, steps, value)
         return not _arraylike(value)
 
     def visit_Attribute(self, node):
@@ -506,6 +554,8 @@ class _Resolver(gast.NodeTransformer):
                 break
         if not taken:
             return self.generic_visit(node)
+        if known:
+            self._walked(root.id, taken, obj)
         last = taken[-1][2]
         if known and not _is_value(obj):
             # not a Tensor/Variable (a constant, a sub-object): read live
@@ -824,6 +874,9 @@ class _Resolver(gast.NodeTransformer):
                 value = getattr(value, node.attr) if isinstance(node, gast.Attribute) else value[key]
             except Exception:
                 return False, None
+            ch = _chain(node)
+            if ch is not None and ch[0].id not in self.known:
+                self._walked(ch[0].id, ch[1], value)
             return (False, None) if _is_value(value) else (True, value)
         if isinstance(node, gast.Call) and _is_srcgrad_transform(Anno.CALLEE.of(node.func)):
             args = [self._static(a) for a in node.args]
@@ -954,4 +1007,5 @@ def resolve(parsed, examples=None, field_method=None):
     node.body = r.block(node.body)
     _result_fields_as_items(node)
     return Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
-                      free=r.free, locals=r.locals, examples=dict(examples or {}), namer=namer)
+                      free=r.free, locals=r.locals, examples=dict(examples or {}), namer=namer,
+                      chains=r.chains)

@@ -642,7 +642,15 @@ def transform(fdef, ctx):
     gen.prepare_calls(body)
     gen.mark_first_definitions(body, list(ctx.facts.inputs))
     fwd = gen.fwd_block(body)
-    nz = {o for o in outputs if o in ctx.active}
+    # A stack this code pops but never pushes (residuals handed in and copied, S = list(res[k]))
+    # is active like any value: its cotangent stack starts empty, receives a cotangent (None for
+    # a symbolic zero) for every value popped, and flows on to the residuals through the copy's
+    # adjoint, element k the cotangent of the k-th value pushed. It is never a symbolic zero.
+    popped = {Anno.OP.of(n).args[0].id for n in ast_util.walk(ast_util.module(body))
+              if isinstance(n, gast.Assign) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "pop"}
+    popped &= ctx.active
+    gen.used_stacks |= popped
+    nz = {o for o in outputs if o in ctx.active} | popped
     seeds = {o: gen.adjoint(o) for o in outputs}
     rev = gen.rev_block(body, nz)
     # cotangent stacks of stacks being differentiated again start empty

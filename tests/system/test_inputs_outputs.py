@@ -1,0 +1,353 @@
+"""Issue 16, "inputs and outputs": list and tuple arguments, lists of
+parameters handed to scipy.integrate.odeint, and functions returning a tuple,
+a dict or a list.
+
+* `test_sequence_argument`: `sg.grad(f)([0.31, 0.77])` (and a tuple) must be
+  the gradient, by central differences of f on the same values as an array.
+  Accepted: an array of shape (2,), or a list/tuple of two scalars (as
+  autograd returns for a list input), or a TypeError naming the list/tuple
+  argument (not raised inside generated code). Zeros fail. Through sg.grad,
+  sg.value_and_grad, sg.jvp (tangent a list) and @sg.function on a list of
+  watched scalar Tensors in a GradientTape.
+* `test_odeint_list_of_layer_parameters`: autograd's neural-ODE example
+  (`odeint(nn_predict, y0, t, tuple((params,)))`, params a list of (W, b)),
+  against central differences and autograd's odeint.
+* `sg.grad` of a function returning a tuple must raise TypeError as
+  sg.value_and_grad does; with `has_aux=True` it returns (grads, aux) as in
+  JAX (value_and_grad: ((value, aux), grads)); a dict output raises a clear
+  TypeError; a list output: sg.grad raises a clear TypeError, sg.jacobian
+  returns the Jacobian (stacked rows or a list of rows) or a clear TypeError,
+  sg.jvp returns the right tangents, and the tape gradient of the returned
+  list (a list of targets is summed, as in TF) is the gradient of the sum.
+"""
+import functools
+
+import autograd
+import autograd.builtins
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd.scipy.integrate import odeint as ag_odeint
+from scipy.integrate import odeint
+
+import srcgrad as sg
+from system_support import close, fd_grad, params, raised_in_generated_code, short_traceback
+
+P = [0.31, 0.77]
+
+
+def sum_sin(p):
+    return np.sum(np.sin(p))
+
+
+def dot_self(p):
+    return np.dot(p, p)
+
+
+def prod_tanh(p):
+    return np.prod(np.tanh(p))
+
+
+def square_plus_mean(p):
+    return np.sum(np.square(p)) + np.mean(p)
+
+
+def via_array(p):
+    return np.sum(np.array(p) ** 2)
+
+
+def unpacked(p):
+    a, b = p
+    return a * b + np.sin(a)
+
+
+def looped(p):
+    s = 0.0
+    for v in p:
+        s = s + v * v
+    return s
+
+
+def dot_in_loop(p):
+    """Beyond the issue's list (found by the fuzzer): the list passed whole to
+    np.dot inside a loop: sg.grad crashes in generated code."""
+    x = np.stack(p)
+    a = x * 1.0
+    for k in range(2):
+        a = a + 0.1 * np.dot(p, p)
+    return np.sum(a * x)
+
+
+SEQ = {f.__name__: f for f in [sum_sin, dot_self, prod_tanh, square_plus_mean, dot_in_loop, via_array, unpacked,
+                               looped]}
+SEQ_MODES = ("grad", "value_and_grad", "jvp", "tape")
+
+
+def check_sequence_gradient(g, expected):
+    """An array (2,), or a list/tuple of 2 scalars, equal to `expected`."""
+    if isinstance(g, (list, tuple)):
+        assert len(g) == 2 and all(np.ndim(e) == 0 for e in g), g
+        g = [float(np.asarray(e.numpy() if isinstance(e, sg.Tensor) else e)) for e in g]
+    close(g, expected, what="gradient for a sequence argument")
+
+
+def sequence_derivative(mode, fn, arg):
+    if mode == "grad":
+        return sg.grad(fn)(arg)
+    if mode == "value_and_grad":
+        value, g = sg.value_and_grad(fn)(arg)
+        close(value, fn(arg), rtol=1e-12, atol=1e-12, what="value")
+        return g
+    if mode == "jvp":
+        return sg.jvp(fn, (arg,), (type(arg)([1.0, 0.0]),))[1]
+    ts = type(arg)(sg.constant(v) for v in arg)
+    with sg.GradientTape() as tape:
+        tape.watch(list(ts))
+        y = sg.function(fn)(ts)
+    return tape.gradient(y, list(ts))
+
+
+IO = "io: "
+BROKEN_SEQ, RAISES_SEQ = {}, {}
+for _n in ("sum_sin", "dot_self", "prod_tanh"):
+    for _m in ("grad", "value_and_grad"):
+        BROKEN_SEQ[(_n, _m)] = IO + "a list/tuple argument reaching a NumPy function whole gets gradient [0, 0]"
+    BROKEN_SEQ[(_n, "tape")] = ("crash: a list of watched Tensors reaching a NumPy function whole: ValueError "
+                                "'cannot broadcast a non-scalar to a scalar array' in srcgrad")
+    RAISES_SEQ[(_n, "tape")] = ValueError
+for _m in ("grad", "value_and_grad"):
+    BROKEN_SEQ[("square_plus_mean", _m)] = ("crash: generated code multiplies the Python list by a float "
+                                            "(TypeError: can't multiply sequence by non-int)")
+    RAISES_SEQ[("square_plus_mean", _m)] = TypeError
+for _m in ("grad", "value_and_grad", "tape"):
+    BROKEN_SEQ[("dot_in_loop", _m)] = ("crash: the list argument passed whole to np.dot in a loop: generated code "
+                                       "adds a None cotangent (TypeError in add_cotangents)")
+    RAISES_SEQ[("dot_in_loop", _m)] = TypeError
+BROKEN_SEQ[("square_plus_mean", "tape")] = BROKEN_SEQ[("square_plus_mean", "grad")]
+RAISES_SEQ[("square_plus_mean", "tape")] = TypeError
+
+
+@pytest.mark.parametrize("kind", [list, tuple], ids=["list", "tuple"])
+@pytest.mark.parametrize("name, mode", params(SEQ, SEQ_MODES, BROKEN_SEQ, RAISES_SEQ))
+@short_traceback
+def test_sequence_argument(name, mode, kind):
+    fn = SEQ[name]
+    expected = fd_grad(fn, np.array(P))
+    try:
+        g = sequence_derivative(mode, fn, kind(P))
+    except TypeError as exc:
+        if raised_in_generated_code(exc) or not any(w in str(exc).lower() for w in ("list", "tuple")):
+            raise
+        return      # a clear refusal
+    if mode == "jvp":
+        close(g, expected[0], what="jvp along [1, 0]")
+    else:
+        check_sequence_gradient(g, expected)
+
+
+# ------------------------------------------------------------------ odeint with a list of layers
+
+def nn_predict(inputs, t, params):
+    for W, b in params:
+        outputs = np.dot(inputs, W) + b
+        inputs = np.tanh(outputs)
+    return outputs
+
+
+def ode_pred(params, y0, t):
+    return odeint(nn_predict, y0, t, tuple((params,)), rtol=1e-10, atol=1e-10)
+
+
+Y0 = np.array([1.0, 0.0])
+T = np.array([0.0, 0.5, 1.0])
+
+
+def ode_loss(W1, b1, W2, b2):
+    ys = ode_pred([(W1, b1), (W2, b2)], Y0, T)
+    return np.sum(ys ** 2)
+
+
+def ag_nn_predict(inputs, t, params):
+    for W, b in params:
+        outputs = anp.dot(inputs, W) + b
+        inputs = anp.tanh(outputs)
+    return outputs
+
+
+def ag_ode_loss(params):
+    """autograd's example: the list of layers is the differentiated argument, as a whole."""
+    ys = ag_odeint(ag_nn_predict, Y0, T, autograd.builtins.tuple((params,)), rtol=1e-10, atol=1e-10)
+    return anp.sum(ys ** 2)
+
+
+def ode_params():
+    rs = np.random.RandomState(0)
+    return [0.5 * rs.randn(2, 3), 0.1 * rs.randn(3), 0.5 * rs.randn(3, 2), 0.1 * rs.randn(2)]
+
+
+@functools.lru_cache(maxsize=None)
+def ode_oracles():
+    args = ode_params()
+    # solver noise ~ 1e-10 relative: a step of 1e-4 keeps it below 1e-6 of the derivative
+    fd = [fd_grad(lambda v, i=i: ode_loss(*(args[:i] + [v] + args[i + 1:])), args[i], eps=1e-4) for i in range(4)]
+    (gW1, gb1), (gW2, gb2) = autograd.grad(ag_ode_loss)([(args[0], args[1]), (args[2], args[3])])
+    return args, fd, [gW1, gb1, gW2, gb2]
+
+
+@short_traceback
+def test_odeint_oracles_agree():
+    """Independently of srcgrad: autograd's adjoint odeint and central
+    differences agree (to the solver's accuracy)."""
+    _, fd, ag = ode_oracles()
+    for a, b in zip(ag, fd):
+        close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=IO + "odeint(fn, y0, t, tuple((params,))) with params a list of (W, b): all-zero gradient")
+@short_traceback
+def test_odeint_list_of_layer_parameters():
+    args, fd, ag = ode_oracles()
+    args = [a.copy() for a in args]
+    grads = sg.grad(ode_loss, wrt=(0, 1, 2, 3))(*args)
+    for g, e, a in zip(grads, fd, ag):
+        close(g, e, rtol=1e-5, atol=1e-6, what="against central differences")
+        close(g, a, rtol=1e-6, atol=1e-8, what="against autograd")
+
+
+def ode_loss_list(params):
+    return np.sum(ode_pred(params, Y0, T) ** 2)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=IO + "odeint args carrying the list argument of (W, b) tuples: all-zero gradient")
+@short_traceback
+def test_odeint_list_argument():
+    args, fd, _ = ode_oracles()
+    args = [a.copy() for a in args]
+    grads = sg.grad(ode_loss_list)([(args[0], args[1]), (args[2], args[3])])
+    flat = [grads[0][0], grads[0][1], grads[1][0], grads[1][1]]
+    for g, e in zip(flat, fd):
+        close(g, e, rtol=1e-5, atol=1e-6, what="against central differences")
+
+
+# ------------------------------------------------------------------ outputs
+
+X = np.array([0.3, 0.7])
+
+
+def two_outputs(x):
+    return np.sum(x ** 2), x.mean()
+
+
+def dict_output(x):
+    return {"a": np.sum(x ** 2)}
+
+
+def list_output(x):
+    return [x[0] * x[1], np.sin(x[1])]
+
+
+def list_jacobian(x):
+    """d list_output / dx, by hand: rows d(x0 x1) and d sin(x1)."""
+    return np.array([[x[1], x[0]], [0.0, np.cos(x[1])]])
+
+
+def clear_type_error(thunk, words):
+    """thunk raises a TypeError that names the problem (one of `words`), not from generated code."""
+    with pytest.raises(TypeError) as info:
+        thunk()
+    assert not raised_in_generated_code(info.value), "TypeError from inside generated code: %s" % info.value
+    assert any(w in str(info.value).lower() for w in words), str(info.value)
+
+
+@short_traceback
+def test_grad_of_tuple_output_raises():
+    try:
+        g = sg.grad(two_outputs)(X)
+    except TypeError as exc:
+        assert "output" in str(exc) or "returns" in str(exc), str(exc)
+        return
+    raise AssertionError("sg.grad of a two-output function returned %r instead of raising TypeError" % (g,))
+
+
+@short_traceback
+def test_value_and_grad_of_tuple_output_raises():
+    clear_type_error(lambda: sg.value_and_grad(two_outputs)(X), ("output", "returns"))
+
+
+@short_traceback
+def test_grad_has_aux():
+    grads, aux = sg.grad(two_outputs, has_aux=True)(X)
+    close(grads, fd_grad(lambda v: two_outputs(v)[0], X))
+    close(aux, X.mean(), rtol=1e-12, atol=1e-12)
+
+
+@short_traceback
+def test_value_and_grad_has_aux():
+    (value, aux), grads = sg.value_and_grad(two_outputs, has_aux=True)(X)
+    close(value, np.sum(X ** 2), rtol=1e-12, atol=1e-12)
+    close(aux, X.mean(), rtol=1e-12, atol=1e-12)
+    close(grads, fd_grad(lambda v: two_outputs(v)[0], X))
+
+
+@short_traceback
+def test_grad_of_dict_output_raises():
+    clear_type_error(lambda: sg.grad(dict_output)(X), ("output", "returns", "dict"))
+
+
+@short_traceback
+def test_value_and_grad_of_dict_output_raises():
+    clear_type_error(lambda: sg.value_and_grad(dict_output)(X), ("output", "returns", "dict"))
+
+
+@short_traceback
+def test_grad_of_list_output_raises():
+    clear_type_error(lambda: sg.grad(list_output)(X), ("output", "returns", "list"))
+
+
+@short_traceback
+def test_jacobian_of_list_output():
+    """The Jacobian (stacked, or a list of rows), or a clear TypeError."""
+    try:
+        J = sg.jacobian(list_output)(X)
+    except TypeError as exc:
+        assert not raised_in_generated_code(exc)
+        assert "output" in str(exc) or "returns" in str(exc), str(exc)
+        return
+    if isinstance(J, (list, tuple)):
+        J = np.stack([np.asarray(r) for r in J])
+    close(J, list_jacobian(X))
+
+
+@short_traceback
+def test_jvp_of_list_output():
+    v = np.array([1.0, 2.0])
+    primal, tangent = sg.jvp(list_output, (X,), (v,))
+    close(np.stack([np.asarray(p) for p in primal]), np.array(list_output(X)), rtol=1e-12, atol=1e-12)
+    if isinstance(tangent, (list, tuple)):
+        tangent = np.stack([np.asarray(t) for t in tangent])
+    close(tangent, list_jacobian(X) @ v)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=IO + "@sg.function returning a list gives np.float64s, not Tensors, so the tape "
+                               "records nothing (tape.gradient: ValueError, target must be a Tensor)")
+@short_traceback
+def test_tape_gradient_of_list_output():
+    xt = sg.constant(X)
+    with sg.GradientTape() as tape:
+        tape.watch(xt)
+        ys = sg.function(list_output)(xt)
+    assert all(isinstance(y, sg.Tensor) for y in ys), [type(y) for y in ys]
+    close(tape.gradient(ys, xt), list_jacobian(X).sum(axis=0))
+
+
+@short_traceback
+def test_tape_gradient_of_tuple_output():
+    """Control: a tuple output is recorded, and the targets are summed."""
+    xt = sg.constant(X)
+    with sg.GradientTape() as tape:
+        tape.watch(xt)
+        ys = sg.function(two_outputs)(xt)
+    close(tape.gradient(list(ys), xt), 2 * X + 0.5)
