@@ -171,7 +171,10 @@ class NoRuleError(SrcgradError, TypeError):
                 % func.replace("ndarray", "x", 1)
             )
         else:
-            self.template = rule_template(func)
+            try:
+                self.template = rule_template(func)
+            except Exception:       # a template is a convenience: never let it hide the error itself
+                self.template = None
             message = "srcgrad has no adjoint rule for %s, which is applied to a value being differentiated" % name
             if filename is not None:
                 message += "\n  at %s" % where(filename, lineno)
@@ -268,7 +271,7 @@ def rule_template(func):
     else:
         try:
             sig = inspect.signature(func)
-        except (TypeError, ValueError):
+        except Exception:           # (builtins without a text signature, objects with odd __signature__)
             sig = None
         if sig is None:
             params, required = "x", ["x"]

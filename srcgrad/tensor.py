@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from . import runtime
-from .errors import api_boundary
+from .errors import api_boundary, location
 from .rules import containers, registry
 
 _ids = itertools.count(1)
@@ -180,13 +180,13 @@ def warn_path_cut(tensor, depth=2, action="converted to a NumPy array"):
         via = " (inside %s.%s)" % (lib_name, getattr(library.f_code, "co_qualname", library.f_code.co_name))
     kind = "Variable" if isinstance(tensor, Variable) else "Tensor"
     message = (
-        "srcgrad: a watched %s (shape %s, %s) was %s in %s() at %s:%d%s%s. "
+        "srcgrad: a watched %s (shape %s, %s) was %s in %s() at %s%s%s. "
         "What is computed from that array is not recorded, so the gradient path through it is cut "
         "(tape.gradient returns None or misses this path). Apply NumPy functions to the %s itself, "
         "or register a rule for a library function (sg.register_adjoint); to convert on purpose use "
         ".numpy(); silence with warnings.simplefilter('ignore', srcgrad.GradientPathWarning)."
-        % (kind, tensor.shape, tensor.dtype.name, action, getattr(code, "co_qualname", code.co_name), filename,
-           lineno, ": `%s`" % text if text else "", via, kind))
+        % (kind, tensor.shape, tensor.dtype.name, action, getattr(code, "co_qualname", code.co_name),
+           location(filename, lineno), ": `%s`" % text if text else "", via, kind))
     module = frame.f_globals.get("__name__", "<unknown>")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
     warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry,
