@@ -47,7 +47,8 @@ from ..errors import api_boundary, public_name, short
 from ..function import BoundFunction, Function
 from ..functional import _grad_inputs
 from ..syntax import ast_util
-from ..tensor import Tensor
+from ..syntax.naming import ALIAS_PREFIX
+from ..tensor import Tensor, Variable
 from ..transforms import parse
 
 _PACKAGE = __name__.partition(".")[0]
@@ -151,6 +152,10 @@ class Linker:
 
     # -- names
     def fresh(self, preferred):
+        """A module-level name not yet used, after `preferred` (without the
+        generated code's `_sg_` alias prefix)."""
+        if preferred.startswith(ALIAS_PREFIX) and preferred[len(ALIAS_PREFIX):].isidentifier():
+            preferred = preferred[len(ALIAS_PREFIX):]
         base = preferred if preferred.isidentifier() and not keyword.iskeyword(preferred) else "_obj"
         name, k = base, 1
         while name in self.used:
@@ -190,7 +195,7 @@ class Linker:
             found = self.names.get(id(obj))
             if found is not None:
                 return found
-        if isinstance(obj, (Tensor,)) or type(obj).__name__ == "Variable" and _is_srcgrad(_module_of(obj)):
+        if isinstance(obj, (Tensor, Variable)):
             return self._constant(obj, np.asarray(obj.numpy()), preferred, where)
         if isinstance(obj, types.ModuleType):
             return self._import(obj, preferred, where)
