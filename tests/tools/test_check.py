@@ -80,6 +80,7 @@ def test_check_array_outputs_several_arguments_and_float32():
              rng.standard_normal((3, 4)).astype(np.float32), wrt=(0, 1))
     sg.check(lambda t: t ** 3 * np.sin(t), 1.3)                                 # a Python float
     sg.check(lambda x, n: np.sum(x ** n), np.arange(1.0, 4.0), 3)               # an int argument left alone
+    sg.check(two_args, rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), modes="fwd")   # first order only
     big = rng.standard_normal(400)                                              # random directions
     sg.check(lambda v: np.sum(np.sin(v) * v), big, order=1)
 
