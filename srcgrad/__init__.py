@@ -3,13 +3,13 @@ transformation, with the tf.GradientTape programming model.
 
 The public names of API.md, nothing else.
 """
-from . import program, rules  # noqa: F401  (rules: registers the NumPy rules)
+from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
-from .functional import grad, hessian, hvp, jacobian, jvp, source, value_and_grad
+from .functional import checkpoint, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
@@ -30,6 +30,7 @@ rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
 # calls, which are function objects of the layer above it (callables.py,
 # function.py, methods.py); it receives their constructors here, once.
 program.install(compilable=compilable, field_method=field_method, generated_function=GeneratedFunction)
+custom.SERVICES.compiled = callables.as_function     # (grad_fn of custom_gradient, compiled at higher order)
 del compilable, field_method, GeneratedFunction
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError",
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
-    "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp",
+    "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
     "check", "explain", "export",
 ]
 __version__ = "0.2.0"

@@ -28,6 +28,33 @@ from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap
 
 
+class Services:
+    """The function layer's compiler, as custom_gradient needs it: a grad_fn
+    run on Tensors (a higher derivative) runs compiled, so that what it calls
+    with a rule in compiled code only (np.full, np.zeros_like of a value,
+    ...) stays differentiable. custom.py sits below the function layer (the
+    compiler calls CustomCallee), so the constructor is handed to it by
+    srcgrad/__init__.py, the composition root."""
+    compiled = None     # f -> the srcgrad Function of f (callables.as_function), or raises
+
+
+SERVICES = Services()
+
+
+def _grad_fn_call(grad_fn, cotangents):
+    """grad_fn(*cotangents) for a higher derivative: compiled (an outer tape
+    records one compiled entry, whose inputs include the Tensors grad_fn
+    closes over). Code srcgrad cannot compile runs as written."""
+    if SERVICES.compiled is not None:
+        try:
+            fn = SERVICES.compiled(grad_fn)
+        except Exception:       # (no source, unsupported syntax: op by op instead)
+            fn = None
+        if fn is not None:
+            return fn(*cotangents)
+    return grad_fn(*cotangents)
+
+
 def custom_gradient(f):
     """Decorator: `f(*args)` returns `(y, grad_fn)`; the decorated function
     returns `y` and differentiates with `grad_fn(*dys)`, which returns one
@@ -61,7 +88,7 @@ def custom_gradient(f):
             return [unwrap(g) for g in _select(grad_fn(*gs), positions, len(args))]
 
         def joint(tensors, gs):
-            return _select(grad_fn(*gs), positions, len(args))
+            return _select(_grad_fn_call(grad_fn, gs), positions, len(args))
         entry = tape_mod.CallEntry(inputs, outputs, backward, joint, None)
         for t in watching:
             t._record(entry)
@@ -107,12 +134,12 @@ class CustomCallee:
         self.output_active = (True,) * n_outputs
         name = getattr(self.f, "__name__", "custom")
 
-        def joint_value(*values):
+        def joint_value(*values, higher=False):
             n = len(self.mask)
             args, cotangents = values[:n], values[n:]
             with tape_mod.custom_body():
                 _, grad_fn = _call(self.f, args, {})
-            grads = _select(grad_fn(*cotangents), range(n), n)
+            grads = _select(_grad_fn_call(grad_fn, cotangents) if higher else grad_fn(*cotangents), range(n), n)
             out = tuple(g if g is not None else 0.0 for g, m in zip(grads, self.mask) if m)
             return out[0] if len(out) == 1 else out
 
@@ -120,7 +147,8 @@ class CustomCallee:
             # the VJP is itself a custom_gradient function: differentiating
             # generated code that calls it again (second order) runs its VJP
             # op by op on a tape (_vjp_by_tape), through grad_fn's closure
-            return joint_value(*values), lambda *ws: _vjp_by_tape(joint_value, values, ws)
+            return joint_value(*values), lambda *ws: _vjp_by_tape(
+                functools.partial(joint_value, higher=True), values, ws)
         joint_body.__name__ = joint_body.__qualname__ = name + "_vjp"
         self.joint_fn = custom_gradient(joint_body)
         if mode == "batched":       # stacks of cotangents: grad_fn need not batch, one example at a time

@@ -340,6 +340,8 @@ class Function:
         raw = [(v._value[()] if k is _SCALAR_0D else v._value) if isinstance(v, Tensor)
                else unwrap_nested(v) for v, k in zip(values, _padded(keys.values(), len(values)))]
         result = compiled.run(compiled.fwd, *raw)
+        owned = {id(v._value) for v in values if isinstance(v, Tensor)}
+        result = tape_mod.keep_values(result, owned)
         wrapped = []
         active_out = []
         out_index = []

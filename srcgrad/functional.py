@@ -132,9 +132,13 @@ class Gradient:
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
         _check_outputs(fn, program, compiled, self.has_aux)
-        if self.preserve_result or self.has_aux:
+        if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
+            if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):
+                raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
+                                "values with it, return (value, aux) and pass has_aux=True)"
+                                % (fn.__name__, type(outs[0]).__name__))
             seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
             grads = compiled.bwd(residuals, *seeds)
             value = outs[0]
@@ -244,6 +248,49 @@ def value_and_grad(f, wrt=(0,), has_aux=False):
     return grad(f, wrt, preserve_result=True, has_aux=has_aux)
 
 
+class Checkpoint:
+    """What `sg.checkpoint(f)` returns (see there): calls f; the compiler
+    compiles f where it is called, and reverses the call by re-running f."""
+
+    __srcgrad_checkpoint__ = True
+
+    def __init__(self, f):
+        self.f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        return self.f(*args, **kwargs)
+
+    def __srcgrad_function__(self):
+        return as_function(self.f)
+
+    def __repr__(self):
+        return "<srcgrad checkpoint of %r>" % (self.f,)
+
+
+def checkpoint(f):
+    """Mark `f` for rematerialisation: where differentiated code calls it,
+    the forward sweep keeps only its arguments, and the reverse sweep runs
+    f again (its generated VJP: forward and reverse sweeps) instead of
+    reading residuals f's forward sweep kept. Less memory (f's
+    intermediates are not kept across the caller's computation), more time
+    (f runs twice per derivative). As `jax.checkpoint` and autograd's
+    `checkpoint`; Griewank & Walther 2008, ch. 12 (joint reversal of a
+    call).
+
+    Args:
+      f: a function srcgrad can compile, **pure**: it runs twice, so random
+        draws, prints, appends or attribute writes in it would happen twice
+        and the re-run draws would differ. Without sg.checkpoint, user code
+        runs exactly once per derivative.
+
+    Returns:
+      A callable with f's signature (calling it calls f), which sg.grad, a
+      tape or another compiled function differentiates as f.
+    """
+    return Checkpoint(f)
+
+
 def _check_outputs(fn, program, compiled, has_aux):
     """TypeError unless f returns one array (or, with has_aux, a pair)."""
     if has_aux:
@@ -259,10 +306,7 @@ def _check_outputs(fn, program, compiled, has_aux):
         raise TypeError("grad needs a function returning one array; %s returns a tuple of %d (to return "
                         "other values with it, return (value, aux) and pass has_aux=True)"
                         % (fn.__name__, len(compiled.outputs)))
-    if program.output_dynamic()[0]:
-        raise TypeError("grad needs a function returning one array; %s may return a list, tuple or dict "
-                        "(to return other values with it, return (value, aux) and pass has_aux=True)"
-                        % fn.__name__)
+
 
 
 @api_boundary
@@ -474,12 +518,14 @@ def _jacobian_one(fn, args, i, output=None):
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
     compiled = program.compile(mask, "batched")
-    if compiled.tuple_output != (output is not None) or program.output_dynamic()[output or 0]:
-        raise TypeError("jacobian needs a function with one array output; %s returns %s"
-                        % (fn.__name__, "%d" % len(compiled.outputs) if compiled.tuple_output
-                           else "a list, tuple or dict"))
+    if compiled.tuple_output != (output is not None):
+        raise TypeError("jacobian needs a function with one array output; %s returns %d"
+                        % (fn.__name__, len(compiled.outputs)))
     result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
     outs, residuals = result[:-1], result[-1]
+    if isinstance(outs[output or 0], (list, tuple, dict)):
+        raise TypeError("jacobian needs a function with one array output; %s returned a %s"
+                        % (fn.__name__, type(outs[output or 0]).__name__))
     y = np.asarray(unwrap(outs[output or 0]))
     dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
     if y.size == 0:

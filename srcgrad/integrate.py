@@ -71,15 +71,52 @@ def _is_float(v):
         return False
 
 
+@nondiff_helper
+def _float_leaves(v):
+    """The floating arrays and numbers in `v`, a value or a nested list,
+    tuple or dict of them (a pytree: autograd's neural ODE passes a list of
+    (W, b) layers), in order."""
+    if isinstance(v, (list, tuple)):
+        return [leaf for e in v for leaf in _float_leaves(e)]
+    if isinstance(v, dict):
+        return [leaf for e in v.values() for leaf in _float_leaves(e)]
+    return [v] if _is_float(v) else []
+
+
+def _rebuild(v, leaves):
+    """`v` with its floating leaves replaced by the next of `leaves` (an
+    iterator) and its other leaves kept: the same nesting, lists for tuples
+    only where srcgrad's container cotangents are lists (cotangent=True:
+    None for a leaf with no cotangent)."""
+    if isinstance(v, (list, tuple)):
+        out = [_rebuild(e, leaves) for e in v]
+        return out if isinstance(v, list) else tuple(out)
+    if isinstance(v, dict):
+        return {k: _rebuild(e, leaves) for k, e in v.items()}
+    return next(leaves) if _is_float(v) else v
+
+
+def _cotangent_tree(v, leaves):
+    """The cotangent of `v` from those of its floating leaves (an iterator):
+    srcgrad's container cotangent (a list for a list or tuple, a dict for a
+    dict, None for what has no derivative)."""
+    if isinstance(v, (list, tuple)):
+        return [_cotangent_tree(e, leaves) for e in v]
+    if isinstance(v, dict):
+        return {k: _cotangent_tree(e, leaves) for k, e in v.items()}
+    return next(leaves) if _is_float(v) else None
+
+
 class _FunctionVJP:
-    """f(t, y, *args) and its VJPs a^T df/dy, a^T df/dargs[i] for the
-    floating arguments, through srcgrad (compiled when it can be)."""
+    """f(t, y, *args) and its VJPs a^T df/dy, a^T df/dleaf for the floating
+    leaves of args (each argument a value or a nested list, tuple or dict of
+    them), through srcgrad (compiled when it can be)."""
 
     def __init__(self, func, args, time_first):
         self.func = func
         self.args = tuple(args)
         self.time_first = time_first
-        self.diff = [i for i, a in enumerate(self.args) if _is_float(a)]
+        self.leaves = _float_leaves(list(self.args))
         try:
             self.compiled = sg_function(func)
         except Exception:          # a builtin or C function: op by op below
@@ -108,10 +145,8 @@ class _FunctionVJP:
 
     def _vjp(self, fn, t, y, a):
         ys = constant(y)
-        args = list(self.args)
-        watched = [constant(args[i]) for i in self.diff]
-        for i, w in zip(self.diff, watched):
-            args[i] = w
+        watched = [constant(leaf) for leaf in self.leaves]
+        args = _rebuild(list(self.args), iter(watched))
         with GradientTape() as tape:
             tape.watch(ys)
             for w in watched:
@@ -197,7 +232,7 @@ def adjoint_sweep(vjp, integrate, taus, ys, gs, t0, y0):
     taus (T,), ys (T, D) the forward solution, gs (T, D) its cotangent.
     Returns (dL/dy0 (D,), dL/dtaus (T,), dL/dt0, [dL/dargs])."""
     T, D = np.shape(ys)
-    like = [vjp.args[i] for i in vjp.diff]
+    like = vjp.leaves
     P = int(sum(np.size(v) for v in like))
 
     def rhs(t, s):
@@ -226,29 +261,18 @@ def _args_tuple(args):
 
 
 def _float_cotangents(vjp, grads):
-    """The cotangents of the floating entries of args, in their dtypes."""
-    return [np.asarray(g).astype(np.result_type(vjp.args[i], np.float32))
-            for i, g in zip(vjp.diff, grads)]
+    """The cotangents of the floating leaves of args, in their dtypes."""
+    return [np.asarray(g).astype(np.result_type(leaf, np.float32)) for leaf, g in zip(vjp.leaves, grads)]
 
 
 def args_cotangent(args, grads):
     """The cotangent of the `args` argument from those of its floating
-    entries (`grads`, in order): a list aligned with the tuple, None for the
-    other entries, or one array when args was not a tuple."""
+    leaves (`grads`, in order): srcgrad's container cotangent of the tuple
+    (a list aligned with it, nested as its entries are, None where there is
+    no derivative), or one cotangent when args was not a tuple."""
     if args is None:
         return None
-    items = list(args) if isinstance(args, (tuple, list)) else [args]
-    out = []
-    j = 0
-    for a in items:
-        if _is_float(a):
-            out.append(grads[j])
-            j = j + 1
-        else:
-            out.append(None)
-    if not isinstance(args, (tuple, list)):
-        return out[0]
-    return out
+    return _cotangent_tree(args, iter(grads))
 
 
 def span_cotangent(t_span, g):

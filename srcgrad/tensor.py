@@ -161,13 +161,15 @@ def path_is_cut(tensor):
     return _path_check is not None and tensor._value.dtype.kind in "fc" and _path_check(tensor)
 
 
-def warn_path_cut(tensor, depth=2, action="converted to a NumPy array"):
+def warn_path_cut(tensor, depth=2, action="converted to a NumPy array", through_srcgrad=False):
     """Warn (GradientPathWarning) that `tensor` is being converted to an
     ndarray by user code (the code `depth` frames above this function's
     caller, NumPy's and other libraries' frames passed), naming the user's
     function, file and line; say nothing when the conversion comes from
-    srcgrad itself. `action` says what happened to the Tensor."""
-    found = user_frame(depth)
+    srcgrad itself (unless `through_srcgrad`: the tape's own frames are
+    passed on the way to the user's line). `action` says what happened to
+    the Tensor."""
+    found = user_frame(depth, through_srcgrad)
     if found is None:
         return
     frame, library = found
@@ -292,9 +294,16 @@ class Tensor:
         return bool(self._value)
 
     def __float__(self):
+        """float(t): a Python float, which the tape cannot follow (warns
+        GradientPathWarning inside a recording tape that tracks `t`, as
+        `np.asarray(t)` does; NumPy calls it for `out[0] = t`)."""
+        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
+            warn_path_cut(self, action="converted to a Python float")
         return float(self._value)
 
     def __int__(self):
+        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
+            warn_path_cut(self, action="converted to a Python int")
         return int(self._value)
 
     def __index__(self):

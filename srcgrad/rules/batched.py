@@ -43,7 +43,11 @@ def zeros_b(x, B):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
-    if x is None or isinstance(x, (runtime.ShapeOf, str, bytes)):
+    if isinstance(x, runtime.ShapeOf):      # an input the reverse sweep restored by its shape only
+        kind = np.dtype(x.dtype).kind
+        return np.zeros((B,) + tuple(x.shape), dtype=x.dtype if kind in "fc" else np.float64) \
+            if kind in "fciu" else None
+    if x is None or isinstance(x, (str, bytes)):
         return None             # (a dict key, a label: no derivative)
     dtype = np.result_type(x)
     if dtype.kind not in "fc":

@@ -7,7 +7,7 @@ reverse sweep and Jacobians.
 - `gradient_tape`: GradientTape;
 - `nested`: flatten and rebuild nested structures.
 """
-from .entries import CallEntry, CompiledCall, DeferredEntry, OpEntry  # noqa: F401
+from .entries import CallEntry, CompiledCall, DeferredEntry, OpEntry, keep_values  # noqa: F401
 from .gradient_tape import GradientTape  # noqa: F401
 from .nested import flatten, pack_as  # noqa: F401
 from .recording import (UnconnectedGradients, _local, _stack, _unconnected, add_op_observer, apply,  # noqa: F401

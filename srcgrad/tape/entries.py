@@ -10,6 +10,8 @@ sweep runs.
   VJP called as a compiled function on Tensors, so an outer tape records it
   as one entry again).
 """
+import sys
+
 import numpy as np
 
 from .. import tensor as tensor_mod
@@ -35,8 +37,14 @@ class OpEntry:
 
     def __init__(self, rule, args, kwargs, output):
         self.rule = rule
-        self.bound = rule.bind(output, args, kwargs)
-        self.bound_raw = {k: unwrap(v) for k, v in self.bound.items()}
+        bound = rule.bind(output, args, kwargs)
+        for k, v in bound.items():
+            if type(v) is np.ndarray and v.flags.writeable:
+                # a plain array operand (Tensors are immutable): the VJP reads its value at the op,
+                # as TF's tape does, whatever the program writes into the array afterwards
+                bound[k] = v.copy()
+        self.bound = bound
+        self.bound_raw = {k: unwrap(v) for k, v in bound.items()}
         slots = []
         for p in rule.diff_params:
             v = self.bound.get(p)
@@ -173,6 +181,49 @@ def _full_cotangents(out_index, n_outputs, gs):
     for i, g in zip(out_index, gs):
         full[i] = g
     return full
+
+
+def _arrays(tree, counts, first):
+    if type(tree) in (tuple, list):
+        for e in tree:
+            _arrays(e, counts, first)
+    elif type(tree) is np.ndarray:
+        counts[id(tree)] = counts.get(id(tree), 0) + 1
+        first.setdefault(id(tree), tree)
+
+
+def keep_values(result, owned):
+    """`result` (what a split forward returned: outputs, then residuals)
+    with the residual arrays that something outside the compiled call also
+    holds (a plain ndarray argument, a global or attribute array, or a view
+    of one) replaced by copies, so that the recorded backward reads the
+    values at the call, as TF's tape does, whatever the program writes into
+    those arrays before `gradient`. Arrays the compiled code made are held
+    only by `result` (CPython's reference counts tell), and `owned` lists
+    the ids of Tensors' arrays (immutable): neither is copied."""
+    counts, first = {}, {}
+    _arrays(result, counts, first)
+    foreign = {}
+    for key, a in first.items():
+        if key in owned or not a.flags.writeable:
+            continue
+        base = a.base
+        # (the references: result's, `first`'s, the loop's `a` and getrefcount's argument)
+        if sys.getrefcount(a) - counts[key] > 3 or (
+                type(base) is np.ndarray and id(base) not in owned and id(base) not in first):
+            foreign[key] = a.copy()
+    a = None
+    if not foreign:
+        return result
+    return _replace(result, foreign)
+
+
+def _replace(tree, copies):
+    if type(tree) in (tuple, list):
+        return type(tree)(_replace(e, copies) for e in tree)
+    if type(tree) is np.ndarray:
+        return copies.get(id(tree), tree)
+    return tree
 
 
 class CompiledCall:

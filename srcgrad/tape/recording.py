@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import tensor as tensor_mod
 from ..errors import NoRuleError
-from ..rules import registry
+from ..rules import mutation, registry
 from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
 from .entries import DeferredEntry, OpEntry
 
@@ -103,6 +103,10 @@ def apply(func, args, kwargs):
     tapes = [t for t in stack if t._recording]
     inputs = list(_tensors_in(list(args) + list(kwargs.values())))
     watching = [t for t in tapes if t._should_record(inputs)]
+    if watching and mutation.writes_into(func, len(args), list(kwargs)) is not None:
+        # np.copyto(buf, t), np.sin(t, out=buf): a plain array written from a watched Tensor
+        tensor_mod.warn_path_cut(inputs[0], action="written into a NumPy array by %s"
+                                 % getattr(func, "__name__", func), through_srcgrad=True)
     if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
         return _observe(func, args, kwargs, wrap(result))
     rule = registry.adjoint_rule(func)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import UnsupportedSyntaxError
-from ..rules import containers, registry
+from ..rules import containers, mutation, registry
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 
@@ -91,6 +91,7 @@ class Op:
     n_outputs: int = 1              # "call": 1, or k for a callee returning a k-tuple
     node: object = None             # "call": the gast Call
     python_float: bool = False      # "rule": a math-module function on Python floats
+    checkpoint: bool = False        # "call" of sg.checkpoint(f): reversed by re-running f (joint)
     arg_dynamic: tuple = ()         # "call" (kinds.py): which arguments may be containers
 
     def __post_init__(self):
@@ -154,6 +155,8 @@ class _ANF:
                 # pop: its own derivative code must move one value too
                 new = ast_util.copy_location(ast_util.assign(self.namer.fresh("_dropped"), s.value), s)
                 return self.stmt(new)
+            if isinstance(s.value, gast.Call):
+                self.check_mutation(s.value)
             Anno.FORWARD_ONLY.add_to(s, True)
             return [s]
         if isinstance(s, gast.Pass):
@@ -693,7 +696,32 @@ class _ANF:
                       "pass the arguments one by one, or as a tuple display: f(*(a, b))")
         return Op("opaque", obj=obj, source=source, args=_names_in(e))
 
+    def check_mutation(self, call, fn=None, n_args=None, keywords=None):
+        """Refuse a NumPy call that writes into an array argument (out=,
+        np.copyto, ... : rules/mutation.py) or an in-place ndarray method:
+        the compiled code, functional, would not see the write."""
+        if fn is None:
+            fn = Anno.CALLEE.of(call.func)
+            method = Anno.METHOD.of(call.func)
+            n_args = len(call.args)
+            keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            if method is not None:
+                if method in mutation.IN_PLACE_METHODS:
+                    self.fail(call, "the in-place array method .%s()" % method,
+                              "write it functionally: " + mutation.IN_PLACE_METHODS[method])
+                fn = getattr(np, method, None)
+        names = [k for k, v in (keywords or {}).items() if not (isinstance(v, gast.Constant) and v.value is None)]
+        found = mutation.writes_into(fn, n_args, names) if fn is not None else None
+        if found is not None:
+            written, hint = found
+            self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
+                      "the write)" % ("np." + fn.__name__ if getattr(fn, "__module__", "") in ("numpy", None)
+                                      or isinstance(fn, np.ufunc) else getattr(fn, "__name__", fn), written),
+                      hint)
+
     def classify_fn(self, fn, args, kwargs, node, source):
+        if isinstance(node, gast.Call):
+            self.check_mutation(node, fn, len(args), kwargs)
         if fn is builtins.abs:
             fn = np.absolute
         elif fn in (builtins.max, builtins.min) and len(args) == 2 and not kwargs:
@@ -776,6 +804,7 @@ class _ANF:
             ordered += [ast_util.name(n) for n in self.ctx.callee_leaves.get(user, ())]
             op = Op("call", callee=user, args=ordered, source=source)
             op.spec = spec
+            op.checkpoint = bool(getattr(fn, "__srcgrad_checkpoint__", False))
             # functions passed as arguments are known to the callee (its Program's examples)
             names = list(sig.parameters)
             op.examples = {p: Anno.VALUE.of(bound.arguments[p]) for p in names if p in bound.arguments

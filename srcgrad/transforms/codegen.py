@@ -90,7 +90,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
         {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
-    defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set())
+    defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
     rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
     loads = {}
     for n in rev_nodes:
@@ -100,7 +100,8 @@ def assemble(name, inputs, active_inputs, sweeps):
     # Names first assigned inside a branch or loop may have no value where
     # they are pushed or returned as residuals: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
-               for n in sorted((sweeps.pushed | set(residuals)) - set(inputs) - sweeps.first_defined - {stack})]
+               for n in sorted((sweeps.pushed | set(residuals)) - set(inputs) - sweeps.first_defined - {stack}
+                               - sweeps.free_arrays)]
     fwd_core = stack_init + preinit + sweeps.fwd_body
     sweeps.fwd_core = fwd_core
     # Residuals the adjoint reads only for their shape are saved as ShapeOf.
@@ -172,7 +173,7 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     if has_aux:
         aux = sweeps.namer.fresh("aux")
         body.append(ast_util.assign(aux, ast_util.name(sweeps.outputs[1])))
-    body += ast_util.clone(getattr(sweeps, "free", []))
+    body += ast_util.clone(sweeps.free)
     body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
     for x in order:

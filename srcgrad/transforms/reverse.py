@@ -76,6 +76,9 @@ class Sweeps:
     namer: object = None           # the artefact's namer (codegen names its parameters with it)
     dynamic: set = field(default_factory=set)   # names that may hold a list, tuple or dict
     batched: bool = False          # cotangents carry a leading batch axis
+    free_arrays: set = field(default_factory=set)   # globals and cells holding ndarrays the code reads
+    fwd_core: list = field(default_factory=list)    # codegen: the forward sweep as the functions run it
+    free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
 
 
 def _targets(stmt):
@@ -115,7 +118,8 @@ class ReverseGenerator(Generator):
         (`y, g_res = g_fwd(x)`), and the reverse sweep hands the residuals
         to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
         runs once, in the forward sweep. (A custom_gradient function is
-        reversed jointly through its VJP.) `body` is changed in place."""
+        reversed jointly through its VJP, as is a function wrapped in
+        sg.checkpoint: re-run on purpose.) `body` is changed in place."""
         out = []
         for s in body:
             if isinstance(s, gast.If):
@@ -131,7 +135,9 @@ class ReverseGenerator(Generator):
                     base = getattr(op.callee, "__name__", "g")
                     base = "lambda" if base == "<lambda>" else base
                     Anno.MASK.add_to(s, mask)
-                    if op.custom:
+                    if op.custom or op.checkpoint:
+                        # (custom_gradient; sg.checkpoint(f): f is re-run in the reverse sweep by its
+                        # joint VJP, trading time for the memory of its residuals)
                         Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
                         Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
                     else:
@@ -674,6 +680,14 @@ def transform(fdef, ctx):
     gen.np_name()           # the generated code may name `np` (zeros_like)
     sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
     sweeps.dynamic, sweeps.batched = gen.dynamic, gen.batched
+    # arrays read as globals or closure cells: the split forward returns them with the residuals (the
+    # tape then keeps their values at the call, whatever the program writes into them afterwards)
+    module = ast_util.module(fdef.body)
+    read = ast_util.names_loaded(module) - ast_util.names_stored(module) - set(ctx.inputs)
+    for n in sorted(read):
+        found, value = ctx.namespace.lookup(n)
+        if found and type(value) is np.ndarray:
+            sweeps.free_arrays.add(n)
     _prune_stack(sweeps, gen)
     return sweeps
 

@@ -203,8 +203,6 @@ def test_odeint_oracles_agree():
         close(a, b, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=IO + "odeint(fn, y0, t, tuple((params,))) with params a list of (W, b): all-zero gradient")
 @short_traceback
 def test_odeint_list_of_layer_parameters():
     args, fd, ag = ode_oracles()
@@ -219,8 +217,6 @@ def ode_loss_list(params):
     return np.sum(ode_pred(params, Y0, T) ** 2)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=IO + "odeint args carrying the list argument of (W, b) tuples: all-zero gradient")
 @short_traceback
 def test_odeint_list_argument():
     args, fd, _ = ode_oracles()

@@ -256,7 +256,10 @@ WHY = {
     "out_through_alias": M + "np.multiply(x, x, out=z) with z an alias of y is not seen",
     "random_shuffle": M + "np.random.shuffle(y) (in place) is not seen: the unshuffled order is differentiated",
 }
-BROKEN = {(n, m): why for n, why in WHY.items() for m in MODES}
+# (the others are refused by name: rules/mutation.py)
+STILL_BROKEN = ("split_view", "helper_appends_to_caller_list", "helper_writes_caller_array", "duplicate_index_assign",
+                "duplicate_index_iadd")
+BROKEN = {(n, m): WHY[n] for n in STILL_BROKEN for m in MODES}
 # forward mode is right where the primal value is recomputed from what NumPy wrote
 RIGHT_IN_FORWARD_MODE = {"duplicate_index_assign", "duplicate_index_iadd"}
 for _n in RIGHT_IN_FORWARD_MODE:

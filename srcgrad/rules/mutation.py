@@ -1,0 +1,52 @@
+"""NumPy calls that write into an array argument.
+
+srcgrad's compiled code is functional: `x[i] = v` becomes `x = setitem(x, i,
+v)` (transforms/lower), so that the reverse sweep reads every value as it
+was. A NumPy call that writes into one of its arguments (`np.exp(x, out=y)`,
+`np.copyto(dst, src)`) changes an array behind the compiler's back: its
+derivative would be silently wrong. Each is refused by name where it meets
+differentiated code (transforms/anf.py), and on the op-by-op tape it warns
+GradientPathWarning (the written array is a plain ndarray the tape cannot
+follow). The list is explicit; a ufunc or function called with `out=` (or a
+ufunc's positional output) is refused whatever it is.
+"""
+import numpy as np
+
+#: function -> (the parameter it writes into, what to write instead)
+WRITES_INTO = {
+    np.copyto: ("dst", "dst = np.broadcast_to(src, dst.shape) * 1.0  (or np.where(where, src, dst))"),
+    np.put: ("a", "a = a.copy(); a.flat[ind] = v  is an element assignment srcgrad differentiates: "
+                  "a = a.copy(); a[np.unravel_index(ind, a.shape)] = v"),
+    np.putmask: ("a", "a = np.where(mask, values, a)"),
+    np.place: ("arr", "arr = arr.copy(); arr[mask] = vals"),
+    np.fill_diagonal: ("a", "a = a + np.diag(val - np.diag(a)) (a square matrix)"),
+    np.random.shuffle: ("x", "x = x[np.random.permutation(len(x))]"),
+}
+
+#: ndarray methods that change the array in place, and the functional spelling
+IN_PLACE_METHODS = {
+    "sort": "x = np.sort(x)",
+    "fill": "x = np.full_like(x, value)",
+    "put": "x = x.copy(); x[np.unravel_index(ind, x.shape)] = v",
+    "itemset": "x = x.copy(); x[index] = v",
+    "resize": "x = np.resize(x, shape)",
+    "partition": "x = np.partition(x, kth)",
+    "setfield": "build a new array",
+}
+
+
+def writes_into(fn, n_args, kwargs):
+    """(the written parameter, the hint) when calling `fn` with `n_args`
+    positional arguments and the keyword names `kwargs` writes into an
+    argument, else None."""
+    if "out" in kwargs:
+        return "out", "use the result: y = %s(...) without out=" % getattr(fn, "__name__", "f")
+    if isinstance(fn, np.ufunc) and n_args > fn.nin:
+        return "its output argument", "use the result: y = np.%s(x) with no output argument" % fn.__name__
+    if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+        return "a", ("a = a.copy(); a[indices] = np.%s.reduceat-free form: for np.add.at(a, i, b) write "
+                     "a = a + np.bincount(i, weights=b, minlength=len(a))" % fn.__self__.__name__)
+    try:
+        return WRITES_INTO.get(fn)
+    except TypeError:       # unhashable
+        return None
