@@ -44,8 +44,9 @@ SERVICES = Services()
 def _grad_fn_call(grad_fn, cotangents):
     """grad_fn(*cotangents) for a higher derivative: compiled (an outer tape
     records one compiled entry, whose inputs include the Tensors grad_fn
-    closes over). Code srcgrad cannot compile runs as written."""
-    if SERVICES.compiled is not None:
+    closes over). Code srcgrad cannot compile runs as written, as do the
+    grad_fns srcgrad itself makes (a VJP's own VJP, by tape)."""
+    if SERVICES.compiled is not None and not (getattr(grad_fn, "__module__", None) or "").startswith("srcgrad."):
         try:
             fn = SERVICES.compiled(grad_fn)
         except Exception:       # (no source, unsupported syntax: op by op instead)

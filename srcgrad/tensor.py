@@ -6,6 +6,7 @@ route every operation on Tensors through `apply`, which computes on the raw
 arrays and, when a recording tape watches an input, appends one tape entry
 whose VJP comes from the rule registry (the op-by-op path).
 """
+import dis
 import itertools
 import linecache
 import operator
@@ -195,6 +196,18 @@ def warn_path_cut(tensor, depth=2, action="converted to a NumPy array", through_
                            frame.f_globals)
 
 
+def _stores_subscript(frame):
+    """Is `frame` executing `obj[i] = value` (the instruction NumPy's
+    element assignment runs in)?"""
+    try:
+        return frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR
+    except (AttributeError, IndexError):
+        return False
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
 def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in "fc"
 
@@ -294,16 +307,17 @@ class Tensor:
         return bool(self._value)
 
     def __float__(self):
-        """float(t): a Python float, which the tape cannot follow (warns
-        GradientPathWarning inside a recording tape that tracks `t`, as
-        `np.asarray(t)` does; NumPy calls it for `out[0] = t`)."""
-        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
-            warn_path_cut(self, action="converted to a Python float")
+        """float(t): a Python float, which the tape cannot follow. An
+        explicit float(t) is a conversion on purpose (as `.numpy()`); NumPy
+        calls it too for `out[i] = t` into a plain array, which cuts the
+        gradient path unseen: that warns GradientPathWarning inside a
+        recording tape that tracks `t`, as `np.asarray(t)` does."""
+        if _path_check is not None and self._value.dtype.kind in "fc" and _stores_subscript(sys._getframe(1)) \
+                and _path_check(self):
+            warn_path_cut(self, action="written into a NumPy array element")
         return float(self._value)
 
     def __int__(self):
-        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
-            warn_path_cut(self, action="converted to a Python int")
         return int(self._value)
 
     def __index__(self):

@@ -42,8 +42,8 @@ from system_support import short_traceback
 # the fixed seeds below exhibit each). Remove a category once it is fixed.
 KNOWN_BROKEN = {
     "loop_sequential_reuse", "loop_nested", "loop_reassigned", "break_then_reuse",
-    "inplace_out", "split_view", "duplicate_index", "helper_mutates_args",
-    "list_whole", "rebind_function",
+    "split_view", "duplicate_index", "helper_mutates_args",
+    "list_whole",
 }
 
 # category -> (seeds of fuzz_grammar.program_from_seed whose programs fail today, the exception, why)
