@@ -6,7 +6,6 @@ The public names of API.md, nothing else.
 from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
-from .display import show
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
@@ -15,6 +14,7 @@ from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
+from .tools import check, explain, export, show
 
 
 def _scipy_integrate():
@@ -39,5 +39,6 @@ __all__ = [
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
+    "check", "explain", "export",
 ]
 __version__ = "0.2.0"

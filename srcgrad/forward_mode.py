@@ -321,12 +321,13 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
     if rule is None and adjoint is None:
         inputs = [a for a in tape_mod.flatten(list(args) + list(kwargs.values())) if isinstance(a, Tensor)]
         if any(acc._get(a) is not None for a in inputs):
+            found = tensor_user_frame(1, through_srcgrad=True)
+            where = (found[0].f_code.co_filename, found[0].f_lineno) if found else ()
             if not tape_mod.in_custom_body():
-                raise NoRuleError(func)
+                raise NoRuleError(func, *where, path="forward")
             # inside a custom_gradient body (whose tangent is grad_fn's): fail
             # only if a higher derivative through grad_fn's closure needs it
-            found = tensor_user_frame(1, through_srcgrad=True)
-            error = NoRuleError(func, *((found[0].f_code.co_filename, found[0].f_lineno) if found else ()))
+            error = NoRuleError(func, *where, path="forward")
             error.add_note("It was applied inside a @sg.custom_gradient function, whose grad_fn closes "
                            "over its result; a higher derivative through grad_fn needs its rule.")
             acc._set_unknown(out, error)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import forward_mode
 from . import tape as tape_mod
+from .errors import api_boundary
 from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, collector_paused
 from .syntax import ast_util, naming
 from .syntax.anno import Anno
@@ -273,6 +274,7 @@ class Function:
         return dict(bound.arguments)
 
     # -- calls
+    @api_boundary
     def __call__(self, *args, **kwargs):
         tapes = tape_mod.recording_tapes()
         if not tapes:

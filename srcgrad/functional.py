@@ -22,6 +22,8 @@ import numpy as np
 from . import tape as tape_mod
 from . import tensor as tensor_mod
 from .callables import as_function
+from .display import GeneratedCode
+from .errors import api_boundary
 from .function import BoundFunction, Function
 from .program import Program
 from .rules.helpers.batched import zeros_b
@@ -118,6 +120,7 @@ class Gradient:
                     self._compiled_form = GradFunction(self)
         return self._compiled_form
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         if tape_mod.recording_tapes():
             return self.__srcgrad_function__()(*args, **kwargs)
@@ -306,29 +309,47 @@ def _check_outputs(fn, program, compiled, has_aux):
 
 
 
+@api_boundary
 def source(f, wrt=(0,), mode="reverse", args=None):
-    """The generated Python source (str) of the derivative of `f` with
-    respect to the positional arguments `wrt`: the fused forward and reverse
-    sweeps that `sg.grad` runs; with mode="forward", the JVP code
-    `f_jvp(*inputs, *tangents of the wrt inputs) -> (outputs, tangents)`
-    that ForwardAccumulator and `sg.jvp` run. `f` may be a function that
-    srcgrad returned (`sg.source(sg.grad(g))` is second-order code).
+    """The generated Python source of the derivative of `f`.
 
-    The code is compiled per kind of argument. Without `args`, every
-    argument is taken for an array; `args` (a tuple of example arguments,
-    an extension of API.md) shows the code compiled for their kinds, which
-    is what `sg.grad(f, wrt)(*args)` runs: Python floats get code
-    specialised to 0-d values (no zeros_like, no unbroadcast), lists and
-    dicts their container code, functions and objects their resolution.
-    Raises ValueError for an unknown mode, NoRuleError for what
-    sg.jacobian or sg.hessian returned (not generated code)."""
+    Reverse mode gives the fused forward and reverse sweeps that `sg.grad`
+    runs; forward mode the JVP code `f_jvp(*inputs, *tangents of the wrt
+    inputs) -> (outputs, tangents)` that ForwardAccumulator and `sg.jvp`
+    run. The code is compiled per kind of argument: without `args`, every
+    argument is taken for an array; with `args`, the code is the one
+    compiled for their kinds, which is what `sg.grad(f, wrt)(*args)` runs
+    (Python floats get code specialised to 0-d values: no zeros_like, no
+    unbroadcast; lists and dicts their container code; functions and
+    objects their resolution).
+
+    Args:
+        f: a function srcgrad can transform, or one it returned
+            (`sg.source(sg.grad(g))` is second-order code).
+        wrt: the positional index, or tuple of indices, of the arguments to
+            differentiate.
+        mode: "reverse" or "forward".
+        args: a tuple of example arguments (an extension of API.md), or None.
+
+    Returns:
+        A `GeneratedCode`: a `str` of the code, which prints plainly,
+        compares equal to the plain string, and displays highlighted in a
+        notebook.
+
+    Raises:
+        ValueError: for an unknown mode.
+        sg.NoRuleError: for what sg.jacobian or sg.hessian returned (not
+            generated code), or a function applied to a differentiated value
+            without a rule.
+        sg.UnsupportedSyntaxError: for Python srcgrad cannot differentiate.
+    """
     if mode not in ("reverse", "forward"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
     wrt = _wrt_tuple(wrt)
     if args is not None and not isinstance(f, BoundFunction):
         program, mask, _ = _grad_inputs(fn, tuple(args), {}, wrt)
-        return program.compile(mask, mode).source
+        return GeneratedCode(program.compile(mask, mode).source)
     if isinstance(f, BoundFunction):
         # a bound method: `self` is known, and its Variables (self.kernel)
         # are inputs, as under a tape; wrt counts the arguments after self.
@@ -340,7 +361,7 @@ def source(f, wrt=(0,), mode="reverse", args=None):
     else:
         program = fn.program_for(None)
         mask = [i in wrt for i in range(len(program.inputs))]
-    return program.compile(mask, mode).source
+    return GeneratedCode(program.compile(mask, mode).source)
 
 
 # ------------------------------------------------------ forward mode
@@ -357,6 +378,7 @@ def _float_array(x):
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
 
+@api_boundary
 def jvp(f, primals, tangents):
     """Forward-mode Jacobian-vector product through generated tangent code.
 
@@ -435,7 +457,8 @@ def _warn_detached(args):
     user's line, like any other conversion that cuts the gradient path."""
     for a in args:
         if isinstance(a, Tensor) and tensor_mod.path_is_cut(a):
-            tensor_mod.warn_path_cut(a, 3, "passed to a function that sg.jacobian or sg.hessian returned "
+            # (4 frames up: _warn_detached, jac/hess, their api_boundary, the user's code)
+            tensor_mod.warn_path_cut(a, 4, "passed to a function that sg.jacobian or sg.hessian returned "
                                         "(its result is an array no tape records)")
 
 
@@ -456,6 +479,7 @@ def jacobian(f, wrt=0):
     fn, bound_self = _function_and_self(f)
     wrts = _wrt_tuple(wrt)
 
+    @api_boundary
     def jac(*args):
         _warn_detached(args)
         args = list(bound_self) + [unwrap(a) for a in args]
@@ -533,6 +557,7 @@ def hvp(f, wrt=0):
     """
     gradient = grad(f, wrt=(wrt,))
 
+    @api_boundary
     def h(*args):
         if not args:
             raise TypeError("hvp: call with f's arguments followed by the vector v")
@@ -574,6 +599,7 @@ def hessian(f, wrt=0):
     fn, bound_self = _function_and_self(f)
     value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
 
+    @api_boundary
     def hess(*args):
         _warn_detached(args)
         args = [unwrap(a) for a in args]

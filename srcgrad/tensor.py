@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from . import runtime
+from .errors import api_boundary, location
 from .rules import registry
 from .rules.python import containers
 
@@ -183,13 +184,13 @@ def warn_path_cut(tensor, depth=2, action="converted to a NumPy array", through_
         via = " (inside %s.%s)" % (lib_name, getattr(library.f_code, "co_qualname", library.f_code.co_name))
     kind = "Variable" if isinstance(tensor, Variable) else "Tensor"
     message = (
-        "srcgrad: a watched %s (shape %s, %s) was %s in %s() at %s:%d%s%s. "
+        "srcgrad: a watched %s (shape %s, %s) was %s in %s() at %s%s%s. "
         "What is computed from that array is not recorded, so the gradient path through it is cut "
         "(tape.gradient returns None or misses this path). Apply NumPy functions to the %s itself, "
         "or register a rule for a library function (sg.register_adjoint); to convert on purpose use "
         ".numpy(); silence with warnings.simplefilter('ignore', srcgrad.GradientPathWarning)."
-        % (kind, tensor.shape, tensor.dtype.name, action, getattr(code, "co_qualname", code.co_name), filename,
-           lineno, ": `%s`" % text if text else "", via, kind))
+        % (kind, tensor.shape, tensor.dtype.name, action, getattr(code, "co_qualname", code.co_name),
+           location(filename, lineno), ": `%s`" % text if text else "", via, kind))
     module = frame.f_globals.get("__name__", "<unknown>")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
     warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry,
@@ -213,9 +214,11 @@ def is_differentiable_dtype(dtype):
 
 
 def _binary(ufunc):
+    @api_boundary
     def method(self, other):
         return ufunc(self, other)
 
+    @api_boundary
     def rmethod(self, other):
         return ufunc(other, self)
     return method, rmethod
@@ -268,6 +271,7 @@ class Tensor:
             return self._value
         return self._value.astype(dtype)
 
+    @api_boundary
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if kwargs.get("out") is not None:
             raise TypeError("srcgrad Tensors are immutable: out= is not supported")
@@ -276,6 +280,7 @@ class Tensor:
             return apply(ufunc, inputs, kwargs)
         return apply(getattr(ufunc, method), inputs, kwargs)
 
+    @api_boundary
     def __array_function__(self, func, types, args, kwargs):
         form = registry.tape_form(func)
         if form is not None:
@@ -362,7 +367,7 @@ class Tensor:
         raise TypeError(
             "srcgrad Tensors are immutable, as tf.Tensor is: `t[i] = v` is not recorded op by op. "
             "Inside an @sg.function (or sg.grad) it is supported; op by op, write "
-            "t = srcgrad.rules.containers.setitem(t, i, v).")
+            "t = srcgrad.rules.python.containers.setitem(t, i, v).")
 
     def __invert__(self):
         return np.invert(self)
@@ -396,6 +401,7 @@ class Tensor:
     def __ne__(self, o):
         return np.not_equal(self, o)
 
+    @api_boundary
     def __getitem__(self, index):
         return apply(operator.getitem, (self, unwrap(index)))
 

@@ -108,7 +108,7 @@ class DeferredEntry:
         self.where = (found[0].f_code.co_filename, found[0].f_lineno) if found else (None, None)
 
     def vjp(self, cotangents, needed, higher_order, batched=False):
-        error = NoRuleError(self.func, *self.where)
+        error = NoRuleError(self.func, *self.where, path="tape")
         error.add_note("It was applied inside a @sg.custom_gradient function, whose grad_fn closes over "
                        "its result; a higher derivative through grad_fn needs its rule.")
         raise error

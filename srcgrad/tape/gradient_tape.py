@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import api_boundary
 from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap
 from .nested import flatten, pack_as
 from .recording import UnconnectedGradients, _stack, _unconnected, recording_tapes
@@ -217,6 +218,7 @@ class GradientTape:
             g = g.copy()
         return Tensor(g)
 
+    @api_boundary
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
         """Gradient of `target` with respect to `sources`.
@@ -271,6 +273,7 @@ class GradientTape:
             seeds.append(g if (higher_order and isinstance(g, Tensor)) else np.asarray(unwrap(g), dtype=t.dtype))
         return seeds
 
+    @api_boundary
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
         """Jacobian of `target` (one Tensor) with respect to `sources`
@@ -360,6 +363,7 @@ class GradientTape:
         # (one chunk: its array as it is, no copy)
         return [(p[0] if len(p) == 1 else np.concatenate(p)) if c else None for p, c in zip(parts, connected)]
 
+    @api_boundary
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobians: target [b, y1..yn], source [b, x1..xm] ->

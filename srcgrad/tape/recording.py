@@ -112,7 +112,9 @@ def apply(func, args, kwargs):
     rule = registry.adjoint_rule(func)
     if rule is None:
         if not in_custom_body():
-            raise NoRuleError(func)
+            found = tensor_mod.user_frame(1, through_srcgrad=True)
+            raise NoRuleError(func, *((found[0].f_code.co_filename, found[0].f_lineno) if found else ()),
+                              path="tape")
         out = wrap(result)      # inside a custom_gradient body: fails only if differentiated
         entry = DeferredEntry(func, inputs, out)
         for t in watching:

@@ -125,6 +125,7 @@ class Op:
 class _ANF:
     def __init__(self, ctx):
         self.ctx = ctx
+        self.free = {}          # the resolution's free names -> objects (transform sets it)
         self.parsed = ctx.parsed
         self.namer = ctx.namer
         self.temps = set()
@@ -502,8 +503,31 @@ class _ANF:
                                               "it at module level to pass it on")
         self.fail(e, type(e).__name__ + " expression")
 
+    def _casts_to_non_float(self, e):
+        """Is `e`, a call x.astype(dtype), a cast to a dtype known at transform
+        time (a constant, a global or builtin such as int, np.int64) that is
+        neither floating nor complex?"""
+        arg = e.args[0] if e.args else next((k.value for k in e.keywords if k.arg == "dtype"), None)
+        if isinstance(arg, gast.Constant):
+            value = arg.value
+        else:
+            chain = []
+            while isinstance(arg, gast.Attribute):
+                chain.append(arg.attr)
+                arg = arg.value
+            if not isinstance(arg, gast.Name) or arg.id not in self.free:
+                return False
+            value = self.free[arg.id]
+            for attr in reversed(chain):
+                value = getattr(value, attr, None)
+        try:
+            return value is not None and np.dtype(value).kind not in "fc"
+        except TypeError:
+            return False
+
     def call(self, e, out, hint):
         func = e.func
+        casts = Anno.METHOD.of(func) == "astype" and self._casts_to_non_float(e)   # (read before ANF)
         if Anno.METHOD.exists(func):
             func.value = self.simple(func.value, out, hint)
         args = []
@@ -550,6 +574,8 @@ class _ANF:
             m = Anno.METHOD.of(func)
             recv = func.value
             src = m + ("_" + self.base(recv) if self.base(recv) else "")
+            if casts:       # x.astype(int): integers or booleans carry no derivative (TF's cast)
+                return e, Op("nondiff", source=src)
             if m in _COPY_METHODS or (m == "item" and not e.args and not e.keywords):
                 return e, Op("copy", args=[recv], source=src)      # (x.item(): its one value, as float(x))
             if m in ("item", "tolist"):
@@ -836,6 +862,7 @@ def transform(resolution, ctx):
     node = resolution.node
     namer = ctx.namer
     t = _ANF(ctx)
+    t.free = {**resolution.free, **resolution.examples}    # known objects (x.astype(int) is a cast)
     body = t.block(node.body)
     parsed = ctx.parsed
     if not body or not isinstance(body[-1], gast.Return):

@@ -19,6 +19,7 @@ import weakref
 import gast
 
 from .. import runtime
+from ..errors import source_name
 from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from . import optimize
@@ -281,7 +282,7 @@ def annotate(exc, fn):
     if origin is not None:
         user_file, user_line, _ = origin
         exc.add_note("srcgrad: raised in code generated for %s, line %d:\n    %s"
-                     % (user_file, user_line, linecache.getline(user_file, user_line).strip()))
+                     % (source_name(user_file), user_line, linecache.getline(user_file, user_line).strip()))
     else:
         exc.add_note("srcgrad: raised in generated code: %s" % text)
     return exc

@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import runtime
 from ..runtime import syntax as runtime_syntax
-from ..errors import ResolutionError, UnsupportedSyntaxError, where
+from ..errors import ResolutionError, UnsupportedSyntaxError, location, where
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
@@ -668,7 +668,7 @@ class _Resolver(gast.NodeTransformer):
         n = min(len(k.value) for k in known.values())
         index = node.target.id
         filename, lineno, _ = self.parsed.origin(node)
-        where = ast_util.const("%s:%s" % (filename, lineno))
+        where = ast_util.const(location(filename, lineno))
         out = []
         for seq in seqs:
             k = known.get(seq)
