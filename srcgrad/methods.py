@@ -20,7 +20,7 @@ import gast
 from .errors import UnsupportedSyntaxError
 from .function import Function
 from .syntax import ast_util, naming
-from .transforms import records, resolve
+from .transforms import records
 
 
 class _MethodNamespace:
@@ -112,7 +112,7 @@ class FieldMethod(Function):
         """Make the AST (second step): `base` is the Function of the method's
         function, field_method(cls, name) gives the FieldMethods it calls."""
         cls, name = self.cls, self.method_name
-        fields = list(resolve.plain_fields(cls))
+        fields = list(records.plain_fields(cls))
         member = inspect.getattr_static(cls, name)
         raw = member.fget if isinstance(member, property) else member
         parsed = copy.copy(base.parsed)

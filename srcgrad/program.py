@@ -33,7 +33,7 @@ from .custom import CustomCallee
 from .errors import UnsupportedSyntaxError
 from .syntax import ast_util
 from .syntax.anno import Anno
-from .transforms import pipeline, resolve
+from .transforms import chains, pipeline, resolve
 from .transforms.context import CalleeInfo, Context
 
 
@@ -214,7 +214,7 @@ class Program:
     def _chains_current(self):
         """Does every attribute and item chain the resolution walked (L.act,
         D["f"], self.helper, self.W, mymodule.g) still give what it gave
-        (resolve.same_resolution)? A function-valued attribute swapped, a
+        (chains.same_resolution)? A function-valued attribute swapped, a
         method monkeypatched on the class, a module reloaded or an array
         attribute turned into a Variable make the code stale."""
         res = self.resolution
@@ -230,7 +230,7 @@ class Program:
                     value = getattr(value, key) if step == "attr" else value[key]
             except Exception:
                 return False
-            if not resolve.same_resolution(old, value):
+            if not chains.same_resolution(old, value):
                 return False
         return True
 

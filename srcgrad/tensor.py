@@ -435,7 +435,7 @@ class Tensor:
     def dot(self, other):
         return np.dot(self, other)
 
-    # the other ndarray methods the compiler knows (anf._METHODS), op by op too
+    # the other ndarray methods the compiler knows (anf_calls._METHODS), op by op too
     def ravel(self, order="C"):
         return np.ravel(self, order)
 

@@ -35,7 +35,7 @@ class Anno(enum.Enum):
                      "differentiate (resolve.py); anf.py keeps it as an opaque call.")
     VALUE = ("The run-time object a constant expression stands for (a function passed on, an "
              "object built at transform time), set by anf.py; read for callee specialisation.")
-    OP = "The `anf.Op` describing an ANF statement's single operation (anf.py)."
+    OP = "The `ops.Op` describing an ANF statement's single operation (anf.py)."
     COUNT = "On a `while` in ANF: the name of its trip counter (anf.py), reversed by reverse.py."
     NO_SAVE = "True on a statement whose old target value the reverse sweep never reads (anf.py)."
     FORWARD_ONLY = "True on a statement kept in the forward sweep only (prints, asserts; anf.py)."

@@ -28,38 +28,23 @@ Requires: parse, check. Guarantees, on the returned `Resolution`:
 - every read of a non-array object (a function, a bound method, an object)
   that may be passed on to a callee carries `Anno.VALUE`.
 """
-import ast
 import builtins
 import copy
-import dataclasses
-import inspect
-import sys
-import textwrap
 import types
-import weakref
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-from .. import runtime
 from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, location, where
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
 from ..syntax.anno import Anno
+from . import chains, records
 from .namespace import Namespace
 
-# ndarray attributes and methods: on a local array value these are NumPy
-# operations, never chain steps to a leaf.
-ARRAY_ATTRS = {
-    "T", "shape", "ndim", "size", "dtype", "real", "imag", "sum", "mean", "max", "min", "reshape",
-    "transpose", "dot", "astype", "copy", "ravel", "flatten", "squeeze", "item", "tolist", "std",
-    "var", "prod", "cumsum", "argmax", "argmin", "clip", "round", "conj", "nbytes", "itemsize",
-    "all", "any", "nonzero", "swapaxes", "flat", "numpy", "cumprod", "trace", "diagonal", "repeat", "take",
-    "conjugate",
-}
 
 
 @dataclass
@@ -103,57 +88,6 @@ class Resolution:
     chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 
 
-def _is_value(obj):
-    return runtime.is_tensor(obj)
-
-
-def _arraylike(obj):
-    return runtime.is_tensor(obj) or isinstance(obj, (np.ndarray, np.generic, int, float, complex, bool))
-
-
-_LIBRARIES = ("numpy", "scipy", "math", "builtins")
-
-
-def _library_module(obj):
-    """Is `obj` a module of NumPy, SciPy or the standard library?"""
-    if not isinstance(obj, types.ModuleType):
-        return False
-    top = obj.__name__.partition(".")[0]
-    return top in _LIBRARIES or top in sys.stdlib_module_names
-
-
-def same_resolution(old, new):
-    """Would the compiled code resolve `new` as it resolved `old`? Arrays
-    and numbers are read live (any array will do, but not a Variable in
-    place of an array, nor the other way: a Variable is an input); bound
-    methods by their function and instance (a new object at each access);
-    everything else by identity."""
-    if _arraylike(old) and not _is_value(old):
-        return _arraylike(new) and not _is_value(new)
-    if _is_value(old):
-        return _is_value(new)
-    if isinstance(old, types.MethodType):
-        return isinstance(new, types.MethodType) and new.__func__ is old.__func__ and new.__self__ is old.__self__
-    return new is old
-
-
-def _chain(node):
-    """Split an Attribute/Subscript chain into (root Name, [steps]) or None."""
-    steps = []
-    while True:
-        if isinstance(node, gast.Attribute):
-            steps.append(("attr", node.attr, node))
-            node = node.value
-        elif isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant):
-            steps.append(("item", node.slice.value, node))
-            node = node.value
-        else:
-            break
-    if isinstance(node, gast.Name) and steps:
-        return node, steps[::-1]
-    return None
-
-
 def stored_names(fdef):
     names = set()
     for n in ast_util.walk(fdef):
@@ -165,90 +99,7 @@ def stored_names(fdef):
 _UNROLL_MAX = 64        # longest list of objects a loop is unrolled over
 
 
-def _user_class(cls):
-    """Is `cls` a class of the user's (not NumPy's, SciPy's, an installed
-    library's, the standard library's or srcgrad's)?"""
-    if not isinstance(cls, type):
-        return False
-    module = getattr(cls, "__module__", "") or ""
-    top = module.partition(".")[0]
-    if top in ("numpy", "scipy", "srcgrad", "builtins") or top in sys.stdlib_module_names:
-        return False
-    filename = getattr(sys.modules.get(module), "__file__", "") or ""
-    return not ("site-packages" in filename or "dist-packages" in filename)
-
-
-def _is_srcgrad_transform(fn):
-    """sg.grad / sg.value_and_grad: evaluated at transform time on known
-    functions (they only wrap the function)."""
-    return getattr(fn, "__module__", None) == "srcgrad.functional" and \
-        getattr(fn, "__name__", None) in ("grad", "value_and_grad")
-
-
-class _Known:
-    """A value known at transform time for a local name: `value`, and
-    whether it came from a global or an argument (`shared`: a list of such
-    objects may be mutated after compiling; its unrolled loop checks it)."""
-    __slots__ = ("value", "shared")
-
-    def __init__(self, value, shared):
-        self.value, self.shared = value, shared
-
-
-def plain_fields(cls):
-    """{attribute: ("param", name) | ("const", value)} when `cls` is a plain
-    data holder (a dataclass without __post_init__, or a class whose
-    __init__ only stores its parameters or constants in attributes, with
-    the default __new__ and attribute access, not a context manager); else
-    None."""
-    if not _user_class(cls) or cls.__new__ is not object.__new__:
-        return None
-    if any(getattr(cls, m, None) is not getattr(object, m) for m in ("__getattribute__", "__setattr__")) or \
-            hasattr(cls, "__getattr__") or hasattr(cls, "__enter__"):
-        return None             # (a context manager is entered, not differentiated)
-    found = _PLAIN.get(cls, False)
-    if found is not False:
-        return found
-    found = None
-    if dataclasses.is_dataclass(cls):
-        fs = dataclasses.fields(cls)
-        if not hasattr(cls, "__post_init__") and all(f.init for f in fs):
-            found = {f.name: ("param", f.name) for f in fs}
-    else:
-        init = cls.__dict__.get("__init__") if "__init__" in cls.__dict__ else None
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(init))) if init is not None else None
-        except (OSError, TypeError, SyntaxError):
-            tree = None
-        fdef = tree.body[0] if tree is not None and tree.body else None
-        if isinstance(fdef, ast.FunctionDef) and fdef.args.args and not fdef.decorator_list:
-            me = fdef.args.args[0].arg
-            params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args[1:] + fdef.args.kwonlyargs}
-            body = fdef.body[1:] if (fdef.body and isinstance(fdef.body[0], ast.Expr)
-                                     and isinstance(fdef.body[0].value, ast.Constant)) else fdef.body
-            out = {}
-            for st in body:
-                if not (isinstance(st, ast.Assign) and len(st.targets) == 1
-                        and isinstance(st.targets[0], ast.Attribute) and isinstance(st.targets[0].value, ast.Name)
-                        and st.targets[0].value.id == me):
-                    out = None
-                    break
-                if isinstance(st.value, ast.Name) and st.value.id in params:
-                    out[st.targets[0].attr] = ("param", st.value.id)
-                elif isinstance(st.value, ast.Constant):
-                    out[st.targets[0].attr] = ("const", st.value.value)
-                else:
-                    out = None
-                    break
-            found = out or None
-    _PLAIN[cls] = found
-    return found
-
-
-_PLAIN = weakref.WeakKeyDictionary()
-
-
-class _Resolver(gast.NodeTransformer):
+class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransformer):
     def __init__(self, parsed, namespace, examples, namer):
         self.parsed = parsed
         self.ns = namespace
@@ -278,7 +129,7 @@ class _Resolver(gast.NodeTransformer):
         kind = "param" if root in self.params else "free"
         if kind == "free":
             found, base = self.ns.lookup(root)
-            if not found or _library_module(base):
+            if not found or chains.library_module(base):
                 return
         self.chains[(kind, root, tuple((k, key) for k, key, *_ in steps))] = obj
 
@@ -292,7 +143,7 @@ class _Resolver(gast.NodeTransformer):
         if name in self.params:
             if name in self.examples:
                 v = self.examples[name]
-                return True, v, not _arraylike(v)
+                return True, v, not chains.arraylike(v)
             return False, None, name in ("self", "cls")
         if name in self.locals:
             if name in self.known:
@@ -302,7 +153,7 @@ class _Resolver(gast.NodeTransformer):
         if not found:
             self._error(name_node, "srcgrad could not resolve the name %r" % name)
         self.free[name] = v
-        return True, v, not _arraylike(v)
+        return True, v, not chains.arraylike(v)
 
     def _leaf(self, text, kind, root, steps, node):
         if text not in self.leaves and kind == "free":
@@ -315,8 +166,8 @@ class _Resolver(gast.NodeTransformer):
     # -- visitors
     def visit_Call(self, node):
         node = self._visit_call(node)
-        if _is_srcgrad_transform(Anno.CALLEE.of(node.func)):
-            found, value = self._static(node)
+        if chains.is_srcgrad_transform(Anno.CALLEE.of(node.func)):
+            found, value = self.static(node)
             if found:
                 Anno.VALUE.add_to(node, value)       # sg.grad(f) passed on: the callee calls a known gradient
         return node
@@ -360,11 +211,11 @@ class _Resolver(gast.NodeTransformer):
             Anno.CALLEE.add_to(func, value)
             return node
         if isinstance(func, (gast.Attribute, gast.Subscript)):
-            ch = _chain(func)
+            ch = chains.chain(func)
             if ch is not None:
                 root, steps = ch
                 if root.id in self.known and isinstance(func, gast.Subscript):
-                    obj = self._static(func)[1]
+                    obj = self.static(func)[1]
                     if obj is not None and callable(obj):
                         Anno.CALLEE.add_to(func, obj)          # known_list[0](x)
                         return node
@@ -393,7 +244,7 @@ class _Resolver(gast.NodeTransformer):
             # a method on a value: x.sum(), (a @ b).reshape(...), self.kernel.dot(x)
             is_object = self._is_object_expr(func.value)
             func.value = self.visit(func.value)
-            if func.attr in ARRAY_ATTRS and not is_object:
+            if func.attr in chains.ARRAY_ATTRS and not is_object:
                 Anno.METHOD.add_to(func, func.attr)
             else:
                 Anno.CALLEE.add_to(func, self._example_attribute(func) if is_object else None)
@@ -402,7 +253,7 @@ class _Resolver(gast.NodeTransformer):
         if isinstance(func, gast.Call):
             # sg.grad(f)(x): the function sg.grad returns, known when f is
             inner = self._visit_call(func)
-            found, value = self._static(inner)
+            found, value = self.static(inner)
             if found and callable(value):
                 Anno.CALLEE.add_to(func, value)
                 return node
@@ -411,7 +262,7 @@ class _Resolver(gast.NodeTransformer):
     def _example_attribute(self, node):
         """The object `node` (a chain such as self.helper) names for the
         example arguments, or None."""
-        ch = _chain(node)
+        ch = chains.chain(node)
         if ch is None:
             return None
         root, steps = ch
@@ -428,7 +279,7 @@ class _Resolver(gast.NodeTransformer):
 
     def _is_object_expr(self, node):
         """Is `node` a chain ending on a (known) non-array object?"""
-        ch = _chain(node) if not isinstance(node, gast.Name) else (node, [])
+        ch = chains.chain(node) if not isinstance(node, gast.Name) else (node, [])
         if ch is None:
             return False
         root, steps = ch
@@ -443,7 +294,7 @@ class _Resolver(gast.NodeTransformer):
         except Exception:
             return False
         self._walked(root.id, steps, value)
-        return not _arraylike(value)
+        return not chains.arraylike(value)
 
     def visit_Attribute(self, node):
         if isinstance(node.value, gast.Name) and node.value.id in self.records and isinstance(node.ctx, gast.Load):
@@ -452,7 +303,7 @@ class _Resolver(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         if isinstance(node.ctx, gast.Load):
-            found, obj = self._static(node.value)
+            found, obj = self.static(node.value)
             if found and (obj is np.r_ or obj is np.c_):
                 return self._index_trick(node, obj is np.c_)
             return self._visit_chain(node)
@@ -473,18 +324,18 @@ class _Resolver(gast.NodeTransformer):
             if isinstance(item, gast.Slice):
                 bounds = [self.visit(b) if b is not None else ast_util.const(None)
                           for b in (item.lower, item.upper, item.step)]
-                item = ast_util.call(_helper_name(runtime_syntax.r_range, "r_range"), bounds)
+                item = ast_util.call(chains.helper_name(runtime_syntax.r_range, "r_range"), bounds)
             else:
                 item = self.visit(item)
             if columns:
-                shape = ast_util.call(_helper_name(runtime_syntax.column_shape, "column_shape"),
+                shape = ast_util.call(chains.helper_name(runtime_syntax.column_shape, "column_shape"),
                                       [ast_util.clone(item)])
-                parts.append(ast_util.call(_helper_name(np.reshape, "reshape"), [item, shape]))
+                parts.append(ast_util.call(chains.helper_name(np.reshape, "reshape"), [item, shape]))
             else:
-                parts.append(ast_util.call(_helper_name(np.atleast_1d, "atleast_1d"), [item]))
+                parts.append(ast_util.call(chains.helper_name(np.atleast_1d, "atleast_1d"), [item]))
         joined = gast.List(elts=parts, ctx=gast.Load())
         axis = gast.keyword(arg="axis", value=ast_util.const(-1 if columns else 0))
-        new = ast_util.call(_helper_name(np.concatenate, "concatenate"), [joined], [axis])
+        new = ast_util.call(chains.helper_name(np.concatenate, "concatenate"), [joined], [axis])
         for n in ast_util.walk(new):
             if not Anno.ORIGIN.exists(n) and Anno.ORIGIN.exists(node):
                 Anno.ORIGIN.add_to(n, Anno.ORIGIN.of(node))
@@ -495,14 +346,14 @@ class _Resolver(gast.NodeTransformer):
         raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
 
     def _visit_chain(self, node):
-        ch = _chain(node)
+        ch = chains.chain(node)
         if ch is None:
             return self.generic_visit(node)
         root, steps = ch
         if root.id in self.known and root.id not in self.params:
-            found, value = self._static(node)
+            found, value = self.static(node)
             node = self.generic_visit(node)
-            if found and not _arraylike(value) and value is not None:
+            if found and not chains.arraylike(value) and value is not None:
                 Anno.VALUE.add_to(node, value)       # an attribute of a known local object, passed on
             return node
         if root.id in self.locals and root.id not in self.params:
@@ -517,27 +368,27 @@ class _Resolver(gast.NodeTransformer):
         obj = value
         for kind, key, step_node in steps:
             if known:
-                if _arraylike(obj):
+                if chains.arraylike(obj):
                     break
                 try:
                     obj = getattr(obj, key) if kind == "attr" else obj[key]
                 except Exception:
                     self._error(step_node, "srcgrad could not evaluate %s at transform time"
                                 % ast_util.to_source(step_node))
-            elif kind == "attr" and key in ARRAY_ATTRS and taken:
+            elif kind == "attr" and key in chains.ARRAY_ATTRS and taken:
                 break
             taken.append((kind, key, step_node))
-            if known and _arraylike(obj):
+            if known and chains.arraylike(obj):
                 break
         if not taken:
             return self.generic_visit(node)
         if known:
             self._walked(root.id, taken, obj)
         last = taken[-1][2]
-        if known and not _is_value(obj):
+        if known and not chains.is_value(obj):
             # not a Tensor/Variable (a constant, a sub-object): read live
             node = self.generic_visit(node)
-            if last is node and not _arraylike(obj) and obj is not None:
+            if last is node and not chains.arraylike(obj) and obj is not None:
                 Anno.VALUE.add_to(node, obj)         # np.sin, obj.method, obj.layer: passed on to a callee
             return node
         text = ast_util.to_source(last)
@@ -568,12 +419,12 @@ class _Resolver(gast.NodeTransformer):
                               "pass its arrays, or build it outside the differentiated code")
         if node.id in self.known and node.id not in self.params:
             value = self.known[node.id].value
-            if not _arraylike(value) and value is not None:
+            if not chains.arraylike(value) and value is not None:
                 Anno.VALUE.add_to(node, value)
             return node
         if node.id in self.params:
             example = self.examples.get(node.id)
-            if example is not None and not _arraylike(example):
+            if example is not None and not chains.arraylike(example):
                 Anno.VALUE.add_to(node, example)    # an object passed on: the callee knows it too
             return node
         if node.id in self.locals:
@@ -582,9 +433,9 @@ class _Resolver(gast.NodeTransformer):
         if not found:
             self._error(node, "srcgrad could not resolve the name %r" % node.id)
         self.free[node.id] = value
-        if _is_value(value):
+        if chains.is_value(value):
             return self._leaf(node.id, "free", node.id, [], node)
-        if not _arraylike(value) and value is not None:
+        if not chains.arraylike(value) and value is not None:
             Anno.VALUE.add_to(node, value)         # a function or object passed on as an argument
         return node
 
@@ -606,7 +457,7 @@ class _Resolver(gast.NodeTransformer):
         node.value = self.visit(node.value)
         node.targets = [self.visit(t) for t in node.targets]
         if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
-            known = self._known_value(node.value)
+            known = self.known_value(node.value)
             if known is not None:
                 self.known[node.targets[0].id] = known
         return node
@@ -661,7 +512,7 @@ class _Resolver(gast.NodeTransformer):
         for seq in seqs:
             k = self.known.get(seq)
             if k is not None and type(k.value) in (list, tuple) and len(k.value) <= _UNROLL_MAX and \
-                    not any(_arraylike(v) or v is None for v in k.value):
+                    not any(chains.arraylike(v) or v is None for v in k.value):
                 known[seq] = k
         if not known:
             return None
@@ -675,11 +526,11 @@ class _Resolver(gast.NodeTransformer):
             if k is not None and not k.shared and len(k.value) == n:
                 continue
             if k is not None and k.shared:
-                objects = _helper_name(tuple(k.value), "unrolled")
-                check = ast_util.call(_helper_name(runtime_syntax.check_unrolled, "check_unrolled"),
+                objects = chains.helper_name(tuple(k.value), "unrolled")
+                check = ast_util.call(chains.helper_name(runtime_syntax.check_unrolled, "check_unrolled"),
                                       [ast_util.name(seq), objects, where])
             else:
-                check = ast_util.call(_helper_name(runtime_syntax.check_length, "check_length"),
+                check = ast_util.call(chains.helper_name(runtime_syntax.check_length, "check_length"),
                                       [ast_util.name(seq), ast_util.const(n), where])
             out.append(ast_util.copy_location(ast_util.expr_stmt(check), node))
             for n_ in ast_util.walk(out[-1]):
@@ -697,11 +548,11 @@ class _Resolver(gast.NodeTransformer):
         if not (isinstance(test, gast.Call) and Anno.CALLEE.of(test.func) in
                 (builtins.isinstance, builtins.callable)) or test.keywords:
             return None
-        args = [self._static(a) for a in test.args]
+        args = [self.static(a) for a in test.args]
         if not all(found for found, _ in args) or not test.args:
             return None
         subject = args[0][1]
-        if _arraylike(subject) or subject is None or type(subject) in (list, tuple, dict):
+        if chains.arraylike(subject) or subject is None or type(subject) in (list, tuple, dict):
             return None         # a value, not an object: decided at run time
         try:
             return bool(Anno.CALLEE.of(test.func)(*[v for _, v in args]))
@@ -709,199 +560,6 @@ class _Resolver(gast.NodeTransformer):
             return None
 
     # -- objects of plain data-holder classes built from differentiated values
-    def find_records(self, body):
-        """The local names whose every assignment builds an object of one
-        plain data-holder class from values not all known at transform
-        time (objects built from constants are known values instead)."""
-        stores, classes = {}, {}
-        for n in ast_util.walk(ast_util.module(body)):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                stores[n.id] = stores.get(n.id, 0) + 1
-        for n in ast_util.walk(ast_util.module(body)):
-            if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \
-                    and isinstance(n.value, gast.Call):
-                found, cls = self._static(n.value.func)
-                if found and plain_fields(cls) is not None and not any(
-                        isinstance(a, gast.Starred) for a in n.value.args) and \
-                        all(k.arg is not None for k in n.value.keywords):
-                    static = all(self._static(a)[0] for a in n.value.args) and \
-                        all(self._static(k.value)[0] for k in n.value.keywords)
-                    classes.setdefault(n.targets[0].id, []).append(None if static else cls)
-        for name, found in classes.items():
-            if name in self.params or len(found) != stores.get(name) or None in found or len(set(found)) != 1:
-                continue
-            cls = found[0]
-            params = sorted({p for kind, p in plain_fields(cls).values() if kind == "param"})
-            self.records[name] = (cls, {p: self.namer.fresh("%s_%s" % (name, p)) for p in params})
-
-    def _record_assign(self, node):
-        """`obj = Cls(a, b)`: the fields' parameters assigned to locals."""
-        name = node.targets[0].id
-        cls, locals_ = self.records[name]
-        call = node.value
-        try:
-            bound = inspect.signature(cls).bind(*call.args, **{k.arg: k.value for k in call.keywords})
-        except TypeError as exc:
-            self._unsupported(call, "this call of %s (%s)" % (cls.__name__, exc))
-        bound.apply_defaults()
-        out = []
-        for p, local in locals_.items():
-            v = bound.arguments[p]
-            if not isinstance(v, gast.AST):
-                v = ast_util.const(v) if _literal(v) else _helper_name(v, p)
-            out.append(ast_util.copy_location(ast_util.assign(local, v), node))
-            for n in ast_util.walk(out[-1]):
-                if not Anno.ORIGIN.exists(n):
-                    Anno.ORIGIN.add_to(n, Anno.ORIGIN.of(node))
-        return self.block(out)
-
-    def _field(self, name, attr, node):
-        cls, locals_ = self.records[name]
-        kind, value = plain_fields(cls)[attr]
-        field = ast_util.name(locals_[value]) if kind == "param" else ast_util.const(value)
-        return ast_util.copy_location(field, node)
-
-    def _fields(self, name, node):
-        cls = self.records[name][0]
-        return [self._field(name, attr, node) for attr in plain_fields(cls)]
-
-    def _record_attribute(self, node):
-        """`obj.W` -> its field; `obj.norm` (a property) -> a call of its field function."""
-        name, attr = node.value.id, node.attr
-        cls = self.records[name][0]
-        if attr in plain_fields(cls):
-            return self._field(name, attr, node)
-        member = inspect.getattr_static(cls, attr, None)
-        if isinstance(member, property):
-            call = ast_util.call(_helper_name(self.field_method(cls, attr), attr), self._fields(name, node))
-            return ast_util.copy_location(call, node)
-        self._unsupported(node, "reading %s.%s, which is not a field of %s (an object built from differentiated "
-                          "values)" % (name, attr, cls.__name__), "pass its arrays")
-
-    def _record_call(self, node, name, method):
-        """`obj.m(x)` / `obj(x)` -> m's field function called on the fields and x."""
-        cls = self.records[name][0]
-        member = inspect.getattr_static(cls, method, None)
-        if isinstance(member, staticmethod):
-            node.func = _helper_name(getattr(cls, method), method)
-            return node
-        if not isinstance(member, types.FunctionType):
-            self._unsupported(node, "calling %s.%s of %s, an object built from differentiated values"
-                              % (name, method, cls.__name__), "use its methods, or pass its arrays")
-        node.func = ast_util.copy_location(_helper_name(self.field_method(cls, method), method), node.func)
-        node.args = self._fields(name, node) + node.args
-        return node
-
-    # -- values known at transform time
-    def _static(self, node):
-        """(True, value) when `node`'s value is known at transform time
-        without running user code: constants, displays of them, globals
-        and closure names (not Variables), known locals, attribute and item
-        chains on those, and sg.grad(f) of a known f; else (False, None)."""
-        if isinstance(node, gast.Constant):
-            return True, node.value
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
-            found, v = self._static(node.operand)
-            if found and isinstance(v, (int, float, complex)) and not isinstance(v, bool):
-                return True, (-v if isinstance(node.op, gast.USub) else v)
-            return False, None
-        if isinstance(node, (gast.Tuple, gast.List)):
-            values = [self._static(e) for e in node.elts]
-            if all(f for f, _ in values) and not any(isinstance(e, gast.Starred) for e in node.elts):
-                vs = [v for _, v in values]
-                return True, (tuple(vs) if isinstance(node, gast.Tuple) else vs)
-            return False, None
-        if isinstance(node, gast.Dict):
-            if any(k is None for k in node.keys):
-                return False, None
-            keys = [self._static(k) for k in node.keys]
-            values = [self._static(v) for v in node.values]
-            if all(f for f, _ in keys + values):
-                return True, {k: v for (_, k), (_, v) in zip(keys, values)}
-            return False, None
-        if isinstance(node, gast.Name):
-            if Anno.HELPER.of(node, False):
-                return False, None
-            if node.id in self.known and node.id not in self.params:
-                return True, self.known[node.id].value
-            if node.id in self.params:
-                # an object passed in (compiled code is keyed by its identity); not a container,
-                # keyed by its type only
-                value = self.examples.get(node.id)
-                if value is None or _arraylike(value) or type(value) in (list, tuple, dict):
-                    return False, None
-                return True, value
-            if node.id in self.locals:
-                return False, None
-            found, value = self.ns.lookup(node.id)
-            if not found or _is_value(value):
-                return False, None
-            return True, value
-        if isinstance(node, (gast.Attribute, gast.Subscript)):
-            if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
-                return False, None
-            found, value = self._static(node.value)
-            if not found:
-                return False, None
-            if isinstance(node, gast.Subscript):
-                ok, key = self._static(node.slice)
-                if not ok or _arraylike(value):
-                    return False, None
-            try:
-                value = getattr(value, node.attr) if isinstance(node, gast.Attribute) else value[key]
-            except Exception:
-                return False, None
-            ch = _chain(node)
-            if ch is not None and ch[0].id not in self.known:
-                self._walked(ch[0].id, ch[1], value)
-            return (False, None) if _is_value(value) else (True, value)
-        if isinstance(node, gast.Call) and _is_srcgrad_transform(Anno.CALLEE.of(node.func)):
-            args = [self._static(a) for a in node.args]
-            kwargs = {k.arg: self._static(k.value) for k in node.keywords}
-            if all(f for f, _ in args) and all(f for f, _ in kwargs.values()) and None not in kwargs:
-                try:
-                    return True, Anno.CALLEE.of(node.func)(*[v for _, v in args],
-                                                      **{k: v for k, (_, v) in kwargs.items()})
-                except Exception:
-                    return False, None
-        return False, None
-
-    def _known_value(self, value):
-        """The _Known a local assigned `value` holds, or None: an object of a
-        user class built from known values (the constructor runs once now,
-        for the object's type and attributes: the compiled code reads the
-        attributes of the object built at run time), a function or object
-        read from a global or argument, a list or tuple of those, or an
-        element of a known list."""
-        if isinstance(value, gast.Call):
-            cls = Anno.CALLEE.of(value.func)
-            if _user_class(cls) and not any(isinstance(a, gast.Starred) for a in value.args) and \
-                    all(k.arg is not None for k in value.keywords):
-                args = [self._static(a) for a in value.args]
-                kwargs = {k.arg: self._static(k.value) for k in value.keywords}
-                if all(f for f, _ in args) and all(f for f, _ in kwargs.values()):
-                    try:
-                        obj = cls(*[v for _, v in args], **{k: v for k, (_, v) in kwargs.items()})
-                    except Exception:
-                        return None
-                    return _Known(obj, False)
-                return None
-        if isinstance(value, (gast.List, gast.Tuple)):
-            parts = [self._known_value(e) for e in value.elts]
-            if parts and all(p is not None for p in parts):
-                vs = [p.value for p in parts]
-                return _Known(tuple(vs) if isinstance(value, gast.Tuple) else vs, any(p.shared for p in parts))
-            return None
-        found, obj = self._static(value)
-        if not found or _arraylike(obj) or obj is None or isinstance(obj, (str, bytes)):
-            return None
-        if type(obj) in (list, tuple) and any(_arraylike(v) or v is None for v in obj):
-            return None
-        root = value
-        while isinstance(root, (gast.Attribute, gast.Subscript)):
-            root = root.value
-        local = isinstance(root, gast.Name) and root.id in self.known and root.id not in self.params
-        return _Known(obj, self.known[root.id].shared if local else True)
 
 
 class _ConstantIndex(gast.NodeTransformer):
@@ -916,53 +574,6 @@ class _ConstantIndex(gast.NodeTransformer):
         return node
 
 
-def _literal(v):
-    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
-        return True
-    return isinstance(v, tuple) and all(_literal(x) for x in v)
-
-
-def _helper_name(obj, name):
-    """A Name standing for `obj` in generated code (injected, not looked up)."""
-    n = ast_util.name(name)
-    Anno.CALLEE.add_to(n, obj)
-    Anno.HELPER.add_to(n, True)
-    return n
-
-
-# SciPy functions whose result is an OptimizeResult/OdeResult (a dict whose
-# keys are also attributes): `sol.y` is read as `sol["y"]`, which the
-# container rules differentiate
-_DICT_RESULTS = {("scipy.integrate", "solve_ivp")}       # (module prefix, name)
-
-
-def _result_fields_as_items(node):
-    """`sol.y` -> `sol["y"]` for a name assigned only from solve_ivp."""
-    assigned = {}
-    for n in ast_util.walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            assigned[n.id] = assigned.get(n.id, 0) + 1
-    results = set()
-    for n in ast_util.walk(node):
-        if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
-                and isinstance(n.value, gast.Call) and assigned.get(n.targets[0].id) == 1):
-            callee = Anno.CALLEE.of(n.value.func)
-            module = (getattr(callee, "__module__", None) or "").split(".")
-            name = getattr(callee, "__name__", None)
-            if any((".".join(module[:k]), name) in _DICT_RESULTS for k in range(1, len(module) + 1)):
-                results.add(n.targets[0].id)
-    if not results:
-        return
-
-    class _Items(gast.NodeTransformer):
-        def visit_Attribute(self, a):
-            self.generic_visit(a)
-            if (isinstance(a.value, gast.Name) and a.value.id in results and isinstance(a.ctx, gast.Load)
-                    and not hasattr(dict, a.attr)):
-                item = gast.Subscript(value=a.value, slice=ast_util.const(a.attr), ctx=gast.Load())
-                return ast_util.copy_location(item, a)
-            return a
-    _Items().visit(node)
 
 
 def resolve(parsed, examples=None, field_method=None):
@@ -982,7 +593,7 @@ def resolve(parsed, examples=None, field_method=None):
         r.field_method = field_method
         r.find_records(node.body)
     node.body = r.block(node.body)
-    _result_fields_as_items(node)
+    records.result_fields_as_items(node)
     return Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
                       free=r.free, locals=r.locals, examples=dict(examples or {}), namer=namer,
                       chains=r.chains)

@@ -53,7 +53,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.helpers import complex as helpers_math
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import anf, batch_safety, instantiate, optimize
+from . import batch_safety, instantiate, ops, optimize
 from ..syntax.anno import Anno
 from ..syntax.naming import ADJOINT_PREFIX
 from .generator import Generator
@@ -171,7 +171,7 @@ class ReverseGenerator(Generator):
         outs = [self.namer.fresh("%s_out" % base) for _ in range(op.n_outputs)]
         first = ast_util.copy_location(ast_util.assign(
             ast_util.tuple_([ast_util.name(t, True) for t in outs + [res]], store=True), call), s)
-        Anno.OP.add_to(first, anf.Op("nondiff", source=base))
+        Anno.OP.add_to(first, ops.Op("nondiff", source=base))
         if any(t in self.stacked for t in targets):
             self.stacked.update(outs)
         s.value = ast_util.name(outs[0]) if len(outs) == 1 else ast_util.tuple_([ast_util.name(o) for o in outs])
