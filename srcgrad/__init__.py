@@ -9,7 +9,8 @@ from .custom import custom_gradient, insert_grad_of
 from .errors import NoRuleError, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
-from .functional import checkpoint, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
+from .functional import checkpoint, grad, jvp, source, value_and_grad
+from .jacobians import hessian, hvp, jacobian
 from .rules.registry import register_adjoint
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients

@@ -1,0 +1,177 @@
+"""Jacobians and Hessians: sg.jacobian, sg.hessian, sg.hvp.
+
+Each runs the function once per derivative: `jacobian` and `hessian` run the
+batched split forward of the (gradient) function once, then its batched
+reverse sweep on stacks of the identity's rows, CHUNK rows at a time, reading
+the same residuals (reverse mode, vectorised: Griewank & Walther,
+"Evaluating Derivatives", 2nd ed., SIAM 2008, sec. 3.2 and ch. 5); `hvp` is
+forward over reverse, the generated JVP of the generated gradient
+(Pearlmutter, "Fast exact multiplication by the Hessian", Neural Computation
+6(1), 1994). What `jacobian` and `hessian` return is run, not transformed
+(compose grad, jvp and hvp for derivatives of derivatives).
+"""
+import numpy as np
+
+from . import tape as tape_mod
+from .callables import as_function
+from .errors import api_boundary
+from .functional import _float_array, _function_and_self, _warn_detached, _wrt_tuple, grad, jvp
+from .rules.helpers.batched import zeros_b
+from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
+
+
+def jacobian(f, wrt=0):
+    """A function computing the Jacobian of `f` with respect to its
+    positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
+
+    The result has shape `out.shape + in.shape` and the output's floating
+    dtype (integer arguments are promoted to float64). Reverse mode,
+    vectorised: f runs once (its split forward), then one batched reverse
+    sweep per CHUNK rows of the identity reads the same residuals
+    (Griewank & Walther 2008, sec. 3.2). (Forward mode, one JVP per input
+    element, would run f once per column: a program that draws random
+    numbers would get columns of different draws.) `f` must return one
+    array; raises TypeError otherwise, and ValueError for a `wrt` out of
+    range.
+    """
+    fn, bound_self = _function_and_self(f)
+    wrts = _wrt_tuple(wrt)
+
+    @api_boundary
+    def jac(*args):
+        _warn_detached(args)
+        args = list(bound_self) + [unwrap(a) for a in args]
+        shift = len(bound_self)
+        out = [_jacobian_one(fn, args, i + shift)[0] for i in wrts]
+        return out[0] if isinstance(wrt, int) else tuple(out)
+    jac.__name__ = "jacobian_" + fn.__name__
+    jac.__srcgrad_transform__ = "sg.jacobian"
+    return jac
+
+
+#: rows of the identity pushed through the batched adjoint at once (bounds the memory of
+#: a Jacobian with many outputs: the seeds and the stacked cotangents are CHUNK x size)
+CHUNK = 1024
+
+
+def _jacobian_one(fn, args, i, output=None):
+    """The Jacobian of fn's output with respect to argument i, shape
+    out.shape + in.shape, by the batched generated adjoint: fn's code runs
+    once (its batched split forward, keeping the residuals), then the
+    batched reverse sweep runs on stacks of the identity's rows, CHUNK rows
+    at a time, reading the same residuals. Reverse mode whatever the sizes:
+    forward mode would run fn once per input element, and a program that
+    draws random numbers or appends to a list must run once per derivative.
+    `output`: for a function returning a tuple, the index of the output to
+    differentiate (the others are seeded with zeros); returns (jacobian,
+    outputs)."""
+    if not 0 <= i < len(args):
+        raise ValueError("wrt index %d out of range for %s called with %d arguments"
+                         % (i, fn.__name__, len(args)))
+    args = list(args)
+    x = args[i] = _float_array(args[i])
+    params = fn.bind(tuple(args), {})
+    program = fn.program_for(params)
+    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+    raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
+    mask = [j == i for j in range(len(raw))]
+    compiled = program.compile(mask, "batched")
+    if compiled.tuple_output != (output is not None):
+        raise TypeError("jacobian needs a function with one array output; %s returns %d"
+                        % (fn.__name__, len(compiled.outputs)))
+    result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
+    outs, residuals = result[:-1], result[-1]
+    if isinstance(outs[output or 0], (list, tuple, dict)):
+        raise TypeError("jacobian needs a function with one array output; %s returned a %s"
+                        % (fn.__name__, type(outs[output or 0]).__name__))
+    y = np.asarray(unwrap(outs[output or 0]))
+    dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
+    if y.size == 0:
+        return np.zeros(y.shape + x.shape, dtype), outs
+    seed_dtype = y.dtype if is_differentiable_dtype(y.dtype) else dtype
+    rows = []
+    for start in range(0, y.size, CHUNK):
+        n = min(CHUNK, y.size - start)
+        seeds = np.zeros((n, y.size), dtype=seed_dtype)
+        seeds[np.arange(n), start + np.arange(n)] = 1
+        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else zeros_b(o, n)
+                      for k, o in enumerate(outs)]
+        (g,) = compiled.bwd(residuals, *cotangents)
+        rows.append(np.broadcast_to(g, (n,) + x.shape))
+    jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
+    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape), outs
+
+
+def hvp(f, wrt=0):
+    """A function `h(*args, v)` computing H(args) . v, the Hessian of the
+    scalar-valued `f` with respect to its positional argument `wrt` times
+    the vector `v` (an array of that argument's shape), without forming H:
+    the generated JVP of the generated gradient (forward over reverse;
+    Pearlmutter, "Fast exact multiplication by the Hessian", Neural
+    Computation 6(1), 1994). One pass costs a small multiple of one
+    gradient. Returns an ndarray of the argument's shape and floating dtype.
+    Raises ValueError for a `v` of the wrong shape (and, through the
+    gradient, for a `wrt` out of range).
+    """
+    gradient = grad(f, wrt=(wrt,))
+
+    @api_boundary
+    def h(*args):
+        if not args:
+            raise TypeError("hvp: call with f's arguments followed by the vector v")
+        *fargs, v = args
+        if not 0 <= wrt < len(fargs):
+            raise ValueError("wrt index %d out of range for %d arguments" % (wrt, len(fargs)))
+        if any(t._recording for t in tape_mod._stack()) and any(isinstance(a, Tensor) for a in args):
+            # a tape is recording: the generated JVP of the generated gradient runs
+            # on the Tensors, so the tape records the HVP (third derivatives)
+            if np.shape(v) != np.shape(fargs[wrt]):
+                raise ValueError("hvp: vector of shape %s for an argument of shape %s"
+                                 % (np.shape(v), np.shape(fargs[wrt])))
+            tangents = [None] * len(fargs)
+            tangents[wrt] = v
+            return jvp(gradient, tuple(fargs), tuple(tangents))[1]
+        fargs = [unwrap(a) for a in fargs]
+        x = _float_array(fargs[wrt])
+        v = np.asarray(unwrap(v), dtype=x.dtype)
+        if v.shape != x.shape:
+            raise ValueError("hvp: vector of shape %s for an argument of shape %s" % (v.shape, x.shape))
+        fargs[wrt] = x
+        tangents = [None] * len(fargs)
+        tangents[wrt] = v
+        _, hv = jvp(gradient, tuple(fargs), tuple(tangents))
+        return np.asarray(hv, dtype=x.dtype).reshape(x.shape)
+    h.__name__ = "hvp_" + getattr(f, "__name__", "f")
+    return h
+
+
+def hessian(f, wrt=0):
+    """A function computing the Hessian of the scalar-valued `f` with
+    respect to its positional argument `wrt`: shape `in.shape + in.shape`,
+    the argument's floating dtype. The Jacobian of the generated gradient
+    code, vectorised: one reverse sweep of the gradient's generated adjoint
+    on the stack of the identity's rows (second-order adjoints, Griewank &
+    Walther 2008, ch. 5; the Hessian is symmetric, so its rows are its
+    columns). Raises ValueError for a non-scalar f.
+    """
+    fn, bound_self = _function_and_self(f)
+    value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
+
+    @api_boundary
+    def hess(*args):
+        _warn_detached(args)
+        args = [unwrap(a) for a in args]
+        x = _float_array(args[wrt])
+        args[wrt] = x
+        # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check reads):
+        # f runs once
+        h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
+                                      wrt + len(bound_self), output=1)
+        if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
+            raise ValueError("hessian needs a scalar-valued function; %s returned %s"
+                             % (fn.__name__, "a container" if isinstance(value, (tuple, list, dict))
+                                else "shape %s" % (np.shape(unwrap(value)),)))
+        return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
+    hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
+    hess.__srcgrad_transform__ = "sg.hessian"
+    return hess
