@@ -508,7 +508,7 @@ def call_function(fn, args, kwargs):
     holding Tensors with tangents, the function runs op by op instead (each
     op reaches every tape and accumulator in order). Returns NOT_HANDLED
     when no input has a tangent."""
-    if getattr(fn, "_varargs", (None, None)) != (None, None):     # *args/**kwargs: op by op
+    if fn.has_varargs:     # *args/**kwargs: op by op
         leaves = [t for t in flatten([list(args), kwargs]) if isinstance(t, Tensor)]
         accs = [a for a in tape_mod._stack() if type(a) is ForwardAccumulator and a._recording]
         if not any(a._get(t) is not None for a in accs for t in leaves):

@@ -113,6 +113,11 @@ class Function:
         self._specializations = {}
         self.kw_map = {}            # (a specialization: **kwargs key -> its parameter)
 
+    @property
+    def has_varargs(self):
+        """Does the function take *args or **kwargs (specialised per call shape)?"""
+        return self._varargs != (None, None)
+
     def is_stale(self):
         """Has the Python function's code or defaults been replaced since it
         was parsed (`f.__code__ = ...`, IPython's autoreload), or a builtin

@@ -24,8 +24,10 @@ from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from . import optimize
 from ..syntax.anno import Anno
+from ..syntax.naming import ALIAS_PREFIX
 
 _counter = itertools.count()
+_FACTORY = ALIAS_PREFIX + "factory"     # the function whose closure cells the generated code reads
 
 
 def _names_in_order(body, ctx):
@@ -207,13 +209,13 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     factory_params = list(code.co_freevars) + [n for n in injected if n not in cells]
     names = [f.name for f in fdefs]
-    factory = ast_util.function_def("_sg_factory", factory_params,
+    factory = ast_util.function_def(_FACTORY, factory_params,
                                     list(fdefs) + [ast_util.return_(ast_util.tuple_(
                                         [ast_util.name(n) for n in names]))])
     tree, rows = ast_util.to_numbered_ast(ast_util.module([factory]))
     filename = "<srcgrad-generated %s #%d>" % (title, next(_counter))
     module_code = compile(tree, filename, "exec")
-    fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == "_sg_factory")
+    fcode = next(c for c in module_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _FACTORY)
     out = {}
     for c in fcode.co_consts:
         if isinstance(c, types.CodeType) and c.co_name in names:

@@ -3,7 +3,7 @@
 A generator writes one artefact's code into the namespace of the user's
 function: it names derivatives after their primals (`bx`, `dx`), binds the
 objects the generated code calls to names (`inject`: the user's own name
-when it means the same object, else a fresh `_sg_` alias), heads each
+when it means the same object, else a fresh alias, naming.ALIAS_PREFIX), heads each
 block with a comment pointing at the user's line, and raises
 UnsupportedSyntaxError at the user's line for what it cannot differentiate.
 

@@ -35,8 +35,8 @@ from ..rules.helpers import batched
 from ..rules.python import containers
 from ..rules import tangents as tangent_rules
 from ..syntax import ast_util
-from ..syntax.naming import Namer
-from ..syntax.templates import is_d, is_t
+from ..syntax.naming import ALIAS_PREFIX, Namer
+from ..syntax.templates import is_d, is_t, replace
 from . import batch_safety, codegen
 
 
@@ -474,19 +474,20 @@ def _compile_batched(rule, needed):
         return looped
     source = template or rule
     body, targets = _vjp_def(source, "batched_vjp_" + rule.name, needed)
-    injected = {"_sg_batch_size": batched.batch_size}
+    batch_size = ALIAS_PREFIX + "batch_size"
+    injected = {batch_size: batched.batch_size}
     if template is None:                # substitute the batched helpers
         renames, extra = {}, {}
         for name in free_names(source):
             twin = batch_safety.batched_twin(source.globals[name])
             if twin is not None:
                 helper, args = twin
-                renames[name] = "_sg_" + helper.__name__
+                renames[name] = ALIAS_PREFIX + helper.__name__
                 injected[renames[name]] = helper
                 if args:
                     extra[renames[name]] = args
         body = [batch_safety.substitute_helpers(s, renames, extra) for s in body]
-    head = ast_util.quote("_B = _sg_batch_size(_g)")
+    head = replace("_B = BATCH_SIZE(_g)", BATCH_SIZE=ast_util.name(batch_size))
     fdef = ast_util.function_def("batched_vjp_" + rule.name, ["_g", source.output] + source.params,
                                  head + body + [_returning(body, targets, source.diff_params)])
     return _build(source, fdef, injected, "batched rule %s" % rule.name)
