@@ -43,6 +43,9 @@ SRCGRAD_DIRECT = {"grad", "value_and_grad", "elementwise_grad"}
 SPECIAL = {
     "autograd.scipy.signal.convolve": SHIM + ".convolve",
     "autograd.scipy.misc.logsumexp": "scipy.special.logsumexp",
+    # autograd.core's make_vjp/make_jvp take x itself (the ones in `autograd` take argnum)
+    "autograd.core.make_vjp": SHIM + ".core_make_vjp",
+    "autograd.core.make_jvp": SHIM + ".core_make_jvp",
 }
 
 
@@ -176,7 +179,11 @@ def rewrite_source(source, filename="<autograd program>"):
                 if a.name == "*":
                     parts.append("from %s import *" % map_dotted(node.module))
                     continue
-                target = map_dotted(node.module + "." + a.name)
+                full = node.module + "." + a.name
+                target = map_dotted(full)
+                if node.module in SHIM_MODULES and full not in SPECIAL and not full.startswith(
+                        ("autograd.numpy", "autograd.scipy")):
+                    target = SHIM + "." + a.name    # (autograd.misc.flatten is a module and a function)
                 parent, _, last = target.rpartition(".")
                 if parent:
                     grouped.setdefault(parent, []).append(last if last == alias else "%s as %s" % (last, alias))
