@@ -15,6 +15,7 @@ multiplication by the Hessian", Neural Computation 6(1), 1994.
 """
 import dataclasses
 import functools
+import inspect
 import threading
 
 import numpy as np
@@ -23,11 +24,13 @@ from . import tape as tape_mod
 from . import tensor as tensor_mod
 from .callables import as_function
 from .display import GeneratedCode
-from .errors import api_boundary
+from .errors import NoRuleError, api_boundary
 from .function import BoundFunction, Function
 from .program import Program
 from .runtime import zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
+from .transforms import parse as parse_mod
+from .syntax import ast_util
 
 
 # ------------------------------------------------------------------ gradients
@@ -459,3 +462,77 @@ def _warn_detached(args):
             # (4 frames up: _warn_detached, jac/hess, their api_boundary, the user's code)
             tensor_mod.warn_path_cut(a, 4, "passed to a function that sg.jacobian or sg.hessian returned "
                                         "(its result is an array no tape records)")
+
+
+# ------------------------------------------------ sg.jvp inside compiled code
+
+class JvpOf:
+    """`sg.jvp(f, (p_1..p_n), (t_1..t_n))` as a function of the primals and
+    the tangents given (those not None, `mask`): what the lowering
+    (transforms/lower/jvp_calls.py) turns such a call in differentiated code
+    into, so that the JVP is itself differentiated (reverse over forward,
+    forward over forward), through f's generated tangent code, as JAX
+    differentiates `jax.jvp`. Called, it returns `(f(*primals), J . t)`."""
+
+    def __init__(self, f, n, mask):
+        self.f, self.n, self.mask = f, n, tuple(mask)
+        self.fn = as_function(f)
+        self._compiled_form = None
+        self._lock = threading.Lock()
+        self.__name__ = self.__qualname__ = "jvp_%s" % self.fn.__name__
+
+    def __call__(self, *args):
+        primals, given = args[:self.n], iter(args[self.n:])
+        return jvp(self.f, primals, [next(given) if m else None for m in self.mask])
+
+    def __srcgrad_function__(self):
+        if self._compiled_form is None:
+            with self._lock:
+                if self._compiled_form is None:
+                    self._compiled_form = JvpFunction(self)
+        return self._compiled_form
+
+
+@functools.lru_cache(maxsize=256)
+def jvp_function(f, n, mask):
+    """The `JvpOf` of `f` for `n` primals and tangent `mask` (a tuple of
+    bools): one per (f, n, mask), so its compiled code is cached."""
+    return JvpOf(f, n, mask)
+
+
+jvp.__srcgrad_jvp__ = jvp_function
+
+
+class JvpFunction(Function):
+    """The compilable form of a `JvpOf`: for the argument kinds of a call,
+    the Program of f's generated JVP function (`Artefact.jvp_fn`, whose
+    parameters are f's, then the tangents of the active ones)."""
+
+    derived = True
+
+    def __init__(self, jvp_of):
+        base = jvp_of.fn
+        self.jvp_of = jvp_of
+        self.base = base
+        params = base.parsed.params[:jvp_of.n]
+        names = params + ["t_%s" % p for p, m in zip(params, jvp_of.mask) if m]
+        tree = ast_util.parse("def %s(%s):\n    return (None, None)\n"
+                              % (jvp_of.__name__, ", ".join(names))).body[0]
+        parsed = parse_mod.parse(base.python_function, tree)
+        parsed.func = jvp_of
+        P = inspect.Parameter
+        super().__init__(jvp_of, parsed, inspect.Signature([P(p, P.POSITIONAL_OR_KEYWORD) for p in names]))
+        self.__name__ = jvp_of.__name__
+
+    def program_for(self, params, complex_mode=False):
+        values = list(params.values()) if params is not None else [None] * len(self.parsed.params)
+        base_params = self.base.bind(tuple(values[:self.jvp_of.n]), {})
+        base_program = self.base.program_for(base_params if params is not None else None, complex_mode)
+        if base_program.leaves or self.base.n_outputs() != 1 or len(base_params) != self.jvp_of.n:
+            raise NoRuleError(self.jvp_of)
+        compiled = base_program.compile(list(self.jvp_of.mask) + [False] * (len(base_params) - self.jvp_of.n),
+                                        "forward")
+        generated = as_function(compiled.jvp_fn)
+        if params is None:
+            return generated.program_for(None, complex_mode)
+        return generated.program_for(dict(zip(generated.parsed.params, values)), complex_mode)

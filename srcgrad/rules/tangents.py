@@ -34,7 +34,10 @@ The compiler inlines a template after each primal statement
 have tangents into a JVP function (`instantiate.jvp`), as `instantiate.vjp`
 does for adjoints. A primitive with an adjoint rule but no tangent rule is
 differentiated in forward mode by transposing its VJP (srcgrad/forward.py,
-`transpose_jvp`).
+`transpose_jvp`), unless it is a ufunc whose adjoint template is a
+product with the cotangent: `derived_tangent` then writes its tangent rule
+(`d[x] = unbroadcast(d[z] * F, x)` gives the term `t[x] * F`), generated
+code that is differentiated again like any template.
 """
 import inspect
 import threading
@@ -42,7 +45,7 @@ import threading
 import gast
 
 from ..syntax import ast_util
-from ..syntax.templates import is_t
+from ..syntax.templates import is_d, is_t
 from .registry import Template, adjoint_rule, load_lazy, spelling
 
 _TANGENTS = {}
@@ -218,13 +221,109 @@ def register_linear(primitive, kind="first", static=None):
 
 
 def tangent_rule(primitive):
-    """The TangentRule registered for `primitive`, or None."""
+    """The TangentRule registered for `primitive` (or derived from its
+    adjoint rule: `derived_tangent`), or None."""
     try:
         found = _TANGENTS.get(primitive)
         if found is None and load_lazy():
             found = _TANGENTS.get(primitive)
+        if found is None and primitive not in _UNDERIVABLE:
+            found = _DERIVED.get(primitive)
+            if found is None:
+                found = derived_tangent(primitive)
+                if found is None:
+                    _UNDERIVABLE.add(primitive)
+                else:
+                    _DERIVED[primitive] = found
         return found
     except TypeError:
+        return None
+
+
+_UNDERIVABLE = set()
+_DERIVED = {}           # primitive -> the TangentRule derived_tangent wrote (not in tangent_rules())
+_ELEMENTWISE_WRAPPERS = ("unbroadcast", "cast_like")
+
+
+def _factor(expr, output):
+    """F such that `expr` is `d[z] * F`, for a product or quotient chain
+    with `d[z]` once in a numerator (`d[z] * z * (1 - z)`, `-d[z] * g`,
+    `d[z] * x / y`), wrapped in `unbroadcast(., x)` or `cast_like(., x)`;
+    None for any other form."""
+    while isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
+            expr.func.id in _ELEMENTWISE_WRAPPERS and len(expr.args) == 2 and not expr.keywords:
+        expr = expr.args[0]
+    if is_d(expr) == output:
+        return gast.Constant(value=1.0, kind=None)
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub):
+        inner = _factor(expr.operand, output)
+        return None if inner is None else gast.UnaryOp(op=gast.USub(), operand=inner)
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Mult, gast.Div)):
+        left, right = expr.left, expr.right
+        if _reads_d(left) and not _reads_d(right):
+            inner = _factor(left, output)
+            return None if inner is None else gast.BinOp(left=inner, op=expr.op, right=right)
+        if isinstance(expr.op, gast.Mult) and _reads_d(right) and not _reads_d(left):
+            inner = _factor(right, output)
+            return None if inner is None else gast.BinOp(left=left, op=gast.Mult(), right=inner)
+    return None
+
+
+def _reads_d(node):
+    return any(is_d(n) is not None for n in ast_util.walk(node))
+
+
+class _NoConj(gast.NodeTransformer):
+    """conj(e) -> e: the adjoint's conjugation (TF's complex convention)
+    has no place in a tangent (the JVP of a holomorphic function)."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id == "conj" and len(node.args) == 1:
+            return node.args[0]
+        return node
+
+
+def derived_tangent(primitive):
+    """The tangent rule of a NumPy or SciPy ufunc written from its adjoint
+    template, or None. A ufunc is elementwise, so an adjoint whose every
+    statement is a temporary or `d[x] = unbroadcast(d[z] * F, x)` (F free
+    of cotangents) has the Jacobian diag(F) in x: the tangent is
+    `t[z] = t[x] * F + t[y] * G + ...`, with the adjoint's conjugations
+    dropped. Other forms (transposed products, reductions, control flow)
+    give None: those stay with transpose_jvp."""
+    import numpy as np
+    if not isinstance(primitive, np.ufunc):
+        return None
+    adjoint = adjoint_rule(primitive)
+    if adjoint is None or adjoint.varargs or adjoint.sequence_output:
+        return None
+    body, terms = [], []
+    stmts = [s for s in adjoint.tree.body
+             if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    for stmt in stmts:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+            return None
+        p = is_d(stmt.targets[0])
+        if p is None:
+            if not isinstance(stmt.targets[0], gast.Name) or _reads_d(stmt.value):
+                return None
+            body.append(_NoConj().visit(ast_util.clone(stmt)))
+            continue
+        factor = _factor(stmt.value, adjoint.output)
+        if factor is None or any(p == q for q, _ in terms):
+            return None
+        terms.append((p, _NoConj().visit(ast_util.clone(factor))))
+    if not terms:
+        return None
+    rhs = " + ".join("t[%s] * (%s)" % (p, ast_util.to_source(f).strip()) for p, f in terms)
+    body += ast_util.quote("t[%s] = %s" % (adjoint.output, rhs))
+    name = adjoint.name.rstrip("_") + "_tangent"
+    tree = ast_util.function_def(name, [adjoint.output] + list(adjoint.params), body)
+    doc = "Derived from the adjoint rule %s (an elementwise product with the cotangent)." % adjoint.name
+    try:
+        return TangentRule(primitive, adjoint.template, name=name, tree=tree, doc=doc)
+    except ValueError:
         return None
 
 

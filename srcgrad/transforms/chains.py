@@ -89,10 +89,11 @@ def chain(node):
 
 
 def is_srcgrad_transform(fn):
-    """sg.grad / sg.value_and_grad: evaluated at transform time on known
-    functions (they only wrap the function)."""
+    """sg.grad / sg.value_and_grad, and jvp_function (an sg.jvp call,
+    lower/jvp_calls.py): evaluated at transform time on known functions
+    (they only wrap the function)."""
     return getattr(fn, "__module__", None) == "srcgrad.functional" and \
-        getattr(fn, "__name__", None) in ("grad", "value_and_grad")
+        getattr(fn, "__name__", None) in ("grad", "value_and_grad", "jvp_function")
 
 
 class Known:

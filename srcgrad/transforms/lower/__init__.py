@@ -14,10 +14,12 @@ for the returned body:
   list comprehensions are loops (comprehensions.py);
 - a `with` block is its body between `with_enter` and `with_exit`, and
   `with sg.insert_grad_of(x) as bx:` one marker statement (withs.py);
+- `sg.jvp(f, (p, ...), (t, ...))` is a call of f's JVP function
+  (jvp_calls.py);
 - `del x` is gone (deletes.py); docstrings and `pass` stay (anf.py drops
   them); `print`, `assert` stay (forward only).
 """
-from . import comprehensions, deletes, exits, for_loops, local_functions, mutations, views, withs
+from . import comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, views, withs
 from .common import Lowering
 
 
@@ -27,6 +29,7 @@ def _lower_body(fdef, ctx):
     fdef = deletes.transform(fdef, ctx)
     # with blocks next: their bodies join the enclosing block, where a local def is then found
     fdef = withs.transform(fdef, ctx)
+    fdef = jvp_calls.transform(fdef, ctx)
     # local functions are taken out of the body before anything inlines them
     fdef = local_functions.transform(fdef, ctx)
     if ctx.top:      # (before inlining and setitem rewrite the element assignments)
