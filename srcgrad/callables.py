@@ -18,6 +18,7 @@ from .errors import NoRuleError
 from .function import BoundFunction, Function
 from .methods import FieldMethod, MethodFunction
 from .rules import registry
+from .syntax import ast_util
 
 _functions_lock = threading.Lock()
 _CACHE_ATTR = "_srcgrad_function_"
@@ -96,6 +97,8 @@ def as_function(f):
     derived = getattr(f, "__srcgrad_function__", None)
     if derived is not None:
         return derived()
+    if not isinstance(f, types.FunctionType) and registry.adjoint_rule(f) is not None:
+        return _primitive_function(f)   # sg.grad(np.sqrt), sg.grad(scipy.stats.norm.pdf): its rule
     if inspect.ismethod(f):
         return _method_function(f)
     if getattr(f, "__srcgrad_transform__", None) is not None:
@@ -116,6 +119,61 @@ def as_function(f):
 
 
 _others = weakref.WeakKeyDictionary()
+_primitives = {}        # a primitive with a rule -> the Function calling it (ufuncs take no weak reference)
+
+
+def _primitive_function(prim):
+    """A Function whose body calls `prim` (a ufunc, a library function or
+    method with an adjoint rule) with its arguments: `sg.grad(np.sqrt)`
+    differentiates by the rule, as autograd's `grad(np.sqrt)` and JAX's
+    `grad(jnp.sqrt)` do. Its parameters are the ufunc's inputs, or the
+    primitive's signature (`*args`, `**kwargs` forwarded)."""
+    key = prim if _hashable(prim) else id(prim)
+    fn = _primitives.get(key)
+    if fn is not None:
+        return fn
+    name = getattr(prim, "__name__", "primitive")
+    if not name.isidentifier():
+        name = "primitive"
+    nin = getattr(prim, "nin", None)
+    if nin is not None:
+        params, call = ["x%d" % i for i in range(nin)] if nin > 1 else ["x"], None
+    else:
+        try:
+            sig = inspect.signature(prim)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is None:
+            params = ["*args", "**kwargs"]
+        else:
+            params = []
+            for p in sig.parameters.values():
+                if p.kind is p.VAR_POSITIONAL:
+                    params.append("*" + p.name)
+                elif p.kind is p.VAR_KEYWORD:
+                    params.append("**" + p.name)
+                elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
+                    params.append(p.name)
+                else:
+                    params = ["*args", "**kwargs"]
+                    break
+    call = ", ".join(params)
+    src = "def %s(%s):\n    return _primitive(%s)\n" % (name, ", ".join(params), call)
+    namespace = {"_primitive": prim}
+    exec(compile(src, "<srcgrad: %s>" % name, "exec"), namespace)
+    wrapper = namespace[name]
+    wrapper.__srcgrad_origin__ = ("<srcgrad: %s>" % name, 1)
+    fn = Function(wrapper, tree=ast_util.parse(src).body[0])
+    with _functions_lock:
+        return _primitives.setdefault(key, fn)
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False
 
 
 def _cached(raw):
