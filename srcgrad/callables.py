@@ -7,6 +7,7 @@ the tape (sg.grad(f), a bound method, what srcgrad returned); `function` is
 the `@sg.function` decorator. The Function of a Python function is cached
 on the function itself (weakly: it lives as long as the function).
 """
+import functools
 import inspect
 import os
 import sys
@@ -14,6 +15,8 @@ import threading
 import types
 import weakref
 
+from . import op_by_op
+from . import tape as tape_mod
 from .errors import NoRuleError
 from .function import BoundFunction, Function
 from .methods import FieldMethod, MethodFunction
@@ -32,6 +35,9 @@ def compilable(obj):
         return obj
     if isinstance(obj, BoundFunction):
         return obj.function
+    refused = getattr(obj, "__srcgrad_op_by_op__", None)
+    if refused is not None:
+        raise refused   # a function that runs op by op: its caller does too (op_by_op.py)
     derived = getattr(obj, "__srcgrad_function__", None)      # sg.grad(f), generated code
     if derived is not None:
         return derived()
@@ -94,6 +100,9 @@ def as_function(f):
         return f
     if isinstance(f, BoundFunction):
         return f.function
+    refused = getattr(f, "__srcgrad_op_by_op__", None)
+    if refused is not None:
+        raise refused          # (sg.grad runs it op by op)
     derived = getattr(f, "__srcgrad_function__", None)
     if derived is not None:
         return derived()
@@ -197,9 +206,40 @@ def function(f):
     when the derivative is first compiled. A bound method (`obj.method`) is a
     function of its other arguments (see MethodFunction).
     """
-    if inspect.ismethod(f):
-        return MethodFunction(f, as_function(f.__func__))
-    return Function(f)
+    try:
+        if inspect.ismethod(f):
+            return MethodFunction(f, as_function(f.__func__))
+        return Function(f)
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        op_by_op.warn(f, exc)
+        return OpByOpFunction(f, exc)
+
+
+class OpByOpFunction:
+    """What `@sg.function` returns for a function the compiler refuses
+    when it is parsed (a generator, a local function passed on, ...):
+    called, it runs the Python function, whose operations on watched
+    Tensors a recording tape records one by one (op_by_op.py), with a
+    PerformanceWarning naming the reason; sg.grad and the other transforms
+    of it run op by op too."""
+
+    def __init__(self, f, reason):
+        self.python_function = f
+        self.reason = self.__srcgrad_op_by_op__ = reason
+        functools.update_wrapper(self, f)
+
+    def __repr__(self):
+        return "<srcgrad.function %s, op by op>" % getattr(self.python_function, "__qualname__", "?")
+
+    def __call__(self, *args, **kwargs):
+        if tape_mod.recording_tapes():
+            op_by_op.warn(self.python_function, self.reason)
+        return self.python_function(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
 
 
 _field_methods = weakref.WeakKeyDictionary()     # class -> {name: FieldMethod}

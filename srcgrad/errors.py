@@ -94,6 +94,12 @@ def where(filename, lineno, col=None):
 # ------------------------------------------------------------ errors
 
 
+class PerformanceWarning(UserWarning):
+    """srcgrad runs a function op by op on the tape (or in plain Python)
+    instead of through compiled code: still correct, slower. The message
+    names the function, the user's line and the reason."""
+
+
 class SrcgradError(Exception):
     """Base class of srcgrad's own errors."""
 
@@ -103,12 +109,17 @@ class UnsupportedSyntaxError(SrcgradError, SyntaxError):
 
     Raised before any user code runs. Attributes: `construct` (for example
     "while loop"), `filename`, `lineno`, `offset` (column, 1-based) and
-    `text` (the source line), as on SyntaxError.
+    `text` (the source line), as on SyntaxError; `op_by_op`: whether the
+    function may run op by op on the tape instead (sg.grad and the tape do
+    so, with a PerformanceWarning: a closure called, a generator, an
+    attribute write), False for what the tape could not do right either
+    (NumPy writing into an array: `out=`, views, aliases).
     """
 
-    def __init__(self, construct, filename=None, lineno=None, col=None, hint=None):
+    def __init__(self, construct, filename=None, lineno=None, col=None, hint=None, op_by_op=True):
         self.construct = construct
         self.hint = hint
+        self.op_by_op = op_by_op
         message = "%s is not supported by srcgrad" % construct
         if hint:
             message += " (%s)" % hint
@@ -124,12 +135,13 @@ class UnsupportedSyntaxError(SrcgradError, SyntaxError):
         return self.msg
 
 
-def fail(parsed, node, construct, hint=None):
+def fail(parsed, node, construct, hint=None, op_by_op=True):
     """Raise UnsupportedSyntaxError for `construct` at `node` of the parsed
     function `parsed` (transforms/parse.py's Parsed: its file, line and
-    column, and the source line quoted), with an optional `hint`."""
+    column, and the source line quoted), with an optional `hint`
+    (`op_by_op`: see UnsupportedSyntaxError)."""
     filename, lineno, col = parsed.origin(node)
-    raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+    raise UnsupportedSyntaxError(construct, filename, lineno, col, hint, op_by_op)
 
 
 #: the paths on which a function without a rule can meet a differentiated
@@ -308,7 +320,14 @@ class SourceNotFoundError(SrcgradError, TypeError):
 
 
 class ResolutionError(SrcgradError, NameError):
-    """A name in a transformed function could not be resolved at transform time."""
+    """A name in a transformed function could not be resolved at transform
+    time. `op_by_op`: whether the function may run op by op on the tape
+    instead (a call of a value computed at run time: yes; a name defined
+    nowhere: no, that is the user's NameError, reported before anything runs)."""
+
+    def __init__(self, message, op_by_op=True):
+        super().__init__(message)
+        self.op_by_op = op_by_op
 
 
 # ------------------------------------------------------------ tracebacks

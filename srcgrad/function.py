@@ -23,7 +23,7 @@ import types
 import gast
 import numpy as np
 
-from . import forward_mode
+from . import forward_mode, op_by_op
 from . import tape as tape_mod
 from .errors import api_boundary
 from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, collector_paused
@@ -295,6 +295,12 @@ class Function:
             return spec.call_on_tape(tapes, sargs, skwargs, args, kwargs)
         return self.call_on_tape(tapes, args, kwargs, args, kwargs)
 
+    def op_by_op(self, *args, **kwargs):
+        """The call on watched Tensors, op by op: the Python function runs
+        and the tape records each NumPy operation (op_by_op.py); what
+        derived forms override (a gradient: a tape inside the tape)."""
+        return self.python_function(*args, **kwargs)
+
     def primal(self, *args, **kwargs):
         """Call the function for its value only: the Python function, or
         its compiled primal when it holds insert_grad_of blocks."""
@@ -327,8 +333,14 @@ class Function:
                 if keys is params:
                     keys = dict(params)
                 keys[p] = _SCALAR_0D
-        program = self.program_for(keys)
-        program, values = self.values_for(params, program)
+        try:
+            program = self.program_for(keys)
+            program, values = self.values_for(params, program)
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            op_by_op.warn(self, exc, stacklevel=4)
+            return self.op_by_op(*user_args, **user_kwargs)
         mask = []
         any_active = False
         for v in values:
@@ -347,7 +359,13 @@ class Function:
             any_active = any_active or active
         if not any_active:
             return self.primal(*user_args, **user_kwargs)
-        compiled = program.compile(mask)
+        try:
+            compiled = program.compile(mask)
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            op_by_op.warn(self, exc, stacklevel=4)
+            return self.op_by_op(*user_args, **user_kwargs)
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)

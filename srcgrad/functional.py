@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from . import op_by_op
 from . import tape as tape_mod
 from . import tensor as tensor_mod
 from .callables import as_function
@@ -128,11 +129,22 @@ class Gradient:
             return self.__srcgrad_function__()(*args, **kwargs)
         return self.evaluate(*args, **kwargs)
 
+    def op_by_op(self, *args, **kwargs):
+        """The gradient differentiated op by op on the tape (op_by_op.py)."""
+        target = getattr(self, "target", None) or self.fn.python_function
+        return op_by_op.gradient(target, args, kwargs, self.wrt, self.preserve_result, self.has_aux)
+
     def evaluate(self, *args, **kwargs):
         """The gradient on ndarrays, through the generated joint code."""
         fn, wrt = self.fn, self.wrt
-        program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
-        compiled = program.compile(mask)
+        try:
+            program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
+            compiled = program.compile(mask)
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            op_by_op.warn(fn, exc)
+            return self.op_by_op(*args, **kwargs)
         _check_outputs(fn, program, compiled, self.has_aux)
         if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
             result = compiled.run(compiled.fwd, *raw)
@@ -170,6 +182,9 @@ class GradFunction(Function):
         self.base = base
         super().__init__(gradient.evaluate, base.parsed, base.signature)
         functools.update_wrapper(self, gradient, assigned=("__name__", "__qualname__", "__doc__"), updated=())
+
+    def op_by_op(self, *args, **kwargs):
+        return self.gradient.op_by_op(*args, **kwargs)
 
     def n_outputs(self):
         if self.gradient.preserve_result or self.gradient.has_aux:
@@ -232,13 +247,41 @@ def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
       ValueError: a `wrt` index out of range.
       UnsupportedSyntaxError, NoRuleError: see `sg.function`.
     """
-    fn = as_function(f)
     key = (_wrt_tuple(wrt), bool(preserve_result), bool(has_aux))
+    try:
+        fn = as_function(f)
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        return OpByOpGradient(f, exc, *key)
     cache = fn.__dict__.setdefault("_gradients", {})
     gradient = cache.get(key)
     if gradient is None:        # one per (function, wrt): sg.hessian(f) in a loop compiles once
         gradient = cache[key] = Gradient(fn, *key)
+        gradient.target = f
     return gradient
+
+
+class OpByOpGradient:
+    """What `sg.grad(f)` returns for an `f` the compiler refuses when it is
+    parsed (a generator function, source it cannot read: op_by_op.py):
+    each call differentiates f op by op on the tape, with a
+    PerformanceWarning. Returns what `Gradient` returns."""
+
+    def __init__(self, f, reason, wrt, preserve_result, has_aux):
+        self.f, self.reason = f, reason
+        self.__srcgrad_op_by_op__ = reason      # (compiled code calling it runs op by op too)
+        self.wrt, self.preserve_result, self.has_aux = wrt, preserve_result, has_aux
+        self.__name__ = self.__qualname__ = "d%s" % getattr(f, "__name__", "f")
+        self.__wrapped__ = f
+
+    def __repr__(self):
+        return "<srcgrad gradient %s of %r, op by op>" % (self.__name__, self.f)
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        op_by_op.warn(self.f, self.reason)
+        return op_by_op.gradient(self.f, args, kwargs, self.wrt, self.preserve_result, self.has_aux)
 
 
 def value_and_grad(f, wrt=(0,), has_aux=False):
@@ -400,12 +443,18 @@ def jvp(f, primals, tangents):
     Raises ValueError when primals and tangents differ in length or shape,
     TypeError when they are not sequences.
     """
-    fn, bound_self = _function_and_self(f)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples or lists, got %s and %s"
                         % (type(primals).__name__, type(tangents).__name__))
     if len(primals) != len(tangents):
         raise ValueError("jvp: %d primals but %d tangents" % (len(primals), len(tangents)))
+    try:
+        fn, bound_self = _function_and_self(f)
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        op_by_op.warn(f, exc)
+        return op_by_op.jvp(f, primals, tangents)
     primals = list(bound_self) + list(primals)
     tangents = [None] * len(bound_self) + list(tangents)
     params = fn.bind(tuple(primals), {})          # (with the defaults of the other parameters)
@@ -429,11 +478,19 @@ def jvp(f, primals, tangents):
             t = float(t)
         values.append(x)
         tans.append(t)
+    tans_all = [None if t is None else next(iter_tans) for t, iter_tans in
+                zip(tangents, [iter(tans)] * len(tangents))]
     params = dict(zip(params, values))
-    program = fn.program_for(params)
-    leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
-    mask = [t is not None for t in tangents] + [False] * len(leaves)
-    compiled = program.compile(mask, "forward")
+    try:
+        program = fn.program_for(params)
+        leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
+        mask = [t is not None for t in tangents] + [False] * len(leaves)
+        compiled = program.compile(mask, "forward")
+    except Exception as exc:
+        if not op_by_op.falls_back(exc) or bound_self:
+            raise
+        op_by_op.warn(fn, exc)
+        return op_by_op.jvp(f, values, tans_all)
     outs, douts = compiled.jvp(*values, *[unwrap_nested(v) if not on_tensors else v for v in leaves], *tans)
     if not compiled.tuple_output:
         return outs, _output_tangent(douts, outs)

@@ -12,6 +12,7 @@ forward over reverse, the generated JVP of the generated gradient
 """
 import numpy as np
 
+from . import op_by_op
 from . import tape as tape_mod
 from .callables import as_function
 from .errors import api_boundary
@@ -34,17 +35,33 @@ def jacobian(f, wrt=0):
     array; raises TypeError otherwise, and ValueError for a `wrt` out of
     range.
     """
-    fn, bound_self = _function_and_self(f)
     wrts = _wrt_tuple(wrt)
+    try:
+        fn, bound_self = _function_and_self(f)
+        refused = None
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        fn, bound_self, refused = None, (), exc
 
     @api_boundary
     def jac(*args):
         _warn_detached(args)
-        args = list(bound_self) + [unwrap(a) for a in args]
-        shift = len(bound_self)
-        out = [_jacobian_one(fn, args, i + shift)[0] for i in wrts]
-        return out[0] if isinstance(wrt, int) else tuple(out)
-    jac.__name__ = "jacobian_" + fn.__name__
+        reason = refused
+        if fn is not None:
+            try:
+                full = list(bound_self) + [unwrap(a) for a in args]
+                shift = len(bound_self)
+                out = [_jacobian_one(fn, full, i + shift)[0] for i in wrts]
+                return out[0] if isinstance(wrt, int) else tuple(out)
+            except Exception as exc:
+                if not op_by_op.falls_back(exc):
+                    raise
+                reason = exc
+        op_by_op.warn(f, reason)
+        out = op_by_op.jacobian(f, [unwrap(a) for a in args], wrts)
+        return out if isinstance(wrt, int) or len(wrts) > 1 else (out,)
+    jac.__name__ = "jacobian_" + getattr(f, "__name__", "f")
     jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
@@ -154,7 +171,13 @@ def hessian(f, wrt=0):
     Walther 2008, ch. 5; the Hessian is symmetric, so its rows are its
     columns). Raises ValueError for a non-scalar f.
     """
-    fn, bound_self = _function_and_self(f)
+    try:
+        fn, bound_self = _function_and_self(f)
+        refused = None
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        fn, bound_self, refused = None, (), exc
     value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
 
     @api_boundary
@@ -163,13 +186,24 @@ def hessian(f, wrt=0):
         args = [unwrap(a) for a in args]
         x = _float_array(args[wrt])
         args[wrt] = x
-        # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check reads):
-        # f runs once
-        h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
-                                      wrt + len(bound_self), output=1)
+        reason = refused
+        if fn is not None:
+            try:
+                # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check
+                # reads): f runs once
+                h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
+                                              wrt + len(bound_self), output=1)
+            except Exception as exc:
+                if not op_by_op.falls_back(exc):
+                    raise
+                reason = exc
+        if reason is not None:
+            op_by_op.warn(f, reason)
+            h = op_by_op.jacobian(f, args, (wrt,), hessian=True)
+            return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
         if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
             raise ValueError("hessian needs a scalar-valued function; %s returned %s"
-                             % (fn.__name__, "a container" if isinstance(value, (tuple, list, dict))
+                             % (getattr(f, "__name__", "f"), "a container" if isinstance(value, (tuple, list, dict))
                                 else "shape %s" % (np.shape(unwrap(value)),)))
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")

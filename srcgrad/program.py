@@ -341,7 +341,11 @@ class Program:
             raise UnsupportedSyntaxError(
                 "writing into %s, a parameter of %s, which is called from differentiated code (NumPy would "
                 "change the caller's array too, compiled code does not)" % (name, program.parsed.node.name),
-                filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name))
+                filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name),
+                # a list appended to, a dict updated (bn_param["running_mean"] = ...) run right op by op;
+                # an array written into would not
+                op_by_op=name in program.resolution.containers
+                or not any(isinstance(n, gast.Subscript) for n in ast_util.walk(stmt)))
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
         if chain:
             leaf = chain[0]

@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "rules"))   # the rule tables (test_forward, test_jacobians read them)
 
@@ -16,3 +18,15 @@ def pytest_configure(config):
     # test_fuzz reads SRCGRAD_FUZZ when it is imported (after this hook): --fuzz sets a default
     if config.getoption("--fuzz") and not os.environ.get("SRCGRAD_FUZZ"):
         os.environ["SRCGRAD_FUZZ"] = "3000"
+
+
+@pytest.fixture
+def compiled_only():
+    """PerformanceWarning as an error: what the compiler refuses raises its
+    refusal instead of running op by op on the tape (srcgrad/op_by_op.py).
+    For the tests that pin the compiler's own behaviour and messages."""
+    import warnings
+    import srcgrad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", srcgrad.PerformanceWarning)
+        yield

@@ -40,6 +40,9 @@ import corpus_other as co
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 
+# these tests pin what the compiler does and its refusals: no op-by-op fallback (conftest.py)
+pytestmark = pytest.mark.usefixtures("compiled_only")
+
 RTOL, ATOL = 1e-5, 1e-6            # against finite differences
 EXACT_RTOL, EXACT_ATOL = 1e-10, 1e-12  # between srcgrad's own paths
 AG_RTOL, AG_ATOL = 1e-8, 1e-10     # srcgrad against autograd

@@ -47,9 +47,16 @@ def test_function_without_source():
     namespace = {}
     exec("def made_by_exec(x):\n    return x * 2\n", {"np": np}, namespace)
     with pytest.raises(SourceNotFoundError, match="made_by_exec"):
-        sg.function(namespace["made_by_exec"])
-    with pytest.raises(SourceNotFoundError):
-        sg.function(np.sin)
+        sg.source(namespace["made_by_exec"])
+    # differentiated, it runs op by op on the tape (op_by_op.py), with a PerformanceWarning
+    f = sg.function(namespace["made_by_exec"])
+    x = sg.Variable(np.ones(3))
+    with pytest.warns(sg.PerformanceWarning, match="made_by_exec"):
+        with sg.GradientTape() as tape:
+            y = f(x)
+    check_close(tape.gradient(y, x).numpy(), 2.0 * np.ones(3))
+    with pytest.warns(sg.PerformanceWarning):
+        check_close(sg.grad(namespace["made_by_exec"])(np.ones(3)), 2.0 * np.ones(3))
 
 
 def test_error_inside_generated_code_points_at_the_users_line():
@@ -73,7 +80,9 @@ def test_unsupported_syntax_error_is_a_syntax_error_with_location():
             return x * 2
 
     with pytest.raises(sg.UnsupportedSyntaxError) as info:
-        sg.function(local_with)
+        sg.source(local_with)
+    with pytest.warns(sg.PerformanceWarning, match="a return inside a with block"):
+        check_close(sg.grad(local_with)(np.ones(2)), 2.0 * np.ones(2))
     err = info.value
     assert isinstance(err, SyntaxError)
     assert err.construct == "a return inside a with block"

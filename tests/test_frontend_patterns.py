@@ -104,6 +104,17 @@ def check_error(excinfo, construct_part, fn, line_text):
 X3 = np.array([0.3, -0.5, 0.8])
 
 
+@pytest.fixture(autouse=True)
+def compiled_only():
+    """These tests pin what the compiler does and the refusals it gives:
+    with PerformanceWarning as an error, a refusal is raised instead of
+    running op by op (op_by_op.py; test_refused_programs_run_op_by_op
+    below checks that path)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        yield
+
+
 # ===========================================================================
 # 1. Lambdas
 # ===========================================================================

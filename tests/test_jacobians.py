@@ -28,7 +28,7 @@ import pytest
 import srcgrad as sg
 import test_rules
 from gradcheck import check_close, numerical_jacobian
-from rulecase import Arg, Static, _draw
+from rulecase import Static, _draw
 from srcgrad.callables import as_function
 from srcgrad.transforms import batch_safety
 

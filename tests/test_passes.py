@@ -37,6 +37,9 @@ from srcgrad.transforms import activity, batch_safety, inplace, instantiate, liv
 from srcgrad.transforms.base import Transformer
 from srcgrad.transforms.namespace import Namespace
 
+# these tests pin what the compiler does and its refusals: no op-by-op fallback (conftest.py)
+pytestmark = pytest.mark.usefixtures("compiled_only")
+
 FILE = pf.__file__
 
 

@@ -110,13 +110,29 @@ def _line_of(f, text):
 
 
 @pytest.mark.parametrize("f, text", [
-    (insert_front, "xs.insert"), (reverse_list, "xs.reverse"), (dict_setdefault, "d.setdefault"),
-    (dict_update, "d.update"), (list_pop, "xs.pop"), (array_sort, "y.sort"),
-    (append_through_alias, "ys.append"), (loop_over_dict, "for k in d"),
-    (local_def_passed_on, "helper_apply(sq, x)"), (lambda_passed_on, "helper_apply(lambda z"),
+    (array_sort, "y.sort"), (loop_over_dict, "for k in d"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_at_the_users_line(f, text):
     assert_refused_at(f, text)
+
+
+@pytest.mark.parametrize("f, text", [
+    (insert_front, "xs.insert"), (reverse_list, "xs.reverse"), (dict_setdefault, "d.setdefault"),
+    (dict_update, "d.update"), (list_pop, "xs.pop"), (append_through_alias, "ys.append"),
+    (local_def_passed_on, "helper_apply(sq, x)"), (lambda_passed_on, "helper_apply(lambda z"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_what_the_compiler_refuses_runs_op_by_op(f, text):
+    """Container methods and local functions passed on: the compiler
+    refuses them, and sg.grad runs f op by op on the tape instead (once),
+    with a PerformanceWarning naming the construct's line (op_by_op.py)."""
+    with pytest.warns(sg.PerformanceWarning, match="op by op.*%s:%d" % (FILE.rsplit("/", 1)[-1], _line_of(f, text))):
+        g = sg.grad(f)(X)
+    check_close(g, numerical_grad(f, X.copy()), rtol=1e-6, atol=1e-8)
+    v = sg.Variable(X)
+    with pytest.warns(sg.PerformanceWarning):
+        with sg.GradientTape() as tape:
+            y = sg.function(f)(v)
+    check_close(tape.gradient(y, v).numpy(), g, rtol=1e-12, atol=1e-14)
 
 
 def assert_refused_at(f, text):

@@ -624,6 +624,7 @@ def test_insert_grad_of_element_assignment_copies_the_adjoint():
     check_close(sg.grad(f)(x0), np.array([0.0, 2 * x0[1], 2 * x0[2]]) + 1.0, rtol=1e-12)
 
 
+@pytest.mark.usefixtures("compiled_only")
 def test_insert_grad_of_names_used_outside_the_block_are_rejected():
     def f(x):
         with sg.insert_grad_of(x) as bx:

@@ -18,7 +18,7 @@ import types
 
 import numpy as np
 
-from .record import Recorder, StopProgram, canonical_name, gradient_kind, root_function, transform_label
+from .record import Recorder, StopProgram, canonical_name, root_function, transform_label
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

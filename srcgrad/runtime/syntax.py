@@ -143,7 +143,7 @@ def check_not_shared(array, others, views):
     messages, origin = views
     for other, (construct, hint) in zip(others, messages):
         if _shares(array, other):
-            raise UnsupportedSyntaxError(construct, *origin, hint)
+            raise UnsupportedSyntaxError(construct, *origin, hint, op_by_op=False)
 
 
 def check_loop_sequence(seq, origin):
@@ -156,7 +156,7 @@ def check_loop_sequence(seq, origin):
         what = "a dict" if isinstance(seq, dict) else "a %s" % type(seq).__name__
         hint = ("iterate its keys or items explicitly: for k in d.keys(), for k, v in d.items()"
                 if isinstance(seq, dict) else "make it a list first: for x in list(...)")
-        raise UnsupportedSyntaxError("a for loop directly over %s" % what, *origin, hint)
+        raise UnsupportedSyntaxError("a for loop directly over %s" % what, *origin, hint, op_by_op=False)
 
 
 # ------------------------------------------------------------------ np.r_ / np.c_

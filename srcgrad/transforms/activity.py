@@ -103,7 +103,9 @@ def analyze(fdef, ctx, active_inputs, outputs):
                 mask = tuple(isinstance(a, gast.Name) and a.id in varied
                              for a in list(op.args) + list(op.keywords.values()))
                 outs = callee_outputs(op, mask)
-                vary([t for t, o in zip(targets, outs) if o] if len(targets) > 1 or len(outs) == 1 else
+                # one output per target; a single output unpacked into several targets (a list the
+                # callee built, `W, b = unflatten(v)`) or several kept whole vary together
+                vary([t for t, o in zip(targets, outs) if o] if len(targets) == len(outs) else
                      (targets if any(outs) else []))
             elif k not in fired:
                 fired.add(k)

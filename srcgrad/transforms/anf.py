@@ -43,9 +43,9 @@ class _ANF(CallForms):
         self.packs = {}        # name -> the tuple/dict display assigned to it
         self.stacks = set()    # stacks of generated code being transformed again
 
-    def fail(self, node, construct, hint=None):
+    def fail(self, node, construct, hint=None, op_by_op=True):
         filename, lineno, col = self.parsed.origin(node)
-        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint)
+        raise UnsupportedSyntaxError(construct, filename, lineno, col, hint, op_by_op)
 
     # -- statements
     def block(self, stmts):
@@ -335,7 +335,8 @@ class _ANF(CallForms):
             e.operand = self.simple(e.operand, out, hint)
             if type(e.op) in _UNARY:
                 fn, nm = _UNARY[type(e.op)]
-                return e, self.classify_fn(fn, [e.operand], {}, e, nm + ("_" + base(e.operand) if base(e.operand) else ""))
+                suffix = "_" + base(e.operand) if base(e.operand) else ""
+                return e, self.classify_fn(fn, [e.operand], {}, e, nm + suffix)
             return e, Op("nondiff", source="not")
         if isinstance(e, gast.Compare):
             e.left = self.simple(e.left, out, hint)

@@ -291,7 +291,7 @@ class CallForms:
             if method is not None:
                 if method in mutation.IN_PLACE_METHODS:
                     self.fail(call, "the in-place array method .%s()" % method,
-                              "write it functionally: " + mutation.IN_PLACE_METHODS[method])
+                              "write it functionally: " + mutation.IN_PLACE_METHODS[method], op_by_op=False)
                 fn = getattr(np, method, None)
         names = [k for k, v in (keywords or {}).items() if not (isinstance(v, gast.Constant) and v.value is None)]
         found = mutation.writes_into(fn, n_args, names) if fn is not None else None
@@ -300,7 +300,7 @@ class CallForms:
             self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
                       "the write)" % ("np." + fn.__name__ if getattr(fn, "__module__", "") in ("numpy", None)
                                       or isinstance(fn, np.ufunc) else getattr(fn, "__name__", fn), written),
-                      hint)
+                      hint, op_by_op=False)
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if isinstance(node, gast.Call):

@@ -143,7 +143,9 @@ def _check_target(parsed, t):
         while isinstance(inner, gast.Subscript):
             inner = inner.value
         if not isinstance(inner, gast.Name):
-            fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)")
+            # (a dict or list attribute runs right op by op; an array's elements, `.flat`, would not)
+            fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)",
+                 op_by_op=not (isinstance(inner, gast.Attribute) and inner.attr == "flat"))
         return
     if isinstance(t, gast.Attribute):
         fail(parsed, t, "attribute assignment (obj.attr = ...)")

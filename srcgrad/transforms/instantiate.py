@@ -467,8 +467,8 @@ def _compile_batched(rule, needed):
     if template is None and not batch_safety.batchable(rule):
         unbatched = vjp(rule, needed)
 
-        def looped(g, z, *args, **kwargs):
-            def one(gk, zz, *a):
+        def looped(g, z, /, *args, **kwargs):     # (positional-only: a rule may have a parameter g)
+            def one(gk, zz, /, *a):
                 return unbatched(gk, zz, *a, **kwargs)
             return batched.batch_vjp(one, g, z, *args)
         return looped

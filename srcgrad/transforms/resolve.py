@@ -133,9 +133,9 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
                 return
         self.chains[(kind, root, tuple((k, key) for k, key, *_ in steps))] = obj
 
-    def _error(self, node, message):
+    def _error(self, node, message, op_by_op=True):
         filename, lineno, col = self.parsed.origin(node)
-        raise ResolutionError("%s\n  at %s" % (message, where(filename, lineno, col)))
+        raise ResolutionError("%s\n  at %s" % (message, where(filename, lineno, col)), op_by_op)
 
     def _root_value(self, name_node):
         """(known, value, is_object_root) for a chain's root name."""
@@ -151,7 +151,7 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
             return False, None, False
         found, v = self.ns.lookup(name)
         if not found:
-            self._error(name_node, "srcgrad could not resolve the name %r" % name)
+            self._error(name_node, "srcgrad could not resolve the name %r" % name, op_by_op=False)
         self.free[name] = v
         return True, v, not chains.arraylike(v)
 
@@ -431,7 +431,7 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
             return node
         found, value = self.ns.lookup(node.id)
         if not found:
-            self._error(node, "srcgrad could not resolve the name %r" % node.id)
+            self._error(node, "srcgrad could not resolve the name %r" % node.id, op_by_op=False)
         self.free[node.id] = value
         if chains.is_value(value):
             return self._leaf(node.id, "free", node.id, [], node)

@@ -576,6 +576,10 @@ class ReverseGenerator(Generator):
                 like = ast_util.item(ast_util.name(t), k)
                 cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
                     self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
+        elif len(targets) > 1 and op.n_outputs == 1:
+            # one list or tuple returned (not a display) and unpacked by the caller (W, b = unflatten(v)):
+            # its cotangent is the list of the targets' cotangents
+            cots = [ast_util.list_(cots) if hasattr(ast_util, "list_") else gast.List(elts=cots, ctx=gast.Load())]
         active_params = [e for e, m in zip(op.args, Anno.MASK.of(s)) if m]
         temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
         self.rev_locals |= set(temps)

@@ -335,10 +335,19 @@ def einsum_gram_hvw(x):
     return np.sum(sg.grad(einsum_gram_hv)(x) * EW)
 
 
-def test_einsum_third_order_refused_in_compiled_code():
-    """Refused by name, not a silently wrong value."""
-    with pytest.raises(sg.UnsupportedSyntaxError, match="np.einsum"):
-        sg.grad(einsum_gram_hvw)(EX)
+def test_einsum_third_order_runs_op_by_op():
+    """The compiler refuses the third order by name (never a silently wrong
+    value); sg.grad then runs it op by op on the tape, right."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        with pytest.raises(sg.UnsupportedSyntaxError, match="np.einsum"):
+            sg.grad(einsum_gram_hvw)(EX)
+    with pytest.warns(sg.PerformanceWarning, match="np.einsum"):
+        got = sg.grad(einsum_gram_hvw)(EX)
+    hv = lambda x: anp.sum(autograd.grad(einsum_gram_ag)(x) * EV)    # noqa: E731
+    want = autograd.grad(lambda x: anp.sum(autograd.grad(hv)(x) * EW))(EX)
+    np.testing.assert_allclose(got, want, **TIGHT)
 
 
 def test_einsum_third_order_on_tapes():

@@ -24,7 +24,8 @@ def max_chooser(x, y, axis=None, keepdims=False):
         y = np.reshape(y, tuple(1 if i in axes else s for i, s in enumerate(shape)))
     elif axis is None and not keepdims:
         y = np.reshape(y, (1,) * len(shape))
-    mask = (x == y).astype(np.result_type(x, np.float32) if np.issubdtype(np.asarray(x).dtype, np.floating) else np.float64)
+    floating = np.issubdtype(np.asarray(x).dtype, np.floating)
+    mask = (x == y).astype(np.result_type(x, np.float32) if floating else np.float64)
     return mask / np.sum(mask, axis=axis, keepdims=True)
 
 

@@ -12,9 +12,10 @@ set is checked at run time (`check_loop_sequence`). `for i in
 reversed(range(...))` (generated reverse sweeps) is a range with reversed
 bounds. A loop variable assigned elsewhere too, or read after its loop, is
 assigned from a counter of the loop's own (`for _i in range(n): i = _i`),
-so that its values are saved and restored as any assignment's. A loop over sequences carries the OVER annotation (the names
-holding the sequences, also those of zip and enumerate), so that resolve.py
-can unroll it over a known list of objects.
+so that its values are saved and restored as any assignment's. A loop over
+sequences carries the OVER annotation (the names holding the sequences, also
+those of zip and enumerate), so that resolve.py can unroll it over a known
+list of objects.
 """
 import builtins
 
@@ -90,7 +91,8 @@ class _IndexLoop:
         if builtin_call(self.ctx, it, "reversed") and len(it.args) == 1 and not it.keywords:
             inner = it.args[0]
             seq = ast_util.name(namer.fresh("_seq"))
-            self.pre += replace("S = list(A)" if builtin_call(self.ctx, inner, "zip", "enumerate", "range") else "S = A",
+            listed = builtin_call(self.ctx, inner, "zip", "enumerate", "range")
+            self.pre += replace("S = list(A)" if listed else "S = A",
                                 S=seq, A=inner)
             self.lengths.append(replace_expr("len(S)", S=seq))
             index = replace_expr("len(S) - 1 - I", S=seq, I=i)
@@ -131,7 +133,8 @@ class _IndexLoop:
             for t, a in zip(target.elts, it.args):
                 self.read(t, a, index)
             return
-        if builtin_call(self.ctx, it, "enumerate") and len(it.args) == 1 and [k.arg for k in it.keywords] in ([], ["start"]):
+        if builtin_call(self.ctx, it, "enumerate") and len(it.args) == 1 and \
+                [k.arg for k in it.keywords] in ([], ["start"]):
             if not isinstance(target, gast.Tuple) or len(target.elts) != 2:
                 fail(parsed, s, "an enumerate loop whose target is not (index, value)")
             start = it.keywords[0].value if it.keywords else ast_util.const(0)

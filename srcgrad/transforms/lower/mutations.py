@@ -35,6 +35,11 @@ _MUTATORS = {"insert", "reverse", "sort", "remove", "clear", "update", "setdefau
              "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"}
 
 
+# in-place methods of ndarrays (list.sort too: ambiguous), which the tape's
+# immutable Tensors do not have either: refused, never run op by op
+_ARRAY_MUTATORS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield", "sort_values"}
+
+
 class _Mutations(Block):
 
     def visit(self, node):
@@ -122,7 +127,8 @@ class _Mutations(Block):
                         fail(self.ctx.parsed, n, "%s.%s(...), which changes %s in place"
                              % (n.func.value.id, n.func.attr, n.func.value.id),
                              "srcgrad follows xs.append, xs.extend and x[i] = v; build a new value "
-                             "instead (xs = [v] + xs, d = {**d, 'k': v}, x = np.sort(x))")
+                             "instead (xs = [v] + xs, d = {**d, 'k': v}, x = np.sort(x))",
+                             op_by_op=n.func.attr not in _ARRAY_MUTATORS)
 
     def setitem(self, target, value, s):
         """`base[i][j] = v` -> t = base[i]; t = setitem(t, j, v); base = setitem(base, i, t)."""
@@ -133,7 +139,7 @@ class _Mutations(Block):
                 fail(ctx.parsed, s, "assignment to an element of %s, which is not a local variable" % base)
             if base in ctx.aliases:
                 fail(ctx.parsed, s, "element assignment to %s, which another name (%s) refers to (an alias)"
-                     % (base, ctx.aliases[base]), "make a copy: b = a.copy()")
+                     % (base, ctx.aliases[base]), "make a copy: b = a.copy()", op_by_op=False)
             return replace("X = SET(X, I, V)", X=ast_util.name(base), I=ast_util.slice_to_expr(target.slice),
                            V=value, SET=helper(containers.setitem, "setitem"))
         if isinstance(target.value, gast.Subscript):
@@ -142,7 +148,8 @@ class _Mutations(Block):
             out += replace("X = SET(X, I, V)", X=tmp, I=ast_util.slice_to_expr(target.slice),
                            V=value, SET=helper(containers.setitem, "setitem"))
             return out + self.setitem(target.value, tmp, s)
-        fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)")
+        fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)",
+             op_by_op=not (isinstance(target.value, gast.Attribute) and target.value.attr == "flat"))
 
 
 def written_params(body, params):

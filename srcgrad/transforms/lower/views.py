@@ -250,7 +250,7 @@ class _ViewCheck:
             Anno.VIEW_CHECK.add_to(s, runtime)
 
     def fail(self, name, other, s):
-        fail(self.ctx.parsed, s, *view_message(name, other, self.links, s))
+        fail(self.ctx.parsed, s, *view_message(name, other, self.links, s), op_by_op=False)
 
 
 def view_message(name, other, links, mutation=None):

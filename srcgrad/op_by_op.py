@@ -1,0 +1,199 @@
+"""The op-by-op fallback: what the compiler cannot see statically runs on the tape.
+
+A function the compiler refuses at transform time (a closure made at run
+time and called, a generator, `map`/`functools.partial`, an attribute
+written on `self`, source it cannot read: `UnsupportedSyntaxError` with
+`op_by_op`, `ResolutionError`, `SourceNotFoundError`) is differentiated as
+autograd and PyTorch differentiate everything: its Python body runs once,
+on Tensors, and every NumPy operation is recorded on a tape (the same rule
+registry as compiled code), whose reverse sweep gives the gradient. The
+refusal becomes a `PerformanceWarning` naming the function, the user's
+line and the reason; the derivative is the same, slower. With
+`warnings.simplefilter("error", sg.PerformanceWarning)` the refusal itself
+is raised instead (compiled code or nothing).
+
+Only refusals found before any user code runs fall back (the compile step),
+so user code still runs exactly once per derivative. What the tape could not
+do right either (NumPy writing into an array: `out=`, views, aliases) stays
+an error (`UnsupportedSyntaxError.op_by_op` False).
+
+Every function here takes the user's callable `f` and its arguments; under
+an outer recording tape (a higher derivative), the inner tape's gradient is
+itself recorded (nested tapes), so the fallback composes at every order.
+"""
+import warnings
+
+import numpy as np
+
+from .errors import NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError, UnsupportedSyntaxError
+from .forward_mode import ForwardAccumulator
+from .tape import GradientTape, recording_tapes
+from .tensor import Tensor, is_differentiable_dtype, user_frame
+
+
+def falls_back(exc):
+    """May the function whose compilation raised `exc` run op by op? A
+    refusal the tape can do right; a source it cannot read; and a callable
+    of the standard library without a rule (functools.partial, map, filter,
+    itertools: they only hold or pass on the Tensors, which the tape
+    records) -- not a NumPy or SciPy function without a rule, which the tape
+    cannot differentiate either."""
+    if isinstance(exc, (UnsupportedSyntaxError, ResolutionError)):
+        return getattr(exc, "op_by_op", True)
+    if isinstance(exc, NoRuleError) and exc.path == "compiled" and not isinstance(exc.function, str):
+        module = getattr(exc.function, "__module__", None) or getattr(type(exc.function), "__module__", "")
+        top = (module or "").partition(".")[0].lstrip("_")
+        return top in ("functools", "itertools", "builtins", "operator", "collections")
+    return isinstance(exc, SourceNotFoundError)
+
+
+def warn(f, exc, stacklevel=3):
+    """The PerformanceWarning of a fallback: the function, the reason (the
+    refusal's first line) and where (the user's file and line)."""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    lines = str(exc).splitlines()
+    reason = lines[0] if lines else type(exc).__name__
+    at = next((ln.strip() for ln in lines[1:] if ln.strip().startswith("at ")), "")
+    message = PerformanceWarning(
+        "srcgrad differentiates %s op by op on the tape (not compiled): %s%s" % (name, reason, " " + at if at else ""))
+    found = user_frame(1, through_srcgrad=True)
+    try:
+        if found is None:
+            warnings.warn(message, stacklevel=stacklevel)
+            return
+        frame = found[0]
+        warnings.warn_explicit(message, PerformanceWarning, frame.f_code.co_filename, frame.f_lineno,
+                               module=frame.f_globals.get("__name__"), registry=frame.f_globals.setdefault(
+                                   "__warningregistry__", {}))
+    except PerformanceWarning:
+        # `warnings.simplefilter("error", sg.PerformanceWarning)`: compiled code or the refusal itself
+        raise exc from None
+
+
+def _watch(tape, value):
+    """`value` as what the tape watches: a Tensor (a float array or
+    number), or a list/tuple/dict of them. Returns (watched, leaves)."""
+    if isinstance(value, Tensor):
+        tape.watch(value)
+        return value, [value]
+    if isinstance(value, (list, tuple)):
+        parts = [_watch(tape, v) for v in value]
+        return type(value)(p for p, _ in parts), [leaf for _, ls in parts for leaf in ls]
+    if isinstance(value, dict):
+        parts = {k: _watch(tape, v) for k, v in value.items()}
+        return {k: p for k, (p, _) in parts.items()}, [leaf for _, ls in parts.values() for leaf in ls]
+    arr = np.asarray(value)
+    if not is_differentiable_dtype(arr.dtype):
+        arr = arr.astype(np.float64)
+    t = Tensor(arr)
+    tape.watch(t)
+    return t, [t]
+
+
+def _result(g, source, raw):
+    """A gradient as grad returns it: ndarrays of the argument's dtype off
+    the tape (zeros where unconnected), Tensors under an outer tape."""
+    if isinstance(source, (list, tuple)):
+        return type(source)(_result(gi, si, ri) for gi, si, ri in zip(g, source, raw))
+    if isinstance(source, dict):
+        return {k: _result(g[k], source[k], raw[k]) for k in source}
+    if raw:
+        return g if g is not None else Tensor(np.zeros_like(source.numpy()))
+    value = np.zeros_like(source.numpy()) if g is None else np.asarray(g.numpy())
+    dtype = np.asarray(source.numpy()).dtype
+    return value.astype(dtype, copy=False) if value.dtype != dtype else value
+
+
+def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
+    """sg.grad(f, wrt, preserve_result, has_aux)(*args, **kwargs), op by
+    op: f runs once on Tensors inside a GradientTape watching the `wrt`
+    arguments; the gradient is the tape's (of the sum of f's output, as
+    `tape.gradient`). Returns what `grad` returns (ndarrays, or Tensors
+    under an outer recording tape). Raises TypeError as `grad` does for a
+    tuple, list or dict output without has_aux."""
+    on_tape = bool(recording_tapes())
+    args = list(args)
+    with GradientTape(persistent=False) as tape:
+        sources = []
+        for i in wrt:
+            args[i], _ = _watch(tape, args[i])
+            sources.append(args[i])
+        out = f(*args, **kwargs)
+    if has_aux:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("grad with has_aux=True needs a function returning (value, aux); %s returned %s"
+                            % (getattr(f, "__name__", f), type(out).__name__))
+        value, aux = out
+    else:
+        value, aux = out, None
+        if isinstance(value, (list, tuple, dict)):
+            raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
+                            "values with it, return (value, aux) and pass has_aux=True)"
+                            % (getattr(f, "__name__", f), type(value).__name__))
+    if isinstance(value, Tensor):
+        grads = tape.gradient(value, sources)
+    else:
+        grads = [None] * len(sources)     # not connected to the arguments
+    grads = [_result(g, s, on_tape) for g, s in zip(grads, sources)]
+    g = grads[0] if len(wrt) == 1 else tuple(grads)
+    if not on_tape and isinstance(value, Tensor):
+        value = value.numpy()
+    if has_aux:
+        return ((value, aux), g) if preserve_result else (g, aux)
+    return (value, g) if preserve_result else g
+
+
+def jvp(f, primals, tangents):
+    """sg.jvp(f, primals, tangents), op by op: f runs once on Tensors inside
+    a ForwardAccumulator. Returns (f(*primals), J . tangents) as ndarrays
+    (Tensors under an outer tape)."""
+    on_tape = bool(recording_tapes())
+    watched, ts = [], []
+    args = []
+    for p, t in zip(primals, tangents):
+        if t is None:
+            args.append(p)
+            continue
+        x = p if isinstance(p, Tensor) else Tensor(np.asarray(p, dtype=np.result_type(np.asarray(p), np.float64)))
+        args.append(x)
+        watched.append(x)
+        ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
+    with ForwardAccumulator(watched, ts) as acc:
+        out = f(*args)
+    outs = out if isinstance(out, tuple) else (out,)
+    tans = []
+    for o in outs:
+        d = acc.jvp(o) if isinstance(o, Tensor) else None
+        if d is None:
+            d = Tensor(np.zeros_like(np.asarray(o.numpy() if isinstance(o, Tensor) else o, dtype=float)))
+        tans.append(d if on_tape else d.numpy())
+    if not on_tape:
+        outs = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
+    if isinstance(out, tuple):
+        return outs, tuple(tans)
+    return outs[0], tans[0]
+
+
+def jacobian(f, args, wrt, hessian=False):
+    """sg.jacobian(f)(*args) (or sg.hessian with `hessian`), op by op, with
+    the tape's jacobian (of the tape's gradient for a Hessian). Returns an
+    ndarray of shape out.shape + x.shape, or a tuple for several `wrt`."""
+    args = list(args)
+    with GradientTape(persistent=True) as outer:
+        sources = []
+        for i in wrt:
+            args[i], _ = _watch(outer, args[i])
+            sources.append(args[i])
+        if hessian:
+            with GradientTape() as inner:
+                for s in sources:
+                    inner.watch(s)
+                y = f(*args)
+            target = inner.gradient(y, sources[0]) if len(sources) == 1 else None
+            if target is None:
+                raise TypeError("sg.hessian needs one argument to differentiate, op by op")
+        else:
+            target = f(*args)
+    jacs = [outer.jacobian(target, s, unconnected_gradients="zero") for s in sources]
+    jacs = [j.numpy() for j in jacs]
+    return jacs[0] if len(wrt) == 1 else tuple(jacs)
