@@ -134,8 +134,8 @@ def _advance(s, loop, plain):
 
 def _target(s, loop):
     """`t = step` (`t = range(...)[step]`): the loop variable of one turn."""
-    value = ast_util.name(loop.step) if _simple_range(s) else ast_util.item(ast_util.clone(s.iter),
-                                                                            ast_util.name(loop.step))
+    value = ast_util.name(loop.step) if _simple_range(s) else replace_expr(
+        "R[K]", R=ast_util.clone(s.iter), K=ast_util.name(loop.step))
     return [ast_util.assign(s.target.id, value)]
 
 
@@ -172,7 +172,7 @@ def forward(gen, s):
     takeshot.orelse = [ast_util.comment("firstturn: the last step, recorded")] + _target(s, loop) + recorded
     head = [ast_util.comment("Revolve (Griewank & Walther 2000): the state %s kept at the steps the schedule "
                              "chooses" % (", ".join(loop.state) or "(none)"))]
-    pre = [gen.push(n) for n in loop.saved]
+    pre = loop.saves = [gen.push(n) for n in loop.saved]
     pre.append(ast_util.assign(loop.snapshots, gast.Dict(keys=[], values=[])))
     return [ast_util.copy_location(x, s) for x in pre + head] + [ast_util.copy_location(stmt, s)]
 
@@ -185,6 +185,7 @@ def reverse(gen, s, nz):
     loop = gen.checkpointed_loops[id(s)]
     reversed_loop = gen.rev_loop(s, nz)
     restore = [gen.pop(n) for n in reversed(loop.saved)]
+    loop.restores = list(restore)
     if not reversed_loop or not isinstance(reversed_loop[-1], gast.For):
         return reversed_loop + restore     # (nothing to reverse in the body)
     pre, body = reversed_loop[:-1], reversed_loop[-1].body
@@ -205,3 +206,17 @@ def reverse(gen, s, nz):
     gen.rev_locals |= {loop.action, loop.step, loop.end, loop.slot}
     comment = gen.origin_comment(s, "Grad of: ")
     return pre + comment + [ast_util.copy_location(stmt, s)] + restore
+
+
+def prune_saves(gen, fwd_body, rev_body):
+    """Drop the saves before a checkpointed loop (and their restores after
+    its reversal) of names the reverse sweep does not read after the
+    restore: the temporaries of the body, mostly. Only for a loop at the
+    top level of the function; `fwd_body`, `rev_body` changed in place."""
+    for loop in gen.checkpointed_loops.values():
+        for push, pop in zip(getattr(loop, "saves", []), reversed(getattr(loop, "restores", []))):
+            at = [k for k, x in enumerate(rev_body) if x is pop]
+            if not at or Anno.PUSH.of(push) in ast_util.names_loaded(ast_util.module(rev_body[at[0] + 1:])):
+                continue
+            rev_body[:] = [x for x in rev_body if x is not pop]
+            fwd_body[:] = [x for x in fwd_body if x is not push]

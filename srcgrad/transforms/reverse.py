@@ -785,6 +785,7 @@ def _read_after_restore(stmts, shape_fns=None):
 def _prune_stack(sweeps, gen):
     """Keep only the pushes and pops of names the reverse sweep reads after
     an older value may have been restored."""
+    checkpointed.prune_saves(gen, sweeps.fwd_body, sweeps.rev_body)
     read, full = _read_after_restore(sweeps.rev_body, _shape_positions(gen.injected))
 
     def filt(stmts, anno):

@@ -99,12 +99,17 @@ class _ForLoops(Block):
 
     def checkpointed_loop(self, node, snapshots):
         """The loop lowered as any other, its (index) loop annotated with
-        CHECKPOINTED: the snapshots constant, or a fresh name assigned it
-        before the loop (an expression is evaluated once, before the loop,
-        as the call's argument would be)."""
+        CHECKPOINTED: the snapshots constant, a name the function never
+        assigns (a parameter), or else a fresh name assigned the expression
+        before the loop (evaluated once, as the call's argument would be;
+        anf.py may rename the names the function assigns, not the
+        annotation)."""
         pre = []
-        if not isinstance(snapshots, gast.Constant):
-            name = self.ctx.namer.fresh("_snapshots")
+        params = set(self.ctx.parsed.params)
+        if isinstance(snapshots, gast.Name) and self.stores.get(snapshots.id, 0) <= (snapshots.id in params):
+            pass        # a parameter or a free name the function never assigns: read as it is
+        elif not isinstance(snapshots, gast.Constant):
+            name = self.ctx.namer.fresh("n_snapshots")
             pre = replace("S = E", S=ast_util.name(name, store=True), E=snapshots)
             snapshots = ast_util.name(name)
         lowered = self.visit_For(node)
