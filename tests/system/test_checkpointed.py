@@ -9,22 +9,16 @@ order (sg.hessian, sg.hvp, grad of grad); @sg.function on a tape and on
 nested tapes; that the body runs exactly n + p(n, s) times, p Revolve's
 optimal number of re-runs; the schedule against a brute-force optimum for
 small n and s, and its snapshot slots; the generated code against a golden
-file (tests/golden/checkpointed.py.txt); outside differentiation the
-iterable itself.
+file (tests/golden/checkpointed.py.txt, a case of tests/test_golden.py);
+outside differentiation the iterable itself.
 """
 import functools
-import os
-import re
-
 import numpy as np
 import pytest
 
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 from srcgrad.runtime import revolve
-
-GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden", "checkpointed.py.txt")
-
 
 def euler(x, w, n, s):
     for t in sg.checkpointed(range(n), snapshots=s):
@@ -239,19 +233,12 @@ def test_outside_differentiation_and_errors():
         sg.grad(euler)(X, W, 5, 0)
 
 
-def _normalise(text):
-    text = re.sub(r"[^\s()'\"]*[/\\]([\w.-]+\.py)(?=:\d+\))", r"\1", str(text))
-    return "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n") + "\n"
-
-
-def test_generated_code_golden():
-    """The generated code of a checkpointed loop, kept verbatim in
-    tests/golden/checkpointed.py.txt (SRCGRAD_UPDATE_GOLDEN=1 rewrites it)."""
-    text = _normalise(sg.source(euler))
-    if os.environ.get("SRCGRAD_UPDATE_GOLDEN"):
-        with open(GOLDEN, "w") as f:
-            f.write(text)
-    with open(GOLDEN) as f:
-        assert text == f.read()
-    assert "revolve_forward(range(n), s)" in text and "revolve_reverse(range(n), s)" in text
+def test_generated_code():
+    """The generated code of a checkpointed loop (its full text is the
+    golden file tests/golden/checkpointed.py.txt, tests/test_golden.py)."""
+    text = sg.source(euler)
+    assert "for _action, _step, _end, _slot in revolve_forward(range(n), s):" in text
+    assert "for _action, _step, _end, _slot in revolve_reverse(range(n), s):" in text
     assert "_snapshots[_slot] = x" in text and "x = _snapshots[_slot]" in text
+    assert text.count("for t in range(_step, _end):") == 2       # the unrecorded runs, in each sweep
+    assert "reversed(" not in text                               # no recording of all n steps
