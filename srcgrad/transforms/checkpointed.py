@@ -133,7 +133,10 @@ def _advance(s, loop, plain):
 
 
 def _target(s, loop):
-    """`t = step` (`t = range(...)[step]`): the loop variable of one turn."""
+    """`t = step` (`t = range(...)[step]`): the loop variable of one turn
+    (nothing when the body does not read it)."""
+    if s.target.id not in liveness.uses(ast_util.module(s.body)):
+        return []
     value = ast_util.name(loop.step) if _simple_range(s) else replace_expr(
         "R[K]", R=ast_util.clone(s.iter), K=ast_util.name(loop.step))
     return [ast_util.assign(s.target.id, value)]
@@ -174,6 +177,8 @@ def forward(gen, s):
                              "chooses" % (", ".join(loop.state) or "(none)"))]
     pre = loop.saves = [gen.push(n) for n in loop.saved]
     pre.append(ast_util.assign(loop.snapshots, gast.Dict(keys=[], values=[])))
+    if any(x is s for x in gen.fdef.body):
+        gen.first_defined.add(loop.snapshots)       # (a residual with no value to start from None)
     return [ast_util.copy_location(x, s) for x in pre + head] + [ast_util.copy_location(stmt, s)]
 
 
