@@ -242,3 +242,84 @@ def test_generated_code():
     assert "_snapshots[_slot] = x" in text and "x = _snapshots[_slot]" in text
     assert text.count("for t in range(_step, _end):") == 2       # the unrecorded runs, in each sweep
     assert "reversed(" not in text                               # no recording of all n steps
+
+
+def test_persistent_tape_reverses_twice():
+    f = sg.function(euler)
+    x = sg.constant(X)
+    with sg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = f(x, W, 9, 2)
+    want = sg.grad(euler_plain)(X, W, 9, 2)
+    check_close(tape.gradient(y, x).numpy(), want, rtol=1e-12)
+    check_close(tape.gradient(y, x).numpy(), want, rtol=1e-12)     # the snapshots are left as they were
+
+
+def in_outer_loop(x, w):
+    for k in range(3):
+        for t in sg.checkpointed(range(5), snapshots=2):
+            x = x + 0.1 * np.sin(x) * w
+        x = x * 0.9
+    return np.sum(x ** 2)
+
+
+def nested(x, w):
+    for k in sg.checkpointed(range(4), snapshots=2):
+        for t in sg.checkpointed(range(3), snapshots=2):
+            x = x + 0.1 * np.sin(x) * w
+        x = x * 0.9
+    return np.sum(x ** 2)
+
+
+def helper(x, w):
+    return np.tanh(x * w)
+
+
+def control_flow(x, w, n):
+    acc = 0.0
+    for t in sg.checkpointed(range(n), snapshots=3):
+        if np.sum(x) > 0:
+            x = helper(x, w) + x
+        else:
+            x = x * 1.1
+        k = 0
+        while k < 2:
+            x = x - 0.01 * x * x
+            k = k + 1
+        acc = acc + np.sum(x)
+    return acc
+
+
+def early_exit(x, w):
+    for t in sg.checkpointed(range(10), snapshots=2):
+        if np.sum(x) > 3.0:
+            break
+        x = x + 0.3 * np.sin(x) * w + 0.2
+    return np.sum(x ** 2)
+
+
+def caller(x, w):
+    return euler(x, w, 6, 2) * 2.0
+
+
+def test_loops_in_loops_branches_calls_and_exits():
+    cases = [(in_outer_loop, (W,)), (nested, (W,)), (control_flow, (W, 7)), (early_exit, (W,)), (caller, (W,))]
+    for f, rest in cases:
+        for x in (X, -X):
+            check_close(sg.grad(f)(x, *rest), numerical_grad(lambda v: f(v, *rest), x))
+
+
+def vector_valued(x, w):
+    for t in sg.checkpointed(range(6), snapshots=2):
+        x = x + 0.1 * np.sin(x) * w
+    return x
+
+
+def test_jacobian_and_forward_mode():
+    from gradcheck import numerical_jacobian
+    check_close(sg.jacobian(vector_valued)(X, W), numerical_jacobian(lambda v: vector_valued(v, W), X))
+    v = np.array([1.0, 0.5, -1.0])
+    check_close(sg.jvp(euler, (X, W, 7, 2), (v, np.zeros(3), None, None))[1],
+                sg.jvp(euler_plain, (X, W, 7, 2), (v, np.zeros(3), None, None))[1], rtol=1e-12)
+    value, g = sg.value_and_grad(euler)(X, W, 7, 2)
+    check_close(value, euler_plain(X, W, 7, 2), rtol=1e-14)
