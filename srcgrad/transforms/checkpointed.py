@@ -175,13 +175,15 @@ def forward(gen, s):
     takeshot.orelse = [ast_util.comment("firstturn: the last step, recorded")] + _target(s, loop) + recorded
     head = [ast_util.comment("Revolve (Griewank & Walther 2000): the state %s kept at the steps the schedule "
                              "chooses" % (", ".join(loop.state) or "(none)"))]
-    if any(x is s for x in gen.fdef.body):
+    loop.top = any(x is s for x in gen.fdef.body)
+    post = []
+    if loop.top:
         gen.first_defined.add(loop.snapshots)       # (a residual with no value to start from None)
-    else:       # (a loop in a loop or branch: each run's snapshots saved for its reversal, as any value)
-        loop.saved.append(loop.snapshots)
+    else:       # (a loop in a loop or branch: each run's snapshots kept for its reversal)
+        post = [gen.push(loop.snapshots)]
     pre = loop.saves = [gen.push(n) for n in loop.saved]
     pre.append(ast_util.assign(loop.snapshots, gast.Dict(keys=[], values=[])))
-    return [ast_util.copy_location(x, s) for x in pre + head] + [ast_util.copy_location(stmt, s)]
+    return [ast_util.copy_location(x, s) for x in pre + head + [stmt] + post]
 
 
 def reverse(gen, s, nz):
@@ -214,6 +216,8 @@ def reverse(gen, s, nz):
     comment = gen.origin_comment(s, "Grad of: ")
     # the reverse sweep takes snapshots of its own: into a copy (a persistent tape reverses twice)
     copy = replace("S = DICT(S)", S=ast_util.name(loop.snapshots), DICT=ast_util.name(gen.inject("dict", dict)))
+    if not loop.top:
+        copy = [gen.pop(loop.snapshots)] + copy
     return pre + comment + [ast_util.copy_location(x, s) for x in copy + [stmt]] + restore
 
 

@@ -323,3 +323,14 @@ def test_jacobian_and_forward_mode():
                 sg.jvp(euler_plain, (X, W, 7, 2), (v, np.zeros(3), None, None))[1], rtol=1e-12)
     value, g = sg.value_and_grad(euler)(X, W, 7, 2)
     check_close(value, euler_plain(X, W, 7, 2), rtol=1e-14)
+
+
+def test_second_order_of_loops_in_loops():
+    from gradcheck import numerical_jacobian
+    g = sg.grad(in_outer_loop)
+    check_close(sg.hessian(in_outer_loop)(X, W), numerical_jacobian(lambda v: g(v, W), X), rtol=1e-6, atol=1e-8)
+    v = np.array([1.0, -1.0, 0.5])
+    g = sg.grad(nested)
+    check_close(sg.hvp(nested)(X, W, v), numerical_jacobian(lambda u: g(u, W), X) @ v, rtol=1e-6, atol=1e-8)
+    check_close(sg.grad(lambda u: sg.grad(nested)(u, W)[0])(X),
+                numerical_grad(lambda u: sg.grad(nested)(u, W)[0], X), rtol=1e-6, atol=1e-8)
