@@ -12,6 +12,7 @@ from .function import GeneratedFunction
 from .functional import checkpoint, grad, jvp, source, value_and_grad
 from .jacobians import hessian, hvp, jacobian
 from .rules.registry import register_adjoint
+from .runtime.revolve import checkpointed
 from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
@@ -40,6 +41,7 @@ __all__ = [
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
+    "checkpointed",
     "check", "explain", "export",
 ]
 __version__ = "0.2.0"

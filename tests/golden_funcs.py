@@ -109,3 +109,10 @@ def scalar_loop(x):
 def cubic_form(x, A):
     y = A @ x
     return np.sum(y * y * x)
+
+
+# sg.checkpointed: a loop reversed by binomial checkpointing (Revolve)
+def checkpointed_euler(x, w, n, s):
+    for t in sg.checkpointed(range(n), snapshots=s):
+        x = x + 0.1 * np.sin(x) * w
+    return np.sum(x ** 2)

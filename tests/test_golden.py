@@ -171,6 +171,12 @@ def check_hvp():
     check_close(sg.hvp(gf.cubic_form)(x, A, v), numerical_jacobian(lambda a: grad(a, A), x) @ v)
 
 
+def check_checkpointed():
+    r = _rng(7)
+    for n, s in ((0, 2), (1, 1), (9, 3), (20, None)):
+        _check_grad(gf.checkpointed_euler, (r.normal(size=3), r.normal(size=3), n, s), (0, 1))
+
+
 CASES = {
     # straight line: a tanh layer and a mean
     "mlp_layer": (lambda: sg.source(gf.mlp_layer, wrt=(0, 1)), check_mlp_layer),
@@ -199,6 +205,8 @@ CASES = {
     "forward_jvp": (lambda: sg.source(gf.cubic_form, mode="forward"), check_forward_jvp),
     # forward over reverse: the JVP of the gradient code, as sg.hvp runs it
     "hvp": (lambda: sg.source(sg.grad(gf.cubic_form), mode="forward"), check_hvp),
+    # sg.checkpointed: a loop reversed by Revolve's schedule of snapshots and re-runs
+    "checkpointed": (lambda: sg.source(gf.checkpointed_euler), check_checkpointed),
 }
 
 

@@ -43,6 +43,9 @@ class Anno(enum.Enum):
                "(x, the target name or None, the block's body).")
     OVER = ("On a lowered index loop (`for t in seq` -> `seq[i]`): the names of the sequences it "
             "reads (lower/for_loops.py); zip/enumerate loops list several. Read by resolve.py.")
+    CHECKPOINTED = ("On a `for` loop written `for t in sg.checkpointed(it, snapshots=s)`: the snapshots "
+                    "expression (a Constant, or the Name holding it) (lower/for_loops.py, kept by anf.py); "
+                    "transforms/checkpointed.py reverses the loop by Revolve's schedule.")
     VIEW_CHECK = ("On an element assignment checked at run time against views: [(other name, "
                   "construct, hint)] (lower/views.py); lower/mutations.py emits the check.")
     CONDITION = ("True on a test expression the lowering generated (a flag or a loop guard; "

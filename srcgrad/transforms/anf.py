@@ -149,6 +149,8 @@ class _ANF(CallForms):
             new = ast_util.for_(ast_util.set_store(ast_util.clone(s.target)),
                                 ast_util.call(ast_util.clone(it.func), args), self.block(s.body))
             ast_util.copy_location(new, s)
+            if Anno.CHECKPOINTED.exists(s):     # (sg.checkpointed: reversed by transforms/checkpointed.py)
+                Anno.CHECKPOINTED.add_to(new, Anno.CHECKPOINTED.of(s))
             out.append(new)
             return out
         if isinstance(s, gast.Return):

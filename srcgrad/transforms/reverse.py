@@ -53,7 +53,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.helpers import complex as helpers_math
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import batch_safety, instantiate, ops, optimize
+from . import batch_safety, checkpointed, instantiate, ops, optimize
 from ..syntax.anno import Anno
 from ..syntax.naming import ADJOINT_PREFIX
 from .generator import Generator
@@ -104,6 +104,7 @@ class ReverseGenerator(Generator):
         self.real_only = not ctx.complex_mode
         self.batched = ctx.batched          # cotangents carry a leading batch axis (batch_safety.py)
         self.batch = None                   # the name of the batch size in generated code
+        self.checkpointed_loops = {}        # id(for loop) -> checkpointed.Loop (sg.checkpointed)
 
     # -- names
     def adjoint(self, name):
@@ -207,6 +208,8 @@ class ReverseGenerator(Generator):
             elif isinstance(s, gast.If):
                 out.append(ast_util.copy_location(
                     ast_util.if_(s.test, self.fwd_block(s.body), self.fwd_block(s.orelse)), s))
+            elif isinstance(s, gast.For) and checkpointed.applies(self, s):
+                out.extend(checkpointed.forward(self, s))       # sg.checkpointed: Revolve
             elif isinstance(s, gast.For):
                 out.append(ast_util.copy_location(ast_util.for_(s.target, s.iter, self.fwd_block(s.body)), s))
             elif isinstance(s, gast.While):
@@ -279,6 +282,8 @@ class ReverseGenerator(Generator):
             if not body and not orelse:
                 return []
             return [ast_util.copy_location(ast_util.if_(s.test, body, orelse), s)]
+        if isinstance(s, gast.For) and id(s) in self.checkpointed_loops:
+            return checkpointed.reverse(self, s, nz)
         if isinstance(s, (gast.For, gast.While)):
             return self.rev_loop(s, nz)
         if not isinstance(s, gast.Assign):
@@ -784,6 +789,7 @@ def _read_after_restore(stmts, shape_fns=None):
 def _prune_stack(sweeps, gen):
     """Keep only the pushes and pops of names the reverse sweep reads after
     an older value may have been restored."""
+    checkpointed.prune_saves(gen, sweeps.fwd_body, sweeps.rev_body)
     read, full = _read_after_restore(sweeps.rev_body, _shape_positions(gen.injected))
 
     def filt(stmts, anno):
@@ -806,7 +812,7 @@ def _prune_stack(sweeps, gen):
                     continue
             out.append(s)
         return out
-    sweeps.rev_body = filt(sweeps.rev_body, Anno.POP)
+    sweeps.rev_body = filt(filt(sweeps.rev_body, Anno.POP), Anno.PUSH)     # (steps re-recorded: checkpointed.py)
     sweeps.fwd_body = filt(sweeps.fwd_body, Anno.PUSH)
     pushed = set()
     for s in sweeps.fwd_body:

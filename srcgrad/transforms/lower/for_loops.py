@@ -22,6 +22,7 @@ import builtins
 import gast
 
 from ...errors import fail
+from ...runtime import revolve
 from ...runtime import syntax as runtime_syntax
 from ...syntax import ast_util
 from ...syntax.anno import Anno
@@ -56,6 +57,9 @@ class _ForLoops(Block):
         return self.stores.get(name, 0) > 1 or self.loads.get(name, 0) > inside or name in self.ctx.parsed.params
 
     def visit_For(self, node):
+        snapshots = self.checkpointed(node)
+        if snapshots is not None:
+            return self.checkpointed_loop(node, snapshots)
         self.generic_visit(node)
         it = node.iter
         if is_range(it, self.ctx) and isinstance(node.target, gast.Name) and not it.keywords:
@@ -72,6 +76,47 @@ class _ForLoops(Block):
             node.iter = replace_expr("RANGE(R.start, R.stop, R.step)", RANGE=_range(self.ctx), R=r)
             return pre + [node]
         return _IndexLoop(self.ctx, node).lower()
+
+
+    def checkpointed(self, node):
+        """`for t in sg.checkpointed(it, snapshots=s)`: the snapshots
+        expression (after taking the call off the loop: `for t in it`), or
+        None for another loop."""
+        it = node.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, (gast.Name, gast.Attribute))
+                and self.ctx.static(it.func) is revolve.checkpointed):
+            return None
+        bound = dict(zip(("iterable", "snapshots"), it.args))
+        for k in it.keywords:
+            if k.arg in bound or k.arg not in ("iterable", "snapshots"):
+                bound = {}
+                break
+            bound[k.arg] = k.value
+        if len(it.args) > 2 or "iterable" not in bound or any(isinstance(a, gast.Starred) for a in it.args):
+            fail(self.ctx.parsed, node, "this form of sg.checkpointed() in a for loop",
+                 "write `for t in sg.checkpointed(iterable, snapshots=s):`")
+        node.iter = bound["iterable"]
+        return bound.get("snapshots", ast_util.const(None))
+
+    def checkpointed_loop(self, node, snapshots):
+        """The loop lowered as any other, its (index) loop annotated with
+        CHECKPOINTED: the snapshots constant, a name the function never
+        assigns (a parameter), or else a fresh name assigned the expression
+        before the loop (evaluated once, as the call's argument would be;
+        anf.py may rename the names the function assigns, not the
+        annotation)."""
+        pre = []
+        params = set(self.ctx.parsed.params)
+        if isinstance(snapshots, gast.Name) and self.stores.get(snapshots.id, 0) <= (snapshots.id in params):
+            pass        # a parameter or a free name the function never assigns: read as it is
+        elif not isinstance(snapshots, gast.Constant):
+            name = self.ctx.namer.fresh("n_snapshots")
+            pre = replace("S = E", S=ast_util.name(name, store=True), E=snapshots)
+            snapshots = ast_util.name(name)
+        lowered = self.visit_For(node)
+        lowered = lowered if isinstance(lowered, list) else [lowered]
+        Anno.CHECKPOINTED.add_to(lowered[-1], snapshots)
+        return pre + lowered
 
 
 class _IndexLoop:
