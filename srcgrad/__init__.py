@@ -6,7 +6,7 @@ The public names of API.md, nothing else.
 from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
-from .errors import NoRuleError, UnsupportedSyntaxError
+from .errors import NoRuleError, PerformanceWarning, UnsupportedSyntaxError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
 from .functional import checkpoint, grad, jvp, source, value_and_grad
@@ -16,6 +16,7 @@ from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
 from .tools import check, explain, export, show
+from .jit import jit
 
 
 def _scipy_integrate():
@@ -40,6 +41,6 @@ __all__ = [
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
-    "check", "explain", "export",
+    "check", "explain", "export", "jit", "PerformanceWarning",
 ]
 __version__ = "0.2.0"

@@ -303,6 +303,11 @@ def rule_template(func):
     return "\n".join(lines)
 
 
+class PerformanceWarning(UserWarning):
+    """Code runs correctly but slower than it could: what `sg.jit` could
+    not compile with Numba runs in CPython, and the warning says why."""
+
+
 class SourceNotFoundError(SrcgradError, TypeError):
     """The source of a function to be transformed could not be found."""
 
