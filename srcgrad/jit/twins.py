@@ -39,7 +39,7 @@ def overload(stub, prefer_literal=False):
 def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
-    global types, TypingError, to_fixed_tuple
+    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit
     if _installed:
         return
     with _install_lock:
@@ -50,6 +50,8 @@ def install():
         from numba.extending import overload as numba_overload
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
+        _broadcast_sum = numba.njit(_broadcast_sum_py)
+        _padded_jit = numba.njit(_padded)
         for stub, implementation, prefer_literal in _OVERLOADS:
             numba_overload(stub, prefer_literal=prefer_literal)(implementation)
         _installed.append(True)
@@ -166,6 +168,49 @@ def reduce(x, op, axis=None, keepdims=False):
 
 # ------------------------------------------------------------- overloads
 
+def _broadcast_sum_py(g, gs, xs, out):
+    """out (flat, x's size) += g (flat) summed or broadcast from shape `gs`
+    to shape `xs` (int64 arrays of one length: the shapes padded with
+    leading 1s), over their broadcast shape. Plain loops: quick to
+    compile for every rank."""
+    nd = gs.shape[0]
+    bs = np.maximum(gs, xs)
+    total = 1
+    for i in range(nd):
+        total *= bs[i]
+    idx = np.zeros(nd, dtype=np.int64)
+    for k in range(total):
+        gi = 0
+        xi = 0
+        for i in range(nd):
+            gi = gi * gs[i] + (idx[i] if gs[i] != 1 else 0)
+            xi = xi * xs[i] + (idx[i] if xs[i] != 1 else 0)
+        out[xi] += g[gi]
+        i = nd - 1
+        while i >= 0:
+            idx[i] += 1
+            if idx[i] < bs[i]:
+                break
+            idx[i] = 0
+            i -= 1
+    return out
+
+
+_broadcast_sum = None       # its njit form, bound by install()
+
+
+def _padded(shape, nd):
+    """`shape` (a tuple) as an int64 array of length nd, leading 1s."""
+    out = np.ones(nd, dtype=np.int64)
+    k = len(shape)
+    for i in range(k):
+        out[nd - k + i] = shape[i]
+    return out
+
+
+_padded_jit = None
+
+
 @overload(unbroadcast, prefer_literal=True)
 def _unbroadcast(g, x):
     if isinstance(x, types.Optional):
@@ -180,47 +225,19 @@ def _unbroadcast(g, x):
         return None
     if not _array(x):
         return None
-    nd = x.ndim
     if _scalar(g):
         return lambda g, x: np.full(x.shape, g)
     if not _array(g):
         return None
-    if g.ndim < nd:
-        return lambda g, x: np.broadcast_to(g, x.shape).copy()
-    lead = g.ndim - nd
+    nd = max(g.ndim, x.ndim)
+    same_rank = g.ndim == x.ndim
 
     def impl(g, x):
-        gshape = g.shape
-        xshape = x.shape
-        if gshape[lead:] == xshape and lead == 0:
+        if same_rank and g.shape == x.shape:
             return g
-        h = g
-        if lead:
-            rest = 1
-            for s in gshape[lead:]:
-                rest *= s
-            h2 = np.ascontiguousarray(g).reshape((-1, rest)).sum(axis=0)
-            h = h2.reshape(gshape[lead:])
-        hshape = h.shape
-        same = True
-        down = False
-        for i in range(nd):
-            if hshape[i] != xshape[i]:
-                same = False
-                if xshape[i] == 1:
-                    down = True
-        if same:
-            return h
-        if not down:
-            return np.broadcast_to(h, xshape).copy()
-        out = np.ascontiguousarray(h)
-        for i in range(nd):
-            if xshape[i] == 1 and out.shape[i] != 1:
-                shp = np.array(out.shape)
-                s = np.sum(out, axis=i)
-                shp[i] = 1
-                out = np.ascontiguousarray(s).reshape(to_fixed_tuple(shp, nd))
-        return out
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x.shape, nd), out)
+        return out.reshape(x.shape)
     return impl
 
 
@@ -238,15 +255,19 @@ def _unreduce(g, x, axis=None, keepdims=False):
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
     if not _array(g) or (ax is not None and not isinstance(ax, int)):
         return None
-    if ax is None or _literal(keepdims, False) or g.ndim == nd:
-        return lambda g, x, axis=None, keepdims=False: np.broadcast_to(g, x.shape).copy()
-    a = ax % nd
+    insert = ax is not None and not _literal(keepdims, False) and g.ndim == nd - 1
+    a = ax % nd if ax is not None else 0
 
     def impl(g, x, axis=None, keepdims=False):
-        shp = np.array(x.shape)
-        shp[a] = 1
-        gk = np.ascontiguousarray(g).reshape(to_fixed_tuple(shp, nd))
-        return np.broadcast_to(gk, x.shape).copy()
+        xs = _padded_jit(x.shape, nd)
+        if insert:
+            gs = xs.copy()
+            gs[a] = 1
+        else:
+            gs = _padded_jit(g.shape, nd)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
     return impl
 
 
@@ -441,6 +462,26 @@ def _max_chooser(x, y, axis=None, keepdims=False):
 def _setitem_in_place(x, index, v):
     if not _array(x):
         return None
+    if isinstance(index, types.Integer) and x.layout == "C" and (_array(v) or _scalar(v)):
+        # x[t] = v by plain loops: Numba's own setitem compiles its shape-error message (seconds)
+        nd = x.ndim
+        if _scalar(v):
+            def fill(x, index, v):
+                row = x[index]
+                flat = row.reshape(row.size)
+                for k in range(flat.size):
+                    flat[k] = v
+                return x
+            return fill
+
+        def rows(x, index, v):
+            row = x[index]
+            flat = row.reshape(row.size)
+            flat[:] = 0
+            _broadcast_sum(np.ascontiguousarray(v).ravel(), _padded_jit(v.shape, nd - 1),
+                           _padded_jit(row.shape, nd - 1), flat)
+            return x
+        return rows
 
     def impl(x, index, v):
         x[index] = v
