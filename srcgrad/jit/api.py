@@ -279,6 +279,17 @@ class Jitted:
             return grads(g), aux
         return grads(out)
 
+    @property
+    def signatures(self):
+        """The Numba signatures compiled so far, over all argument kinds (a
+        list of tuples of Numba types; one per dtype/rank combination, not
+        per shape)."""
+        out = []
+        for entry in list(self._entries.values()):
+            if entry.call is not None:
+                out.extend(entry.call.signatures)
+        return out
+
     def lowered_source(self, *args):
         """The lowered source of the code compiled for `args` (compiling
         it, without running it), a str; None for a plain function or code

@@ -70,14 +70,17 @@ def _none(t):
 
 
 def _literal(t, default=None):
-    """The compile-time value of a literal argument type (None for None)."""
+    """The compile-time value of a literal argument type (None for None,
+    `default` for an omitted argument). An argument whose value is not
+    known when compiling (a variable axis, a tuple of axes) raises
+    TypingError: the function then runs in CPython."""
+    if isinstance(t, types.Omitted):
+        return default if t.value is None else t.value
     if _none(t):
         return None
     if isinstance(t, types.Literal):
         return t.literal_value
-    if isinstance(t, types.Omitted):
-        return t.value
-    return default
+    raise TypingError("srcgrad.jit: an argument of type %s whose value must be known when compiling" % (t,))
 
 
 # ------------------------------------------------------------------ stubs
