@@ -36,7 +36,6 @@ from ..errors import PerformanceWarning
 from ..function import Function
 from ..functional import Gradient, _grad_inputs
 from ..runtime import ShapeOf, pop, push
-from ..tensor import unwrap_nested
 from ..tools.linker import Linker, NotExportable
 from . import lower, twins
 
@@ -154,6 +153,17 @@ def build_entry(main, preferred):
     return _Entry(call=ns[name], source=source, keep=main)
 
 
+def _fast_inputs(args, wrt):
+    """The program inputs for positional `args` of Python floats and
+    floating ndarrays (what _grad_inputs gives them), or None for anything
+    else."""
+    for i in wrt:
+        a = args[i]
+        if type(a) is not float and not (type(a) is np.ndarray and a.dtype.kind in "fc"):
+            return None
+    return list(args)
+
+
 def _as_gradient_value(g, x):
     """A compiled gradient as sg.grad returns it: an ndarray (0-d for a
     scalar input)."""
@@ -162,6 +172,8 @@ def _as_gradient_value(g, x):
             else g
     if isinstance(g, np.ndarray):
         return g
+    if type(x) is float:
+        return np.asarray(g, dtype=np.float64)
     dtype = np.asarray(x).dtype
     return np.asarray(g, dtype=dtype if dtype.kind in "fc" else np.float64)
 
@@ -183,6 +195,7 @@ class Jitted:
         self.__doc__ = getattr(f, "__doc__", None)
         self.__wrapped__ = f
         self._entries = {}
+        self._fast = {}         # argument kinds -> (program, entry, generated function): no re-binding
         self._lock = threading.Lock()
         self.source = None
         self.fallbacks = {}
@@ -245,21 +258,31 @@ class Jitted:
     def _call_gradient(self, args):
         gradient = self.target
         fn = gradient.fn
+        kinds = tuple(map(_kind, args))
+        fast = self._fast.get(kinds)
+        if fast is not None and not fn.is_stale() and fast[0].is_current():
+            program, entry, main = fast
+            raw = _fast_inputs(args, gradient.wrt)
+            if raw is not None:
+                return self._finish(main, entry, raw, args)
         program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
         compiled = program.compile(mask)
         if compiled.tuple_output and not gradient.has_aux:
             return gradient(*args)          # (raises grad's TypeError)
         n = len(fn.parsed.params)
         main = compiled.gradient_function(n, gradient.wrt, gradient.preserve_result, gradient.has_aux)
-        leaves = []
-        if program.leaves:
-            params = dict(zip(fn.parsed.params, args))
-            leaves = [unwrap_nested(leaf.fetch(params, program.namespace)) for leaf in program.leaves]
-        key = id(main)
-        entry = self._entry(key, lambda: build_entry(main, "grad_%s" % fn.__name__))
+        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__))
         if entry.source is not None:
             self.source = entry.source
-        out, compiled_run = self._run(key, entry, list(raw) + leaves, lambda: gradient(*args))
+        if not program.leaves and all(k[0] in (float, np.ndarray) for k in kinds):
+            self._fast[kinds] = (program, entry, main)      # (the leaves, Variables, are fetched per call)
+        return self._finish(main, entry, raw, args)
+
+    def _finish(self, main, entry, raw, args):
+        """Run `entry` on the program inputs `raw` (the gradient's CPython
+        code on `args` if it cannot), and shape the result as sg.grad."""
+        gradient = self.target
+        out, compiled_run = self._run(id(main), entry, raw, lambda: gradient(*args))
         if not compiled_run:
             return out
         wrt = gradient.wrt
