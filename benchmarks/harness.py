@@ -461,6 +461,45 @@ def optional(module_name):
         return None
 
 
+SG_JIT_STEADY, SG_JIT_FIRST = "srcgrad sg.jit (steady state)", "srcgrad sg.jit first call"
+
+
+def sg_jit_paths(bench, make_fn, notes="", steady_name=SG_JIT_STEADY, first_name=SG_JIT_FIRST):
+    """The two rows of srcgrad's `sg.jit` (Numba), as `Bench.jit_paths`:
+    `make_fn()` returns a call of a fresh `sg.jit(sg.grad(...))` (its first
+    call links, lowers and compiles the generated code). Skipped when Numba
+    is missing (or --without numba) and at --small sizes (Numba compiles
+    for seconds). A call that fell back to CPython (a PerformanceWarning)
+    is FAILED: it would time CPython, not Numba."""
+    if optional("numba") is None:
+        for name in (steady_name, first_name):
+            bench.skip(name, unavailable("numba"))
+        return
+    if bench.settings.small:
+        for name in (steady_name, first_name):
+            bench.skip(name, "not run at --small sizes (Numba compiles for seconds)")
+        return
+    import warnings
+
+    import srcgrad
+
+    def strict():
+        fn = make_fn()
+        checked = []
+
+        def call():
+            if checked:
+                return fn()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", srcgrad.PerformanceWarning)
+                out = fn()
+            checked.append(True)
+            return out
+        return call
+    bench.jit_paths(steady_name, first_name, strict, notes=notes,
+                    first_notes="link + lower + Numba compile + run")
+
+
 def jax_modules():
     """(jax, jax.numpy) with float64 enabled, or (None, None)."""
     jax = optional("jax")

@@ -42,7 +42,7 @@ from benchmarks import harness  # noqa: E402
 WORKLOADS = ["pendulum", "mlp", "rnn", "smallops", "digits", "transform", "overhead",
              "jacobian", "hessian", "checkpoint"]
 DEFAULT_JSON = os.path.join(HERE, "results.json")
-OPTIONAL_LIBRARIES = ["jax", "torch", "autograd"]
+OPTIONAL_LIBRARIES = ["jax", "torch", "autograd", "numba"]
 
 
 def _version(module_name, dist_name=None):
@@ -98,6 +98,7 @@ def machine_info():
         "numpy": _version("numpy"), "srcgrad": _version("srcgrad"), "srcgrad_commit": commit,
         "srcgrad_path": os.path.dirname(harness.optional("srcgrad").__file__),
         "autograd": _version("autograd"), "jax": _version("jax"), "torch": _version("torch"),
+        "numba": _version("numba"),
         "disabled": sorted(harness.disabled()),
         "scipy": _version("scipy"), "scikit-learn": _version("sklearn", "scikit-learn"),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -17,6 +17,7 @@ from .rules.tangents import register_tangent
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
 from .tools import check, explain, export, show
+from .jit import jit
 
 
 def _scipy_integrate():
@@ -42,6 +43,6 @@ __all__ = [
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",
     "checkpointed",
-    "check", "explain", "export",
+    "check", "explain", "export", "jit",
 ]
 __version__ = "0.2.0"

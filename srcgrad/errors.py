@@ -95,9 +95,10 @@ def where(filename, lineno, col=None):
 
 
 class PerformanceWarning(UserWarning):
-    """srcgrad runs a function op by op on the tape (or in plain Python)
-    instead of through compiled code: still correct, slower. The message
-    names the function, the user's line and the reason."""
+    """Code runs correctly but slower than it could, and the message says
+    why: a function the compiler refuses runs op by op on the tape
+    (op_by_op.py: the function, the construct and the user's line), or what
+    `sg.jit` could not compile with Numba runs in CPython."""
 
 
 class SrcgradError(Exception):

@@ -132,7 +132,10 @@ class Program:
             self.parsed, examples, SERVICES.field_method, _callee_parsed)
         self.complex_mode = complex_mode or builds_complex
         self.resolution.containers = set(containers)
-        self.resolution.scalars = set(scalars)
+        # parameters given Python floats or ints, and the module or closure names bound to them
+        # (read as constants: the code is specialised to 0-d values; rebinding one recompiles, is_current)
+        self.resolution.scalars = set(scalars) | {n for n, v in self.resolution.free.items()
+                                                  if type(v) in (float, int)}
         self.resolution.leaves[:0] = list(leaves)     # a derived function's inputs beyond its parameters
         self.free = dict(self.resolution.free)
         self.callee_programs = []       # what the compiled code calls (staleness is checked through them)

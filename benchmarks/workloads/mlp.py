@@ -10,6 +10,7 @@ source (`np` rebound), PyTorch the same maths with `torch.log_softmax`.
 """
 import numpy as np
 
+from benchmarks import harness
 from benchmarks.workloads import _softmax_mlp
 
 NAME = "mlp"
@@ -40,6 +41,12 @@ def run(bench):
     bench.tolerance(1e-7, 1e-10)
     params, x, y = make_data(*sizes)
     _softmax_mlp.run_paths(bench, mlp_loss, params, x, y, 0.0)
+
+    def make_sg_jit():
+        import srcgrad as sg
+        jitted = sg.jit(sg.grad(mlp_loss, wrt=(0, 1, 2, 3)))
+        return lambda: jitted(*params, x, y)
+    harness.sg_jit_paths(bench, make_sg_jit, notes="the generated gradient compiled by Numba")
     for short, path in (("sg.grad", "srcgrad sg.grad"), ("tape", "srcgrad @sg.function on tape")):
         bench.target("%s / hand-written time" % short,
                      lambda path=path: bench.ratio(path, "hand-written NumPy"), "<=", 1.25,

@@ -101,6 +101,11 @@ def run(bench):
     grad = sg.grad(pendulum, wrt=(0, 1))
     bench.path("srcgrad sg.grad", lambda: grad(theta0, c))
 
+    def make_sg_jit():
+        jitted = sg.jit(sg.grad(pendulum, wrt=(0, 1)))
+        return lambda: jitted(theta0, c)
+    harness.sg_jit_paths(bench, make_sg_jit, notes="the generated gradient compiled by Numba")
+
     compiled = sg.function(pendulum)
     v_theta0, v_c = sg.Variable(theta0), sg.Variable(c)
 

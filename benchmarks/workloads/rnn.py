@@ -91,6 +91,13 @@ def run(bench):
     bench.path("srcgrad sg.grad, list", lambda: grad_list(*args), memory=True)
     bench.path("srcgrad sg.grad, H[t]=h", lambda: grad_set(*args), memory=True)
 
+    def make_sg_jit():
+        jitted = sg.jit(sg.grad(rnn_loss_setitem, wrt=(0, 1, 2)))
+        return lambda: jitted(*args)
+    harness.sg_jit_paths(bench, make_sg_jit, steady_name="srcgrad sg.jit (steady state), H[t]=h",
+                         first_name="srcgrad sg.jit first call, H[t]=h",
+                         notes="Numba; the list form (np.stack of a list) runs in CPython under sg.jit")
+
     variables = [sg.Variable(p) for p in params]
 
     def tape_of(fn):

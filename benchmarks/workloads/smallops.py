@@ -59,6 +59,11 @@ def run(bench):
     bench.path("plain forward (no gradient)", lambda: chain(x, w), check=False)
     grad = sg.grad(chain, wrt=(0, 1))
     bench.path("srcgrad sg.grad", lambda: grad(x, w))
+
+    def make_sg_jit():
+        jitted = sg.jit(sg.grad(chain, wrt=(0, 1)))
+        return lambda: jitted(x, w)
+    harness.sg_jit_paths(bench, make_sg_jit, notes="the generated gradient compiled by Numba")
     compiled = sg.function(chain)
     vx, vw = sg.Variable(x), sg.Variable(w)
 

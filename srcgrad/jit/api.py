@@ -1,0 +1,366 @@
+"""sg.jit: srcgrad's generated derivative code compiled with Numba.
+
+For what `sg.grad` / `sg.value_and_grad` return, a call:
+
+1. asks srcgrad for the generated gradient function of the arguments'
+   kinds (Python floats get scalar code, arrays array code: what
+   `sg.grad` itself would run, `Artefact.gradient_function`);
+2. links it into one module namespace with everything it calls
+   (tools/linker.py, as sg.export does);
+3. lowers the generated functions for Numba (lower.py), binds the Numba
+   twins of srcgrad's run-time helpers (twins.py) in place of the helpers,
+   wraps every function of the module in `numba.njit`;
+4. calls the main function, which Numba compiles for the argument types
+   (dtype, rank and layout of arrays: its own signatures), so a call with
+   new shapes of the same dtypes and ranks does not compile again.
+
+Anything that fails on the way (a name the linker cannot write, an idiom
+the lowering does not know, a Numba typing error) makes that generated
+function run in CPython, as `sg.grad` runs it, with a PerformanceWarning
+giving the reason; values are the same either way.
+
+A plain user function is given to `numba.njit` as it is, with the same
+fallback.
+"""
+import ast
+import re
+import sys
+import threading
+import types
+import warnings
+
+import numpy as np
+
+from ..callables import as_function
+from ..errors import PerformanceWarning
+from ..function import Function
+from ..functional import Gradient, _grad_inputs
+from ..runtime import ShapeOf, pop, push
+from ..tools.linker import Linker, NotExportable
+from . import lower, twins
+
+_NUMBA_MISSING = ("sg.jit needs Numba (pip install 'srcgrad[jit]'); without it the function runs in "
+                  "CPython")
+
+
+def _numba():
+    """The numba module and srcgrad's twins, or None when Numba is missing."""
+    try:
+        twins.install()
+    except ImportError:
+        return None, None
+    return sys.modules["numba"], twins
+
+
+def _reason(exc):
+    """A short reason from a Numba (or linker, or lowering) error."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if not ln.startswith(("During:", "File ", "^", "-" * 5))]
+    text = "; ".join((keep or lines or [type(exc).__name__])[:3])
+    return "%s: %s" % (type(exc).__name__, text[:400] + ("..." if len(text) > 400 else ""))
+
+
+def _kind(a):
+    """What a compiled entry is keyed on: Python scalar type, or array
+    dtype and rank (not shape)."""
+    if isinstance(a, np.ndarray):
+        return (np.ndarray, a.dtype.str, a.ndim)
+    return (type(a),)
+
+
+class _Entry:
+    """One compiled function (or its CPython fallback) for one generated
+    function: `call(*args)`; `source` its lowered source."""
+
+    def __init__(self, call=None, source=None, fallback=None, keep=None):
+        self.call, self.source, self.fallback, self.keep = call, source, fallback, keep
+
+
+def _named_objects(linker):
+    out = {}
+    for obj in linker.objects:
+        name = linker.names.get(id(obj))
+        if name is not None:
+            out.setdefault(name, obj)
+    return out
+
+
+def link_and_lower(main, preferred):
+    """Link generated function `main` into one module and lower it for
+    Numba.
+
+    Args:
+      main: a generated function (it has `__srcgrad_trees__`).
+      preferred: the module-level name wanted for it.
+
+    Returns:
+      (module AST (lowered), the main function's name, {name: object} of
+      the module's linked objects, the names of its generated functions).
+
+    Raises:
+      NotExportable: the code reaches something that cannot be linked.
+      lower.Unlowerable: generated code uses an idiom with no lowering.
+    """
+    linker = Linker()
+    linker.main = main
+    name = linker.link(main, preferred)
+    module = ast.parse(linker.text())
+    objects = _named_objects(linker)
+    push_names = [n for n, o in objects.items() if o is push]
+    pop_names = [n for n, o in objects.items() if o is pop]
+    shape_names = [n for n, o in objects.items() if o is ShapeOf]
+    numpy_names = [n for n, o in objects.items() if o is np]
+    generated = [n for n, o in objects.items() if getattr(o, "__srcgrad_trees__", None) is not None]
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name in generated:
+            lower.lower_function(node, push_names, pop_names, shape_names, numpy_names)
+    return module, name, objects, generated
+
+
+def build_entry(main, preferred):
+    """Compile generated function `main` with Numba (see the module doc).
+
+    Returns an `_Entry` whose `call` is the Numba dispatcher (compiled on
+    its first call) and `source` the lowered generated code, or whose
+    `fallback` is the reason it cannot be compiled.
+    """
+    numba, twins = _numba()
+    if numba is None:
+        return _Entry(fallback=_NUMBA_MISSING)
+    try:
+        module, name, objects, generated = link_and_lower(main, preferred)
+    except (NotExportable, lower.Unlowerable) as exc:
+        return _Entry(fallback=_reason(exc))
+    shown = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name in generated]
+    twin_names = {n: twins.twin_of(o) for n, o in objects.items()}
+    twin_names = {n: t for n, t in twin_names.items() if t is not None}
+    # the twins' definitions are not needed: drop the copied helpers they replace
+    module.body = [node for node in module.body
+                   if not (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in twin_names)]
+    ns = {"__name__": "srcgrad_jit_%s" % name}
+    try:
+        exec(compile(module, "<srcgrad jit %s>" % name, "exec"), ns)
+    except Exception as exc:            # noqa: BLE001  (a module that does not run: CPython it is)
+        return _Entry(fallback=_reason(exc))
+    ns.update(twin_names)
+    ns[lower.REDUCE_NAME] = twins.reduce
+    for key, value in list(ns.items()):
+        if isinstance(value, types.FunctionType) and value.__globals__ is ns:
+            ns[key] = numba.njit(value)
+    header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
+    source = header + "\n\n".join(ast.unparse(node) for node in shown) + "\n"
+    return _Entry(call=ns[name], source=source, keep=main)
+
+
+def _fast_inputs(args, wrt):
+    """The program inputs for positional `args` of Python floats and
+    floating ndarrays (what _grad_inputs gives them), or None for anything
+    else."""
+    for i in wrt:
+        a = args[i]
+        if type(a) is not float and not (type(a) is np.ndarray and a.dtype.kind in "fc"):
+            return None
+    return list(args)
+
+
+def _as_gradient_value(g, x):
+    """A compiled gradient as sg.grad returns it: an ndarray (0-d for a
+    scalar input)."""
+    if isinstance(g, (list, tuple)):
+        return type(g)(_as_gradient_value(gi, xi) for gi, xi in zip(g, x)) if isinstance(x, (list, tuple)) \
+            else g
+    if isinstance(g, np.ndarray):
+        return g
+    if type(x) is float:
+        return np.asarray(g, dtype=np.float64)
+    dtype = np.asarray(x).dtype
+    return np.asarray(g, dtype=dtype if dtype.kind in "fc" else np.float64)
+
+
+class Jitted:
+    """What `sg.jit(f)` returns: a callable with f's signature running f
+    (or the derivative f stands for) compiled by Numba.
+
+    Attributes:
+      target: the function given to sg.jit.
+      source: the lowered source of the generated code last compiled (a
+        str; None before the first call, or for a plain function).
+      fallbacks: {key: reason} of the calls that run in CPython.
+    """
+
+    def __init__(self, f):
+        self.target = f
+        self.__name__ = "jit_%s" % getattr(f, "__name__", "f")
+        self.__doc__ = getattr(f, "__doc__", None)
+        self.__wrapped__ = f
+        self._entries = {}
+        self._fast = {}         # argument kinds -> (program, entry, generated function): no re-binding
+        self._lock = threading.Lock()
+        self.source = None
+        self.fallbacks = {}
+
+    def __repr__(self):
+        return "<srcgrad jit of %r>" % (self.target,)
+
+    # -- entries
+    def _entry(self, key, make):
+        entry = self._entries.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is None:
+                    entry = self._entries[key] = make()
+        return entry
+
+    def _fallback(self, key, entry, reason):
+        entry.call, entry.fallback = None, reason
+        self.fallbacks[key] = reason
+        warnings.warn("sg.jit: %s runs in CPython, not compiled by Numba: %s"
+                      % (getattr(self.target, "__name__", self.target), reason), PerformanceWarning, stacklevel=4)
+
+    def _run(self, key, entry, args, python):
+        if entry.call is not None:
+            numba, _ = _numba()
+            try:
+                return entry.call(*args), True
+            except numba.core.errors.NumbaError as exc:
+                self._fallback(key, entry, _reason(exc))
+        elif key not in self.fallbacks:
+            self._fallback(key, entry, entry.fallback)
+        return python(), False
+
+    # -- calls
+    def __call__(self, *args, **kwargs):
+        """f(*args, **kwargs), compiled (see sg.jit)."""
+        if isinstance(self.target, Gradient) and not kwargs:
+            return self._call_gradient(args)
+        return self._call_function(args, kwargs)
+
+    def _call_function(self, args, kwargs):
+        f = self.target
+        python_function = f.python_function if isinstance(f, Function) else f
+        key = ("function",) + tuple(_kind(a) for a in args)
+
+        def make():
+            numba, _ = _numba()
+            if numba is None:
+                return _Entry(fallback=_NUMBA_MISSING)
+            if not isinstance(python_function, types.FunctionType):
+                return _Entry(fallback="%r is not a Python function" % (python_function,))
+            return _Entry(call=numba.njit(python_function))
+        entry = self._entry(key, make)
+        if kwargs:
+            return f(*args, **kwargs)
+        out, _ = self._run(key, entry, args, lambda: f(*args))
+        return out
+
+    def _call_gradient(self, args):
+        gradient = self.target
+        fn = gradient.fn
+        kinds = tuple(map(_kind, args))
+        fast = self._fast.get(kinds)
+        if fast is not None and not fn.is_stale() and fast[0].is_current():
+            program, entry, main = fast
+            raw = _fast_inputs(args, gradient.wrt)
+            if raw is not None:
+                return self._finish(main, entry, raw, args)
+        program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
+        compiled = program.compile(mask)
+        if compiled.tuple_output and not gradient.has_aux:
+            return gradient(*args)          # (raises grad's TypeError)
+        n = len(fn.parsed.params)
+        main = compiled.gradient_function(n, gradient.wrt, gradient.preserve_result, gradient.has_aux)
+        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__))
+        if entry.source is not None:
+            self.source = entry.source
+        if not program.leaves and all(k[0] in (float, np.ndarray) for k in kinds):
+            self._fast[kinds] = (program, entry, main)      # (the leaves, Variables, are fetched per call)
+        return self._finish(main, entry, raw, args)
+
+    def _finish(self, main, entry, raw, args):
+        """Run `entry` on the program inputs `raw` (the gradient's CPython
+        code on `args` if it cannot), and shape the result as sg.grad."""
+        gradient = self.target
+        out, compiled_run = self._run(id(main), entry, raw, lambda: gradient(*args))
+        if not compiled_run:
+            return out
+        wrt = gradient.wrt
+        xs = [raw[i] for i in wrt]
+
+        def grads(g):
+            return _as_gradient_value(g, xs[0]) if len(wrt) == 1 else tuple(
+                _as_gradient_value(gi, xi) for gi, xi in zip(g, xs))
+        if gradient.preserve_result and gradient.has_aux:
+            (value, aux), g = out
+            return (value, aux), grads(g)
+        if gradient.preserve_result:
+            value, g = out
+            return value, grads(g)
+        if gradient.has_aux:
+            g, aux = out
+            return grads(g), aux
+        return grads(out)
+
+    @property
+    def signatures(self):
+        """The Numba signatures compiled so far, over all argument kinds (a
+        list of tuples of Numba types; one per dtype/rank combination, not
+        per shape)."""
+        out = []
+        for entry in list(self._entries.values()):
+            if entry.call is not None:
+                out.extend(entry.call.signatures)
+        return out
+
+    def lowered_source(self, *args):
+        """The lowered source of the code compiled for `args` (compiling
+        it, without running it), a str; None for a plain function or code
+        that runs in CPython.
+
+        Raises what sg.grad raises for these arguments."""
+        gradient = self.target
+        if not isinstance(gradient, Gradient):
+            return None
+        fn = gradient.fn
+        program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
+        compiled = program.compile(mask)
+        main = compiled.gradient_function(len(fn.parsed.params), gradient.wrt, gradient.preserve_result,
+                                          gradient.has_aux)
+        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__))
+        return entry.source
+
+
+def jit(f):
+    """Compile `f` with Numba (the `jit` extra: `pip install 'srcgrad[jit]'`).
+
+    Args:
+      f: a Python function, or what `sg.grad` / `sg.value_and_grad`
+        return. For a gradient, the generated derivative code that
+        `sg.source(f, args=...)` shows is lowered for Numba (one typed
+        stack per saved variable, `range(n - 1, -1, -1)` for reversed
+        loops, srcgrad's run-time helpers replaced by `@njit` twins chosen
+        at specialisation time) and compiled.
+
+    Returns:
+      A `Jitted` callable with f's signature, returning what f returns
+      (for a gradient, what `sg.grad(...)(*args)` returns: ndarrays of the
+      arguments' shapes and floating dtypes, 0-d for Python floats). Its
+      `source` attribute holds the lowered code last compiled;
+      `lowered_source(*args)` the code for some arguments.
+
+      Compiled code is cached per argument dtypes and ranks: a call with
+      new shapes of the same dtypes and ranks does not compile again.
+
+    Warns:
+      srcgrad.PerformanceWarning: when (for some argument kinds) the code
+        cannot be compiled (Numba missing, a construct Numba does not
+        type, something the linker cannot write): it then runs in CPython,
+        with the same values, and the warning says why.
+
+    Raises:
+      What f (or sg.grad of it) raises.
+    """
+    if isinstance(f, Jitted):
+        return f
+    return Jitted(f)

@@ -1,0 +1,543 @@
+"""Numba twins of srcgrad's run-time helpers (`sg.jit`).
+
+Generated derivative code calls helpers (`unbroadcast`, `unreduce`,
+`as_input`, ...) that dispatch at run time on shapes and types. Under
+Numba, the type of every argument (dtype, rank, scalar or array, None) is
+known when the function is compiled, so each twin here is a
+`numba.extending.overload` that chooses its implementation at
+specialisation time and leaves only the shape arithmetic to run time.
+
+`TWINS` maps a helper (by module and qualified name) to the stub the
+lowered module binds in its place; a helper without a twin is compiled
+from its own source by `numba.njit`, and if that fails the whole function
+runs in CPython (a PerformanceWarning says why).
+
+The stubs are plain Python; `install()` imports Numba and registers the
+overloads, once, on the first call of an `sg.jit` function (importing
+srcgrad does not import Numba).
+"""
+import threading
+
+import numpy as np
+
+# Numba's names, bound by install()
+types = TypingError = to_fixed_tuple = None
+_OVERLOADS = []         # (stub, implementation, prefer_literal)
+_installed = []
+_install_lock = threading.Lock()
+
+
+def overload(stub, prefer_literal=False):
+    """Register `implementation` as the Numba overload of `stub` (applied
+    by install())."""
+    def register(implementation):
+        _OVERLOADS.append((stub, implementation, prefer_literal))
+        return implementation
+    return register
+
+
+def install():
+    """Import Numba and register the twins' overloads (once). Raises
+    ImportError when Numba is not installed."""
+    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit
+    if _installed:
+        return
+    with _install_lock:
+        if _installed:
+            return
+        import numba
+        from numba.core.errors import TypingError as typing_error
+        from numba.extending import overload as numba_overload
+        from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
+        types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
+        _broadcast_sum = numba.njit(_broadcast_sum_py)
+        _padded_jit = numba.njit(_padded)
+        for stub, implementation, prefer_literal in _OVERLOADS:
+            numba_overload(stub, prefer_literal=prefer_literal)(implementation)
+        _installed.append(True)
+
+
+def _array(t):
+    return isinstance(t, types.Array)
+
+
+def _scalar(t):
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+def _none(t):
+    return isinstance(t, (types.NoneType, types.Omitted)) or t is None
+
+
+def _literal(t, default=None):
+    """The compile-time value of a literal argument type (None for None,
+    `default` for an omitted argument). An argument whose value is not
+    known when compiling (a variable axis, a tuple of axes) raises
+    TypingError: the function then runs in CPython."""
+    if isinstance(t, types.Omitted):
+        return default if t.value is None else t.value
+    if _none(t):
+        return None
+    if isinstance(t, types.Literal):
+        return t.literal_value
+    raise TypingError("srcgrad.jit: an argument of type %s whose value must be known when compiling" % (t,))
+
+
+# ------------------------------------------------------------------ stubs
+# (the names the lowered module binds; their bodies run only in CPython)
+
+def unbroadcast(g, x):
+    """Twin of srcgrad's unbroadcast: `g` summed (or broadcast) to x's
+    shape (an array of x's rank, or a scalar for a scalar `x`)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Twin of srcgrad's unreduce: the cotangent of a reduction of `x` over
+    `axis` broadcast back to x's shape (a new array)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def reduction_size(x, y):
+    """Twin of srcgrad's reduction_size: x.size // max(y.size, 1) (int)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def as_input(g, x):
+    """Twin of srcgrad's as_input: `g` with x's shape and floating dtype (a
+    new or the same array; a float for a scalar `x`)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def matmul_adjoint_x(g, x, y):
+    """Twin: the cotangent of x in z = x @ y (x, y of rank 1 or 2)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def matmul_adjoint_y(g, x, y):
+    """Twin: the cotangent of y in z = x @ y (x, y of rank 1 or 2)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def check_loop_sequence(seq, origin):
+    """Twin: nothing to check (Numba iterates arrays by position)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def densify(g, x):
+    """Twin of srcgrad's densify: `g`, or zeros like `x` where `g` is None."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zeros_like_value(x):
+    """Twin of zeros_tree / sparse_zeros: float zeros shaped like `x`."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zeros_for(value, cotangent):
+    """Twin of srcgrad's zeros_for: zeros shaped like `value` (like
+    `cotangent` while `value` is None)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def max_chooser(x, y, axis=None, keepdims=False):
+    """Twin of srcgrad's max_chooser: 1/k at each of the k positions of `x`
+    where it attains its reduced max/min `y`, 0 elsewhere."""
+    raise NotImplementedError("a Numba twin")
+
+
+def setitem_in_place(x, index, v):
+    """Twin: `x[index] = v`, returning `x` (the compiler proved the old `x`
+    is not read again)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zero_at_in_place(g, index):
+    """Twin: `g[index] = 0`, returning `g`."""
+    raise NotImplementedError("a Numba twin")
+
+
+def value_cotangent(g, index, v):
+    """Twin of srcgrad's value_cotangent for an array `g`: a copy of
+    g[index] summed back to v's shape."""
+    raise NotImplementedError("a Numba twin")
+
+
+def reduce(x, op, axis=None, keepdims=False):
+    """`np.<op>(x, axis=axis, keepdims=keepdims)` for op in sum, max, min,
+    mean, prod; axis None or one int (the forms Numba lacks)."""
+    raise NotImplementedError("a Numba twin")
+
+
+# ------------------------------------------------------------- overloads
+
+def _broadcast_sum_py(g, gs, xs, out):
+    """out (flat, x's size) += g (flat) summed or broadcast from shape `gs`
+    to shape `xs` (int64 arrays of one length: the shapes padded with
+    leading 1s), over their broadcast shape. Plain loops: quick to
+    compile for every rank."""
+    nd = gs.shape[0]
+    bs = np.maximum(gs, xs)
+    total = 1
+    for i in range(nd):
+        total *= bs[i]
+    idx = np.zeros(nd, dtype=np.int64)
+    for k in range(total):
+        gi = 0
+        xi = 0
+        for i in range(nd):
+            gi = gi * gs[i] + (idx[i] if gs[i] != 1 else 0)
+            xi = xi * xs[i] + (idx[i] if xs[i] != 1 else 0)
+        out[xi] += g[gi]
+        i = nd - 1
+        while i >= 0:
+            idx[i] += 1
+            if idx[i] < bs[i]:
+                break
+            idx[i] = 0
+            i -= 1
+    return out
+
+
+_broadcast_sum = None       # its njit form, bound by install()
+
+
+def _padded(shape, nd):
+    """`shape` (a tuple) as an int64 array of length nd, leading 1s."""
+    out = np.ones(nd, dtype=np.int64)
+    k = len(shape)
+    for i in range(k):
+        out[nd - k + i] = shape[i]
+    return out
+
+
+_padded_jit = None
+
+
+@overload(unbroadcast, prefer_literal=True)
+def _unbroadcast(g, x):
+    if isinstance(x, types.Optional):
+        x = x.type
+    if isinstance(g, types.Optional):
+        return None
+    if _scalar(x):
+        if _scalar(g):
+            return lambda g, x: g
+        if _array(g):
+            return lambda g, x: np.sum(g)
+        return None
+    if not _array(x):
+        return None
+    if _scalar(g):
+        return lambda g, x: np.full(x.shape, g)
+    if not _array(g):
+        return None
+    nd = max(g.ndim, x.ndim)
+    same_rank = g.ndim == x.ndim
+
+    def impl(g, x):
+        if same_rank and g.shape == x.shape:
+            return g
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x.shape, nd), out)
+        return out.reshape(x.shape)
+    return impl
+
+
+@overload(unreduce, prefer_literal=True)
+def _unreduce(g, x, axis=None, keepdims=False):
+    if isinstance(x, types.Optional):
+        x = x.type
+    ax = _literal(axis)
+    if not _array(x):
+        if _scalar(x):
+            return lambda g, x, axis=None, keepdims=False: g
+        return None
+    nd = x.ndim
+    if _scalar(g):
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
+    if not _array(g) or (ax is not None and not isinstance(ax, int)):
+        return None
+    insert = ax is not None and not _literal(keepdims, False) and g.ndim == nd - 1
+    a = ax % nd if ax is not None else 0
+
+    def impl(g, x, axis=None, keepdims=False):
+        xs = _padded_jit(x.shape, nd)
+        if insert:
+            gs = xs.copy()
+            gs[a] = 1
+        else:
+            gs = _padded_jit(g.shape, nd)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
+    return impl
+
+
+def _size(t):
+    if _array(t):
+        return lambda v: v.size
+    if isinstance(t, types.Optional):
+        return None
+    return lambda v: 1
+
+
+@overload(reduction_size)
+def _reduction_size(x, y):
+    if isinstance(x, types.Optional):
+        x = x.type
+    if isinstance(y, types.Optional):
+        y = y.type
+    xa, ya = _array(x), _array(y)
+
+    def impl(x, y):
+        nx = x.size if xa else 1
+        ny = y.size if ya else 1
+        return nx // max(ny, 1)
+    return impl
+
+
+@overload(as_input)
+def _as_input(g, x):
+    if _scalar(x):
+        if _scalar(g):
+            return lambda g, x: float(g)
+        if _array(g):
+            return lambda g, x: float(np.sum(g)) if g.size == 1 else np.nan
+        return None
+    if not _array(x):
+        return None
+    dtype = np.dtype(str(x.dtype)) if isinstance(x.dtype, (types.Float, types.Complex)) else np.dtype(np.float64)
+    if _scalar(g):
+        return lambda g, x: np.full(x.shape, g, dtype)
+    if not _array(g):
+        return None
+    if g.dtype == x.dtype and g.ndim == x.ndim:
+        def same(g, x):
+            if g.shape == x.shape:
+                return g
+            return np.broadcast_to(g, x.shape).copy()
+        return same
+    if isinstance(g.dtype, types.Complex) and not isinstance(x.dtype, types.Complex):
+        return lambda g, x: np.ascontiguousarray(np.broadcast_to(g.real, x.shape)).astype(dtype)
+    return lambda g, x: np.ascontiguousarray(np.broadcast_to(g, x.shape)).astype(dtype)
+
+
+@overload(matmul_adjoint_x)
+def _matmul_adjoint_x(g, x, y):
+    if not (_array(x) and _array(y)) or x.ndim > 2 or y.ndim > 2:
+        return None
+    if x.ndim == 2 and y.ndim == 2:
+        return lambda g, x, y: g @ y.T
+    if x.ndim == 1 and y.ndim == 2:
+        return lambda g, x, y: y @ g
+    if x.ndim == 2 and y.ndim == 1:
+        return lambda g, x, y: np.outer(g, y)
+    return lambda g, x, y: g * y
+
+
+@overload(matmul_adjoint_y)
+def _matmul_adjoint_y(g, x, y):
+    if not (_array(x) and _array(y)) or x.ndim > 2 or y.ndim > 2:
+        return None
+    if x.ndim == 2 and y.ndim == 2:
+        return lambda g, x, y: x.T @ g
+    if x.ndim == 1 and y.ndim == 2:
+        return lambda g, x, y: np.outer(x, g)
+    if x.ndim == 2 and y.ndim == 1:
+        return lambda g, x, y: x.T @ g
+    return lambda g, x, y: g * x
+
+
+@overload(check_loop_sequence)
+def _check_loop_sequence(seq, origin):
+    return lambda seq, origin: None
+
+
+def _zeros_impl(t):
+    if isinstance(t, types.Optional):
+        t = t.type
+    if _array(t):
+        if isinstance(t.dtype, (types.Float, types.Complex)):
+            return lambda v: np.zeros_like(v)
+        return lambda v: np.zeros(v.shape)
+    if _scalar(t):
+        return lambda v: 0.0
+    return None
+
+
+@overload(zeros_like_value)
+def _zeros_like_value(x):
+    return _zeros_impl(x)
+
+
+@overload(zeros_for)
+def _zeros_for(value, cotangent):
+    target = cotangent if _none(value) else value
+    return None if _zeros_impl(target) is None else (
+        (lambda value, cotangent: zeros_like_value(cotangent)) if _none(value)
+        else (lambda value, cotangent: zeros_like_value(value)))
+
+
+@overload(densify)
+def _densify(g, x):
+    if _none(g):
+        return lambda g, x: zeros_like_value(x)
+    if isinstance(g, types.Optional):
+        def impl(g, x):
+            if g is None:
+                return zeros_like_value(x)
+            return g
+        return impl
+    return lambda g, x: g
+
+
+@overload(reduce, prefer_literal=True)
+def _reduce(x, op, axis=None, keepdims=False):
+    name = _literal(op)
+    ax = _literal(axis)
+    keep = bool(_literal(keepdims, False))
+    if name not in ("sum", "max", "min", "mean", "prod") or not _array(x):
+        raise TypingError("srcgrad.jit: np.%s(axis=%r, keepdims=%r) of a %s has no twin" % (name, ax, keep, x))
+    if ax is not None and not isinstance(ax, int):
+        raise TypingError("srcgrad.jit: np.%s over a tuple of axes has no twin" % name)
+    nd = x.ndim
+    f = {"sum": np.sum, "max": np.max, "min": np.min, "mean": np.mean, "prod": np.prod}[name]
+    if ax is None:
+        ones = (1,) * nd
+        if keep:
+            return lambda x, op, axis=None, keepdims=False: np.full(ones, f(x))
+        return lambda x, op, axis=None, keepdims=False: f(x)
+    a = ax % nd
+    last = a == nd - 1
+    odt = np.dtype(str(x.dtype)) if name in ("max", "min") or isinstance(x.dtype, types.Float) \
+        else np.dtype(np.float64)
+    out_nd = nd if keep else nd - 1
+
+    def impl(x, op, axis=None, keepdims=False):
+        shp = np.array(x.shape)
+        n = shp[a]
+        moved = x if last else np.moveaxis(x, a, -1)
+        rows = np.ascontiguousarray(moved).reshape((-1, n))
+        m = rows.shape[0]
+        out = np.empty(m, dtype=odt)
+        for i in range(m):
+            out[i] = f(rows[i])
+        if keep:
+            shp[a] = 1
+            return out.reshape(to_fixed_tuple(shp, out_nd))
+        k = 0
+        oshp = np.empty(max(out_nd, 1), dtype=np.int64)
+        for i in range(nd):
+            if i != a:
+                oshp[k] = shp[i]
+                k += 1
+        return out.reshape(to_fixed_tuple(oshp, out_nd))
+    return impl
+
+
+@overload(max_chooser, prefer_literal=True)
+def _max_chooser(x, y, axis=None, keepdims=False):
+    if not _array(x):
+        return None
+    ax = _literal(axis)
+    keep = bool(_literal(keepdims, False))
+    if ax is not None and not isinstance(ax, int):
+        return None
+    nd = x.ndim
+    if ax is None:
+        def impl_all(x, y, axis=None, keepdims=False):
+            mask = (x == np.max(np.asarray(y))).astype(np.float64) if nd else (x == y) * 1.0
+            return mask / np.sum(mask)
+        return impl_all
+    a = ax % nd
+
+    def impl(x, y, axis=None, keepdims=False):
+        shp = np.array(x.shape)
+        shp[a] = 1
+        yk = np.ascontiguousarray(y).reshape(to_fixed_tuple(shp, nd)) if not keep else y
+        mask = (x == yk).astype(np.float64)
+        return mask / reduce(mask, "sum", a, True)
+    return impl
+
+
+@overload(setitem_in_place)
+def _setitem_in_place(x, index, v):
+    if not _array(x):
+        return None
+    if isinstance(index, types.Integer) and x.layout == "C" and (_array(v) or _scalar(v)):
+        # x[t] = v by plain loops: Numba's own setitem compiles its shape-error message (seconds)
+        nd = x.ndim
+        if _scalar(v):
+            def fill(x, index, v):
+                row = x[index]
+                flat = row.reshape(row.size)
+                for k in range(flat.size):
+                    flat[k] = v
+                return x
+            return fill
+
+        def rows(x, index, v):
+            row = x[index]
+            flat = row.reshape(row.size)
+            flat[:] = 0
+            _broadcast_sum(np.ascontiguousarray(v).ravel(), _padded_jit(v.shape, nd - 1),
+                           _padded_jit(row.shape, nd - 1), flat)
+            return x
+        return rows
+
+    def impl(x, index, v):
+        x[index] = v
+        return x
+    return impl
+
+
+@overload(zero_at_in_place)
+def _zero_at_in_place(g, index):
+    if not _array(g):
+        return None
+
+    def impl(g, index):
+        g[index] = 0.0
+        return g
+    return impl
+
+
+@overload(value_cotangent)
+def _value_cotangent(g, index, v):
+    if not _array(g) or not isinstance(index, types.Integer):
+        return None
+    if _array(v):
+        return lambda g, index, v: unbroadcast(g[index].copy(), v)
+    return lambda g, index, v: g[index]
+
+
+def _helper_key(module, qualname):
+    return module, qualname
+
+
+#: (module, qualified name) of a srcgrad helper -> its twin
+TWINS = {
+    _helper_key("srcgrad.rules.helpers.broadcast", "unbroadcast"): unbroadcast,
+    _helper_key("srcgrad.rules.helpers.broadcast", "unreduce"): unreduce,
+    _helper_key("srcgrad.rules.helpers.broadcast", "reduction_size"): reduction_size,
+    _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_x"): matmul_adjoint_x,
+    _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_y"): matmul_adjoint_y,
+    _helper_key("srcgrad.rules.helpers.reductions", "max_chooser"): max_chooser,
+    _helper_key("srcgrad.runtime.core", "as_input"): as_input,
+    _helper_key("srcgrad.runtime.core", "densify"): densify,
+    _helper_key("srcgrad.runtime.core", "zeros_tree"): zeros_like_value,
+    _helper_key("srcgrad.runtime.core", "sparse_zeros"): zeros_like_value,
+    _helper_key("srcgrad.runtime.core", "zeros_for"): zeros_for,
+    _helper_key("srcgrad.runtime.syntax", "check_loop_sequence"): check_loop_sequence,
+    _helper_key("srcgrad.rules.python.containers", "setitem_in_place"): setitem_in_place,
+    _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
+    _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
+}
+
+
+def twin_of(obj):
+    """The Numba twin standing for srcgrad helper `obj` (a function, or a
+    primitive wrapper of one), or None."""
+    raw = getattr(obj, "__srcgrad_raw__", obj)
+    return TWINS.get(_helper_key(getattr(raw, "__module__", None), getattr(raw, "__qualname__", None)))

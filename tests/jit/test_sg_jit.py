@@ -1,0 +1,169 @@
+"""sg.jit: generated derivative code compiled with Numba gives the values
+of sg.grad (and of central finite differences), falls back to CPython with
+a PerformanceWarning where Numba cannot compile, and does not compile again
+for new shapes of the same dtypes and ranks.
+
+Each jitted function is built once per module (Numba compiles slowly)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+import srcgrad as sg  # noqa: E402
+
+STEPS = 20
+
+
+def pendulum(theta0, c):
+    theta = theta0
+    omega = 0.0
+    for i in range(STEPS):
+        alpha = -9.81 * math.sin(theta) - c * omega
+        omega = omega + 0.01 * alpha
+        theta = theta + 0.01 * omega
+    return theta
+
+
+def chain(x, w):
+    for i in range(4):
+        x = x + 0.1 * np.sin(x * w)
+    return np.sum(x * x)
+
+
+def rnn_loss(Wx, Wh, b, xs, target):
+    T, batch = xs.shape[0], xs.shape[1]
+    H = np.zeros((T, batch, Wh.shape[0]))
+    h = np.zeros((batch, Wh.shape[0]))
+    for t in range(T):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+        H[t] = h
+    return np.mean((H - target) ** 2)
+
+
+def mlp_loss(W1, b1, W2, b2, x, y):
+    h = np.tanh(x @ W1 + b1)
+    logits = h @ W2 + b2
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    log_norm = np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(np.sum(y * (shifted - log_norm), axis=1))
+
+
+def tuple_axes(x):
+    return np.sum(np.sum(x * x, axis=(0, 1)))
+
+
+def central_differences(f, args, i, eps=1e-6):
+    """d sum(f) / d args[i] by central differences (float64)."""
+    x = np.asarray(args[i], dtype=np.float64)
+    out = np.zeros(x.shape)
+    for k in np.ndindex(x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[k] += eps
+        minus[k] -= eps
+        a_plus = list(args)
+        a_minus = list(args)
+        a_plus[i] = plus if x.ndim else float(plus)
+        a_minus[i] = minus if x.ndim else float(minus)
+        out[k] = (np.sum(f(*a_plus)) - np.sum(f(*a_minus))) / (2 * eps)
+    return out
+
+
+@pytest.fixture(scope="module")
+def jitted():
+    """{name: (function, wrt, jitted gradient, sg.grad)}, built once."""
+    out = {}
+    for name, f, wrt in (("pendulum", pendulum, (0, 1)), ("chain", chain, (0, 1)),
+                         ("rnn", rnn_loss, (0, 1, 2)), ("mlp", mlp_loss, (0, 1, 2, 3))):
+        g = sg.grad(f, wrt=wrt)
+        out[name] = (f, wrt, sg.jit(g), g)
+    return out
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _args(name, size=4):
+    rng = _rng()
+    if name == "pendulum":
+        return (0.5, 0.3)
+    if name == "chain":
+        return (rng.normal(size=size), rng.normal(size=size))
+    if name == "rnn":
+        T, batch, features, hidden = 3, 2, 3, size
+        return (rng.normal(0, 0.5, (features, hidden)), rng.normal(0, 0.5, (hidden, hidden)),
+                rng.normal(0, 0.1, hidden), rng.normal(size=(T, batch, features)),
+                rng.normal(size=(T, batch, hidden)))
+    n_in, hidden, classes, batch = 3, size, 3, 5
+    return (rng.normal(size=(n_in, hidden)), rng.normal(size=hidden), rng.normal(size=(hidden, classes)),
+            rng.normal(size=classes), rng.normal(size=(batch, n_in)),
+            np.eye(classes)[rng.integers(0, classes, batch)])
+
+
+@pytest.mark.parametrize("name", ["pendulum", "chain", "rnn", "mlp"])
+def test_values_match_sg_grad_and_finite_differences(jitted, name):
+    f, wrt, jit_grad, grad = jitted[name]
+    args = _args(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)      # compiled, not a fallback
+        got = jit_grad(*args)
+    expected = grad(*args)
+    assert len(got) == len(expected) == len(wrt)
+    for g, e, i in zip(got, expected, wrt):
+        assert isinstance(g, np.ndarray)
+        assert g.shape == e.shape == np.shape(args[i])
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g, central_differences(f, args, i), rtol=1e-5, atol=1e-7)
+    assert not jit_grad.fallbacks
+    assert "append" in jit_grad.source or name == "mlp"      # the stacks were lowered
+
+
+def test_new_shapes_of_the_same_rank_do_not_compile_again(jitted):
+    _, _, jit_grad, grad = jitted["chain"]
+    jit_grad(*_args("chain", 4))
+    before = list(jit_grad.signatures)
+    assert len(before) == 1
+    for size in (7, 11):
+        args = _args("chain", size)
+        for g, e in zip(jit_grad(*args), grad(*args)):
+            np.testing.assert_allclose(g, e, rtol=1e-12)
+    assert jit_grad.signatures == before
+
+
+def test_lowered_source_is_plain_numba_python(jitted):
+    _, _, jit_grad, _ = jitted["pendulum"]
+    text = jit_grad.lowered_source(0.5, 0.3)
+    assert "reversed" not in text and "push(" not in text and "pop(_stack)" not in text
+    assert "range(STEPS - 1, 0 - 1, -1)" in text
+    assert "_stack__theta.append(theta)" in text and "theta = _stack__theta.pop()" in text
+
+
+def test_fallback_warns_and_stays_correct():
+    g = sg.grad(tuple_axes)
+    j = sg.jit(g)
+    x = _rng().normal(size=(2, 3, 2))
+    with pytest.warns(sg.PerformanceWarning, match="runs in CPython"):
+        got = j(x)
+    np.testing.assert_allclose(got, g(x), rtol=1e-12)
+    assert j.fallbacks
+    np.testing.assert_allclose(j(x), 2 * x)         # (warned once per argument kinds)
+
+
+def test_value_and_grad(jitted):
+    vg = sg.value_and_grad(pendulum, wrt=(0, 1))
+    j = sg.jit(vg)
+    value, grads = j(0.5, 0.3)
+    ref_value, ref_grads = vg(0.5, 0.3)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    for g, e in zip(grads, ref_grads):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_plain_function():
+    j = sg.jit(pendulum)
+    assert j(0.5, 0.3) == pytest.approx(pendulum(0.5, 0.3), rel=1e-14)
+    assert sg.jit(j) is j
