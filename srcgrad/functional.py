@@ -26,7 +26,7 @@ from .display import GeneratedCode
 from .errors import api_boundary
 from .function import BoundFunction, Function
 from .program import Program
-from .runtime import zeros_tree
+from .runtime import arrays, zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
 
@@ -65,6 +65,8 @@ def _float_tree(v):
         return {k: _float_tree(e) for k, e in v.items()}
     if type(v) in (float, int):
         return float(v)             # Python scalars stay Python floats (scalar code stays scalar)
+    if type(v) is not np.ndarray and arrays.is_other_array(v):
+        return arrays.as_argument(v)    # a Dask (CuPy, array-API) array keeps its type
     a = np.asarray(v)
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
@@ -77,6 +79,8 @@ def _as_input_dtype(g, x):
         gs = g if isinstance(g, dict) else {}
         return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
                 for k, xi in x.items()}
+    if type(g) is not np.ndarray and (arrays.is_other_array(g) or arrays.is_other_array(x)):
+        return arrays.as_gradient(g, x)     # in x's namespace (g's for NumPy x): never converted
     g = np.asarray(g)
     shape = np.shape(x)
     if g.shape != shape:
