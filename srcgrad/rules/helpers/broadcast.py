@@ -21,7 +21,8 @@ def _shape(x):
 
 
 def _size(x):
-    return x.size if isinstance(x, ShapeOf) else np.size(x)
+    size = getattr(x, "size", None)       # (ShapeOf's, and Dask's: np.size computes a Dask array)
+    return size if isinstance(size, int) else np.size(x)
 
 
 def _normalize_axes(axis, ndim):
