@@ -79,7 +79,7 @@ def _as_input_dtype(g, x):
         gs = g if isinstance(g, dict) else {}
         return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
                 for k, xi in x.items()}
-    if type(g) is not np.ndarray and (arrays.is_other_array(g) or arrays.is_other_array(x)):
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.as_gradient(g, x)     # in x's namespace (g's for NumPy x): never converted
     g = np.asarray(g)
     shape = np.shape(x)
@@ -134,6 +134,9 @@ class Gradient:
         fn, wrt = self.fn, self.wrt
         program, mask, raw = _grad_inputs(fn, args, kwargs, wrt)
         compiled = program.compile(mask)
+        if arrays.any_other_array(raw):     # Dask (CuPy, array-API) arrays: refuse what would convert them
+            arrays.check_arguments(raw)
+            arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
         _check_outputs(fn, program, compiled, self.has_aux)
         if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
             result = compiled.run(compiled.fwd, *raw)
@@ -377,6 +380,11 @@ def _function_and_self(f):
 
 
 def _float_array(x):
+    if arrays.is_other_array(x):
+        raise arrays.ForeignArrayError(
+            "srcgrad: sg.jvp, sg.jacobian, sg.hessian and sg.hvp take NumPy arrays; a %s array would be "
+            "converted to NumPy. sg.grad and sg.value_and_grad keep it (docs/arrays.md)"
+            % type(x).__module__.split(".")[0])
     a = np.asarray(unwrap(x))
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 

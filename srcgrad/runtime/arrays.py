@@ -18,13 +18,19 @@ arrays; docs/arrays.md lists them).
 """
 import numpy as np
 
+from ..errors import SrcgradError
+
 _NUMPY_TYPES = (np.ndarray, np.generic)
 _IS_OTHER = {}          # type -> is it another library's array
 
 
-class ForeignArrayError(TypeError):
-    """A computation srcgrad cannot run on this array type without
-    converting it to NumPy (which it does not do behind the user's back)."""
+class ForeignArrayError(SrcgradError, TypeError):
+    """A computation srcgrad cannot run on this array type (Dask, an
+    array-API array) without converting it to NumPy, which it does not do
+    behind the user's back: an array type without NumPy dispatch, a
+    NumPy-only derivative rule (the message names the function and the
+    line; docs/arrays.md lists them), an API that holds NumPy arrays only
+    (tapes, sg.jvp)."""
 
 
 def is_other_array(x):
@@ -54,6 +60,26 @@ def any_other_array(values):
         elif is_other_array(v):
             return True
     return False
+
+
+def involved(*xs):
+    """Is one of `xs` another library's array, or a `ShapeOf` stand-in for
+    one (its `like`: the namespace)?"""
+    for x in xs:
+        if is_other_array(x) or getattr(x, "like", None) is not None:
+            return True
+    return False
+
+
+def _shape_and_namespace(x, g):
+    """(shape, namespace) of the array `x` (or its ShapeOf stand-in),
+    the namespace being x's when it is another library's array, else g's."""
+    like = getattr(x, "like", None)
+    if like is not None:
+        return tuple(x.shape), like
+    if is_other_array(x):
+        return tuple(x.shape), namespace(x)
+    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape), namespace(g)
 
 
 def dispatches(x):
@@ -100,14 +126,6 @@ def dtype_kind(x):
         return "O"
 
 
-def float_dtype(x):
-    """x's dtype if it is floating or complex, else float64, in x's
-    namespace (the dtype of x's gradient)."""
-    if dtype_kind(x) in "fc":
-        return x.dtype
-    return namespace(x).float64
-
-
 def zeros_like(x, float_only=False):
     """Zeros shaped like the other library's array `x`, in its namespace
     (and chunking, for Dask): x's dtype when floating, float64 for
@@ -138,11 +156,9 @@ def as_gradient(g, x):
     NumPy `x` that the computation made another library's array (NumPy
     weights, Dask data) stays that array: a lazy Dask array, computed by
     the caller (`.compute()`), never converted here."""
-    ref = x if is_other_array(x) else g
-    xp = namespace(ref)
+    shape, xp = _shape_and_namespace(x, g)
     if not is_other_array(g):
         g = xp.asarray(g)
-    shape = tuple(np.shape(x)) if not is_other_array(x) else tuple(x.shape)
     if tuple(g.shape) != shape:
         g = xp.broadcast_to(g, shape)
     if is_other_array(x):
@@ -167,6 +183,20 @@ def as_argument(v):
         return v
     xp = namespace(v)
     return xp.astype(v, xp.float64)
+
+
+def refuse_numpy_only(calls, values):
+    """Raise ForeignArrayError for the first of `calls` ([(name, filename,
+    lineno)]: NumPy-only rules a program calls) given `values` that hold
+    another library's arrays."""
+    if calls:
+        name, filename, lineno = calls[0]
+        more = "" if len(calls) == 1 else " (and %s)" % ", ".join(
+            "%s at line %s" % (n, ln) for n, _, ln in calls[1:4])
+        raise ForeignArrayError(
+            "srcgrad: the derivative of %s (%s:%s) is NumPy-only: on %s arrays it would convert them to "
+            "NumPy or fail%s. Differentiate with NumPy arrays, or write the step with functions that work on "
+            "them (docs/arrays.md lists both)" % (name, filename, lineno, _library(values), more))
 
 
 def check_arguments(values, what="differentiate"):
@@ -203,10 +233,9 @@ def scatter_add(g, x, index):
     indexing the first axis accumulates repeated positions through a
     one-hot product (n x k, chunked like the rest for Dask). Other advanced
     indices raise ForeignArrayError."""
-    ref = x if is_other_array(x) else g
-    xp = namespace(ref)
-    shape = tuple(np.shape(x)) if not is_other_array(x) else tuple(x.shape)
-    dtype = g.dtype if is_other_array(g) and dtype_kind(g) in "fc" else float_dtype(ref)
+    shape, xp = _shape_and_namespace(x, g)
+    dtype = g.dtype if is_other_array(g) and dtype_kind(g) in "fc" else (
+        x.dtype if is_other_array(x) and dtype_kind(x) in "fc" else xp.float64)
     if not is_other_array(g):
         g = xp.asarray(g, dtype=dtype)
     if _basic(index):

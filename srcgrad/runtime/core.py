@@ -238,7 +238,7 @@ def as_input(g, x):
     writable array. What a generated gradient function returns. For
     another library's array `x` or `g` (Dask): in x's namespace, or g's
     when `x` is NumPy (arrays.as_gradient: never converted to NumPy)."""
-    if type(g) is not np.ndarray and (arrays.is_other_array(g) or arrays.is_other_array(x)):
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.as_gradient(g, x)
     g = np.asarray(g) if not isinstance(g, _Dispatch.tensor) else g
     shape = np.shape(x)

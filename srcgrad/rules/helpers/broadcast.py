@@ -119,7 +119,7 @@ def basic_index(index):
 def unindex_array(g, x, index):
     """unindex for an array `x` (a primitive: recorded on tapes). For
     another library's array (Dask) in its namespace: arrays.scatter_add."""
-    if type(g) is not np.ndarray and (arrays.is_other_array(g) or arrays.is_other_array(x)):
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.scatter_add(g, x, index)
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
