@@ -13,6 +13,7 @@ dispatch and the runtime's array-API helpers (srcgrad.runtime.arrays).
 import numpy as np
 
 from ..runtime.arrays import ForeignArrayError  # noqa: F401  (re-exported for the front end)
+from .python import containers
 
 _NAMES = [
     # reductions whose adjoints build NumPy masks, sort or loop
@@ -20,6 +21,7 @@ _NAMES = [
     "percentile", "nanpercentile", "average", "nanprod", "nanstd", "nanvar", "sort", "partition",
     "cumulative_sum", "cumulative_prod",
     # elementwise with NumPy masks
+    "var", "std",
     "maximum", "minimum", "fmax", "fmin", "clip", "float_power", "real_if_close",
     # shapes and constructors
     "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "append",
@@ -53,6 +55,11 @@ def _collect():
 
 #: {callable: the name messages use}
 NUMPY_ONLY = _collect()
+NUMPY_ONLY[sorted] = "sorted"
+NUMPY_ONLY[containers.array_setitem] = NUMPY_ONLY[containers.setitem] = "item assignment x[...] = v"
+
+#: SciPy ufuncs whose derivatives call SciPy on NumPy values (the other scipy.special ufuncs dispatch)
+_SCIPY_UFUNCS = {"psi", "iv", "ive", "jv", "yn", "yv", "polygamma", "multigammaln"}
 
 #: modules whose every differentiable function is NumPy-only (SciPy's rules call SciPy on the values)
 NUMPY_ONLY_MODULES = ("scipy.",)
@@ -67,8 +74,12 @@ def numpy_only(obj):
         return None
     if name is not None:
         return name
+    if isinstance(obj, np.ufunc):
+        return "scipy.special." + obj.__name__ if obj.__name__ in _SCIPY_UFUNCS else None
     module = getattr(obj, "__module__", None) or ""
     if module.startswith(NUMPY_ONLY_MODULES) and callable(obj):
-        return "%s.%s" % (module.split(".")[0] + "." + module.split(".")[1] if module.count(".") else module,
-                          getattr(obj, "__name__", "?"))
+        if module.startswith("scipy.special") and getattr(obj, "__name__", "") not in _SCIPY_UFUNCS \
+                and getattr(obj, "__name__", "") != "logsumexp":
+            return None         # (scipy.special's elementwise functions dispatch)
+        return "%s.%s" % (".".join(module.split(".")[:2]), getattr(obj, "__name__", "?"))
     return None

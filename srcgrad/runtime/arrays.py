@@ -240,10 +240,16 @@ def scatter_add(g, x, index):
         g = xp.asarray(g, dtype=dtype)
     if _basic(index):
         out = xp.zeros_like(x, dtype=dtype) if is_other_array(x) else xp.zeros(shape, dtype=dtype)
-        parts = index if isinstance(index, tuple) else (index,)
-        if Ellipsis not in parts and sum(p is not None for p in parts) < len(shape):
-            index = tuple(parts) + (Ellipsis,)     # the array API wants every axis named
-        out[index] = xp.broadcast_to(g, out[index].shape)
+        # (None adds a length-1 axis to x[index]: dropped, and g reshaped to match)
+        parts = tuple(p for p in (index if isinstance(index, tuple) else (index,)) if p is not None)
+        if Ellipsis not in parts and len(parts) < len(shape):
+            parts = parts + (Ellipsis,)     # the array API wants every axis named
+        target = out[parts].shape
+        g = xp.broadcast_to(g, tuple(s for s in g.shape)) if len(g.shape) == len(target) else g
+        if tuple(g.shape) != tuple(target):
+            g = xp.reshape(xp.broadcast_to(g, out[index].shape), target) if None in (
+                index if isinstance(index, tuple) else (index,)) else xp.broadcast_to(g, target)
+        out[parts] = g
         return out
     idx = index[0] if isinstance(index, tuple) and len(index) == 1 else index
     if isinstance(idx, (list, tuple)) or is_other_array(idx) or isinstance(idx, np.ndarray):

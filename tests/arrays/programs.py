@@ -65,3 +65,23 @@ def loop_sum(x):
 
 def clipped(x):
     return np.sum(np.maximum(x, 0.0))
+
+
+def newaxis_slice(x):
+    return np.sum(x[:, None, 1:3] * 2.0)
+
+
+def assigns(x):
+    y = x * 1.0
+    y[0] = 3.0
+    return np.sum(y * y)
+
+
+def special(x):
+    return np.sum(sc.erf(x) * sc.expit(x))
+
+
+try:
+    import scipy.special as sc
+except ImportError:     # pragma: no cover
+    sc = None

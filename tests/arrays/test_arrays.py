@@ -35,6 +35,8 @@ def _data():
         "mlp": (P.mlp, (RNG.normal(size=(3, 5)), RNG.normal(size=5), RNG.normal(size=(5, 2)),
                         X, RNG.normal(size=(40, 2))), (0, 1, 2)),
         "loop_sum": (P.loop_sum, (RNG.normal(size=(4, 3)),), (0,)),
+        "newaxis_slice": (P.newaxis_slice, (RNG.normal(size=(3, 4)),), (0,)),
+        "scipy_special_ufuncs": (P.special, (RNG.normal(size=(3, 4)),), (0,)),
     }
 
 
@@ -123,6 +125,19 @@ def test_numpy_only_rule_raises_naming_the_line():
         sg.grad(P.clipped)(x)
     # the same program on NumPy is unaffected
     assert isinstance(sg.grad(P.clipped)(np.ones((2, 2))), np.ndarray)
+
+
+def test_item_assignment_is_numpy_only():
+    import dask.array as da
+    with pytest.raises(sg.ForeignArrayError, match=r"item assignment.*programs\.py:\d+"):
+        sg.grad(P.assigns)(da.from_array(np.ones((3, 2)), chunks=1))
+
+
+def test_forward_mode_refuses_dask():
+    import dask.array as da
+    x = da.from_array(np.ones(3), chunks=1)
+    with pytest.raises(sg.ForeignArrayError, match="sg.jvp"):
+        sg.jvp(P.elementwise, (x,), (x,))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
