@@ -7,15 +7,18 @@ NumPy's dispatch: nothing is computed, and nothing is converted to NumPy,
 until `.compute()`. The weights are a small NumPy array; the gradient with
 respect to them depends on the Dask data, so it is a lazy Dask array of
 the weights' shape. Gradient descent computes it once per step, on a
-dask.distributed cluster whose workers each hold part of the data.
+dask.distributed cluster whose workers each process part of the data.
 
     python examples/dask_logistic.py            # 1.2 GB of data, 2 workers x 512 MiB
     python examples/dask_logistic.py --small    # 240 MB, 2 workers x 200 MiB
 
-Measured on a 2-core machine (processes, one thread per worker): the
-default run (X is 10 M x 25 float64 = 2.0 GB, generated on the workers in
-40 MB chunks, never gathered) takes about 90 s for 5 steps, peak worker
-memory about 300 MB each; `--small` takes about 10 s. Neither run ever
+Measured on a 2-core machine (worker processes, one thread each): the
+default run (X is 6 M x 25 float64 = 1.2 GB, generated on the workers in
+40 MB chunks, never gathered, so more than twice the workers' combined
+memory limit) takes about 190 s for 5 steps (each step regenerates the
+data); `--small` (240 MB over 2 x 200 MiB) about 55 s, with Dask
+reporting 120-170 MiB of process memory per worker (it pauses a worker
+briefly above 80 % of its limit). Neither run ever
 holds X in one process. Past one machine, point the Client at a
 dask.distributed scheduler on a cluster instead of a LocalCluster: the
 code is the same.
