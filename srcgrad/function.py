@@ -27,6 +27,7 @@ from . import forward_mode, op_by_op
 from . import tape as tape_mod
 from .errors import api_boundary
 from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, collector_paused
+from .runtime import arrays
 from .syntax import ast_util, naming
 from .syntax.anno import Anno
 from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
@@ -37,17 +38,20 @@ _WRAPPER_ATTRS = set(functools.WRAPPER_ASSIGNMENTS) | {"__wrapped__"}
 
 
 def _arraylike(v):
-    return isinstance(v, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
+    return isinstance(v, (Tensor, np.ndarray, np.generic, int, float, complex, bool)) or arrays.is_other_array(v)
 
 
 def _is_complex(v):
     """Is `v` (an array, Tensor or number) complex? Without NumPy dispatch."""
     dtype = getattr(v, "dtype", None)
-    return dtype.kind == "c" if dtype is not None else isinstance(v, complex)
+    if dtype is None:
+        return isinstance(v, complex)
+    kind = getattr(dtype, "kind", None)
+    return (kind if kind is not None else arrays.dtype_kind(v)) == "c"
 
 
 def _array_kind(v):
-    return "carray" if v.dtype.kind == "c" else "array"
+    return "carray" if _is_complex(v) else "array"
 
 
 _KIND_BY_TYPE = {float: "scalar", int: "scalar", complex: "array", bool: "array", type(None): "array",
@@ -59,8 +63,8 @@ def _kind_of(v):
     kind = _KIND_BY_TYPE.get(type(v))
     if kind is not None:
         return kind
-    if isinstance(v, (Tensor, np.ndarray, np.generic)):
-        return _array_kind(v)
+    if isinstance(v, (Tensor, np.ndarray, np.generic)) or arrays.is_other_array(v):
+        return _array_kind(v)   # (another library's array runs the same generated code)
     if v is CONTAINER:
         return "container"
     if inspect.ismethod(v):     # a new object at each access: keyed by its function and instance

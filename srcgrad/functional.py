@@ -28,7 +28,7 @@ from .display import GeneratedCode
 from .errors import NoRuleError, api_boundary
 from .function import BoundFunction, Function
 from .program import Program
-from .runtime import zeros_tree
+from .runtime import arrays, zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .transforms import parse as parse_mod
 from .syntax import ast_util
@@ -69,6 +69,8 @@ def _float_tree(v):
         return {k: _float_tree(e) for k, e in v.items()}
     if type(v) in (float, int):
         return float(v)             # Python scalars stay Python floats (scalar code stays scalar)
+    if type(v) is not np.ndarray and arrays.is_other_array(v):
+        return arrays.as_argument(v)    # a Dask (CuPy, array-API) array keeps its type
     a = np.asarray(v)
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
@@ -81,6 +83,8 @@ def _as_input_dtype(g, x):
         gs = g if isinstance(g, dict) else {}
         return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
                 for k, xi in x.items()}
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
+        return arrays.as_gradient(g, x)     # in x's namespace (g's for NumPy x): never converted
     g = np.asarray(g)
     shape = np.shape(x)
     if g.shape != shape:
@@ -145,6 +149,9 @@ class Gradient:
                 raise
             op_by_op.warn(fn, exc)
             return self.op_by_op(*args, **kwargs)
+        if arrays.any_other_array(raw):     # Dask (CuPy, array-API) arrays: refuse what would convert them
+            arrays.check_arguments(raw)
+            arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
         _check_outputs(fn, program, compiled, self.has_aux)
         if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
             result = compiled.run(compiled.fwd, *raw)
@@ -419,6 +426,11 @@ def _function_and_self(f):
 
 
 def _float_array(x):
+    if arrays.is_other_array(x):
+        raise arrays.ForeignArrayError(
+            "srcgrad: sg.jvp, sg.jacobian, sg.hessian and sg.hvp take NumPy arrays; a %s array would be "
+            "converted to NumPy. sg.grad and sg.value_and_grad keep it (docs/arrays.md)"
+            % type(x).__module__.split(".")[0])
     a = np.asarray(unwrap(x))
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 

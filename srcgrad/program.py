@@ -31,6 +31,7 @@ from . import forward_mode
 from .artefact import Artefact, Pending
 from .custom import CustomCallee
 from .errors import UnsupportedSyntaxError
+from .rules import arrays as array_rules
 from .syntax import ast_util
 from .syntax.anno import Anno
 from .transforms import chains, pipeline, resolve
@@ -359,3 +360,35 @@ class Program:
         if program not in self.callee_programs:
             self.callee_programs.append(program)
         return program.compile(mask, mode)
+
+    def numpy_only_calls(self, _seen=None):
+        """[(name, filename, lineno)]: the calls, here and in the user
+        functions the compiled code calls, of functions whose derivative
+        rules are NumPy-only (`rules.arrays.NUMPY_ONLY`: on a Dask array
+        they would convert it to NumPy, or fail). Computed once."""
+        found = self.__dict__.get("_numpy_only")
+        if found is None:
+            found = []
+            for stmt in ast_util.walk(self.resolution.node):
+                if not isinstance(stmt, gast.stmt) or isinstance(stmt, gast.FunctionDef):
+                    continue
+                # (a compound statement: its header only; its body's statements come on their own)
+                parts = [stmt]
+                if hasattr(stmt, "body"):
+                    parts = [getattr(stmt, f, None) for f in ("test", "iter", "items")]
+                    parts = [p for v in parts if v is not None for p in (v if isinstance(v, list) else [v])]
+                for n in (n for part in parts for n in ast_util.walk(part)):
+                    if isinstance(n, gast.Call):
+                        name = array_rules.numpy_only(Anno.CALLEE.of(n.func))
+                        if name is not None:
+                            filename, lineno, _ = self.parsed.origin(stmt)
+                            if (name, filename, lineno) not in found:
+                                found.append((name, filename, lineno))
+            self._numpy_only = found
+        seen = _seen if _seen is not None else set()
+        seen.add(id(self))
+        out = list(found)
+        for p in self.callee_programs:
+            if id(p) not in seen:
+                out += p.numpy_only_calls(seen)
+        return out

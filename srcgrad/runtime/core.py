@@ -17,6 +17,8 @@ import functools
 
 import numpy as np
 
+from . import arrays
+
 
 class _Dispatch:
     tensor = ()                 # the Tensor class, once srcgrad.tensor is imported
@@ -87,13 +89,15 @@ class ShapeOf:
     shape and dtype (the second argument of unbroadcast/unreduce, say), so
     the split forward sweep need not keep its values alive."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "like")
 
     def __init__(self, x):
         try:
             self.shape, self.dtype = x.shape, x.dtype
         except AttributeError:          # Python scalars
             self.shape, self.dtype = np.shape(x), np.result_type(x)
+        # another library's array (Dask): its namespace, for zeros of its type
+        self.like = arrays.namespace(x) if type(x) is not np.ndarray and arrays.is_other_array(x) else None
 
     @property
     def ndim(self):
@@ -129,7 +133,8 @@ def zeros_tree(x):
     try:
         kind = np.dtype(dtype).kind if dtype is not None else np.result_type(x).kind
     except TypeError:
-        return None
+        # an array-API dtype (array_api_strict's) is not a NumPy dtype
+        return arrays.zeros_like(x, float_only=True) if arrays.is_other_array(x) else None
     if kind in "fc":
         return np.zeros_like(x)
     return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
@@ -154,6 +159,8 @@ def sparse_zeros(x):
     if isinstance(x, dict):
         return dict.fromkeys(x)
     if isinstance(x, ShapeOf):      # an array the reverse sweep restored by its shape only
+        if x.like is not None:
+            return arrays.zeros(x.shape, x.dtype, x.like)
         kind = np.dtype(x.dtype).kind
         return np.zeros(x.shape, dtype=x.dtype if kind in "fc" else np.float64) if kind in "fciu" else None
     return zeros_tree(x)
@@ -180,6 +187,8 @@ def densify(g, x):
     z = zeros_tree(x)
     if z is None and (isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")):
         return np.zeros(np.shape(x))
+    if z is None and arrays.is_other_array(x) and arrays.dtype_kind(x) == "b":
+        return arrays.zeros_like(x)
     return z
 
 
@@ -226,7 +235,11 @@ def unindex_container(g, x, index):
 def as_input(g, x):
     """`g` as the gradient of the input `x`: broadcast to x's shape, in x's
     floating dtype (the real part of a complex `g` for a real `x`), as a
-    writable array. What a generated gradient function returns."""
+    writable array. What a generated gradient function returns. For
+    another library's array `x` or `g` (Dask): in x's namespace, or g's
+    when `x` is NumPy (arrays.as_gradient: never converted to NumPy)."""
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
+        return arrays.as_gradient(g, x)
     g = np.asarray(g) if not isinstance(g, _Dispatch.tensor) else g
     shape = np.shape(x)
     if np.shape(g) != shape:

@@ -13,7 +13,7 @@ residuals they read only the shape of as `ShapeOf`, and the batched twins
 """
 import numpy as np
 
-from ...runtime import ShapeOf, nondiff_helper, primitive, unindex_container
+from ...runtime import ShapeOf, arrays, nondiff_helper, primitive, unindex_container
 
 
 def _shape(x):
@@ -21,7 +21,8 @@ def _shape(x):
 
 
 def _size(x):
-    return x.size if isinstance(x, ShapeOf) else np.size(x)
+    size = getattr(x, "size", None)       # (ShapeOf's, and Dask's: np.size computes a Dask array)
+    return size if isinstance(size, int) else np.size(x)
 
 
 def _normalize_axes(axis, ndim):
@@ -116,7 +117,10 @@ def basic_index(index):
 
 @primitive
 def unindex_array(g, x, index):
-    """unindex for an array `x` (a primitive: recorded on tapes)."""
+    """unindex for an array `x` (a primitive: recorded on tapes). For
+    another library's array (Dask) in its namespace: arrays.scatter_add."""
+    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
+        return arrays.scatter_add(g, x, index)
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
     if basic_index(index):

@@ -1,0 +1,60 @@
+"""array_api_strict arrays: what works and what is refused.
+
+array_api_strict implements neither __array_function__ nor __array_ufunc__,
+so generated code (NumPy calls) would convert its arrays to NumPy: sg.grad
+refuses them with ForeignArrayError. The runtime helpers generated code
+calls that build arrays (zeros, scatters, the returned gradient) work in
+the array's own namespace, and are tested here on strict arrays directly.
+"""
+import numpy as np
+import pytest
+
+import srcgrad as sg
+import programs as P
+from srcgrad.runtime import arrays, core
+from srcgrad.rules.helpers.broadcast import unindex_array
+
+xp = pytest.importorskip("array_api_strict")
+
+
+def test_grad_refuses_strict_arrays():
+    x = xp.asarray(np.ones((2, 3)))
+    with pytest.raises(sg.ForeignArrayError, match="array_api_strict.*__array_function__"):
+        sg.grad(P.elementwise)(x)
+
+
+def test_strict_is_another_array_without_dispatch():
+    x = xp.ones((2, 3))
+    assert arrays.is_other_array(x) and not arrays.dispatches(x)
+    assert arrays.dtype_kind(x) == "f" and arrays.dtype_kind(xp.ones(2, dtype=xp.int32)) == "i"
+    assert not arrays.is_other_array(np.ones(3)) and not arrays.is_other_array(1.0)
+
+
+def test_zeros_in_the_strict_namespace():
+    x = xp.ones((2, 3), dtype=xp.float32)
+    z = core.zeros_tree(x)
+    assert type(z) is type(x) and z.shape == (2, 3) and z.dtype == xp.float32
+    zi = core.zeros_tree(xp.ones(3, dtype=xp.int64))
+    assert type(zi) is type(x) and zi.dtype == xp.float64
+    s = core.sparse_zeros(core.ShapeOf(x))
+    assert type(s) is type(x) and s.shape == (2, 3)
+
+
+def test_as_input_keeps_strict_arrays():
+    x = xp.ones((2, 3), dtype=xp.float32)
+    g = core.as_input(np.ones(3), x)          # a NumPy cotangent broadcast into x's namespace
+    assert type(g) is type(x) and g.shape == (2, 3) and g.dtype == xp.float32
+    g = core.as_input(xp.ones((2, 3), dtype=xp.float64), x)
+    assert g.dtype == xp.float32
+
+
+def test_scatter_in_the_strict_namespace():
+    x = xp.ones((4, 3))
+    g = xp.ones((3, 3))
+    out = unindex_array(g, x, np.array([0, 2, 0]))
+    assert type(out) is type(x)
+    np.testing.assert_array_equal(np.asarray(out), [[2] * 3, [0] * 3, [1] * 3, [0] * 3])
+    out = unindex_array(xp.ones(3), x, 1)
+    np.testing.assert_array_equal(np.asarray(out), [[0] * 3, [1] * 3, [0] * 3, [0] * 3])
+    out = unindex_array(xp.ones((2, 2)), x, (slice(1, 3), slice(0, 2)))
+    assert float(xp.sum(out)) == 4.0
