@@ -260,35 +260,13 @@ def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
     except Exception as exc:
         if not op_by_op.falls_back(exc):
             raise
-        return OpByOpGradient(f, exc, *key)
+        return op_by_op.OpByOpGradient(f, exc, *key)
     cache = fn.__dict__.setdefault("_gradients", {})
     gradient = cache.get(key)
     if gradient is None:        # one per (function, wrt): sg.hessian(f) in a loop compiles once
         gradient = cache[key] = Gradient(fn, *key)
         gradient.target = f
     return gradient
-
-
-class OpByOpGradient:
-    """What `sg.grad(f)` returns for an `f` the compiler refuses when it is
-    parsed (a generator function, source it cannot read: op_by_op.py):
-    each call differentiates f op by op on the tape, with a
-    PerformanceWarning. Returns what `Gradient` returns."""
-
-    def __init__(self, f, reason, wrt, preserve_result, has_aux):
-        self.f, self.reason = f, reason
-        self.__srcgrad_op_by_op__ = reason      # (compiled code calling it runs op by op too)
-        self.wrt, self.preserve_result, self.has_aux = wrt, preserve_result, has_aux
-        self.__name__ = self.__qualname__ = "d%s" % getattr(f, "__name__", "f")
-        self.__wrapped__ = f
-
-    def __repr__(self):
-        return "<srcgrad gradient %s of %r, op by op>" % (self.__name__, self.f)
-
-    @api_boundary
-    def __call__(self, *args, **kwargs):
-        op_by_op.warn(self.f, self.reason)
-        return op_by_op.gradient(self.f, args, kwargs, self.wrt, self.preserve_result, self.has_aux)
 
 
 def value_and_grad(f, wrt=(0,), has_aux=False):

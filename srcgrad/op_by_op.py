@@ -25,7 +25,8 @@ import warnings
 
 import numpy as np
 
-from .errors import NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError, UnsupportedSyntaxError
+from .errors import (NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError, UnsupportedSyntaxError,
+                     api_boundary)
 from .forward_mode import ForwardAccumulator
 from .tape import GradientTape, recording_tapes
 from .tensor import Tensor, is_differentiable_dtype, user_frame
@@ -197,3 +198,25 @@ def jacobian(f, args, wrt, hessian=False):
     jacs = [outer.jacobian(target, s, unconnected_gradients="zero") for s in sources]
     jacs = [j.numpy() for j in jacs]
     return jacs[0] if len(wrt) == 1 else tuple(jacs)
+
+
+class OpByOpGradient:
+    """What `sg.grad(f)` returns for an `f` the compiler refuses when it is
+    parsed (a generator function, source it cannot read: op_by_op.py):
+    each call differentiates f op by op on the tape, with a
+    PerformanceWarning. Returns what `Gradient` returns."""
+
+    def __init__(self, f, reason, wrt, preserve_result, has_aux):
+        self.f, self.reason = f, reason
+        self.__srcgrad_op_by_op__ = reason      # (compiled code calling it runs op by op too)
+        self.wrt, self.preserve_result, self.has_aux = wrt, preserve_result, has_aux
+        self.__name__ = self.__qualname__ = "d%s" % getattr(f, "__name__", "f")
+        self.__wrapped__ = f
+
+    def __repr__(self):
+        return "<srcgrad gradient %s of %r, op by op>" % (self.__name__, self.f)
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        warn(self.f, self.reason)
+        return gradient(self.f, args, kwargs, self.wrt, self.preserve_result, self.has_aux)

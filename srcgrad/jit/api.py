@@ -31,7 +31,6 @@ import warnings
 
 import numpy as np
 
-from ..callables import as_function
 from ..errors import PerformanceWarning
 from ..function import Function
 from ..functional import Gradient, _grad_inputs

@@ -40,23 +40,21 @@ values went on `S`.
 """
 from dataclasses import dataclass, field
 
-import math
 
 import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import NoRuleError
 from ..rules.helpers import batched as rules_batched
-from ..rules import registry
 from ..rules.helpers import broadcast as helpers
-from ..rules.helpers import complex as helpers_math
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import batch_safety, checkpointed, instantiate, ops, optimize
+from . import checkpointed
 from ..syntax.anno import Anno
 from ..syntax.naming import ADJOINT_PREFIX
 from .generator import Generator
+from .reverse_calls import CallAdjoints, _targets
+from .reverse_rules import RuleAdjoints
 
 
 @dataclass
@@ -84,12 +82,10 @@ class Sweeps:
     free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
 
 
-def _targets(stmt):
-    t = stmt.targets[0]
-    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
+    """The reverse-mode generator: forward and reverse sweeps of one function
+    (the adjoints of calls in reverse_calls.py, of rules in reverse_rules.py)."""
 
-
-class ReverseGenerator(Generator):
     def __init__(self, ctx, fdef, active, outputs):
         super().__init__(ctx)
         self.fdef = fdef
@@ -115,69 +111,6 @@ class ReverseGenerator(Generator):
         return found
 
     # -- preparation
-    def prepare_calls(self, body):
-        """Each call of a user function with active arguments and an active
-        result is reversed in split mode: the forward sweep calls the
-        callee's split forward, which returns its outputs and its residuals
-        (`y, g_res = g_fwd(x)`), and the reverse sweep hands the residuals
-        to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
-        runs once, in the forward sweep. (A custom_gradient function is
-        reversed jointly through its VJP, as is a function wrapped in
-        sg.checkpoint: re-run on purpose.) `body` is changed in place."""
-        out = []
-        for s in body:
-            if isinstance(s, gast.If):
-                self.prepare_calls(s.body)
-                self.prepare_calls(s.orelse)
-            elif isinstance(s, (gast.For, gast.While)):
-                self.prepare_calls(s.body)
-            elif isinstance(s, gast.Assign) and Anno.OP.of(s).kind == "call":
-                op = Anno.OP.of(s)
-                mask = tuple(isinstance(e, gast.Name) and e.id in self.active for e in op.args)
-                targets = _targets(s)
-                if any(mask) and any(t in self.active for t in targets):
-                    base = getattr(op.callee, "__name__", "g")
-                    base = "lambda" if base == "<lambda>" else base
-                    Anno.MASK.add_to(s, mask)
-                    if op.custom or op.checkpoint:
-                        # (custom_gradient; sg.checkpoint(f): f is re-run in the reverse sweep by its
-                        # joint VJP, trading time for the memory of its residuals)
-                        Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
-                        Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
-                    else:
-                        out.extend(self.split_call(s, op, mask, targets, base))
-            out.append(s)
-        body[:] = out
-
-    def split_call(self, s, op, mask, targets, base):
-        """Rewrite the call statement `s` to call the callee's split
-        forward (see prepare_calls); returns the statements to put before
-        it (one, when `s` keeps its targets as a glue assignment)."""
-        callee = self.ctx.split_callee(op, mask)
-        fwd = self.inject(base + "_fwd", callee.fwd)
-        Anno.VJP.add_to(s, callee.bwd_fn)
-        Anno.VJP_NAME.add_to(s, self.inject(base + "_bwd", callee.bwd_fn))
-        res = self.namer.fresh(base + "_res")
-        Anno.RESIDUALS.add_to(s, res)
-        self.dynamic = self.dynamic | {res}
-        if any(t in self.stacked for t in targets):
-            self.stacked.add(res)
-        call = ast_util.call(ast_util.name(fwd), [_as_load(ast_util.clone(a)) for a in op.args])
-        if len(targets) == op.n_outputs:
-            s.targets = [ast_util.tuple_([ast_util.name(t, True) for t in targets + [res]], store=True)]
-            s.value = call
-            return []
-        # the callee's outputs do not match the targets one to one (a k-tuple kept whole):
-        # `o_1, ..., o_k, g_res = g_fwd(...)`, then `z = (o_1, ..., o_k)` (`z = o_1`)
-        outs = [self.namer.fresh("%s_out" % base) for _ in range(op.n_outputs)]
-        first = ast_util.copy_location(ast_util.assign(
-            ast_util.tuple_([ast_util.name(t, True) for t in outs + [res]], store=True), call), s)
-        Anno.OP.add_to(first, ops.Op("nondiff", source=base))
-        if any(t in self.stacked for t in targets):
-            self.stacked.update(outs)
-        s.value = ast_util.name(outs[0]) if len(outs) == 1 else ast_util.tuple_([ast_util.name(o) for o in outs])
-        return [first]
-
     def mark_first_definitions(self, body, inputs):
         """A top-level assignment that defines a name for the first time
         needs no push: there is no earlier value to restore."""
@@ -449,193 +382,6 @@ class ReverseGenerator(Generator):
                     code.append(ast_util.assign(self.stack_adjoint(elt.id), copy))
             return code
         return []
-
-    def rule_code(self, s, op, t, nz):
-        rule = op.rule
-        tmap = {}
-        spread = []         # (list display, name of its cotangent list)
-        for p in rule.diff_params:
-            e = op.bindings.get(p)
-            if isinstance(e, gast.Name) and e.id in self.active:
-                tmap[p] = self.adjoint(e.id)
-            elif isinstance(e, (gast.List, gast.Tuple)):
-                if any(isinstance(n, gast.Name) and n.id in self.active for n in e.elts):
-                    tmap[p] = self.namer.fresh("_b" + p)
-                    spread.append((e, tmap[p]))
-            elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
-                if any(isinstance(n, gast.Name) and n.id in self.active for n in ast_util.walk(e)):
-                    self.fail(s, "a nested structure of differentiated values passed to %s" % rule.name)
-        if not tmap:
-            return []
-        extra = {}
-        looped = False
-        if self.batched:
-            brule = registry.batched_rule(rule.primitive)
-            if brule is not None:
-                rule = brule
-            elif not batch_safety.batchable(rule):
-                looped = True
-        gmap = {}
-        for n in instantiate.free_names(rule):
-            obj = rule.globals[n]
-            twin = batch_safety.batched_twin(obj) if self.batched else None
-            if twin is not None:
-                batched, args = twin
-                gmap[n] = self.inject(batched.__name__, batched)
-                extra[gmap[n]] = args
-            else:
-                gmap[n] = self.inject(n, obj)
-        if self.batched and "_B" in instantiate.all_free_names(rule):
-            gmap["_B"] = self.batch
-        pre = []
-        if rule.sequence_output and t in self.dynamic and \
-                getattr(rule.primitive, "__module__", "") != containers.__name__:
-            # a tuple output's cotangent, with zeros for its symbolic-zero elements
-            bt = self.adjoint(t)
-            if self.batched:
-                dense = ast_util.call(self.helper(rules_batched.densify_tree_b),
-                                      [ast_util.name(bt), ast_util.name(t), ast_util.name(self.batch)])
-            else:
-                dense = ast_util.call(self.helper(runtime.densify_tree), [ast_util.name(bt), ast_util.name(t)])
-            pre = [ast_util.assign(bt, dense)]
-        if looped:
-            return pre + self.looped_rule_code(s, op, t, tmap, spread, nz)
-        # which adjoints hold a value already: inline accumulates into those
-        held = {self.adj[n] for n in nz if n in self.adj}
-        before = set(held)
-        code = pre + instantiate.inline_adjoint(rule.tree, t, self.adjoint(t), op.bindings, tmap, held,
-                            self.namer, gmap, accumulate=self.add_expr)
-        for n, a in list(self.adj.items()):
-            if a in held and a not in before:
-                nz.add(n)
-        if self.real_only:
-            conj_names = {alias for n, alias in gmap.items() if rule.globals.get(n) is helpers_math.conj}
-            if conj_names:
-                code = [_StripCalls(conj_names).visit(c) for c in code]
-        if extra:
-            code = [batch_safety.substitute_helpers(c, {}, extra) for c in code]
-        if not self.batched and t in self.scalar:
-            # a 0-d output: its operands are 0-d too where they are scalars; no unbroadcast
-            aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
-            if aliases:
-                code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        if not self.batched and op.python_float:
-            # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
-            np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}
-            if np_aliases:
-                code = [optimize.MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
-        code = optimize.fold(code)
-        for e, tmp in spread:
-            for k, elt in enumerate(e.elts):
-                if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
-                    code.append(self.accumulate(elt.id, read, nz))
-        return code
-
-    def looped_rule_code(self, s, op, t, tmap, spread, nz):
-        """A rule that cannot run on a stack of cotangents: its VJP once per
-        example (rules/batched.batch_vjp), results stacked."""
-        rule = op.rule
-        needed = [p for p in rule.diff_params if p in tmap]
-        vjp = self.inject("vjp_" + rule.name.strip("_"), instantiate.vjp(rule, needed))
-        args = [ast_util.name(vjp), ast_util.name(self.adjoint(t)), ast_util.name(t)]
-        args += [_as_load(ast_util.clone(op.bindings.get(p, ast_util.const(rule.defaults.get(p)))))
-                 for p in rule.params]
-        temps = [self.namer.fresh("_b" + p) for p in rule.diff_params]
-        code = [ast_util.assign(ast_util.tuple_([ast_util.name(x, True) for x in temps] + [], store=True)
-                                if len(temps) > 1 else temps[0],
-                                ast_util.call(self.helper(rules_batched.batch_vjp), args)
-                                if len(temps) > 1 else
-                                ast_util.item(ast_util.call(self.helper(rules_batched.batch_vjp), args), 0))]
-        spread_tmps = dict((id(e), tmp) for e, tmp in spread)
-        for p, tmp in zip(rule.diff_params, temps):
-            if p not in tmap:
-                continue
-            e = op.bindings.get(p)
-            if isinstance(e, gast.Name):
-                code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
-            elif isinstance(e, (gast.List, gast.Tuple)):
-                for k, elt in enumerate(e.elts):
-                    if isinstance(elt, gast.Name) and elt.id in self.active:
-                        read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
-                        code.append(self.accumulate(elt.id, read, nz))
-        del spread_tmps
-        return code
-
-    def call_code(self, s, op, targets, nz):
-        """The adjoint of a call of a user function: its split adjoint on the
-        residuals its split forward returned (prepare_calls), or the VJP of
-        a custom_gradient function."""
-        if not Anno.VJP.exists(s):
-            return []
-        res = Anno.RESIDUALS.of(s)
-        targets = [t for t in targets if t != res]
-        cots = [self.cotangent_or_zeros(tname, nz) for tname in targets]
-        if len(targets) == 1 and op.n_outputs > 1:
-            # a k-tuple kept whole (z = pair(x, y), read z[0]): its cotangent is a list of k,
-            # passed on one output cotangent each (zeros where None)
-            whole, t = cots[0], targets[0]
-            cots = []
-            for k in range(op.n_outputs):
-                read = ast_util.item(ast_util.clone(whole), k)
-                like = ast_util.item(ast_util.name(t), k)
-                cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
-                    self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))
-        elif len(targets) > 1 and op.n_outputs == 1:
-            # one list or tuple returned (not a display) and unpacked by the caller (W, b = unflatten(v)):
-            # its cotangent is the list of the targets' cotangents
-            cots = [ast_util.list_(cots) if hasattr(ast_util, "list_") else gast.List(elts=cots, ctx=gast.Load())]
-        active_params = [e for e, m in zip(op.args, Anno.MASK.of(s)) if m]
-        temps = [self.namer.fresh("_" + self.adjoint(e.id)) for e in active_params]
-        self.rev_locals |= set(temps)
-        if res is not None:     # split: g_bwd(g_res, *cotangents) -> a tuple, one per active input
-            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)), [ast_util.name(res)] + cots)
-            code = [ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
-        else:                   # joint: g_vjp(*args, *cotangents) -> the one cotangent, or a tuple
-            call = ast_util.call(ast_util.name(Anno.VJP_NAME.of(s)),
-                                 [_as_load(ast_util.clone(a)) for a in op.args] + cots)
-            code = [ast_util.assign(temps[0], call) if len(temps) == 1 else
-                    ast_util.assign(ast_util.tuple_([ast_util.name(t, True) for t in temps], store=True), call)]
-        for e, tmp in zip(active_params, temps):
-            code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
-        return code
-
-    def opaque(self, s, op):
-        active_in = [n.id for n in ast_util.walk(s.value) if isinstance(n, gast.Name) and n.id in self.active]
-        if not active_in:
-            return
-        if isinstance(op.obj, str) and op.obj.startswith("attribute"):
-            self.fail(s, "reading the %s of an object that holds differentiated values" % op.obj,
-                      "objects built inside differentiated code are not supported: pass their arrays")
-        if op.obj is None:
-            self.fail(s, "a method call on an object not known when compiling (built inside the differentiated "
-                         "code, or taken from a container by a computed index)",
-                      "build objects outside and pass them in, or loop over a list of them directly "
-                      "(for layer in layers: srcgrad unrolls the loop, each call compiled for its object)")
-        if isinstance(op.obj, type):
-            self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
-                      "objects built inside differentiated code are not supported: build them outside")
-        if getattr(op.obj, "__self__", None) is not None and self.ctx.callee(
-                getattr(op.obj, "__func__", None)) is not None:
-            self.fail(s, "a call of the method %s on a differentiated value"
-                      % getattr(op.obj, "__qualname__", op.obj),
-                      "call a module-level function instead, passing what it reads as arguments")
-        filename, lineno, _ = self.parsed.origin(s)
-        raise NoRuleError(op.obj, filename, lineno)
-
-
-class _StripCalls(gast.NodeTransformer):
-    """f(x) -> x for the functions named in `names` (conj on real values)."""
-
-    def __init__(self, names):
-        self.names = names
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if isinstance(node.func, gast.Name) and node.func.id in self.names and len(node.args) == 1:
-            return node.args[0]
-        return node
-
 
 def _as_load(e):
     return ast_util.set_load(e) if isinstance(e, gast.AST) else e
