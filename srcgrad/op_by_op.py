@@ -91,14 +91,17 @@ def _watch(tape, value):
     return t, [t]
 
 
-def _result(g, source, raw):
+def _result(g, source, on_tape):
     """A gradient as grad returns it: ndarrays of the argument's dtype off
-    the tape (zeros where unconnected), Tensors under an outer tape."""
+    the tape (zeros where unconnected), Tensors under an outer tape; a list,
+    tuple or dict of them for a container argument."""
     if isinstance(source, (list, tuple)):
-        return type(source)(_result(gi, si, ri) for gi, si, ri in zip(g, source, raw))
+        g = g if g is not None else [None] * len(source)
+        return type(source)(_result(gi, si, on_tape) for gi, si in zip(g, source))
     if isinstance(source, dict):
-        return {k: _result(g[k], source[k], raw[k]) for k in source}
-    if raw:
+        g = g if g is not None else {}
+        return {k: _result(g.get(k), source[k], on_tape) for k in source}
+    if on_tape:
         return g if g is not None else Tensor(np.zeros_like(source.numpy()))
     value = np.zeros_like(source.numpy()) if g is None else np.asarray(g.numpy())
     dtype = np.asarray(source.numpy()).dtype

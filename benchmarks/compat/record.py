@@ -102,10 +102,15 @@ def canonical_name(f, depth=0):
         return "?"
     try:
         from srcgrad.functional import GradFunction, Gradient
+        from srcgrad.op_by_op import OpByOpGradient
     except ImportError:        # (the autograd run need not import srcgrad)
-        Gradient = GradFunction = ()
-    if Gradient and isinstance(f, Gradient):
-        return transform_label(gradient_kind(f), canonical_name(f.fn, depth + 1), f.wrt)
+        Gradient = GradFunction = OpByOpGradient = ()
+    if Gradient and isinstance(f, (Gradient, OpByOpGradient)):
+        inner = f.fn if isinstance(f, Gradient) else f.f
+        return transform_label(gradient_kind(f), canonical_name(inner, depth + 1), f.wrt)
+    wrapped = getattr(f, "fun", None)       # an autograd primitive (f_wrapped) of a NumPy function
+    if getattr(f, "__name__", None) == "f_wrapped" and wrapped is not None:
+        return canonical_name(wrapped, depth + 1)
     if GradFunction and isinstance(f, GradFunction):
         return canonical_name(f.gradient, depth + 1)
     owner = getattr(f, "__self__", None)

@@ -89,17 +89,22 @@ def install_srcgrad(recorder):
     shim's grad *is* sg.grad), by wrapping Gradient.__call__ in this process
     (srcgrad's files are not touched); the shim's other transforms record
     through shim.RECORD."""
-    from srcgrad import functional
+    from srcgrad import functional, op_by_op
 
     from . import shim
-    original = functional.Gradient.__call__
+    for cls in (functional.Gradient, op_by_op.OpByOpGradient):    # (compiled, and op by op on the tape)
+        _wrap_call(cls, recorder)
+    shim.RECORD = recorder.wrap
+
+
+def _wrap_call(cls, recorder):
+    original = cls.__call__
 
     def __call__(self, *args, **kwargs):
         if recorder.depth or _internal(self):
             return original(self, *args, **kwargs)
         return recorder.call(canonical_name(self), lambda *a, **k: original(self, *a, **k), args, kwargs)
-    functional.Gradient.__call__ = __call__
-    shim.RECORD = recorder.wrap
+    cls.__call__ = __call__
 
 
 def _internal(gradient):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-import programs as P
+import array_programs as P
 from srcgrad.runtime import arrays, core
 from srcgrad.rules.helpers.broadcast import unindex_array
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-import programs as P
+import array_programs as P
 
 RNG = np.random.default_rng(19)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-import programs as P
+import array_programs as P
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

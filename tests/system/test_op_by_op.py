@@ -216,3 +216,25 @@ def test_what_the_tape_cannot_do_either_stays_refused():
 
     with pytest.raises(sg.UnsupportedSyntaxError, match="writing into"):
         sg.grad(writes_out)(np.ones(2))
+
+
+def test_container_arguments_op_by_op():
+    """A list of (W, b) layers (autograd's neural-net examples), through a
+    helper returning a local function (refused, so op by op): the gradient
+    has the argument's structure."""
+    def flatten(value):
+        def unflatten(v):
+            return v
+        return np.concatenate([np.ravel(w) for layer in value for w in layer]), unflatten
+
+    def objective(params, t):
+        flat, _ = flatten(params)
+        return np.sum(np.sin(flat) ** 2) * (t + 1)
+
+    params = [(np.array([[0.1, 0.2], [0.3, 0.4]]), np.array([0.5, 0.6])), (np.array([[0.7], [0.8]]), np.array([0.9]))]
+    with pytest.warns(sg.PerformanceWarning):
+        g = sg.grad(objective)(params, 1)
+    assert isinstance(g, list) and all(isinstance(layer, tuple) for layer in g)
+    for (gw, gb), (w, b) in zip(g, params):
+        np.testing.assert_allclose(gw, 2 * 2 * np.sin(w) * np.cos(w), rtol=1e-12)
+        np.testing.assert_allclose(gb, 2 * 2 * np.sin(b) * np.cos(b), rtol=1e-12)
