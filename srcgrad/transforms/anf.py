@@ -12,6 +12,7 @@ Requires: resolve. Guarantees, for the returned body:
   `x_1`, `x_2`); a name assigned inside a branch or loop ("stacked") is never
   read by the operation that assigns it.
 """
+import collections
 import operator
 
 import gast
@@ -40,7 +41,8 @@ class _ANF(CallForms):
         self.parsed = ctx.parsed
         self.namer = ctx.namer
         self.temps = set()
-        self.packs = {}        # name -> the tuple/dict display assigned to it
+        self.packs = {}        # name -> the tuple/dict display assigned to it (names bound once)
+        self.once = set()      # the names the function binds once (transform sets it)
         self.stacks = set()    # stacks of generated code being transformed again
 
     def fail(self, node, construct, hint=None, op_by_op=True):
@@ -102,12 +104,13 @@ class _ANF(CallForms):
                 pack = ast_util.tuple_([ast_util.name(t) for t in temps])
                 new = self._assign(target, pack, Op("pack", source=hint or "t", args=list(pack.elts)), s)
                 out.append(new)
-                self.packs[target.id] = pack
+                if target.id in self.once:
+                    self.packs[target.id] = pack
                 return out
             new = ast_util.copy_location(ast_util.assign(target, value), s)
             Anno.OP.add_to(new, op)
             out.append(new)
-            if op.kind == "pack" and isinstance(target, gast.Name):
+            if op.kind == "pack" and isinstance(target, gast.Name) and target.id in self.once:
                 self.packs[target.id] = value
             return out
         if isinstance(s, gast.While):
@@ -427,6 +430,11 @@ def transform(resolution, ctx):
     namer = ctx.namer
     t = _ANF(ctx)
     t.free = {**resolution.free, **resolution.examples}    # known objects (x.astype(int) is a cast)
+    # a display's name is expanded at `f(*name)` only when the name is bound once (`dims = []`, then
+    # `dims = list_append(dims, v)` in a loop, is not the empty display)
+    counts = collections.Counter(n.id for n in ast_util.walk(node) if isinstance(n, gast.Name)
+                                 and isinstance(n.ctx, gast.Store))
+    t.once = {name for name, k in counts.items() if k == 1} - set(resolution.params)
     body = t.block(node.body)
     parsed = ctx.parsed
     if not body or not isinstance(body[-1], gast.Return):

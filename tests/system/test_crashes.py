@@ -82,8 +82,21 @@ def mask_in_loop(x):
     return np.sum(a * a)
 
 
+def starred_list_built_in_a_loop(x):
+    """Found by autograd's convnet (a convolution over np.ndindex(*dims)): a
+    list bound to [] and then appended to was expanded at `f(*dims)` as the
+    empty display, silently: np.ndindex() instead of np.ndindex(3)."""
+    dims = []
+    for d in range(1):
+        dims.append(x.shape[d])
+    total = 0.0
+    for idx in list(np.ndindex(*dims)):
+        total = total + np.sin(x[idx]) * (idx[0] + 1.0)
+    return total
+
+
 PROGRAMS = {f.__name__: f for f in [product_genexp, product_loop, calls_wrapped, calls_wrapped_by_keyword,
-                                     calls_wrapped_no_wraps, mask_in_loop]}
+                                     calls_wrapped_no_wraps, mask_in_loop, starred_list_built_in_a_loop]}
 MODES = ("grad", "jvp", "tape")
 SECOND = ("hvp", "hessian")
 PRODUCT = "crash: itertools.product in differentiated code: TypeError 'itertools.product' has no len()"
