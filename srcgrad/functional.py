@@ -260,6 +260,7 @@ def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
     except Exception as exc:
         if not op_by_op.falls_back(exc):
             raise
+        op_by_op.warn(f, exc)       # (as @sg.function does: an error filter raises the refusal here)
         return op_by_op.OpByOpGradient(f, exc, *key)
     cache = fn.__dict__.setdefault("_gradients", {})
     gradient = cache.get(key)

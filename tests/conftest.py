@@ -12,12 +12,25 @@ def pytest_addoption(parser):
         "--fuzz", action="store_true", default=False,
         help="run the differential fuzzer (tests/system/test_fuzz.py) at length: SRCGRAD_FUZZ examples "
              "(default 3000), every category including the known-broken ones, randomized (derandomize=False)")
+    parser.addoption(
+        "--slow", action="store_true", default=False,
+        help="also run the tests marked slow (Numba compiling the RNN and MLP gradients: tens of seconds)")
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: run only with --slow (the default suite stays under 8 minutes)")
     # test_fuzz reads SRCGRAD_FUZZ when it is imported (after this hook): --fuzz sets a default
     if config.getoption("--fuzz") and not os.environ.get("SRCGRAD_FUZZ"):
         os.environ["SRCGRAD_FUZZ"] = "3000"
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -358,7 +358,7 @@ def jit(f):
         with the same values, and the warning says why.
 
     Raises:
-      What f (or sg.grad of it) raises.
+      Exception: what f (or sg.grad of it) raises; nothing of its own.
     """
     if isinstance(f, Jitted):
         return f

@@ -21,7 +21,12 @@ import numpy as np
 from ..errors import SrcgradError
 
 _NUMPY_TYPES = (np.ndarray, np.generic)
-_IS_OTHER = {}          # type -> is it another library's array
+class TypeCache(dict):
+    """{type: bool}, filled as types are met: a cache of a runtime helper
+    (sg.export writes it empty, as a class of its own)."""
+
+
+_IS_OTHER = TypeCache()          # type -> is it another library's array
 
 
 class ForeignArrayError(SrcgradError, TypeError):

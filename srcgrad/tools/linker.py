@@ -13,6 +13,8 @@ import types
 
 import numpy as np
 
+from ..runtime.arrays import TypeCache
+
 from ..artefact import Deferred
 from ..errors import public_name, short
 from ..function import BoundFunction, Function
@@ -175,6 +177,10 @@ class Linker:
             raise NotExportable("sg.export: %s calls %s, a @sg.custom_gradient function, whose gradient runs "
                                 "through srcgrad at run time; it cannot be exported standalone"
                                 % (where, getattr(obj, "__name__", obj)))
+        if isinstance(obj, TypeCache):          # a runtime helper's cache: starts empty
+            name = self._claim(obj, preferred)
+            self.bindings.append("%s = {}  # a cache, filled at run time" % name)
+            return name
         module = _module_of(obj)
         if _is_srcgrad(module):
             raw = getattr(obj, "__srcgrad_raw__", obj)

@@ -103,7 +103,8 @@ def _args(name, size=4):
             np.eye(classes)[rng.integers(0, classes, batch)])
 
 
-@pytest.mark.parametrize("name", ["pendulum", "chain", "rnn", "mlp"])
+@pytest.mark.parametrize("name", ["pendulum", "chain", pytest.param("rnn", marks=pytest.mark.slow),
+                                  pytest.param("mlp", marks=pytest.mark.slow)])
 def test_values_match_sg_grad_and_finite_differences(jitted, name):
     f, wrt, jit_grad, grad = jitted[name]
     args = _args(name)

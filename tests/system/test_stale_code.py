@@ -183,11 +183,8 @@ WHY = {
 # (the others are fixed: the chains the resolution walked and the function's code and defaults are part
 # of a compiled program's validity check)
 # a rebound enumerate/zip returning a builtin iterator built from differentiated values: the compiler
-# refuses it, and the function runs op by op on the tape (op_by_op.py), right; in forward mode the
-# ForwardAccumulator does not take builtins.zip of Tensors yet
-BROKEN = {(n, "jvp"): S + "op by op in forward mode: NoRuleError for zip of Tensors (the ForwardAccumulator "
-                          "compiles the rebound lambda, and zip of active values has no rule)"
-          for n in ("module_zip", "module_enumerate")}
+# refuses it, and the function runs op by op on the tape (op_by_op.py), right, in every mode
+BROKEN = {}
 
 
 def derivative(mode, fn, compiled_grad, compiled_fn, x):

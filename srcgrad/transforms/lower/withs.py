@@ -56,16 +56,17 @@ class _Withs(Block):
         item = node.items[0]
         call = item.context_expr
         if len(node.items) != 1:
-            fail(parsed, node, "sg.insert_grad_of with other context managers in one with statement")
+            fail(parsed, node, "sg.insert_grad_of with other context managers in one with statement",
+                 op_by_op=False)
         if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], gast.Name):
             fail(parsed, call, "sg.insert_grad_of of something other than one variable",
-                 "name the value first: y = ...; with sg.insert_grad_of(y) as by:")
+                 "name the value first: y = ...; with sg.insert_grad_of(y) as by:", op_by_op=False)
         target = item.optional_vars
         if target is not None and not isinstance(target, gast.Name):
-            fail(parsed, target, "sg.insert_grad_of(x) as a target other than a name")
+            fail(parsed, target, "sg.insert_grad_of(x) as a target other than a name", op_by_op=False)
         for n in ast_util.walk(ast_util.module(node.body)):
             if isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Lambda, gast.Yield, gast.YieldFrom)):
-                fail(parsed, n, "a %s inside an insert_grad_of block" % type(n).__name__)
+                fail(parsed, n, "a %s inside an insert_grad_of block" % type(n).__name__, op_by_op=False)
         own = set(ast_util.names_stored(ast_util.module(node.body))) | ({target.id} if target is not None else set())
         self.ctx.grad_of_blocks.append((node, own))
         marker, = replace("GRAD_OF(X)", GRAD_OF=helper(runtime_syntax.grad_of, "grad_of"),
@@ -81,7 +82,7 @@ def _check_grad_of_names(body, ctx):
         for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Name) and n.id in own and id(n) not in inside:
                 fail(ctx.parsed, n, "%s, assigned inside an insert_grad_of block, used outside it" % n.id,
-                     "the block runs in the backward pass only; use another name outside it")
+                     "the block runs in the backward pass only; use another name outside it", op_by_op=False)
 
 
 def transform(fdef, ctx):
