@@ -23,7 +23,7 @@ import sys
 import gast
 import numpy as np
 
-from .. import display
+from .. import display, op_by_op
 from ..callables import as_function
 from ..errors import api_boundary, public_name, short
 from ..functional import _grad_inputs
@@ -205,6 +205,20 @@ def _analyse(fn, args, wrt):
     return program, mask, raw, fdef, ctx, varied
 
 
+def _op_by_op_report(f, exc):
+    """The report for a function the compiler refuses: sg.grad runs it op
+    by op on the tape (op_by_op.py); the refusal says what and where."""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    text = ("sg.explain: %s is not compiled: sg.grad, sg.jvp and the tape run it op by op on the tape "
+            "(once, with the same rules; a PerformanceWarning says so), because\n  %s\n"
+            "Every NumPy operation on a differentiated value is recorded; a conversion that cuts a "
+            "derivative path warns with sg.GradientPathWarning when it runs." % (name, str(exc).replace("\n", "\n  ")))
+    report = Explanation(text)
+    report.lines, report.cuts, report.residuals, report.active = [], [], [], set()
+    report.op_by_op = exc
+    return report
+
+
 @api_boundary
 def explain(f, *args, wrt=(0,)):
     """Explain what srcgrad does with `f` for these arguments: which values
@@ -239,11 +253,18 @@ def explain(f, *args, wrt=(0,)):
 
     Raises:
         ValueError: for a `wrt` out of range.
-        sg.UnsupportedSyntaxError, sg.NoRuleError: as `sg.grad(f)` would.
+        sg.UnsupportedSyntaxError, sg.NoRuleError: as `sg.grad(f)` would
+            (what sg.grad runs op by op instead gets a report saying so, with
+            the refusal, and its `op_by_op` attribute holds it).
     """
     wrt = (wrt,) if isinstance(wrt, int) else tuple(wrt)
-    fn = as_function(f)
-    program, mask, raw, fdef, ctx, varied = _analyse(fn, args, wrt)
+    try:
+        fn = as_function(f)
+        program, mask, raw, fdef, ctx, varied = _analyse(fn, args, wrt)
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        return _op_by_op_report(f, exc)
     active = set(ctx.active) | {n for n, m in zip(ctx.inputs, mask) if m}
     parsed = program.parsed
     lines, cuts, order = {}, [], []

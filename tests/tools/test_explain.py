@@ -105,3 +105,21 @@ def test_explain_runs_on_corpus_functions(entry, capsys):
     report = sg.explain(entry.fn, *entry.make_args(), wrt=entry.wrt)
     assert report.lines and report.active
     assert entry.fn.__name__ in str(report).splitlines()[0] or entry.fn.__name__ == "<lambda>"
+
+
+def _generator_helper(w):
+    for i in range(2):
+        yield w[i] * 2.0
+
+
+def _uses_a_generator(w):
+    total = 0.0
+    for a in _generator_helper(w):
+        total = total + np.sin(a)
+    return total
+
+
+def test_a_function_run_op_by_op_is_explained_as_such():
+    report = sg.explain(_uses_a_generator, np.ones(2))
+    assert "op by op" in report and "yield" in report
+    assert isinstance(report.op_by_op, sg.UnsupportedSyntaxError) and report.lines == []
