@@ -17,17 +17,19 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
-  srcgrad/jit/twins.py (`_sg_reduce(x, op, axis, keepdims)`).
+  srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`).
 
 Anything else that cannot be lowered raises `Unlowerable` with the reason;
 `sg.jit` then runs that function in CPython with a PerformanceWarning.
 """
 import ast
 
+from ..syntax.naming import ALIAS_PREFIX
+
 #: NumPy reductions whose axis/keepdims forms are given twins
 REDUCTIONS = ("sum", "max", "min", "mean", "prod", "amax", "amin")
 #: the name the lowered module binds the reduction twin to
-REDUCE_NAME = "_sg_reduce"
+REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated code
 
 
 class Unlowerable(Exception):
