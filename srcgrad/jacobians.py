@@ -21,6 +21,18 @@ from .rules.helpers.batched import zeros_b
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
 
+def _compilable_or_refusal(f):
+    """(Function, bound self, None) for f, or (None, (), the refusal) when
+    the compiler refuses f and it runs op by op (op_by_op.py)."""
+    try:
+        fn, bound_self = _function_and_self(f)
+        return fn, bound_self, None
+    except Exception as exc:
+        if not op_by_op.falls_back(exc):
+            raise
+        return None, (), exc
+
+
 def jacobian(f, wrt=0):
     """A function computing the Jacobian of `f` with respect to its
     positional argument `wrt` (an int; a tuple gives a tuple of Jacobians).
@@ -36,13 +48,7 @@ def jacobian(f, wrt=0):
     range.
     """
     wrts = _wrt_tuple(wrt)
-    try:
-        fn, bound_self = _function_and_self(f)
-        refused = None
-    except Exception as exc:
-        if not op_by_op.falls_back(exc):
-            raise
-        fn, bound_self, refused = None, (), exc
+    fn, bound_self, refused = _compilable_or_refusal(f)
 
     @api_boundary
     def jac(*args):
@@ -171,13 +177,7 @@ def hessian(f, wrt=0):
     Walther 2008, ch. 5; the Hessian is symmetric, so its rows are its
     columns). Raises ValueError for a non-scalar f.
     """
-    try:
-        fn, bound_self = _function_and_self(f)
-        refused = None
-    except Exception as exc:
-        if not op_by_op.falls_back(exc):
-            raise
-        fn, bound_self, refused = None, (), exc
+    fn, bound_self, refused = _compilable_or_refusal(f)
     value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
 
     @api_boundary
