@@ -109,7 +109,7 @@ def canonical_name(f, depth=0):
         inner = f.fn if isinstance(f, Gradient) else f.f
         return transform_label(gradient_kind(f), canonical_name(inner, depth + 1), f.wrt)
     wrapped = getattr(f, "fun", None)       # an autograd primitive (f_wrapped) of a NumPy function
-    if getattr(f, "__name__", None) == "f_wrapped" and wrapped is not None:
+    if getattr(getattr(f, "__code__", None), "co_name", None) == "f_wrapped" and wrapped is not None:
         return canonical_name(wrapped, depth + 1)
     if GradFunction and isinstance(f, GradFunction):
         return canonical_name(f.gradient, depth + 1)
