@@ -324,6 +324,8 @@ def adjoint_rule(primitive):
         found = _ADJOINTS.get(primitive)
         if found is None and _LAZY and load_lazy():
             found = _ADJOINTS.get(primitive)
+        if found is None and getattr(primitive, "__srcgrad_raw__", None) is not None:
+            found = _ADJOINTS.get(primitive.__srcgrad_raw__)   # (tape/scipy_calls.py's wrappers)
         return found
     except TypeError:  # unhashable
         return None

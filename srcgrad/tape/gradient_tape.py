@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import api_boundary
 from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap
+from . import scipy_calls
 from .nested import flatten, pack_as
 from .recording import UnconnectedGradients, _stack, _unconnected, recording_tapes
 
@@ -42,6 +43,7 @@ class GradientTape:
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
         self._entered = False
+        self._scipy_hooked = False
         self._released = False
         self._entries = []
         self._tracked = set()       # ids of watched tensors and recorded outputs
@@ -56,9 +58,14 @@ class GradientTape:
         _stack().append(self)
         self._entered = True
         self._recording = True
+        scipy_calls.enter()         # SciPy functions with rules record while a tape records
+        self._scipy_hooked = True
         return self
 
     def __exit__(self, *exc):
+        if self._scipy_hooked:
+            self._scipy_hooked = False
+            scipy_calls.exit()
         if self._recording:
             self._recording = False
         stack = _stack()

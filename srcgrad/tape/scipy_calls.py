@@ -1,0 +1,118 @@
+"""SciPy functions with rules, recorded op by op while a tape records.
+
+NumPy reaches the tape through its dispatch protocols (`__array_ufunc__`,
+`__array_function__`); SciPy's Python-level functions do not dispatch: they
+call `np.asarray` on their inputs, and a watched Tensor passed to
+`scipy.stats.norm.logpdf` would leave the tape (a cut derivative path). So,
+while at least one GradientTape is recording (and only then: SciPy is
+untouched for users who never record), each SciPy function or distribution
+method that has an adjoint rule is replaced where it is looked up
+(`scipy.stats.norm.logpdf` as an attribute of the `norm` object,
+`scipy.linalg.solve` as an attribute of `scipy.linalg`) by a wrapper that
+records the call with its rule (`recording.apply`) when a Tensor is among
+its arguments, and calls SciPy otherwise. The wrapper carries the original
+as `__srcgrad_raw__`, which the registry follows, so compiled code treats
+it as the primitive. Leaving the last recording tape restores SciPy.
+
+A function imported by name before the tape began (`from scipy.linalg
+import solve`) is not replaced: call it through its module, or inside
+`@sg.function`/`sg.grad`, where compiled code differentiates it by its rule.
+"""
+import importlib
+import inspect
+import sys
+import threading
+
+import numpy as np
+
+from ..errors import public_name
+from ..rules import registry
+from ..tensor import Tensor
+from . import nested, recording
+
+_lock = threading.Lock()
+_depth = 0
+_patched = []           # (owner, name, the attribute it had or _MISSING)
+_MISSING = object()
+_found = {}             # the number of rules when _targets last ran -> its targets (a cache)
+
+
+def _targets():
+    """(owner, attribute name, primitive) for every SciPy primitive with a
+    rule that is not a ufunc (ufuncs dispatch to the tape already)."""
+    out = []
+    for prim in registry.adjoint_rules():
+        if isinstance(prim, np.ufunc):
+            continue
+        if inspect.ismethod(prim):
+            owner = prim.__self__
+            if (type(owner).__module__ or "").startswith("scipy.") and not isinstance(owner, type):
+                out.append((owner, prim.__name__, prim))
+            continue
+        if not (getattr(prim, "__module__", "") or "").startswith("scipy"):
+            continue
+        try:
+            dotted = public_name(prim)
+        except Exception:
+            continue
+        module_name, _, name = dotted.rpartition(".")
+        module = sys.modules.get(module_name)
+        if module is None:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+        if getattr(module, name, None) is prim:
+            out.append((module, name, prim))
+    return out
+
+
+def _wrapper(prim):
+    def recorded(*args, **kwargs):
+        if any(isinstance(a, Tensor) for a in nested.flatten([list(args), list(kwargs.values())])):
+            return recording.apply(prim, args, kwargs)
+        return prim(*args, **kwargs)
+    recorded.__srcgrad_raw__ = prim
+    recorded.__name__ = getattr(prim, "__name__", "scipy_function")
+    recorded.__qualname__ = getattr(prim, "__qualname__", recorded.__name__)
+    recorded.__doc__ = getattr(prim, "__doc__", None)
+    return recorded
+
+
+def enter():
+    """A tape begins recording: the first one installs the wrappers."""
+    global _depth
+    with _lock:
+        _depth += 1
+        if _depth > 1 or "scipy" not in sys.modules:
+            return
+        key = len(registry.adjoint_rules())
+        if key not in _found:
+            _found.clear()
+            _found[key] = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
+        for owner, name, prim, wrapper in _found[key]:
+            before = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+            try:
+                setattr(owner, name, wrapper)
+            except (AttributeError, TypeError):
+                continue
+            _patched.append((owner, name, before))
+
+
+def exit():
+    """A tape stops recording: the last one restores SciPy."""
+    global _depth
+    with _lock:
+        _depth -= 1
+        if _depth > 0:
+            return
+        _depth = 0
+        while _patched:
+            owner, name, before = _patched.pop()
+            if before is _MISSING:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+            else:
+                setattr(owner, name, before)

@@ -1,0 +1,50 @@
+"""SciPy functions with rules, called on watched Tensors in a tape's body
+(srcgrad/tape/scipy_calls.py): recorded with their rules, as NumPy's are,
+while a tape records, and SciPy untouched otherwise. Checked against
+autograd and against the compiled path (sg.grad of the same function)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import srcgrad as sg
+
+st = pytest.importorskip("scipy.stats")
+sl = pytest.importorskip("scipy.linalg")
+ag = pytest.importorskip("autograd")
+anp = pytest.importorskip("autograd.numpy")
+ast_ = pytest.importorskip("autograd.scipy.stats")
+
+X = np.array([0.5, 1.5, 2.5])
+
+
+def test_a_distribution_method_is_recorded_and_agrees_with_compiled_code_and_autograd():
+    original = st.chi2.pdf
+    x = sg.Variable(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.GradientPathWarning)      # no cut path
+        with sg.GradientTape() as tape:
+            y = np.sum(st.chi2.pdf(x, 3.0) * st.norm.logpdf(x, 0.5, 2.0))
+        g = tape.gradient(y, x).numpy()
+    f = lambda x: np.sum(st.chi2.pdf(x, 3.0) * st.norm.logpdf(x, 0.5, 2.0))      # noqa: E731
+    np.testing.assert_allclose(g, sg.grad(f)(X), rtol=1e-12)
+    ag_f = lambda x: anp.sum(ast_.chi2.pdf(x, 3.0) * ast_.norm.logpdf(x, 0.5, 2.0))   # noqa: E731
+    np.testing.assert_allclose(g, ag.grad(ag_f)(X), rtol=1e-10)
+    assert st.chi2.pdf == original and "pdf" not in vars(st.chi2)      # SciPy restored after the tape
+
+
+def test_scipy_linalg_through_its_module():
+    A = np.array([[3.0, 1.0], [1.0, 2.0]])
+    b = np.array([1.0, -1.0])
+    a = sg.Variable(A)
+    with sg.GradientTape() as tape:
+        y = np.sum(sl.solve(a, b) ** 2)
+    g = tape.gradient(y, a).numpy()
+    np.testing.assert_allclose(g, sg.grad(lambda A: np.sum(sl.solve(A, b) ** 2))(A), rtol=1e-12)
+
+
+def test_untouched_without_a_tape_and_with_plain_arrays():
+    assert "logpdf" not in vars(st.norm)
+    with sg.GradientTape():
+        assert st.norm.logpdf(0.3) == pytest.approx(-0.3 ** 2 / 2 - 0.5 * np.log(2 * np.pi))
+    assert "logpdf" not in vars(st.norm)
