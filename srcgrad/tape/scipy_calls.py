@@ -1,4 +1,4 @@
-"""SciPy functions with rules, recorded op by op while a tape records.
+"""SciPy functions with rules (and np.full), recorded op by op while a tape records.
 
 NumPy reaches the tape through its dispatch protocols (`__array_ufunc__`,
 `__array_function__`); SciPy's Python-level functions do not dispatch: they
@@ -8,7 +8,8 @@ while at least one GradientTape is recording (and only then: SciPy is
 untouched for users who never record), each SciPy function or distribution
 method that has an adjoint rule is replaced where it is looked up
 (`scipy.stats.norm.logpdf` as an attribute of the `norm` object,
-`scipy.linalg.solve` as an attribute of `scipy.linalg`) by a wrapper that
+`scipy.linalg.solve` as an attribute of `scipy.linalg`; `np.full`, whose
+fill value reaches the array through `np.copyto`) by a wrapper that
 records the call with its rule (`recording.apply`) when a Tensor is among
 its arguments, and calls SciPy otherwise. The wrapper carries the original
 as `__srcgrad_raw__`, which the registry follows, so compiled code treats
@@ -37,10 +38,17 @@ _MISSING = object()
 _found = {}             # the number of rules when _targets last ran -> its targets (a cache)
 
 
+#: NumPy functions with rules that do not dispatch on a differentiable
+#: argument (np.full's fill value reaches the array through np.copyto)
+NUMPY_NON_DISPATCHING = ("full", "full_like")
+
+
 def _targets():
     """(owner, attribute name, primitive) for every SciPy primitive with a
-    rule that is not a ufunc (ufuncs dispatch to the tape already)."""
-    out = []
+    rule that is not a ufunc (ufuncs dispatch to the tape already), and the
+    NumPy functions of NUMPY_NON_DISPATCHING."""
+    out = [(np, name, getattr(np, name)) for name in NUMPY_NON_DISPATCHING
+           if registry.adjoint_rule(getattr(np, name)) is not None]
     for prim in registry.adjoint_rules():
         if isinstance(prim, np.ufunc):
             continue

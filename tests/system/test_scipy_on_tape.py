@@ -48,3 +48,39 @@ def test_untouched_without_a_tape_and_with_plain_arrays():
     with sg.GradientTape():
         assert st.norm.logpdf(0.3) == pytest.approx(-0.3 ** 2 / 2 - 0.5 * np.log(2 * np.pi))
     assert "logpdf" not in vars(st.norm)
+
+
+def _logsumexp_vjp(ans, x):
+    shape = x.shape
+    return lambda g: np.full(shape, g) * np.exp(x - np.full(shape, ans))
+
+
+@sg.custom_gradient
+def _logsumexp(x):
+    ans = np.max(x) + np.log(np.sum(np.exp(x - np.max(x))))
+
+    def grad_fn(g):
+        vjp = _logsumexp_vjp(ans, x)        # a closure made at run time: grad_fn runs op by op
+        return vjp(g)
+    return ans, grad_fn
+
+
+def _example(y):
+    return np.sum(_logsumexp(y ** 2))
+
+
+def test_define_gradient_second_order_np_full_on_the_tape():
+    """autograd's define_gradient example: the VJP maker's np.full(shape, g)
+    of a watched cotangent is recorded (np.full does not dispatch on its
+    fill value), so the second order is right."""
+    import autograd.scipy.special as asp
+    y = np.array([0.3, -1.2, 0.8, 0.1])
+    v = np.array([0.3, -0.2, 0.5, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        warnings.simplefilter("error", sg.GradientPathWarning)
+        got = sg.grad(lambda y: np.sum(sg.grad(_example)(y) * v))(y)
+        hv = sg.hvp(_example)(y, v)
+    want = ag.grad(lambda y: anp.sum(ag.grad(lambda y: asp.logsumexp(y ** 2))(y) * v))(y)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    np.testing.assert_allclose(hv, want, rtol=1e-10)
