@@ -191,9 +191,9 @@ def _vjp_by_tape(fn, values, cotangents):
     this one see the computation (every order); raw values give raw
     results."""
     on_tensors = any(isinstance(v, Tensor) for v in tape_mod.flatten([list(values), list(cotangents)]))
-    ts = [np.positive(v) if isinstance(v, Tensor) else Tensor(np.array(v)) for v in values]
+    ts = [np.positive(v) if isinstance(v, Tensor) else Tensor(np.array(v)) if _numeric(v) else v for v in values]
     with tape_mod.GradientTape() as tape:
-        tape.watch([t for t in ts if is_differentiable_dtype(t.dtype)])
+        tape.watch([t for t in ts if isinstance(t, Tensor) and is_differentiable_dtype(t.dtype)])
         out = fn(*ts)
     outs = list(out) if isinstance(out, tuple) else [out]
     targets, seeds = [], []
@@ -201,9 +201,23 @@ def _vjp_by_tape(fn, values, cotangents):
         if isinstance(o, Tensor) and w is not None:
             targets.append(o)
             seeds.append(w)
-    grads = tape.gradient(targets, ts, output_gradients=seeds) if targets else [None] * len(ts)
-    grads = [g if g is not None else Tensor(np.zeros_like(t._value)) for g, t in zip(grads, ts)]
-    return tuple(grads if on_tensors else [unwrap(g) for g in grads])
+    watched = [t for t in ts if isinstance(t, Tensor)]
+    found = tape.gradient(targets, watched, output_gradients=seeds) if targets else [None] * len(watched)
+    found = iter(found)
+    # (a value that is not a number, a function passed to the custom function: no gradient, None)
+    grads = [(lambda g: g if g is not None else Tensor(np.zeros_like(t._value)))(next(found))
+             if isinstance(t, Tensor) else None for t in ts]
+    return tuple(grads if on_tensors else [unwrap(g) if g is not None else None for g in grads])
+
+
+def _numeric(v):
+    """A number, an array of numbers, or a list/tuple of them: a value the
+    tape can watch (a function or another object passed along is not)."""
+    if isinstance(v, (int, float, complex, np.ndarray, np.generic)):
+        return not isinstance(v, np.ndarray) or v.dtype.kind in "biufc"
+    if isinstance(v, (list, tuple)):
+        return bool(v) and all(_numeric(e) for e in v)
+    return False
 
 
 class insert_grad_of:

@@ -137,3 +137,23 @@ def test_forward_mode_uses_the_transposed_grad_fn():
     with sg.ForwardAccumulator([x, y], [sg.constant([1.0, 0.0]), sg.constant([0.0, 1.0])]) as acc:
         z = scaled_product(x, y)
     check_close(acc.jvp(z).numpy(), np.array([2.0, 3.0]), rtol=1e-12)
+
+
+def _scaled(fn, x):
+    y = fn(x)
+
+    def grad_fn(g):
+        return None, g * 3.0 * x * x        # d/dx of x**3: fn is not differentiated
+    return y, grad_fn
+
+
+_scaled_custom = sg.custom_gradient(_scaled)
+
+
+def test_second_order_with_a_function_argument():
+    """A custom_gradient function taking a function (autograd's
+    fixed_point(f, a, ...)): at second order its VJP runs op by op with the
+    function passed as it is, not as a Tensor."""
+    cube = lambda x: x ** 3        # noqa: E731
+    d2 = sg.grad(sg.grad(lambda x: _scaled_custom(cube, x)))(2.0)
+    assert np.isclose(d2, 6.0 * 2.0)
