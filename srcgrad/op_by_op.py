@@ -21,6 +21,7 @@ Every function here takes the user's callable `f` and its arguments; under
 an outer recording tape (a higher derivative), the inner tape's gradient is
 itself recorded (nested tapes), so the fallback composes at every order.
 """
+import contextlib
 import warnings
 
 import numpy as np
@@ -28,7 +29,7 @@ import numpy as np
 from .errors import (NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError, UnsupportedSyntaxError,
                      api_boundary)
 from .forward_mode import ForwardAccumulator
-from .tape import GradientTape, recording_tapes
+from .tape import GradientTape, recording_tapes, scipy_calls
 from .tensor import Tensor, is_differentiable_dtype, user_frame
 
 
@@ -108,6 +109,18 @@ def _result(g, source, on_tape):
     return value.astype(dtype, copy=False) if value.dtype != dtype else value
 
 
+@contextlib.contextmanager
+def _scipy_recorded(f):
+    """SciPy functions with rules that f's module imported by name are
+    recorded while f runs on the tape (tape/scipy_calls.py)."""
+    namespace = getattr(getattr(f, "__func__", f), "__globals__", None)
+    scipy_calls.enter(namespace)
+    try:
+        yield
+    finally:
+        scipy_calls.exit()
+
+
 def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     """sg.grad(f, wrt, preserve_result, has_aux)(*args, **kwargs), op by
     op: f runs once on Tensors inside a GradientTape watching the `wrt`
@@ -117,7 +130,7 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     tuple, list or dict output without has_aux."""
     on_tape = bool(recording_tapes())
     args = list(args)
-    with GradientTape(persistent=False) as tape:
+    with _scipy_recorded(f), GradientTape(persistent=False) as tape:
         sources = []
         for i in wrt:
             args[i], _ = _watch(tape, args[i])
@@ -162,7 +175,7 @@ def jvp(f, primals, tangents):
         args.append(x)
         watched.append(x)
         ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
-    with ForwardAccumulator(watched, ts) as acc:
+    with _scipy_recorded(f), ForwardAccumulator(watched, ts) as acc:
         out = f(*args)
     outs = out if isinstance(out, tuple) else (out,)
     tans = []
@@ -183,7 +196,7 @@ def jacobian(f, args, wrt, hessian=False):
     the tape's jacobian (of the tape's gradient for a Hessian). Returns an
     ndarray of shape out.shape + x.shape, or a tuple for several `wrt`."""
     args = list(args)
-    with GradientTape(persistent=True) as outer:
+    with _scipy_recorded(f), GradientTape(persistent=True) as outer:
         sources = []
         for i in wrt:
             args[i], _ = _watch(outer, args[i])

@@ -13,6 +13,7 @@ entries with the recorded input Tensors; compiled entries through their
 fused forward+reverse function), so the outer tape records the backward pass.
 """
 import contextlib
+import sys
 import threading
 import warnings
 
@@ -58,7 +59,8 @@ class GradientTape:
         _stack().append(self)
         self._entered = True
         self._recording = True
-        scipy_calls.enter()         # SciPy functions with rules record while a tape records
+        # SciPy functions with rules record while a tape records (also those the caller's module imported)
+        scipy_calls.enter(sys._getframe(1).f_globals)
         self._scipy_hooked = True
         return self
 

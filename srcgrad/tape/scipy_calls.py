@@ -15,9 +15,12 @@ its arguments, and calls SciPy otherwise. The wrapper carries the original
 as `__srcgrad_raw__`, which the registry follows, so compiled code treats
 it as the primitive. Leaving the last recording tape restores SciPy.
 
-A function imported by name before the tape began (`from scipy.linalg
-import solve`) is not replaced: call it through its module, or inside
-`@sg.function`/`sg.grad`, where compiled code differentiates it by its rule.
+A function imported by name (`from scipy.special import logsumexp`) is
+replaced in the globals of the module whose code the tape records (the
+module that entered the tape; for the op-by-op fallback, the function's);
+imported into a third module, it is not: call it through its module there,
+or inside `@sg.function`/`sg.grad`, where compiled code differentiates it
+by its rule.
 """
 import importlib
 import inspect
@@ -36,6 +39,16 @@ _depth = 0
 _patched = []           # (owner, name, the attribute it had or _MISSING)
 _MISSING = object()
 _found = {}             # the number of rules when _targets last ran -> its targets (a cache)
+_by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
+_names = []             # (namespace dict, name, primitive) replaced in a module's globals
+
+
+def _replace_names(namespace):
+    for name, value in list(namespace.items()):
+        found = _by_primitive.get(id(value))
+        if found is not None and found[0] is value:
+            namespace[name] = found[1]
+            _names.append((namespace, name, value))
 
 
 #: NumPy functions with rules that do not dispatch on a differentiable
@@ -87,17 +100,25 @@ def _wrapper(prim):
     return recorded
 
 
-def enter():
-    """A tape begins recording: the first one installs the wrappers."""
+def enter(namespace=None):
+    """A tape begins recording: the first one installs the wrappers; each
+    also replaces the primitives bound to names in `namespace` (the globals
+    of the code the tape records: `from scipy.special import logsumexp`)."""
     global _depth
     with _lock:
         _depth += 1
-        if _depth > 1 or "scipy" not in sys.modules:
+        if "scipy" not in sys.modules:
             return
         key = len(registry.adjoint_rules())
         if key not in _found:
             _found.clear()
             _found[key] = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
+            _by_primitive.clear()
+            _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in _found[key]})
+        if namespace is not None and _by_primitive:
+            _replace_names(namespace)
+        if _depth > 1:
+            return
         for owner, name, prim, wrapper in _found[key]:
             before = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
             try:
@@ -115,6 +136,10 @@ def exit():
         if _depth > 0:
             return
         _depth = 0
+        while _names:
+            namespace, name, prim = _names.pop()
+            if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:
+                namespace[name] = prim
         while _patched:
             owner, name, before = _patched.pop()
             if before is _MISSING:

@@ -84,3 +84,25 @@ def test_define_gradient_second_order_np_full_on_the_tape():
     want = ag.grad(lambda y: anp.sum(ag.grad(lambda y: asp.logsumexp(y ** 2))(y) * v))(y)
     np.testing.assert_allclose(got, want, rtol=1e-10)
     np.testing.assert_allclose(hv, want, rtol=1e-10)
+
+
+from scipy.special import logsumexp as _logsumexp_by_name     # noqa: E402  (imported by name, as users do)
+
+
+def _op_by_op_with_scipy(w):
+    def rows():                          # a generator: the function runs op by op
+        for i in range(2):
+            yield w[i] * np.arange(1.0, 4.0)
+    return sum(_logsumexp_by_name(r) for r in rows())
+
+
+def test_a_function_imported_by_name_is_recorded_op_by_op():
+    w = np.array([0.3, -0.7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        warnings.simplefilter("error", sg.GradientPathWarning)
+        g = sg.grad(_op_by_op_with_scipy)(w)
+    import autograd.scipy.special as asp
+    want = ag.grad(lambda w: sum(asp.logsumexp(w[i] * anp.arange(1.0, 4.0)) for i in range(2)))(w)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    assert _logsumexp_by_name.__module__.startswith("scipy")       # restored after the run
