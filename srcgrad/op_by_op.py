@@ -111,12 +111,14 @@ def _result(g, source, on_tape):
 
 @contextlib.contextmanager
 def _scipy_recorded(f):
-    """SciPy functions with rules that f's module imported by name are
-    recorded while f runs on the tape (tape/scipy_calls.py)."""
+    """SciPy functions with rules that f's module, or a module f calls
+    into, imported by name are recorded while f runs on the tape
+    (tape/scipy_calls.py)."""
     namespace = getattr(getattr(f, "__func__", f), "__globals__", None)
     scipy_calls.enter(namespace)
     try:
-        yield
+        with scipy_calls.everywhere():      # (and in every module f's code calls into)
+            yield
     finally:
         scipy_calls.exit()
 

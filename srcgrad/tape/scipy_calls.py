@@ -22,6 +22,7 @@ imported into a third module, it is not: call it through its module there,
 or inside `@sg.function`/`sg.grad`, where compiled code differentiates it
 by its rule.
 """
+import contextlib
 import importlib
 import inspect
 import sys
@@ -34,7 +35,7 @@ from ..rules import registry
 from ..tensor import Tensor
 from . import nested, recording
 
-_lock = threading.Lock()
+_lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
 _depth = 0
 _patched = []           # (owner, name, the attribute it had or _MISSING)
 _MISSING = object()
@@ -126,6 +127,31 @@ def enter(namespace=None):
             except (AttributeError, TypeError):
                 continue
             _patched.append((owner, name, before))
+
+
+@contextlib.contextmanager
+def everywhere():
+    """While the block runs (the op-by-op fallback running a function the
+    compiler refused), every module whose code is called gets its imported
+    primitives replaced too, when its first function is called (a profile
+    hook on the current thread; restored after). Use inside enter()/exit()."""
+    seen = set()
+    previous = sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "call":
+            namespace = frame.f_globals
+            if id(namespace) not in seen:
+                seen.add(id(namespace))
+                with _lock:
+                    _replace_names(namespace)
+        if previous is not None:
+            previous(frame, event, arg)
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def exit():

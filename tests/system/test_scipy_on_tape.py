@@ -106,3 +106,23 @@ def test_a_function_imported_by_name_is_recorded_op_by_op():
     want = ag.grad(lambda w: sum(asp.logsumexp(w[i] * anp.arange(1.0, 4.0)) for i in range(2)))(w)
     np.testing.assert_allclose(g, want, rtol=1e-12)
     assert _logsumexp_by_name.__module__.startswith("scipy")       # restored after the run
+
+
+def test_a_scipy_function_imported_by_name_in_another_module_is_recorded():
+    import scipy_helper_module as helpers
+    import autograd.scipy.special as asp
+
+    def gen(w):                     # a generator: the caller runs op by op
+        yield helpers.log_normalize(w * 2.0)
+
+    def f(w):
+        return sum(np.sum(np.sin(r)) for r in gen(w))
+
+    w = np.array([0.2, -0.4, 0.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        warnings.simplefilter("error", sg.GradientPathWarning)
+        g = sg.grad(f)(w)
+    want = ag.grad(lambda w: anp.sum(anp.sin(w * 2.0 - asp.logsumexp(w * 2.0))))(w)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    assert helpers.logsumexp.__module__.startswith("scipy")       # restored
