@@ -78,7 +78,19 @@ def callee_info(obj):
     if fn is None:
         return None
     primal = fn.primal if fn.parsed.grad_of else None
-    return CalleeInfo(fn if fn.derived else fn.python_function, fn.signature, fn.n_outputs(), primal)
+    return CalleeInfo(fn if fn.derived else fn.python_function, fn.signature, fn.n_outputs(), primal,
+                      tuple(written_params(fn.parsed)), tuple(fn.parsed.grows_params))
+
+
+def written_params(parsed):
+    """{parameter: statement} for the parameters a function writes into:
+    element assignment (lowering's writes_params) and `x += v` on a
+    parameter (NumPy writes an array in place; a float is rebound)."""
+    out = dict(parsed.writes_params)
+    for n in ast_util.walk(parsed.node):
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and n.target.id in parsed.params:
+            out.setdefault(n.target.id, n)
+    return out
 
 
 def _callee_parsed(obj):
@@ -338,7 +350,8 @@ class Program:
         if op.custom:
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
         program = self.callee_program(op)
-        written = program.parsed.writes_params
+        written = {p: s for p, s in written_params(program.parsed).items()
+                   if p not in program.resolution.scalars}      # (a float parameter's += rebinds it)
         if written:
             name, stmt = next(iter(written.items()))
             filename, lineno, col = program.parsed.origin(stmt)
@@ -346,10 +359,18 @@ class Program:
                 "writing into %s, a parameter of %s, which is called from differentiated code (NumPy would "
                 "change the caller's array too, compiled code does not)" % (name, program.parsed.node.name),
                 filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name),
-                # a list appended to, a dict updated (bn_param["running_mean"] = ...) run right op by op;
-                # an array written into would not
-                op_by_op=name in program.resolution.containers
-                or not any(isinstance(n, gast.Subscript) for n in ast_util.walk(stmt)))
+                # a dict or list written into (bn_param["running_mean"] = ...) runs right op by op; an
+                # array written into (x[i] = v, x += v) would not: the tape's Tensors are immutable
+                op_by_op=name in program.resolution.containers)
+        grown = program.parsed.grows_params
+        if grown:
+            name, call = next(iter(grown.items()))
+            filename, lineno, col = program.parsed.origin(call)
+            raise UnsupportedSyntaxError(
+                "%s.%s(...) on %s, a parameter of %s, which is called from differentiated code (the caller's "
+                "list or dict changes too, compiled code does not)" % (name, call.func.attr, name,
+                                                                       program.parsed.node.name),
+                filename, lineno, col, "return the new value instead")          # (right op by op)
         chain = [leaf for leaf in program.leaves if leaf.kind != "free"]
         if chain:
             leaf = chain[0]

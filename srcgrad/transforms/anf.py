@@ -71,6 +71,7 @@ class _ANF(CallForms):
                 return self.stmt(new)
             if isinstance(s.value, gast.Call):
                 self.check_mutation(s.value)
+                self.check_called_for_effect(s.value)
             Anno.FORWARD_ONLY.add_to(s, True)
             return [s]
         if isinstance(s, gast.Pass):
@@ -277,6 +278,26 @@ class _ANF(CallForms):
         if known is not None:
             Anno.VALUE.add_to(result, known)
         return result
+
+    def check_called_for_effect(self, call):
+        """`g(a, b)` as a statement, g a user function writing into a
+        parameter (`arr[1] = ...`, `arr += ...`): NumPy changes the caller's
+        array, which neither compiled code nor the tape's immutable Tensors
+        would see; refused by name."""
+        obj = Anno.CALLEE.of(call.func)
+        if obj is None or Anno.METHOD.exists(call.func) or not self._user_callee(call.func):
+            return
+        info = self.ctx.callee(obj)
+        if info is not None and info.writes:
+            self.fail(call, "calling %s for its effect on its argument (it writes into its parameter %s: NumPy "
+                      "changes the caller's array, which compiled code does not see)"
+                      % (getattr(obj, "__name__", "a function"), info.writes[0]),
+                      "return the new value instead: %s = ..." % info.writes[0], op_by_op=False)
+        if info is not None and info.grows:
+            # a list or dict of the caller's changed in place: right op by op (op_by_op.py)
+            self.fail(call, "calling %s for its effect on its argument (it changes its parameter %s in place)"
+                      % (getattr(obj, "__name__", "a function"), info.grows[0]),
+                      "return the new list instead: %s = ..." % info.grows[0])
 
     def _user_callee(self, func):
         """Does `func` call a user function (or a custom_gradient function)

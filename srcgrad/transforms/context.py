@@ -58,8 +58,12 @@ class CalleeInfo:
     or a srcgrad function object), `signature` (inspect.Signature),
     `n_outputs` (1, or k for a function returning a k-tuple) and `primal`:
     the callable computing its value when calling `function` would not do
-    (its compiled primal, when it holds insert_grad_of blocks), else None."""
+    (its compiled primal, when it holds insert_grad_of blocks), else None;
+    `writes`: the parameters the function writes into (element assignment,
+    or `x += v` on a parameter, which NumPy does in place)."""
     function: Any
     signature: Any
     n_outputs: int = 1
     primal: Any = None              # what the forward sweep calls instead (insert_grad_of inside), or None
+    writes: tuple = ()              # parameters it writes into (x[i] = v, x += v): NumPy changes the caller's
+    grows: tuple = ()               # parameters it appends to or updates in place (xs.append(v), d.update())

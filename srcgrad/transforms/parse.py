@@ -38,6 +38,7 @@ class Parsed:
     n_positional: int = 0                           # how many of params are positional
     grad_of: bool = False           # lowering: the body holds `with sg.insert_grad_of(x)` blocks
     writes_params: dict = field(default_factory=dict)   # lowering: parameter -> a statement writing into it
+    grows_params: dict = field(default_factory=dict)    # lowering: parameter -> its xs.append/extend/insert/...
     assumed_builtins: set = field(default_factory=set)   # lowering: builtins it rewrote calls of (range, zip)
 
     def origin(self, node):

@@ -41,9 +41,12 @@ from system_support import short_traceback
 # Categories that fail on today's code (found by running every category;
 # the fixed seeds below exhibit each). Remove a category once it is fixed.
 KNOWN_BROKEN = {
-    "split_view", "helper_mutates_args",
+    "split_view",
     "list_whole",
 }
+# categories whose programs run op by op on the tape (a helper appending to its argument list): right
+# (their fixed seeds are regression tests), but slow under hypothesis: drawn only with --fuzz
+OP_BY_OP = {"helper_mutates_args"}
 
 # category -> (seeds of fuzz_grammar.program_from_seed whose programs fail today, the exception, why)
 E = AssertionError
@@ -82,7 +85,7 @@ if FUZZ:
     CHOSEN = sorted(_only.split(",") if _only else fg.CATEGORIES)
     SHAPE = fg.LARGE
 else:
-    CHOSEN = sorted(c for c in fg.CATEGORIES if c not in KNOWN_BROKEN)
+    CHOSEN = sorted(c for c in fg.CATEGORIES if c not in KNOWN_BROKEN and c not in OP_BY_OP)
     SHAPE = fg.SMALL
 
 REFUSED = collections.Counter()

@@ -34,6 +34,7 @@ def _lower_body(fdef, ctx):
     fdef = local_functions.transform(fdef, ctx)
     if ctx.top:      # (before inlining and setitem rewrite the element assignments)
         ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params)
+        ctx.parsed.grows_params = mutations.grown_params(fdef.body, ctx.parsed.params)
     fdef = comprehensions.transform(fdef, ctx)
     # index loops before the view check: it reads the rows a loop takes as `t = _seq[_i]`
     fdef = for_loops.transform(fdef, ctx)

@@ -171,6 +171,19 @@ def written_params(body, params):
     return out
 
 
+def grown_params(body, params):
+    """{parameter: the call} for container methods called on a parameter
+    (`terms.append(v)`, `d.update(...)`): a list or dict of the caller's
+    that the function changes in place (the tape does this right, op by op;
+    compiled code, which rebinds, does not tell the caller)."""
+    out = {}
+    for n in ast_util.walk(ast_util.module(body)):
+        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
+                and n.func.value.id in params and n.func.attr in _MUTATORS | {"append", "extend"}):
+            out.setdefault(n.func.value.id, n)
+    return out
+
+
 def transform(fdef, ctx):
     fdef.body = _Mutations(ctx).visit_block(fdef.body)
     return fdef
