@@ -344,6 +344,12 @@ def is_nondiff(primitive):
         return False
 
 
+def rule_count():
+    """How many adjoint rules are registered now (cheap: no lazy loading);
+    a change tells a cache built from adjoint_rules() to rebuild."""
+    return len(_ADJOINTS)
+
+
 def adjoint_rules():
     """A copy of the registry: {primitive: Rule} (every optional library's
     rules included)."""

@@ -11,9 +11,10 @@ method that has an adjoint rule is replaced where it is looked up
 `scipy.linalg.solve` as an attribute of `scipy.linalg`; `np.full`, whose
 fill value reaches the array through `np.copyto`) by a wrapper that
 records the call with its rule (`recording.apply`) when a Tensor is among
-its arguments, and calls SciPy otherwise. The wrapper carries the original
-as `__srcgrad_raw__`, which the registry follows, so compiled code treats
-it as the primitive. Leaving the last recording tape restores SciPy.
+its arguments, and calls SciPy unchanged otherwise (so the wrappers stay:
+installing and removing them at every tape would cost ~100 us a tape). The
+wrapper carries the original as `__srcgrad_raw__`, which the registry
+follows, so compiled code treats it as the primitive.
 
 A function imported by name (`from scipy.special import logsumexp`) is
 replaced in the globals of the module whose code the tape records (the
@@ -36,12 +37,9 @@ from ..tensor import Tensor
 from . import nested, recording
 
 _lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
-_depth = 0
-_patched = []           # (owner, name, the attribute it had or _MISSING)
-_MISSING = object()
-_found = {}             # the number of rules when _targets last ran -> its targets (a cache)
+_installed = None       # the rule count when the wrappers were installed
 _by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
-_names = []             # (namespace dict, name, primitive) replaced in a module's globals
+_namespaces = set()     # (id, size) of the module globals already searched
 
 
 def _replace_names(namespace):
@@ -49,7 +47,6 @@ def _replace_names(namespace):
         found = _by_primitive.get(id(value))
         if found is not None and found[0] is value:
             namespace[name] = found[1]
-            _names.append((namespace, name, value))
 
 
 #: NumPy functions with rules that do not dispatch on a differentiable
@@ -102,31 +99,38 @@ def _wrapper(prim):
 
 
 def enter(namespace=None):
-    """A tape begins recording: the first one installs the wrappers; each
-    also replaces the primitives bound to names in `namespace` (the globals
-    of the code the tape records: `from scipy.special import logsumexp`)."""
-    global _depth
+    """A tape begins recording: the first one ever installs the wrappers
+    (they stay: without a Tensor argument they call SciPy unchanged); each
+    replaces the primitives bound to names in `namespace` too (the globals
+    of the code the tape records: `from scipy.special import logsumexp`),
+    once per namespace and size."""
+    global _installed
+    if "scipy" not in sys.modules:
+        return
     with _lock:
-        _depth += 1
-        if "scipy" not in sys.modules:
-            return
-        key = len(registry.adjoint_rules())
-        if key not in _found:
-            _found.clear()
-            _found[key] = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
-            _by_primitive.clear()
-            _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in _found[key]})
-        if namespace is not None and _by_primitive:
-            _replace_names(namespace)
-        if _depth > 1:
-            return
-        for owner, name, prim, wrapper in _found[key]:
-            before = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
-            try:
-                setattr(owner, name, wrapper)
-            except (AttributeError, TypeError):
-                continue
-            _patched.append((owner, name, before))
+        key = registry.rule_count()
+        if key != _installed:
+            registry.adjoint_rules()                # (loads the lazy SciPy rule modules)
+            _install(registry.rule_count())
+        if namespace is not None:
+            mark = (id(namespace), len(namespace))
+            if mark not in _namespaces:
+                _replace_names(namespace)
+                _namespaces.add(mark)
+
+
+def _install(key):
+    global _installed
+    for owner, name, prim in _targets():
+        if id(prim) in _by_primitive:
+            continue
+        wrapper = _wrapper(prim)
+        try:
+            setattr(owner, name, wrapper)
+        except (AttributeError, TypeError):
+            continue
+        _by_primitive[id(prim)] = (prim, wrapper)
+    _installed = key
 
 
 @contextlib.contextmanager
@@ -155,23 +159,4 @@ def everywhere():
 
 
 def exit():
-    """A tape stops recording: the last one restores SciPy."""
-    global _depth
-    with _lock:
-        _depth -= 1
-        if _depth > 0:
-            return
-        _depth = 0
-        while _names:
-            namespace, name, prim = _names.pop()
-            if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:
-                namespace[name] = prim
-        while _patched:
-            owner, name, before = _patched.pop()
-            if before is _MISSING:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
-            else:
-                setattr(owner, name, before)
+    """A tape stops recording (the wrappers stay installed: see enter)."""
