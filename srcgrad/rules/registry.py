@@ -344,6 +344,12 @@ def is_nondiff(primitive):
         return False
 
 
+def loaded_rules():
+    """A copy of the rules registered so far ({primitive: Rule}), without
+    loading an optional library's rules (adjoint_rules does)."""
+    return dict(_ADJOINTS)
+
+
 def rule_count():
     """How many adjoint rules are registered now (cheap: no lazy loading);
     a change tells a cache built from adjoint_rules() to rebuild."""

@@ -60,7 +60,8 @@ def _targets():
     NumPy functions of NUMPY_NON_DISPATCHING."""
     out = [(np, name, getattr(np, name)) for name in NUMPY_NON_DISPATCHING
            if registry.adjoint_rule(getattr(np, name)) is not None]
-    for prim in registry.adjoint_rules():
+    # (SciPy's rules only once SciPy is imported: the first tape does not import it)
+    for prim in registry.adjoint_rules() if "scipy" in sys.modules else registry.loaded_rules():
         if isinstance(prim, np.ufunc):
             continue
         if inspect.ismethod(prim):
@@ -104,14 +105,10 @@ def enter(namespace=None):
     replaces the primitives bound to names in `namespace` too (the globals
     of the code the tape records: `from scipy.special import logsumexp`),
     once per namespace and size."""
-    global _installed
-    if "scipy" not in sys.modules:
-        return
     with _lock:
-        key = registry.rule_count()
+        key = (registry.rule_count(), "scipy" in sys.modules)
         if key != _installed:
-            registry.adjoint_rules()                # (loads the lazy SciPy rule modules)
-            _install(registry.rule_count())
+            _install(key)
         if namespace is not None:
             mark = (id(namespace), len(namespace))
             if mark not in _namespaces:

@@ -102,10 +102,10 @@ def test_full_like_fill_value_gradient_both_paths():
     np.testing.assert_allclose(gx, np.full_like(x, v), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="np.full(shape, tensor) converts the Tensor with "
-                   "np.asarray before any NumPy dispatch (as np.array): the op-by-op tape "
-                   "cannot see it and gives 3.75; needs tensor.py (reported)")
 def test_full_op_by_op():
+    """np.full(shape, tensor) is recorded on the tape (tape/scipy_calls.py:
+    its fill value reaches the array through np.copyto, which does not
+    dispatch, so the tape replaces np.full while recording)."""
     (g,) = tape_grad(full_loss, 1.0)
     assert g == pytest.approx(6.75)
 

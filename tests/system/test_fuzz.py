@@ -78,7 +78,7 @@ FIXED_SEEDS = {
                                       "after compiling: the old function is differentiated"),
 }
 
-DEFAULT_EXAMPLES = 150
+DEFAULT_EXAMPLES = 120
 FUZZ = int(os.environ.get("SRCGRAD_FUZZ") or 0)
 if FUZZ:
     _only = os.environ.get("SRCGRAD_FUZZ_CATEGORIES")
