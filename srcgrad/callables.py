@@ -96,6 +96,7 @@ def as_function(f):
     Function, its Programs and their generated code with the next garbage
     collection. A Function copied onto another function (functools.wraps
     copies `__dict__`) is not taken for that function's."""
+    f = getattr(f, "__srcgrad_recorded__", f)      # (a tape's recording wrapper: tape/scipy_calls.py)
     if isinstance(f, Function):
         return f
     if isinstance(f, BoundFunction):

@@ -72,7 +72,11 @@ class Anno(enum.Enum):
         return getattr(node, self.attr, default)
 
     def add_to(self, node, value):
-        """Annotate `node` with `value`; returns the node."""
+        """Annotate `node` with `value`; returns the node. A callee that is
+        a tape's recording wrapper of a SciPy function (tape/scipy_calls.py)
+        is annotated as the function itself."""
+        if self is Anno.CALLEE:
+            value = getattr(value, "__srcgrad_recorded__", value)
         setattr(node, self.attr, value)
         return node
 

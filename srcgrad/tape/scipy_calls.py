@@ -11,10 +11,9 @@ method that has an adjoint rule is replaced where it is looked up
 `scipy.linalg.solve` as an attribute of `scipy.linalg`; `np.full`, whose
 fill value reaches the array through `np.copyto`) by a wrapper that
 records the call with its rule (`recording.apply`) when a Tensor is among
-its arguments, and calls SciPy unchanged otherwise (so the wrappers stay:
-installing and removing them at every tape would cost ~100 us a tape). The
-wrapper carries the original as `__srcgrad_raw__`, which the registry
-follows, so compiled code treats it as the primitive.
+its arguments, and calls SciPy otherwise. The wrapper carries the original
+as `__srcgrad_raw__`, which the registry follows, so compiled code treats
+it as the primitive. Leaving the last recording tape restores SciPy.
 
 A function imported by name (`from scipy.special import logsumexp`) is
 replaced in the globals of the module whose code the tape records (the
@@ -37,9 +36,12 @@ from ..tensor import Tensor
 from . import nested, recording
 
 _lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
-_installed = None       # the rule count when the wrappers were installed
+_depth = 0
+_patched = []           # (owner, name, the attribute it had or _MISSING)
+_MISSING = object()
+_found = {}             # the number of rules when _targets last ran -> its targets (a cache)
 _by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
-_namespaces = set()     # (id, size) of the module globals already searched
+_names = []             # (namespace dict, name, primitive) replaced in a module's globals
 
 
 def _replace_names(namespace):
@@ -47,6 +49,7 @@ def _replace_names(namespace):
         found = _by_primitive.get(id(value))
         if found is not None and found[0] is value:
             namespace[name] = found[1]
+            _names.append((namespace, name, value))
 
 
 #: NumPy functions with rules that do not dispatch on a differentiable
@@ -60,7 +63,7 @@ def _targets():
     NumPy functions of NUMPY_NON_DISPATCHING."""
     out = [(np, name, getattr(np, name)) for name in NUMPY_NON_DISPATCHING
            if registry.adjoint_rule(getattr(np, name)) is not None]
-    # (SciPy's rules only once SciPy is imported: the first tape does not import it)
+    # (SciPy's rules only once SciPy is imported: a tape does not import it)
     for prim in registry.adjoint_rules() if "scipy" in sys.modules else registry.loaded_rules():
         if isinstance(prim, np.ufunc):
             continue
@@ -93,6 +96,7 @@ def _wrapper(prim):
             return recording.apply(prim, args, kwargs)
         return prim(*args, **kwargs)
     recorded.__srcgrad_raw__ = prim
+    recorded.__srcgrad_recorded__ = prim        # (what the compiler resolves it to: syntax/anno.py)
     recorded.__name__ = getattr(prim, "__name__", "scipy_function")
     recorded.__qualname__ = getattr(prim, "__qualname__", recorded.__name__)
     recorded.__doc__ = getattr(prim, "__doc__", None)
@@ -100,34 +104,29 @@ def _wrapper(prim):
 
 
 def enter(namespace=None):
-    """A tape begins recording: the first one ever installs the wrappers
-    (they stay: without a Tensor argument they call SciPy unchanged); each
-    replaces the primitives bound to names in `namespace` too (the globals
-    of the code the tape records: `from scipy.special import logsumexp`),
-    once per namespace and size."""
+    """A tape begins recording: the first one installs the wrappers; each
+    also replaces the primitives bound to names in `namespace` (the globals
+    of the code the tape records: `from scipy.special import logsumexp`)."""
+    global _depth
     with _lock:
-        key = (registry.rule_count(), "scipy" in sys.modules)
-        if key != _installed:
-            _install(key)
-        if namespace is not None:
-            mark = (id(namespace), len(namespace))
-            if mark not in _namespaces:
-                _replace_names(namespace)
-                _namespaces.add(mark)
-
-
-def _install(key):
-    global _installed
-    for owner, name, prim in _targets():
-        if id(prim) in _by_primitive:
-            continue
-        wrapper = _wrapper(prim)
-        try:
-            setattr(owner, name, wrapper)
-        except (AttributeError, TypeError):
-            continue
-        _by_primitive[id(prim)] = (prim, wrapper)
-    _installed = key
+        _depth += 1
+        key = (registry.rule_count(), "scipy" in sys.modules)      # (cheap: no lazy loading)
+        if key not in _found:
+            _found.clear()
+            _found[key] = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
+            _by_primitive.clear()
+            _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in _found[key]})
+        if namespace is not None and _by_primitive:
+            _replace_names(namespace)
+        if _depth > 1:
+            return
+        for owner, name, prim, wrapper in _found[key]:
+            before = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+            try:
+                setattr(owner, name, wrapper)
+            except (AttributeError, TypeError):
+                continue
+            _patched.append((owner, name, before))
 
 
 @contextlib.contextmanager
@@ -156,4 +155,23 @@ def everywhere():
 
 
 def exit():
-    """A tape stops recording (the wrappers stay installed: see enter)."""
+    """A tape stops recording: the last one restores SciPy."""
+    global _depth
+    with _lock:
+        _depth -= 1
+        if _depth > 0:
+            return
+        _depth = 0
+        while _names:
+            namespace, name, prim = _names.pop()
+            if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:
+                namespace[name] = prim
+        while _patched:
+            owner, name, before = _patched.pop()
+            if before is _MISSING:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+            else:
+                setattr(owner, name, before)

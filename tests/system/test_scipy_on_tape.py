@@ -1,7 +1,7 @@
 """SciPy functions with rules, called on watched Tensors in a tape's body
 (srcgrad/tape/scipy_calls.py): recorded with their rules, as NumPy's are,
-and SciPy's own results on plain values. Checked against autograd and
-against the compiled path (sg.grad of the same function)."""
+while a tape records, and SciPy untouched otherwise. Checked against
+autograd and against the compiled path (sg.grad of the same function)."""
 import warnings
 
 import numpy as np
@@ -19,6 +19,7 @@ X = np.array([0.5, 1.5, 2.5])
 
 
 def test_a_distribution_method_is_recorded_and_agrees_with_compiled_code_and_autograd():
+    original = st.chi2.pdf
     x = sg.Variable(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", sg.GradientPathWarning)      # no cut path
@@ -29,8 +30,7 @@ def test_a_distribution_method_is_recorded_and_agrees_with_compiled_code_and_aut
     np.testing.assert_allclose(g, sg.grad(f)(X), rtol=1e-12)
     ag_f = lambda x: anp.sum(ast_.chi2.pdf(x, 3.0) * ast_.norm.logpdf(x, 0.5, 2.0))   # noqa: E731
     np.testing.assert_allclose(g, ag.grad(ag_f)(X), rtol=1e-10)
-    # installed from the first tape on; on plain values SciPy's own result
-    assert st.chi2.pdf.__srcgrad_raw__(1.5, 3.0) == st.chi2.pdf(1.5, 3.0)
+    assert st.chi2.pdf == original and "pdf" not in vars(st.chi2)      # SciPy restored after the tape
 
 
 def test_scipy_linalg_through_its_module():
@@ -43,11 +43,11 @@ def test_scipy_linalg_through_its_module():
     np.testing.assert_allclose(g, sg.grad(lambda A: np.sum(sl.solve(A, b) ** 2))(A), rtol=1e-12)
 
 
-def test_plain_values_get_scipys_own_results():
+def test_untouched_without_a_tape_and_with_plain_arrays():
+    assert "logpdf" not in vars(st.norm)
     with sg.GradientTape():
         assert st.norm.logpdf(0.3) == pytest.approx(-0.3 ** 2 / 2 - 0.5 * np.log(2 * np.pi))
-    assert isinstance(st.norm.logpdf(np.ones(2)), np.ndarray)
-    assert sl.solve(np.eye(2), np.ones(2)).tolist() == [1.0, 1.0]
+    assert "logpdf" not in vars(st.norm)
 
 
 def _logsumexp_vjp(ans, x):
@@ -105,7 +105,7 @@ def test_a_function_imported_by_name_is_recorded_op_by_op():
     import autograd.scipy.special as asp
     want = ag.grad(lambda w: sum(asp.logsumexp(w[i] * anp.arange(1.0, 4.0)) for i in range(2)))(w)
     np.testing.assert_allclose(g, want, rtol=1e-12)
-    assert _logsumexp_by_name(np.zeros(2)) == pytest.approx(np.log(2.0))
+    assert _logsumexp_by_name.__module__.startswith("scipy")       # restored after the run
 
 
 def test_a_scipy_function_imported_by_name_in_another_module_is_recorded():
@@ -125,4 +125,4 @@ def test_a_scipy_function_imported_by_name_in_another_module_is_recorded():
         g = sg.grad(f)(w)
     want = ag.grad(lambda w: anp.sum(anp.sin(w * 2.0 - asp.logsumexp(w * 2.0))))(w)
     np.testing.assert_allclose(g, want, rtol=1e-12)
-    assert helpers.logsumexp(np.zeros(2)) == pytest.approx(np.log(2.0))
+    assert helpers.logsumexp.__module__.startswith("scipy")       # restored
