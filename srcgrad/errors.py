@@ -344,13 +344,15 @@ def _internal(frame):
     return frame.f_code.co_filename.startswith(_SRCGRAD_DIR)
 
 
-def filter_traceback(tb):
+def filter_traceback(tb, generated=True):
     """`tb` without srcgrad's internal frames: the user's frames, library
-    frames and generated code (`<srcgrad-generated ...>`) are kept, in
-    order. Returns a new traceback (None if no frame is left)."""
+    frames and generated code (`<srcgrad-generated ...>`, unless not
+    `generated`) are kept, in order. Returns a new traceback (None if no
+    frame is left)."""
     kept = []
     while tb is not None:
-        if not _internal(tb.tb_frame):
+        name = tb.tb_frame.f_code.co_filename
+        if not _internal(tb.tb_frame) and (generated or not name.startswith("<srcgrad-generated")):
             kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
     out = None
@@ -373,7 +375,8 @@ def _filter_exception(exc, seen):
         return
     seen.add(id(exc))
     tb = exc.__traceback__
-    filtered = filter_traceback(tb)
+    # (a refusal checked at run time names the user's line: generated code's frames add nothing)
+    filtered = filter_traceback(tb, generated=not isinstance(exc, UnsupportedSyntaxError))
     if _count(filtered) != _count(tb):
         exc.__traceback__ = filtered
         notes = getattr(exc, "__notes__", None) or []

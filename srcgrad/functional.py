@@ -36,8 +36,19 @@ from .syntax import ast_util
 
 # ------------------------------------------------------------------ gradients
 
-def _wrt_tuple(wrt):
-    return (wrt,) if isinstance(wrt, int) else tuple(wrt)
+def wrt_indices(wrt):
+    """`wrt` as a tuple of positional indices. Raises TypeError for anything
+    else (a parameter's name, a float), as JAX does for argnums."""
+    out = (wrt,) if isinstance(wrt, (int, np.integer)) else None
+    if out is None and isinstance(wrt, (tuple, list)):
+        out = tuple(wrt)
+    if out is None or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in out) \
+            or isinstance(wrt, bool):
+        raise TypeError("wrt must be a positional index or a tuple of them (wrt=0, wrt=(0, 2)), got %r%s"
+                        % (wrt, "; parameters are given by position, not by name" if
+                           isinstance(wrt, str) or (isinstance(wrt, (tuple, list)) and
+                                                    any(isinstance(i, str) for i in wrt)) else ""))
+    return tuple(int(i) for i in out)
 
 
 def _grad_inputs(fn, args, kwargs, wrt):
@@ -77,7 +88,10 @@ def _float_tree(v):
 
 def _as_input_dtype(g, x):
     if type(x) in (list, tuple):
-        gs = g if isinstance(g, (list, tuple)) else [None] * len(x)
+        if g is None or isinstance(g, (list, tuple)):
+            gs = g or [None] * len(x)
+        else:       # the list was read as one array (np.sin(p), np.dot(p, p)): its rows are the elements'
+            gs = list(np.broadcast_to(g, np.shape(x)))
         return type(x)(_as_input_dtype(gi if gi is not None else np.zeros_like(xi), xi) for gi, xi in zip(gs, x))
     if type(x) is dict:
         gs = g if isinstance(g, dict) else {}
@@ -153,13 +167,19 @@ class Gradient:
             arrays.check_arguments(raw)
             arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
         _check_outputs(fn, program, compiled, self.has_aux)
-        if self.preserve_result or self.has_aux or program.output_dynamic()[0]:
+        may_be_complex = program.complex_mode or any(np.iscomplexobj(v) for v in raw if not isinstance(v, dict))
+        if self.preserve_result or self.has_aux or program.output_dynamic()[0] or may_be_complex:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
             if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):
                 raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
                                 "values with it, return (value, aux) and pass has_aux=True)"
                                 % (fn.__name__, type(outs[0]).__name__))
+            if np.iscomplexobj(outs[0]):
+                raise TypeError("grad needs a real-valued output (as autograd's and JAX's grad); %s returned a "
+                                "complex %s: differentiate np.real(...), np.abs(...) ** 2 or another real "
+                                "function of it, or use sg.jacobian / a GradientTape (TF's convention for a "
+                                "complex target)" % (fn.__name__, type(outs[0]).__name__))
             seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
             grads = compiled.bwd(residuals, *seeds)
             value = outs[0]
@@ -250,11 +270,13 @@ def grad(f, wrt=(0,), preserve_result=False, has_aux=False):
     Raises:
       TypeError (when called): f returns a tuple, list or dict without
         has_aux (as `value_and_grad` and JAX's grad do), or with has_aux
-        something other than a pair.
+        something other than a pair; f returns a complex value (as
+        autograd's and JAX's grad: differentiate a real function of it).
+      TypeError: `wrt` is not an index or a tuple of indices (a name).
       ValueError: a `wrt` index out of range.
       UnsupportedSyntaxError, NoRuleError: see `sg.function`.
     """
-    key = (_wrt_tuple(wrt), bool(preserve_result), bool(has_aux))
+    key = (wrt_indices(wrt), bool(preserve_result), bool(has_aux))
     try:
         fn = as_function(f)
     except Exception as exc:
@@ -377,7 +399,7 @@ def source(f, wrt=(0,), mode="reverse", args=None):
     if mode not in ("reverse", "forward"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
-    wrt = _wrt_tuple(wrt)
+    wrt = wrt_indices(wrt)
     if args is not None and not isinstance(f, BoundFunction):
         program, mask, _ = _grad_inputs(fn, tuple(args), {}, wrt)
         return GeneratedCode(program.compile(mask, mode).source)

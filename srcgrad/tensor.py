@@ -193,8 +193,10 @@ def warn_path_cut(tensor, depth=2, action="converted to a NumPy array", through_
            location(filename, lineno), ": `%s`" % text if text else "", via, kind))
     module = frame.f_globals.get("__name__", "<unknown>")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
+    # (the globals let the warning show a notebook cell's line; code from `python -c` or exec has no
+    # source, and its loader raises ImportError when asked)
     warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry,
-                           frame.f_globals)
+                           None if filename.startswith("<") else frame.f_globals)
 
 
 def _stores_subscript(frame):

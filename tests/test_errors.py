@@ -95,6 +95,36 @@ def test_grad_rejects_out_of_range_wrt():
         sg.grad(good, wrt=(1,))(np.ones(3))
 
 
+@pytest.mark.parametrize("wrt", ["x", ("x",), 0.5, (0, "y"), True])
+def test_wrt_must_be_indices(wrt):
+    """A parameter's name (or anything but indices) is a TypeError saying
+    so, for grad, the Jacobians and the tools, before anything runs."""
+    def f(x, y):
+        return np.sum(x * y)
+    for make in (sg.grad, sg.value_and_grad, sg.jacobian, sg.hessian):
+        with pytest.raises(TypeError, match="wrt must be a positional index"):
+            make(f, wrt=wrt)(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="wrt must be a positional index"):
+        sg.explain(f, np.ones(2), np.ones(2), wrt=wrt)
+
+
+def test_grad_of_a_complex_output_is_a_type_error():
+    """As autograd's and JAX's grad: a complex output raises TypeError (a
+    real function of it is differentiated, Wirtinger/TF's convention)."""
+    def f(x):
+        return np.sum(np.exp(1j * x))
+
+    def g(z):
+        return np.sum(np.abs(z) ** 2)
+    with pytest.raises(TypeError, match="real-valued output"):
+        sg.grad(f)(np.array([0.1, 0.2]))
+    with pytest.raises(TypeError, match="real-valued output"):
+        sg.value_and_grad(f)(np.array([0.1, 0.2]))
+    z = np.array([1 + 2j, 0.5j])
+    check_close(sg.grad(g)(z), 2 * z)          # TF's convention: 2z for |z|^2
+    check_close(sg.grad(lambda x: np.real(f(x)))(np.array([0.1, 0.2])), -np.sin([0.1, 0.2]))
+
+
 def test_variable_target_and_bad_sources():
     v = sg.Variable(1.0)
     with sg.GradientTape() as t:

@@ -204,12 +204,14 @@ def densify_tree(g, x):
 
 def add_cotangents(a, b):
     """a + b for cotangents of the same structure and shapes: element-wise
-    for lists and dicts, None is zero."""
+    for lists and dicts, None is zero. A list and an array (the cotangent of
+    a list read as one array, np.sin(p)) add row by row: a list."""
     if a is None:
         return b
     if b is None:
         return a
-    if isinstance(a, _SEQ) and isinstance(b, _SEQ):
+    if isinstance(a, _SEQ) or isinstance(b, _SEQ):
+        # a list read element by element (p[0]) and as one array (np.sin(p)): the array's rows are the elements'
         return [add_cotangents(x, y) for x, y in zip(a, b)]
     if isinstance(a, dict) and isinstance(b, dict):
         out = dict(a)

@@ -54,7 +54,7 @@ def _replace_names(namespace):
 
 #: NumPy functions with rules that do not dispatch on a differentiable
 #: argument (np.full's fill value reaches the array through np.copyto)
-NUMPY_NON_DISPATCHING = ("full", "full_like")
+NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
 
 
 def _targets():

@@ -26,7 +26,7 @@ import numpy as np
 from .. import display
 from ..callables import as_function
 from ..errors import api_boundary
-from ..functional import grad, jvp
+from ..functional import grad, jvp, wrt_indices
 from ..tape import GradientTape
 from ..tensor import Tensor, constant
 
@@ -214,7 +214,7 @@ def check(f, *args, wrt=(0,), order=2, modes=("rev", "fwd"), rtol=None, atol=Non
         TypeError: for a tuple, list or dict output or argument in `wrt`, or
             an output or argument that is not real floating point.
     """
-    wrt = (wrt,) if isinstance(wrt, int) else tuple(wrt)
+    wrt = wrt_indices(wrt)
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = [m for m in modes if m not in _MODES]
     if unknown or not modes:

@@ -26,7 +26,7 @@ import numpy as np
 from .. import display, op_by_op
 from ..callables import as_function
 from ..errors import api_boundary, public_name, short
-from ..functional import _grad_inputs
+from ..functional import _grad_inputs, wrt_indices
 from ..runtime import ShapeOf
 from ..syntax import ast_util
 from ..syntax.anno import Anno
@@ -257,7 +257,7 @@ def explain(f, *args, wrt=(0,)):
             (what sg.grad runs op by op instead gets a report saying so, with
             the refusal, and its `op_by_op` attribute holds it).
     """
-    wrt = (wrt,) if isinstance(wrt, int) else tuple(wrt)
+    wrt = wrt_indices(wrt)
     try:
         fn = as_function(f)
         program, mask, raw, fdef, ctx, varied = _analyse(fn, args, wrt)

@@ -33,7 +33,7 @@ import pathlib
 from ..callables import as_function
 from ..display import GeneratedCode
 from ..errors import api_boundary, short
-from ..functional import _grad_inputs
+from ..functional import _grad_inputs, wrt_indices
 from .linker import Linker, NotExportable
 
 def _defaults(linker, function, params):
@@ -108,7 +108,7 @@ def export(f, path, wrt=(0,), args=None, mode="reverse"):
     """
     if mode not in ("reverse", "forward"):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
-    wrt = (wrt,) if isinstance(wrt, int) else tuple(wrt)
+    wrt = wrt_indices(wrt)
     fn, program, mask = _program(f, wrt, args)
     parsed = program.parsed
     name = parsed.node.name

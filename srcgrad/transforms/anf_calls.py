@@ -59,7 +59,7 @@ def _literal(v):
     return isinstance(v, tuple) and all(_literal(x) for x in v)
 
 
-def _injected(value, name):
+def injected(value, name):
     """A Name standing for `value` in generated code (injected as a closure
     cell by the code generators), carrying it as `Anno.VALUE` for callees."""
     n = ast_util.name(name)
@@ -249,7 +249,7 @@ class CallForms:
         return self.helper_top(containers.as_tuple, "as_tuple", [acc], hint, e)
 
     def helper_top(self, fn, name, args, hint, where):
-        call = ast_util.copy_location(ast_util.call(_injected(fn, name), args), where)
+        call = ast_util.copy_location(ast_util.call(injected(fn, name), args), where)
         return call, self.classify_fn(fn, args, {}, where, hint or name)
 
     def helper_call(self, fn, name, args, out, hint, where):
@@ -366,7 +366,7 @@ class CallForms:
                 elif p not in given and not _literal(v):
                     # a default value that is an object (nonlinearity=np.tanh): the VJP receives it (the call
                     # passes it too, so that the code generators inject the name)
-                    v = bound.arguments[p] = _injected(v, p)
+                    v = bound.arguments[p] = injected(v, p)
                     if kind is inspect.Parameter.POSITIONAL_ONLY:
                         node.args.append(v)
                     else:
@@ -400,6 +400,6 @@ class CallForms:
             if info.primal is not None:
                 # the callee holds insert_grad_of blocks, which Python cannot skip: the
                 # forward sweep runs its compiled primal
-                node.func = _injected(info.primal, (getattr(user, "__name__", None) or "callee") + "_primal")
+                node.func = injected(info.primal, (getattr(user, "__name__", None) or "callee") + "_primal")
             return op
         return Op("opaque", obj=fn, source=source, args=_names_in(node))

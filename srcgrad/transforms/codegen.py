@@ -19,7 +19,7 @@ import weakref
 import gast
 
 from .. import runtime
-from ..errors import source_name
+from ..errors import UnsupportedSyntaxError, source_name
 from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from . import optimize
@@ -264,8 +264,8 @@ def annotate(exc, fn):
     """Add a note to `exc`, raised inside generated function `fn`, naming the
     user's file and line the failing generated statement came from."""
     filename = getattr(fn, "__srcgrad_filename__", None)
-    if filename is None or not hasattr(exc, "add_note"):
-        return exc
+    if filename is None or not hasattr(exc, "add_note") or isinstance(exc, UnsupportedSyntaxError):
+        return exc          # (a refusal checked at run time names the user's line itself)
     tb = exc.__traceback__
     lineno = None
     while tb is not None:

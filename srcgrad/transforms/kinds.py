@@ -27,10 +27,13 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..rules import registry
 from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
+from .anf_calls import injected
+from .ops import Op
 
 
 def _targets(stmt):
@@ -103,9 +106,87 @@ def transform(fdef, ctx):
         op = Anno.OP.of(s)
         if op.kind == "call":
             op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
+    _containers_read_as_arrays(fdef, ctx, dynamic)
     ctx.facts.dynamic = dynamic
     ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
     return dynamic
+
+
+# NumPy functions whose array arguments may be sequences of arrays of different shapes (np.asarray of
+# the sequence would fail or change the meaning): a list or tuple reaches them as it is
+_TAKE_SEQUENCES = {getattr(np, n) for n in (
+    "stack", "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "array",
+    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "select", "choose", "einsum",
+    "broadcast_arrays", "meshgrid", "piecewise", "unstack", "concat") if hasattr(np, n)}
+_TAKE_SEQUENCES.add(np.linalg.multi_dot)
+_ARRAY_MODULES = ("numpy", "scipy.special", "scipy.stats", "scipy.linalg", "scipy._lib")
+
+
+def _reads_as_array(rule):
+    """Does this primitive read a list argument as one array (np.sin(p) is
+    np.sin(np.asarray(p)))? NumPy's and SciPy's array functions do; those of
+    _TAKE_SEQUENCES, srcgrad's container helpers and pytree-taking rules
+    (odeint's args) do not."""
+    prim = getattr(rule.primitive, "__srcgrad_raw__", rule.primitive)
+    if prim in _TAKE_SEQUENCES or prim in _BY_ARGUMENT or prim in _CONTAINER_RESULTS:
+        return False
+    if isinstance(prim, np.ufunc):
+        return True
+    module = getattr(prim, "__module__", None) or ""
+    return module.startswith(_ARRAY_MODULES)
+
+
+def _containers_read_as_arrays(fdef, ctx, dynamic):
+    """A list or tuple read whole as one array by a NumPy function
+    (`np.square(p)`, `np.dot(p, p)` with `p = [a, b]`): the call gets
+    `p_arr = sequence_as_array(p)` instead (np.asarray of a list or tuple),
+    so that its rule sees an array (the template `d[x] * (2.0 * x)` would
+    multiply the list) and the cotangent goes back to the list's elements
+    through its rule (one per element, as autograd and JAX treat a list
+    passed to a NumPy function). Names that only may hold a container get
+    the same: anything else passes through unchanged."""
+    rule = registry.adjoint_rule(containers.sequence_as_array)
+
+    def block(stmts, nested):
+        out = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(st, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    setattr(st, field, block(inner, True))
+            op = Anno.OP.of(st) if isinstance(st, gast.Assign) else None
+            # (a call: `p + q` concatenates lists, as Python means)
+            if op is not None and op.kind == "rule" and isinstance(st.value, gast.Call) and _reads_as_array(op.rule):
+                for p in op.rule.diff_params:
+                    e = op.bindings.get(p)
+                    if isinstance(e, gast.Name) and e.id in dynamic:
+                        out.append(_as_array(st, op, e, rule, ctx))
+                        if nested:      # (saved per trip, as anf's other names in a loop or branch)
+                            ctx.facts.stacked.add(out[-1].targets[0].id)
+            out.append(st)
+        return out
+
+    fdef.body = block(fdef.body, False)
+
+
+def _as_array(st, op, name, rule, ctx):
+    """`tmp = sequence_as_array(name)` before `st`, whose bindings and call
+    arguments `name` become tmp."""
+    tmp = ctx.namer.fresh(name.id + "_arr")
+    call = ast_util.call(injected(containers.sequence_as_array, "sequence_as_array"), [ast_util.name(name.id)])
+    bound = rule.signature.bind(ast_util.name("_z"), ast_util.name(name.id))
+    bound.apply_defaults()
+    bindings = {k: v if isinstance(v, gast.AST) else ast_util.const(v)
+                for k, v in bound.arguments.items() if k != rule.output}
+    new = ast_util.copy_location(ast_util.assign(tmp, call), st)
+    Anno.OP.add_to(new, Op("rule", rule=rule, bindings=bindings, source="sequence_as_array"))
+    for k, v in list(op.bindings.items()):
+        if isinstance(v, gast.Name) and v.id == name.id:
+            op.bindings[k] = ast_util.name(tmp)
+    for n in ast_util.walk(st.value):
+        if isinstance(n, gast.Name) and n.id == name.id and isinstance(n.ctx, gast.Load):
+            n.id = tmp
+    return new
 
 
 # reductions whose result is 0-d with axis=None and keepdims=False

@@ -40,10 +40,7 @@ from system_support import short_traceback
 
 # Categories that fail on today's code (found by running every category;
 # the fixed seeds below exhibit each). Remove a category once it is fixed.
-KNOWN_BROKEN = {
-    "split_view",
-    "list_whole",
-}
+KNOWN_BROKEN = set()
 # categories whose programs run op by op on the tape (a helper appending to its argument list): right
 # (their fixed seeds are regression tests), but slow under hypothesis: drawn only with --fuzz
 OP_BY_OP = {"helper_mutates_args"}

@@ -78,8 +78,29 @@ def dot_in_loop(p):
     return np.sum(a * x)
 
 
+def local_list_square(p):
+    """A list built in the function and read whole by np.square (its rule's
+    template multiplies the primal: 2.0 * q) and np.sin, then by element."""
+    q = [p[0], p[1] * 2.0]
+    return np.sum(np.square(q) * np.sin(q)) + q[1] * 0.5
+
+
+def asarray_first(p):
+    """The defensive first line `p = np.asarray(p)` (np.asarray has a rule)."""
+    p = np.asarray(p)
+    return np.sum(p ** 2 * np.cos(p))
+
+
+def whole_in_loop(p):
+    """The list read whole by np.square inside a loop over its own elements."""
+    s = 0.0
+    for v in p:
+        s = s + np.sum(np.square(p)) * v
+    return s
+
+
 SEQ = {f.__name__: f for f in [sum_sin, dot_self, prod_tanh, square_plus_mean, dot_in_loop, via_array, unpacked,
-                               looped]}
+                               looped, local_list_square, asarray_first, whole_in_loop]}
 SEQ_MODES = ("grad", "value_and_grad", "jvp", "tape")
 
 
@@ -109,22 +130,6 @@ def sequence_derivative(mode, fn, arg):
 
 IO = "io: "
 BROKEN_SEQ, RAISES_SEQ = {}, {}
-for _n in ("sum_sin", "dot_self", "prod_tanh"):
-    for _m in ("grad", "value_and_grad"):
-        BROKEN_SEQ[(_n, _m)] = IO + "a list/tuple argument reaching a NumPy function whole gets gradient [0, 0]"
-    BROKEN_SEQ[(_n, "tape")] = ("crash: a list of watched Tensors reaching a NumPy function whole: ValueError "
-                                "'cannot broadcast a non-scalar to a scalar array' in srcgrad")
-    RAISES_SEQ[(_n, "tape")] = ValueError
-for _m in ("grad", "value_and_grad"):
-    BROKEN_SEQ[("square_plus_mean", _m)] = ("crash: generated code multiplies the Python list by a float "
-                                            "(TypeError: can't multiply sequence by non-int)")
-    RAISES_SEQ[("square_plus_mean", _m)] = TypeError
-for _m in ("grad", "value_and_grad", "tape"):
-    BROKEN_SEQ[("dot_in_loop", _m)] = ("crash: the list argument passed whole to np.dot in a loop: generated code "
-                                       "adds a None cotangent (TypeError in add_cotangents)")
-    RAISES_SEQ[("dot_in_loop", _m)] = TypeError
-BROKEN_SEQ[("square_plus_mean", "tape")] = BROKEN_SEQ[("square_plus_mean", "grad")]
-RAISES_SEQ[("square_plus_mean", "tape")] = TypeError
 
 
 @pytest.mark.parametrize("kind", [list, tuple], ids=["list", "tuple"])
@@ -143,6 +148,21 @@ def test_sequence_argument(name, mode, kind):
         close(g, expected[0], what="jvp along [1, 0]")
     else:
         check_sequence_gradient(g, expected)
+
+
+@pytest.mark.parametrize("name", ["local_list_square", "asarray_first", "whole_in_loop", "square_plus_mean"])
+@short_traceback
+def test_sequence_read_whole_second_order(name):
+    """The Hessian of a function of an array that makes the list inside (the
+    list read whole as one array at second order), against autograd."""
+    fn = SEQ[name]
+    x = np.array(P)
+    ag = {"local_list_square": lambda p: anp.sum(anp.square(anp.array([p[0], p[1] * 2.0])) *
+                                                 anp.sin(anp.array([p[0], p[1] * 2.0]))) + p[1],
+          "asarray_first": lambda p: anp.sum(p ** 2 * anp.cos(p)),
+          "whole_in_loop": lambda p: anp.sum(anp.square(p)) * (p[0] + p[1]),
+          "square_plus_mean": lambda p: anp.sum(anp.square(p)) + anp.mean(p)}[name]
+    close(sg.hessian(lambda v: fn([v[0], v[1]]))(x), autograd.hessian(ag)(x), what="Hessian")
 
 
 # ------------------------------------------------------------------ odeint with a list of layers

@@ -105,6 +105,31 @@ def split_view(x):
     return np.sum(y * x)
 
 
+def split_list(x):
+    y = x * 2.0
+    ps = np.split(y, 3)
+    ps[0][0] = x[1] ** 2
+    return np.sum(y * x)
+
+
+def array_split_view(x):
+    y = x * 2.0
+    a, b = np.array_split(y, 2)
+    b[0] = np.sin(x[0])
+    return np.sum(y * x)
+
+
+def _pieces(y):
+    return y[:1], y[1:]
+
+
+def helper_pieces_view(x):
+    y = x * 2.0
+    a, b = _pieces(y)
+    a[0] = x[1] ** 2
+    return np.sum(y * x)
+
+
 def moveaxis_view(x):
     Y = np.outer(x, x)
     Z = np.moveaxis(Y, 0, 1)
@@ -215,6 +240,9 @@ CASES = {
     "fill_method": (fill_method, r"fill", no_reseed),
     "itemset_method": (itemset_method, r"itemset", no_reseed),
     "split_view": (split_view, r"view|split", no_reseed),
+    "split_list": (split_list, r"view|split", no_reseed),
+    "array_split_view": (array_split_view, r"view|split", no_reseed),
+    "helper_pieces_view": (helper_pieces_view, r"view", no_reseed),
     "moveaxis_view": (moveaxis_view, r"view|moveaxis", no_reseed),
     "flat_write": (flat_write, r"flat", no_reseed),
     "helper_appends_to_caller_list": (helper_appends_to_caller_list, r"append", no_reseed),
@@ -257,7 +285,7 @@ WHY = {
     "random_shuffle": M + "np.random.shuffle(y) (in place) is not seen: the unshuffled order is differentiated",
 }
 # (the others are refused by name: rules/mutation.py)
-STILL_BROKEN = ("split_view",)   # (a helper appending to or writing into its argument: op by op, or refused by name)
+STILL_BROKEN = ()   # (a helper appending to or writing into its argument: op by op, or refused by name)
 BROKEN = {(n, m): WHY[n] for n in STILL_BROKEN for m in MODES}
 
 

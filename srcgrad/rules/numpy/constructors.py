@@ -85,3 +85,29 @@ def array(z, object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndm
     """np.array([a, b, ...]) stacks its elements (nested lists: along several
     new axes): element i's cotangent is d[z][i]."""
     d[object] = array_adjoint(d[z], object)
+
+
+@register_adjoint(np.asarray)
+def asarray(z, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """np.asarray(a): a itself, or its (nested) list stacked as np.array
+    does: entry i's cotangent is d[z][i] (a defensive `x = np.asarray(x)`
+    passes the cotangent through)."""
+    d[a] = array_adjoint(d[z], a)
+
+
+@register_adjoint(np.asanyarray)
+def asanyarray(z, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """As np.asarray."""
+    d[a] = array_adjoint(d[z], a)
+
+
+@register_adjoint(np.ascontiguousarray)
+def ascontiguousarray(z, a, dtype=None, *, like=None):
+    """As np.asarray (only the memory layout changes)."""
+    d[a] = array_adjoint(d[z], a)
+
+
+@register_adjoint(np.asfortranarray)
+def asfortranarray(z, a, dtype=None, *, like=None):
+    """As np.asarray (only the memory layout changes)."""
+    d[a] = array_adjoint(d[z], a)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...runtime import densify, primitive, zeros_tree
 from ..helpers.broadcast import unbroadcast
+from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
 from ..tangents import register_linear
 
@@ -90,6 +91,24 @@ def as_sequence_(z, x):
 for _f in (as_list, as_tuple):
     register_adjoint(_f, name=_f.__name__ + "_")(as_sequence_)
     register_linear(_f)
+
+
+def sequence_as_array(x):
+    """A list or tuple read whole as one array by a NumPy function
+    (`np.square(p)`: the compiler passes `sequence_as_array(p)`,
+    transforms/kinds.py): np.asarray(x) for a list or tuple, x itself for
+    anything else (an array, a Python float stays one)."""
+    return np.asarray(x) if type(x) in _SEQ else x
+
+
+@register_adjoint(sequence_as_array)
+def sequence_as_array_(z, x):
+    """As np.asarray's: element i of a list gets d[z][i] (autograd and JAX
+    treat a list passed to a NumPy function the same way)."""
+    d[x] = array_adjoint(d[z], x)
+
+
+register_linear(sequence_as_array)
 
 
 # ---------------------------------------------------------------------- dicts

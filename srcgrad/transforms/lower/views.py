@@ -20,9 +20,12 @@ from .common import mutated
 
 # a view whatever the array: basic slicing, the transpose, ...
 _VIEW_ATTRS = {"T", "mT", "real", "imag"}
-_VIEW_CALLS = {"transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis",
-               "asarray", "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud",
-               "rot90", "broadcast_to", "real", "imag"}
+# a list of views: `a, b = np.split(x, 2)` (the pieces of an ndarray are slices of it)
+_SPLITS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "unstack"}
+_VIEW_CALLS = _SPLITS | {
+    "transpose", "swapaxes", "squeeze", "view", "diagonal", "expand_dims", "moveaxis", "rollaxis", "asarray",
+    "asanyarray", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "rot90", "broadcast_to",
+    "real", "imag"}
 
 
 # builtins whose result holds no array of their arguments
@@ -143,11 +146,13 @@ class _ViewCheck:
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
                 for t, v in zip(target.elts, value.elts):
                     self.collect(t, v, stmt)
-            else:                   # a, b = x: the rows of x
+            else:                   # a, b = x: the rows of x; a, b = np.split(x, 2): views of x
+                bases = {value.id: False} if isinstance(value, gast.Name) else _view_bases(value)
                 for t in target.elts:
                     t = t.value if isinstance(t, gast.Starred) else t
-                    if isinstance(t, gast.Name) and isinstance(value, gast.Name):
-                        self.link(t.id, value.id, stmt, False)
+                    if isinstance(t, gast.Name):
+                        for base, definite in bases.items():
+                            self.link(t.id, base, stmt, definite)
             return
         if isinstance(target, gast.Name):
             for base, definite in _view_bases(value).items():
@@ -282,8 +287,12 @@ def view_message(name, other, links, mutation=None):
         return construct, ("copy the array where another name or a container takes it (h = H[t].copy(), "
                            "hs.append(h.copy()))")
     text = ast_util.to_source(stmt.value).strip()
-    if "_seq" in text or "_zipped" in text:     # an element of a for loop
-        text = view
+    if ("_seq" in text or "_zipped" in text     # an element of a for loop
+            or isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], (gast.Tuple, gast.List))):
+        text = view                             # a piece of a tuple assignment (a, b = np.split(y, 2))
+    elif (isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Attribute)
+          and stmt.value.func.attr in _SPLITS):  # a list of views
+        return construct, "copy the pieces: %s = [p.copy() for p in %s]" % (view, text)
     return construct, "make a copy: %s = %s.copy()" % (view, text)
 
 
