@@ -16,7 +16,7 @@ from . import op_by_op
 from . import tape as tape_mod
 from .callables import as_function
 from .errors import api_boundary
-from .functional import _float_array, _function_and_self, _warn_detached, _wrt_tuple, grad, jvp
+from .functional import _float_array, _function_and_self, _warn_detached, wrt_indices, grad, jvp
 from .rules.helpers.batched import zeros_b
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 
@@ -47,7 +47,7 @@ def jacobian(f, wrt=0):
     array; raises TypeError otherwise, and ValueError for a `wrt` out of
     range.
     """
-    wrts = _wrt_tuple(wrt)
+    wrts = wrt_indices(wrt)
     fn, bound_self, refused = _compilable_or_refusal(f)
 
     @api_boundary
