@@ -14,7 +14,7 @@ import autograd.scipy.special as asp
 import numpy as np
 import scipy.special
 
-from rulecase import Case, GT1, ND, NZ, P, PR, R, Static, U
+from rulecase import Case, GT1, ND, NZ, P, PR, R, Static, U, _raw
 from srcgrad.rules.helpers.complex import cast_like
 from srcgrad.rules.scipy.special import multigammaln, polygamma
 
@@ -184,6 +184,41 @@ def f_fmod(x, y, w):
 
 def f_nan_to_num(x, w):
     return np.sum(np.nan_to_num(x) * w)
+
+
+# np.interp: knots fixed (_XP), or increasing from positive steps (cumsum);
+# 2 x puts points below xp[0] and above xp[-1]
+
+def f_interp(x, fp, w):
+    return np.sum(np.interp(x, _XP, fp) * w)
+
+
+def f_interp_wide(x, fp, w):
+    return np.sum(np.interp(2.0 * x, _XP, fp) * w)
+
+
+def f_interp_left_right(x, fp, left, right, w):
+    return np.sum(np.interp(2.0 * x, _XP, fp, left, right) * w)
+
+
+def f_interp_left_const(x, fp, w):
+    return np.sum(np.interp(2.0 * x, _XP, fp, left=-3.0) * w)
+
+
+def f_interp_right_kw(x, fp, right, w):
+    return np.sum(np.interp(2.0 * x, _XP, fp, right=right) * w)
+
+
+def f_interp_xp(x, steps, fp, w):
+    return np.sum(np.interp(2.0 * x, np.cumsum(steps) - 2.5, fp) * w)
+
+
+def f_interp_period(x, xp, fp, w):
+    return np.sum(np.interp(3.0 * x, xp, fp, period=2.5) * w)
+
+
+def f_interp_const_fp(x, w):
+    return np.sum(np.interp(x, _XP, [0.0, 1.0, -1.0, 0.5]) * w)
 
 
 # -- complex functions on real inputs (complex inputs: test_complex.py)
@@ -405,6 +440,32 @@ def _ag_half_order(kind):
     return ref
 
 
+_XP = np.array([-1.0, -0.2, 0.4, 1.1])
+
+
+def _ag_interp(x, xp, fp, left=None, right=None, period=None):
+    """np.interp with autograd.numpy (autograd has no rule for it): with a
+    period, NumPy's own steps (x and xp modulo the period, xp sorted and
+    extended by a knot each side: numpy/lib/_function_base_impl.py); then
+    the piece holding x (found on the raw values) and its line, left
+    (fp[0]) below xp[0] and right (fp[-1]) above xp[-1]."""
+    if period is not None:
+        x = anp.mod(x, period)
+        xp = anp.mod(xp, period)
+        order = np.argsort(_raw(xp))
+        xp, fp = xp[order], anp.array(fp)[order]
+        xp = anp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = anp.concatenate([fp[-1:], fp, fp[:1]])
+    xr, xpr = _raw(x), _raw(xp)
+    hi = np.clip(np.searchsorted(xpr, xr, side="right"), 1, len(xpr) - 1)
+    lo = hi - 1
+    inside = fp[lo] + (x - xp[lo]) * (fp[hi] - fp[lo]) / (xp[hi] - xp[lo])
+    zeros = anp.zeros(np.shape(xr))
+    below = (fp[0] if left is None else left) + zeros
+    above = (fp[-1] if right is None else right) + zeros
+    return anp.where(xr < xpr[0], below, anp.where(xr > xpr[-1], above, inside))
+
+
 C = Case
 CASES = [
     # ---- exp and logs
@@ -462,6 +523,24 @@ CASES = [
       np.ldexp),
     C("fmod_34_4", f_fmod, lambda x, y: x - anp.trunc(x / y) * y, (R(3, 4), NZ(4)), np.fmod),
     C("nan_to_num", f_nan_to_num, lambda x: anp.nan_to_num(x), (R(3, 4),), np.nan_to_num),
+    # np.interp: points inside, below xp[0] and above xp[-1] (2 x), left/right given
+    C("interp", f_interp, lambda x, fp: _ag_interp(x, _XP, fp), (R(3, 4), R(4)), np.interp),
+    C("interp_0d_x", f_interp, lambda x, fp: _ag_interp(x, _XP, fp), (R(), R(4)), np.interp),
+    C("interp_outside", f_interp_wide, lambda x, fp: _ag_interp(2.0 * x, _XP, fp), (R(12), R(4)),
+      np.interp),
+    C("interp_left_right", f_interp_left_right,
+      lambda x, fp, left, right: _ag_interp(2.0 * x, _XP, fp, left, right), (R(3, 4), R(4), R(), R()),
+      np.interp),
+    C("interp_left_const", f_interp_left_const, lambda x, fp: _ag_interp(2.0 * x, _XP, fp, left=-3.0),
+      (R(12), R(4)), np.interp),
+    C("interp_right_kw", f_interp_right_kw,
+      lambda x, fp, right: _ag_interp(2.0 * x, _XP, fp, right=right), (R(12), ND(4), R()), np.interp),
+    C("interp_xp", f_interp_xp, lambda x, steps, fp: _ag_interp(2.0 * x, anp.cumsum(steps) - 2.5, fp),
+      (R(12), P(4), R(4)), (np.interp, np.cumsum)),
+    C("interp_period", f_interp_period, lambda x, xp, fp: _ag_interp(3.0 * x, xp, fp, period=2.5),
+      (R(12), R(5), R(5)), np.interp),
+    C("interp_const_fp", f_interp_const_fp, lambda x: _ag_interp(x, _XP, np.array([0.0, 1.0, -1.0, 0.5])),
+      (R(3, 4),), np.interp),
 
     # ---- complex functions on real inputs
     C("real_of_real", f_real, lambda x: anp.real(x), (R(3, 4),), np.real),

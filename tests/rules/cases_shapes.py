@@ -6,8 +6,8 @@ tril, triu), joining (concatenate, stack, hstack, vstack, dstack,
 column_stack, append, np.array of a list), splitting (split, array_split,
 hsplit, vsplit, dsplit, unstack; unused pieces get zero cotangents),
 repeating (tile, repeat, pad in its copying and constant modes), selecting
-(take, take_along_axis, sort, partition, delete, compress, extract, select;
-repeated indices accumulate), promoting (atleast_1d/2d/3d, one operand or
+(take, take_along_axis, sort, partition, delete, compress, extract, select,
+choose; repeated indices accumulate), promoting (atleast_1d/2d/3d, one operand or
 several) and np.diff, plus the index_gather/index_scatter primitives the
 selecting rules use; np.block, np.insert, row_stack, and np.pad in its
 statistic modes (maximum, minimum, mean, median, linear_ramp: `ref` pads axis
@@ -310,6 +310,26 @@ def f_select_scalar_default(a, b, w):
     return np.sum(np.select([a > 0.0], [b]) * w)
 
 
+def f_choose_list(a, x, y, v, w):
+    return np.sum(np.choose(a, [x, y, v]) * w)
+
+
+def f_choose_same_input(a, x, y, w):
+    return np.sum(np.choose(a, (x, 2.0 * x, y)) * w)
+
+
+def f_choose_array(a, c, w):
+    return np.sum(np.choose(a, c) * w)
+
+
+def f_choose_mode(a, c, mode, w):
+    return np.sum(np.choose(a, c, mode=mode) * w)
+
+
+def f_choose_list_mode(a, x, y, mode, w):
+    return np.sum(np.choose(a, [x, y], mode=mode) * w)
+
+
 def f_index_gather(x, idx, w):
     return np.sum(index_gather(x, idx) * w)
 
@@ -397,6 +417,21 @@ def _ag_select(a, b):
     return anp.where(a > 0.0, 2.0 * a, anp.where(b > 0.5, _ag_bcast(b, a), a * a))
 
 
+def _ag_choose(idx, choices):
+    """np.choose with the index already reduced to 0..n-1: a sum of
+    anp.where over the choices, each broadcast against the others (autograd
+    has no rule for np.choose)."""
+    shape = np.broadcast_shapes(np.shape(idx), *[anp.shape(c) for c in choices])
+    out = 0.0
+    for i, c in enumerate(choices):
+        out = out + anp.where(idx == i, c + anp.zeros(shape), 0.0)
+    return out
+
+
+def _ag_choose_rows(idx, c):
+    return _ag_choose(idx, [c[i] for i in range(c.shape[0])])
+
+
 def _stencil(n, h, edge_order=1):
     """np.gradient along an axis of length n as a matrix (autograd's
     gradient rule takes no spacing argument)."""
@@ -413,6 +448,9 @@ _TAKE_IDX = np.array([[1, 4], [4, 0]])
 _TAKE_MODE_IDX = np.array([0, 3, -4, 1])
 _ALONG_IDX = np.array([[0, 2, 2], [1, 1, 0]])
 _ALONG_FLAT_IDX = np.array([5, 0, 5, 2])
+_CHOOSE_IDX = np.array([[0, 1, 2], [2, 0, 1]])
+_CHOOSE_COL = np.array([[2], [0], [1], [1]])                # (4, 1): broadcast against the choices
+_CHOOSE_OUT_OF_RANGE = np.array([[-1, 3, 5], [2, -4, 0]])   # wrap: mod 3; clip: 0 or 2
 
 CASES = [
     # ---- rearranging
@@ -544,6 +582,25 @@ CASES = [
     C("sh_select", f_select, _ag_select, (NZ(2, 3), R(3)), np.select),
     C("sh_select_scalar_default", f_select_scalar_default,
       lambda a, b: anp.where(a > 0.0, _ag_bcast(b, a), 0.0), (ND(2, 3), R(3)), np.select),
+    # np.choose: choice i's cotangent is d[z] where a == i, summed over broadcasting
+    C("sh_choose_list_bcast", f_choose_list, lambda a, x, y, v: _ag_choose(a, [x, y, v]),
+      (Static(_CHOOSE_IDX), R(2, 3), R(3), R()), np.choose),
+    C("sh_choose_list_a_bcast", f_choose_list, lambda a, x, y, v: _ag_choose(a, [x, y, v]),
+      (Static(_CHOOSE_COL), R(3), R(4, 1), R(1, 3)), np.choose),
+    C("sh_choose_same_input", f_choose_same_input, lambda a, x, y: _ag_choose(a, [x, 2.0 * x, y]),
+      (Static(_CHOOSE_IDX), R(2, 3), R(2, 1)), np.choose),
+    C("sh_choose_array", f_choose_array, _ag_choose_rows, (Static(_CHOOSE_IDX), R(3, 2, 3)), np.choose),
+    C("sh_choose_array_bcast", f_choose_array, _ag_choose_rows, (Static(_CHOOSE_COL), R(3, 1, 3)),
+      np.choose),
+    C("sh_choose_array_rows_bcast", f_choose_array, _ag_choose_rows, (Static(_CHOOSE_IDX), R(3, 3)),
+      np.choose),
+    C("sh_choose_wrap", f_choose_mode, lambda a, c, mode: _ag_choose_rows(np.mod(a, 3), c),
+      (Static(_CHOOSE_OUT_OF_RANGE), R(3, 2, 3), Static("wrap")), np.choose),
+    C("sh_choose_clip", f_choose_mode, lambda a, c, mode: _ag_choose_rows(np.clip(a, 0, 2), c),
+      (Static(_CHOOSE_OUT_OF_RANGE), R(3, 1, 3), Static("clip")), np.choose),
+    C("sh_choose_list_clip", f_choose_list_mode,
+      lambda a, x, y, mode: _ag_choose(np.clip(a, 0, 1), [x, y]),
+      (Static(_CHOOSE_OUT_OF_RANGE), R(2, 3), R(3), Static("clip")), np.choose),
     C("sh_index_gather", f_index_gather, _ref_gather, (R(2, 3), Static(_IDX_GATHER)), index_gather),
     C("sh_index_scatter", f_index_scatter, _ref_scatter, (R(5), ND(2, 2), Static(_IDX_SCATTER)),
       index_scatter),

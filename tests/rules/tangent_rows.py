@@ -3,9 +3,14 @@ function, input specs (shape, domain), primitives covered) for the tangent
 rules added in issue 11 and audit 11: the constructors (full, full_like,
 linspace, copy), the joining functions (vstack, hstack, dstack,
 column_stack, append, row_stack, block), np.insert, np.ptp and
-np.linalg.eigvals. (np.fft's rows are in cases_fft.py.)
+np.linalg.eigvals; np.choose, np.interp, and scipy.special's softmax and
+log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
+functions by recording wrappers, as a recording tape does). (np.fft's rows
+are in cases_fft.py.) np.interp computes in float64 whatever its inputs:
+its rows cast back to x's dtype (the float32 test keeps float32).
 """
 import numpy as np
+import scipy.special
 
 def c_full(v): return np.full((2, 3), v) * 2.0                            # noqa: E704
 def c_full_like(x, v): return np.full_like(x, v) * x                      # noqa: E704
@@ -27,6 +32,21 @@ def c_insert(x, y): return np.insert(x, [1, 3], [y[0], 2.0])                 # n
 def c_insert_axis(x, y): return np.insert(x, 1, y, axis=0)                 # noqa: E704
 
 
+_CHOOSE_A = np.array([[0, 2, 1], [1, 0, 2]])
+_CHOOSE_WRAP = np.array([[3, -1, 1], [5, 0, -2]])
+_XP = np.array([-1.0, -0.2, 0.4, 1.1])
+
+
+def c_choose(x, y): return np.choose(_CHOOSE_A, [x, y, 2.0 * x])            # noqa: E704
+def c_choose_array(c): return np.choose(_CHOOSE_WRAP, c, mode="wrap") * 2.0  # noqa: E704
+def c_interp(x, fp, left): return np.interp(2.0 * x, _XP, fp, left=left, right=1.5).astype(x.dtype)  # noqa: E704
+def c_interp_xp(x, steps, fp): return np.interp(2.0 * x, np.cumsum(steps) - 2.5, fp).astype(x.dtype)  # noqa: E704
+def c_interp_period(x, fp): return np.interp(3.0 * x, _XP, fp, period=2.5).astype(x.dtype)  # noqa: E704
+def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
+def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
+def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
+
+
 TANGENT_CASES = [
     ("full_like", c_full_like, (((2, 3), "real"), ((3,), "real")), np.full_like),
     ("linspace", c_linspace, (((2,), "real"), ((), "real")), np.linspace),
@@ -44,10 +64,18 @@ TANGENT_CASES = [
     ("block", c_block, (((2, 3), "real"), ((1, 3), "real")), (np.block, np.multiply)),
     ("insert", c_insert, (((5,), "real"), ((2,), "real")), np.insert),
     ("insert_axis", c_insert_axis, (((2, 3), "real"), ((3,), "real")), np.insert),
+    ("choose", c_choose, (((2, 3), "real"), ((3,), "real")), (np.choose, np.multiply)),
+    ("choose_array", c_choose_array, (((3, 1, 3), "real"),), (np.choose, np.multiply)),
+    ("interp", c_interp, (((3, 4), "real"), ((4,), "real"), ((), "real")), np.interp),
+    ("interp_xp", c_interp_xp, (((7,), "real"), ((4,), "pos"), ((4,), "real")), (np.interp, np.cumsum)),
+    ("interp_period", c_interp_period, (((7,), "real"), ((4,), "real")), np.interp),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))
 # np.full(shape, tensor) is not dispatched to srcgrad op by op (see CASES)
 COMPILED_ONLY_TANGENT_CASES = [
     ("full", c_full, (((), "real"),), np.full),
+    ("softmax", c_softmax, (((3, 4), "real"),), scipy.special.softmax),
+    ("softmax_all", c_softmax_all, (((3, 4), "real"),), scipy.special.softmax),
+    ("log_softmax", c_log_softmax, (((2, 3, 4), "real"),), scipy.special.log_softmax),
 ]

@@ -19,6 +19,7 @@ shares:
     products      matrix and tensor products, einsum (rules/numpy/linalg.py)
     linalg        np.linalg's decompositions and inverses (rules/numpy/linalg.py)
     shapes, pad   rules/numpy/shapes.py, indexing.py
+    interp        np.interp's pieces, weights and slopes (rules/numpy/piecewise.py)
     fft           rules/numpy/fft.py
     constructors  rules/numpy/constructors.py
     special, stats, scipy_linalg    rules/scipy/ (imported with SciPy only)

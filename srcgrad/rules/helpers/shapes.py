@@ -34,13 +34,17 @@ def index_gather(x, idx):
 def index_scatter(g, x, idx):
     """The adjoint of index_gather: zeros shaped like x with each g[p] added
     at flat position idx[p] (repeated positions accumulate; idx < 0 skipped).
-    Linear in g; its rule is index_gather."""
+    Linear in g; its rule is index_gather. A complex g is scattered part by
+    part (np.bincount's weights are real)."""
     idx = np.asarray(idx)
     g = np.asarray(g)
     valid = idx >= 0
     size = int(np.prod(np.shape(x), dtype=np.int64))
     g = np.broadcast_to(g, idx.shape)
-    out = np.bincount(idx[valid].ravel(), weights=g[valid].ravel(), minlength=size)
+    positions, weights = idx[valid].ravel(), g[valid].ravel()
+    out = np.bincount(positions, weights=weights.real, minlength=size)
+    if weights.dtype.kind == "c":
+        out = out + 1j * np.bincount(positions, weights=weights.imag, minlength=size)
     return out.astype(inexact_dtype(g, x)).reshape(np.shape(x))
 
 
@@ -298,6 +302,34 @@ def select_default_adjoint(g, condlist, default):
         taken = cond if taken is None else np.logical_or(taken, cond)
     return unbroadcast(np.where(taken, 0.0, g), default)
 
+
+
+@nondiff_helper
+def choose_index(a, choices, mode):
+    """np.choose's index array after `mode` ('raise', 'wrap' or 'clip', in
+    any spelling NumPy accepts): np.choose itself applied to the choice
+    numbers 0..n-1 (n = len(choices))."""
+    return np.choose(a, np.arange(len(choices)), mode=mode)
+
+
+def choose_adjoint(g, a, choices, mode):
+    """np.choose(a, choices): output element p is element p of choice
+    idx[p] (all operands broadcast together; idx is `a` after `mode`), so
+    choice i's cotangent is g where idx == i, summed back over the axes it
+    was broadcast along. A list, one entry per choice (the rows of an array
+    of choices: seq_cotangent stacks them)."""
+    idx = choose_index(a, choices, mode)
+    return [unbroadcast(np.where(idx == i, g, 0.0), choices[i]) for i in range(len(choices))]
+
+
+def choose_tangent(tchoices, a, choices, mode):
+    """np.choose is linear in its choices: the choice of their tangents (a
+    list with None for a choice without one: zeros; or an array of them).
+    Linear in `tchoices`."""
+    if isinstance(tchoices, (list, tuple)):
+        tchoices = [np.zeros(np.shape(c), dtype=inexact_dtype(c)) if t is None else t
+                    for t, c in zip(tchoices, choices)]
+    return np.choose(a, tchoices, mode=mode)
 
 # ---------------------------------------------------------------- differences
 

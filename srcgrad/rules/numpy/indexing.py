@@ -1,6 +1,6 @@
 """Rules for NumPy's indexing and selecting functions: getitem (x[index]),
 take, take_along_axis, sort, partition, delete, compress, extract, select,
-repeating (tile, repeat, resize), np.pad and np.insert, and the gather and
+choose, repeating (tile, repeat, resize), np.pad and np.insert, and the gather and
 scatter primitives they are built on.
 
 The notation is rules/numpy/__init__.py's.
@@ -21,9 +21,11 @@ from ...runtime import densify
 from ..helpers.batched import densify_b, gather_b
 from ..helpers.broadcast import unindex, unindex_array
 from ..helpers.pad import pad_constant_adjoint, pad_end_values_adjoint, pad_modes_adjoint
-from ..helpers.shapes import (compress_index_map, extract_index_map, index_gather, index_map, index_scatter,
-                              insert_adjoint, insert_tangent, permutation_index_map, repeat_adjoint,
-                              select_adjoint, select_default_adjoint, tile_adjoint)
+from ..helpers.complex import cast_like
+from ..helpers.shapes import (choose_adjoint, choose_tangent, compress_index_map, extract_index_map, index_gather,
+                              index_map, index_scatter, insert_adjoint, insert_tangent, permutation_index_map,
+                              repeat_adjoint, select_adjoint, select_default_adjoint, tile_adjoint)
+from ..python.containers import seq_cotangent
 from ..registry import register_adjoint, register_batched_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
 
@@ -117,6 +119,28 @@ def select(z, condlist, choicelist, default=0):
     """Element p is choice i for the first true cond i, else default."""
     d[choicelist] = select_adjoint(d[z], condlist, choicelist)
     d[default] = select_default_adjoint(d[z], condlist, default)
+
+
+@register_adjoint(np.choose)
+def choose(z, a, choices, out=None, mode="raise"):
+    """z[I] = choices[idx[I]][I], idx being `a` after `mode` (wrap: a mod n,
+    clip: clamped to 0..n-1), all operands broadcast together (NumPy's
+    definition, the np.choose docstring in numpy/_core/fromnumeric.py): a
+    selection, so choice i's cotangent is d[z] where idx == i (as np.where's
+    and np.select's), summed back over the axes it was broadcast along (JAX's
+    jnp.choose, a gather, gives the same). `a` only selects: integers, no
+    cotangent. A list of choices gets a list, an array of choices an array."""
+    d[choices] = seq_cotangent(choose_adjoint(d[z], a, choices, mode), choices)
+
+
+@register_tangent(np.choose)
+def choose_tangent_(z, a, choices, out=None, mode="raise"):
+    """np.choose is linear in its choices: the choice of their tangents."""
+    t[z] = cast_like(choose_tangent(t[choices], a, choices, mode), z)
+
+
+declare_linear(np.choose, (1,))
+declare_linear(choose_tangent)
 
 
 @register_adjoint(index_gather)

@@ -1,6 +1,6 @@
 """Rules for NumPy's piecewise-linear and selecting elementwise functions:
 maximum, minimum, fmax, fmin, clip, where, absolute, fabs, copysign,
-remainder, fmod, ldexp and nan_to_num.
+remainder, fmod, ldexp, nan_to_num and interp.
 
 The notation is rules/numpy/__init__.py's.
 
@@ -8,14 +8,18 @@ Each function is linear on pieces, and its derivative is the piece's (0 or
 1 for a selection). At the kinks the conventions are autograd's and JAX's:
 ties of maximum/minimum (and fmax/fmin) split the cotangent evenly, and so
 do the tangents (the mean of both); d|x|/dx = sign(x), 0 at 0; np.clip's
-bounds are included in the pass-through piece (TF's clip_by_value).
+bounds are included in the pass-through piece (TF's clip_by_value);
+np.interp's derivative at a knot is the slope of the piece to its right
+(JAX's jnp.interp).
 """
 import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
-from ..helpers.complex import conj, real_part, sign
+from ..helpers.complex import cast_like, conj, real_if_real, real_part, sign
 from ..helpers.elementwise import (balanced_eq, clip_above, clip_below, clip_inside, is_finite,
                                    sign_product)
+from ..helpers.interp import (interp_fp_adjoint, interp_fp_tangent, interp_left_mask, interp_right_mask,
+                              interp_slope, interp_xp_adjoint, interp_xp_tangent)
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_tangent
 
@@ -137,3 +141,48 @@ def fmod(z, x, y, out=None, dtype=None):
 def ldexp(z, x, i, out=None, dtype=None):
     """z = x 2^i is linear in x (i is an integer exponent)."""
     d[x] = unbroadcast(np.ldexp(d[z], i), x)
+
+
+# -------------------------------------------------------------- interpolation
+
+@register_adjoint(np.interp)
+def interp(z, x, xp, fp, left=None, right=None, period=None):
+    """np.interp is linear on each piece: z = fp[lo] + t (fp[hi] - fp[lo]),
+    t = (x - xp[lo]) / (xp[hi] - xp[lo]) on x's piece, left (else fp[0])
+    below xp[0], right (else fp[-1]) above xp[-1] (NumPy's compiled interp,
+    arr_interp in numpy/_core/src/multiarray/compiled_base.c). d/dx is the
+    piece's slope, 0 outside [xp[0], xp[-1]]; at a knot, the slope of the
+    piece to its right (at xp[-1], of the last piece): JAX's jnp.interp
+    convention (searchsorted side='right'), one-sided derivatives.
+
+    fp gets the linear weights 1 - t and t at lo and hi (the whole
+    cotangent at fp[0] below xp[0] and at fp[-1] above xp[-1] unless left
+    or right is given); a given left or right gets the cotangents of the
+    points it is the value of (x < xp[0], x > xp[-1]; at x == xp[0] the
+    value is fp[0]). xp is differentiated too, as JAX does: dz/dxp[lo] =
+    -s (1 - t), dz/dxp[hi] = -s t for the slope s; xp must increase, as
+    NumPy requires (not checked). With a period, x and xp are reduced
+    modulo it and xp sorted (NumPy's own steps, numpy/lib/
+    _function_base_impl.py), then the same; the period gets no cotangent.
+    A complex fp (or left, right) follows the complex convention
+    (rules/helpers/complex.py). The weights and slopes are computed with
+    operations that have rules (rules/helpers/interp.py): second order."""
+    d[x] = cast_like(real_if_real(d[z] * conj(interp_slope(x, xp, fp, period)), x), x)
+    d[xp] = cast_like(real_if_real(interp_xp_adjoint(d[z], x, xp, fp, period), xp), xp)
+    d[fp] = cast_like(real_if_real(interp_fp_adjoint(d[z], x, xp, fp, left, right, period), fp), fp)
+    d[left] = cast_like(real_if_real(unbroadcast(d[z] * interp_left_mask(x, xp, left, period), left), left), left)
+    d[right] = cast_like(real_if_real(
+        unbroadcast(d[z] * interp_right_mask(x, xp, right, period), right), right), right)
+
+
+@register_tangent(np.interp)
+def interp_tangent(z, x, xp, fp, left=None, right=None, period=None):
+    """The sum of the adjoint's terms, applied to the tangents."""
+    t[z] = cast_like(t[x] * interp_slope(x, xp, fp, period) + interp_xp_tangent(t[xp], x, xp, fp, period)
+                     + interp_fp_tangent(t[fp], x, xp, left, right, period)
+                     + t[left] * interp_left_mask(x, xp, left, period)
+                     + t[right] * interp_right_mask(x, xp, right, period), z)
+
+
+declare_linear(interp_fp_tangent)
+declare_linear(interp_xp_tangent)

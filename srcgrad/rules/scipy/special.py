@@ -13,9 +13,11 @@ rules are registered for:
     from srcgrad.rules.scipy.special import logsumexp, polygamma, multigammaln
 
 SciPy's own function objects get rules too where user code calls them
-directly (scipy.special.logsumexp: the end of this module); the compiled
-paths (sg.grad, @sg.function) find those by the callee object, and the
-op-by-op tape cannot (SciPy converts its input with np.asarray).
+directly (scipy.special.logsumexp, softmax, log_softmax: the end of this
+module); the compiled paths (sg.grad, @sg.function) find those by the
+callee object, and while a tape records, tape/scipy_calls.py replaces them
+by wrappers that record the call with the same rule (SciPy itself would
+convert a Tensor with np.asarray).
 
 In the notation of rules/numpy/__init__.py. Templates reach SciPy as
 `sp.name` (a template's own name shadows the module-level one).
@@ -30,6 +32,7 @@ from ..helpers.broadcast import unbroadcast, unreduce
 from ..helpers.complex import cast_like, conj, float_dtype, sign
 from ..helpers.special import logsumexp_value, logsumexp_value_cotangent, logsumexp_weights
 from ..registry import adjoint_rule, register_adjoint, register_nondiff
+from ..tangents import register_tangent
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -359,3 +362,32 @@ def scipy_logsumexp(z, a, axis=None, b=None, keepdims=False, return_sign=False):
 # with return_sign=True the output is the pair (r, s), read as r, s = ...: generated
 # code holds it as a container (its cotangent is a list; an array is left as is)
 adjoint_rule(sp.logsumexp).sequence_output = True
+
+
+@register_adjoint(sp.softmax)
+def scipy_softmax(z, x, axis=None):
+    """z = exp(x) / sum(exp(x)) over `axis` (None: all elements; an int or a
+    tuple): the Jacobian is diag(z) - z z^T along the axis, so d/dx =
+    z (g - sum(g z)) (the softmax Jacobian, as autograd's and JAX's
+    jax.nn.softmax differentiate it)."""
+    d[x] = z * (d[z] - np.sum(d[z] * z, axis=axis, keepdims=True))
+
+
+@register_tangent(sp.softmax)
+def scipy_softmax_tangent(z, x, axis=None):
+    """dz = z (dx - sum(z dx)) over `axis`."""
+    t[z] = z * (t[x] - np.sum(z * t[x], axis=axis, keepdims=True))
+
+
+@register_adjoint(sp.log_softmax)
+def scipy_log_softmax(z, x, axis=None):
+    """z = x - logsumexp(x) over `axis`: d/dx = g - exp(z) sum(g), exp(z)
+    being the softmax (the derivative of logsumexp; as JAX's
+    jax.nn.log_softmax)."""
+    d[x] = d[z] - np.exp(z) * np.sum(d[z], axis=axis, keepdims=True)
+
+
+@register_tangent(sp.log_softmax)
+def scipy_log_softmax_tangent(z, x, axis=None):
+    """dz = dx - sum(exp(z) dx) over `axis`."""
+    t[z] = t[x] - np.sum(np.exp(z) * t[x], axis=axis, keepdims=True)
