@@ -6,7 +6,7 @@ The public names of API.md, nothing else.
 from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
-from .errors import NoRuleError, PerformanceWarning, UnsupportedSyntaxError
+from .errors import GradientPathError, NoRuleError, PerformanceWarning, UnsupportedSyntaxError
 from .runtime.arrays import ForeignArrayError
 from .forward_mode import ForwardAccumulator
 from .function import GeneratedFunction
@@ -40,7 +40,7 @@ del compilable, field_method, GeneratedFunction
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",
     "register_adjoint", "custom_gradient", "UnsupportedSyntaxError", "NoRuleError", "PerformanceWarning",
-    "ForeignArrayError",
+    "ForeignArrayError", "GradientPathError",
     "GradientPathWarning", "insert_grad_of",
     "function", "grad", "value_and_grad", "source", "show",
     "ForwardAccumulator", "register_tangent", "jvp", "jacobian", "hessian", "hvp", "checkpoint",

@@ -316,6 +316,17 @@ def rule_template(func):
     return "\n".join(lines)
 
 
+class GradientPathError(SrcgradError, TypeError):
+    """While srcgrad differentiated a function op by op on the tape (the
+    compiler refused it: srcgrad/op_by_op.py), a value being differentiated
+    left the tape: written into a NumPy array element (`Y[i] = t` with `Y =
+    np.zeros(n)`) or converted by a function without a rule. On a
+    GradientTape that is GradientPathWarning (TF's tapes cut the path the
+    same way); under sg.grad, sg.jvp or sg.jacobian the result would be a
+    wrong derivative, so it is this error, naming the user's line (as
+    autograd and JAX refuse to put a traced value into an ndarray)."""
+
+
 class SourceNotFoundError(SrcgradError, TypeError):
     """The source of a function to be transformed could not be found."""
 

@@ -167,8 +167,8 @@ class Gradient:
             arrays.check_arguments(raw)
             arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
         _check_outputs(fn, program, compiled, self.has_aux)
-        may_be_complex = program.complex_mode or any(np.iscomplexobj(v) for v in raw if not isinstance(v, dict))
-        if self.preserve_result or self.has_aux or program.output_dynamic()[0] or may_be_complex:
+        # (complex_mode: complex arguments, or code that builds complex values; its output may be complex)
+        if self.preserve_result or self.has_aux or program.output_dynamic()[0] or program.complex_mode:
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
             if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):

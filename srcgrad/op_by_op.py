@@ -22,15 +22,16 @@ an outer recording tape (a higher derivative), the inner tape's gradient is
 itself recorded (nested tapes), so the fallback composes at every order.
 """
 import contextlib
+import functools
 import warnings
 
 import numpy as np
 
-from .errors import (NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError, UnsupportedSyntaxError,
-                     api_boundary)
+from .errors import (GradientPathError, NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError,
+                     UnsupportedSyntaxError, api_boundary)
 from .forward_mode import ForwardAccumulator
 from .tape import GradientTape, recording_tapes, scipy_calls
-from .tensor import Tensor, is_differentiable_dtype, user_frame
+from .tensor import GradientPathWarning, Tensor, Variable, id_mark, is_differentiable_dtype, user_frame
 
 
 def falls_back(exc):
@@ -111,16 +112,101 @@ def _result(g, source, on_tape):
 
 @contextlib.contextmanager
 def _scipy_recorded(f):
-    """SciPy functions with rules that f's module, or a module f calls
-    into, imported by name are recorded while f runs on the tape
-    (tape/scipy_calls.py)."""
+    """While f runs on the tape: SciPy functions with rules that f's module,
+    or a module f calls into, imported by name are recorded
+    (tape/scipy_calls.py); a value being differentiated that leaves the
+    tape (GradientPathWarning: `Y[i] = t` into an ndarray) raises
+    GradientPathError, since the derivative returned would miss that path."""
     namespace = getattr(getattr(f, "__func__", f), "__globals__", None)
     scipy_calls.enter(namespace)
     try:
-        with scipy_calls.everywhere():      # (and in every module f's code calls into)
-            yield
+        with scipy_calls.everywhere(), warnings.catch_warnings():      # (and every module f calls into)
+            warnings.simplefilter("error", GradientPathWarning)
+            try:
+                yield
+            except Exception as exc:
+                cut = _path_cut_in(exc)     # (NumPy turns the warning raised in t.__float__ into a ValueError)
+                if cut is None:
+                    raise
+                name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+                raise GradientPathError(
+                    "srcgrad differentiates %s op by op on the tape (the compiler refused it), and %s "
+                    "The derivative would miss this path, so srcgrad stops: build the array from the values "
+                    "(np.stack, np.array([...]), np.where) instead of writing them into a NumPy array, or "
+                    "register a rule for the function that converts them."
+                    % (name, str(cut).replace("srcgrad: ", "", 1).split(" What is computed")[0])) from None
     finally:
         scipy_calls.exit()
+
+
+def _roots(f, args, kwargs):
+    """What f's run may have stored Tensors into: its arguments, the object
+    of a bound method, its closure cells, and its module's global dicts,
+    lists and objects (`bn_param["running_mean"] = ...`, `self.cache = X`)."""
+    func = getattr(f, "__func__", f)
+    out = list(args) + list(kwargs.values())
+    if getattr(f, "__self__", None) is not None:
+        out.append(f.__self__)
+    out.extend(c.cell_contents for c in (getattr(func, "__closure__", None) or ()) if _filled(c))
+    for v in list((getattr(func, "__globals__", None) or {}).values()):
+        if isinstance(v, (dict, list)) or (hasattr(v, "__dict__") and not isinstance(v, (type, _MODULE))
+                                           and not callable(v)):
+            out.append(v)
+    return out
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+_MODULE = type(contextlib)
+
+
+def _detach(roots, mark, depth=3, seen=None):
+    """Replace the Tensors that f's run made (numbered after `mark`, not
+    Variables) and stored into the user's dicts, lists and objects
+    (reachable from `roots`, `depth` levels down) by their ndarrays: after
+    the derivative, the program's state is what the plain call leaves (a
+    running mean is an array, not a Tensor of a finished tape)."""
+    seen = set() if seen is None else seen
+    for root in roots:
+        if id(root) in seen or depth == 0:
+            continue
+        seen.add(id(root))
+        if isinstance(root, dict):
+            items, store = list(root.items()), root.__setitem__
+        elif isinstance(root, list):
+            items, store = list(enumerate(root)), root.__setitem__
+        elif hasattr(root, "__dict__") and not isinstance(root, (type, _MODULE, Tensor)) and \
+                isinstance(getattr(root, "__dict__", None), dict):
+            items, store = list(vars(root).items()), functools.partial(setattr, root)
+        else:
+            continue
+        for k, v in items:
+            if isinstance(v, Tensor):
+                if v._id < mark or isinstance(v, Variable):
+                    continue
+                try:
+                    store(k, v.numpy())
+                except (AttributeError, TypeError):
+                    pass
+            elif isinstance(v, (dict, list)) or hasattr(v, "__dict__"):
+                _detach([v], mark, depth - 1, seen)
+
+
+def _path_cut_in(exc):
+    """The GradientPathWarning `exc` is, or was raised while handling."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, GradientPathWarning):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
@@ -132,6 +218,7 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     tuple, list or dict output without has_aux."""
     on_tape = bool(recording_tapes())
     args = list(args)
+    mark = id_mark()
     with _scipy_recorded(f), GradientTape(persistent=False) as tape:
         sources = []
         for i in wrt:
@@ -153,6 +240,8 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
         grads = tape.gradient(value, sources)
     else:
         grads = [None] * len(sources)     # not connected to the arguments
+    if not on_tape:
+        _detach(_roots(f, args, kwargs), mark)
     grads = [_result(g, s, on_tape) for g, s in zip(grads, sources)]
     g = grads[0] if len(wrt) == 1 else tuple(grads)
     if not on_tape and isinstance(value, Tensor):
@@ -177,6 +266,7 @@ def jvp(f, primals, tangents):
         args.append(x)
         watched.append(x)
         ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
+    mark = id_mark()
     with _scipy_recorded(f), ForwardAccumulator(watched, ts) as acc:
         out = f(*args)
     outs = out if isinstance(out, tuple) else (out,)
@@ -188,6 +278,7 @@ def jvp(f, primals, tangents):
         tans.append(d if on_tape else d.numpy())
     if not on_tape:
         outs = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
+        _detach(_roots(f, args, {}), mark)
     if isinstance(out, tuple):
         return outs, tuple(tans)
     return outs[0], tans[0]
@@ -198,6 +289,7 @@ def jacobian(f, args, wrt, hessian=False):
     the tape's jacobian (of the tape's gradient for a Hessian). Returns an
     ndarray of shape out.shape + x.shape, or a tuple for several `wrt`."""
     args = list(args)
+    mark = id_mark()
     with _scipy_recorded(f), GradientTape(persistent=True) as outer:
         sources = []
         for i in wrt:
@@ -215,6 +307,8 @@ def jacobian(f, args, wrt, hessian=False):
             target = f(*args)
     jacs = [outer.jacobian(target, s, unconnected_gradients="zero") for s in sources]
     jacs = [j.numpy() for j in jacs]
+    if not recording_tapes():
+        _detach(_roots(f, args, {}), mark)
     return jacs[0] if len(wrt) == 1 else tuple(jacs)
 
 

@@ -361,7 +361,8 @@ class Program:
                 filename, lineno, col, "copy it first in %s: %s = %s.copy()" % (program.parsed.node.name, name, name),
                 # a dict or list written into (bn_param["running_mean"] = ...) runs right op by op; an
                 # array written into (x[i] = v, x += v) would not: the tape's Tensors are immutable
-                op_by_op=name in program.resolution.containers)
+                op_by_op=(name in program.resolution.containers
+                          or isinstance((op.examples or {}).get(name), (dict, list))))
         grown = program.parsed.grows_params
         if grown:
             name, call = next(iter(grown.items()))

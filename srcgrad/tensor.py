@@ -24,6 +24,12 @@ from .rules.python import containers
 _ids = itertools.count(1)
 
 
+def id_mark():
+    """A number below the `_id` of every Tensor made after the call (Tensors
+    are numbered as they are made)."""
+    return next(_ids)
+
+
 def unwrap(x):
     """The raw value of a Tensor/Variable (ndarray); other objects unchanged.
     Lists and tuples are unwrapped element-wise."""
@@ -119,7 +125,7 @@ _SRCGRAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PASS_THROUGH = ("numpy", "scipy")      # libraries whose frames lead to the user's call
 
 
-def _frame_kind(frame):
+def frame_kind(frame):
     """"srcgrad", "numpy" (NumPy or SciPy), "library" (another installed
     library or the standard library) or "user"."""
     filename = frame.f_code.co_filename
@@ -144,7 +150,7 @@ def user_frame(depth=1, through_srcgrad=False):
     frame = sys._getframe(depth + 1)
     library = None
     while frame is not None:
-        kind = _frame_kind(frame)
+        kind = frame_kind(frame)
         if kind == "srcgrad":
             if not through_srcgrad:
                 return None
@@ -193,10 +199,10 @@ def warn_path_cut(tensor, depth=2, action="converted to a NumPy array", through_
            location(filename, lineno), ": `%s`" % text if text else "", via, kind))
     module = frame.f_globals.get("__name__", "<unknown>")
     registry = frame.f_globals.setdefault("__warningregistry__", {})
-    # (the globals let the warning show a notebook cell's line; code from `python -c` or exec has no
-    # source, and its loader raises ImportError when asked)
-    warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry,
-                           None if filename.startswith("<") else frame.f_globals)
+    try:        # (the globals let the warning show a notebook cell's line)
+        warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry, frame.f_globals)
+    except ImportError:     # (`python -c` code: its loader, asked for the source, raises ImportError)
+        warnings.warn_explicit(message, GradientPathWarning, filename, lineno, module, registry)
 
 
 def _stores_subscript(frame):

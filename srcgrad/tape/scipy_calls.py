@@ -32,20 +32,31 @@ import numpy as np
 
 from ..errors import public_name
 from ..rules import registry
-from ..tensor import Tensor
+from ..tensor import Tensor, frame_kind, path_is_cut, warn_path_cut
 from . import nested, recording
 
 _lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
 _depth = 0
-_patched = []           # (owner, name, the attribute it had or _MISSING)
+_installed = []         # the _groups installed (restored by the last exit)
 _MISSING = object()
 _found = {}             # the number of rules when _targets last ran -> its targets (a cache)
 _by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
 _names = []             # (namespace dict, name, primitive) replaced in a module's globals
+_scanned = {}           # id(namespace) -> (its size when scanned, the names that held primitives)
 
 
 def _replace_names(namespace):
-    for name, value in list(namespace.items()):
+    """Replace the primitives bound to names in `namespace` (a module's
+    globals). The names found are remembered by the namespace's size: a
+    module's globals are scanned again only when names were added or
+    removed."""
+    known = _scanned.get(id(namespace))
+    if known is None or known[0] != len(namespace):
+        known = (len(namespace), [name for name, value in list(namespace.items())
+                                  if type(value) is not type and id(value) in _by_primitive])
+        _scanned[id(namespace)] = known
+    for name in known[1]:
+        value = namespace.get(name)
         found = _by_primitive.get(id(value))
         if found is not None and found[0] is value:
             namespace[name] = found[1]
@@ -55,6 +66,9 @@ def _replace_names(namespace):
 #: NumPy functions with rules that do not dispatch on a differentiable
 #: argument (np.full's fill value reaches the array through np.copyto)
 NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+#: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
+#: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
+USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
 
 
 def _targets():
@@ -91,8 +105,16 @@ def _targets():
 
 
 def _wrapper(prim):
+    users_only = getattr(np, getattr(prim, "__name__", ""), None) is prim and prim.__name__ in USERS_ONLY
+
     def recorded(*args, **kwargs):
-        if any(isinstance(a, Tensor) for a in nested.flatten([list(args), list(kwargs.values())])):
+        tensors = [a for a in nested.flatten([list(args), list(kwargs.values())]) if isinstance(a, Tensor)]
+        if tensors and users_only and frame_kind(sys._getframe(1)) != "user":
+            for t in tensors:       # (a library converting: the cut path warns at the user's line, as before)
+                if path_is_cut(t):
+                    warn_path_cut(t)
+            return prim(*args, **kwargs)
+        if tensors:
             return recording.apply(prim, args, kwargs)
         return prim(*args, **kwargs)
     recorded.__srcgrad_raw__ = prim
@@ -101,6 +123,28 @@ def _wrapper(prim):
     recorded.__qualname__ = getattr(prim, "__qualname__", recorded.__name__)
     recorded.__doc__ = getattr(prim, "__doc__", None)
     return recorded
+
+
+def _groups(found):
+    """The replacements of `found` by owner: (the owner's attribute dict,
+    {name: wrapper}, {name: what it held}, the names it did not hold, [(name,
+    wrapper)] to set one by one where the dict is read-only (a class)). A
+    tape's enter and exit are then one dict update per owner."""
+    by_owner = {}
+    for owner, name, prim, wrapper in found:
+        entry = by_owner.setdefault(id(owner), (owner, {}))
+        entry[1][name] = wrapper
+    out = []
+    for owner, wrappers in by_owner.values():
+        namespace = getattr(owner, "__dict__", None)
+        if isinstance(namespace, dict):
+            before = {k: namespace[k] for k in wrappers if k in namespace}
+            out.append((namespace, wrappers, before, [k for k in wrappers if k not in namespace], ()))
+        else:
+            out.append((None, {}, {}, [], [(owner, k, w, owner.__dict__.get(k, _MISSING)
+                                             if hasattr(owner, "__dict__") else _MISSING)
+                                            for k, w in wrappers.items()]))
+    return out
 
 
 def enter(namespace=None):
@@ -113,20 +157,24 @@ def enter(namespace=None):
         key = (registry.rule_count(), "scipy" in sys.modules)      # (cheap: no lazy loading)
         if key not in _found:
             _found.clear()
-            _found[key] = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
+            found = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
+            _found[key] = _groups(found)
             _by_primitive.clear()
-            _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in _found[key]})
+            _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in found})
+            _scanned.clear()
         if namespace is not None and _by_primitive:
             _replace_names(namespace)
         if _depth > 1:
             return
-        for owner, name, prim, wrapper in _found[key]:
-            before = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
-            try:
-                setattr(owner, name, wrapper)
-            except (AttributeError, TypeError):
-                continue
-            _patched.append((owner, name, before))
+        for target, wrappers, _, _, one_by_one in _found[key]:
+            if target is not None:
+                target.update(wrappers)
+            for owner, name, wrapper, _ in one_by_one:
+                try:
+                    setattr(owner, name, wrapper)
+                except (AttributeError, TypeError):
+                    pass
+        _installed.append(_found[key])
 
 
 @contextlib.contextmanager
@@ -166,12 +214,17 @@ def exit():
             namespace, name, prim = _names.pop()
             if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:
                 namespace[name] = prim
-        while _patched:
-            owner, name, before = _patched.pop()
-            if before is _MISSING:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
-            else:
-                setattr(owner, name, before)
+        while _installed:
+            for target, _, before, absent, one_by_one in _installed.pop():
+                if target is not None:
+                    target.update(before)
+                    for name in absent:
+                        target.pop(name, None)
+                for owner, name, _, held in one_by_one:
+                    try:
+                        if held is _MISSING:
+                            delattr(owner, name)
+                        else:
+                            setattr(owner, name, held)
+                    except (AttributeError, TypeError):
+                        pass

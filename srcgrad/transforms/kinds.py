@@ -106,7 +106,7 @@ def transform(fdef, ctx):
         op = Anno.OP.of(s)
         if op.kind == "call":
             op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
-    _containers_read_as_arrays(fdef, ctx, dynamic)
+    _containers_read_as_arrays(fdef, ctx, _definite(assigns, dynamic, ctx))
     ctx.facts.dynamic = dynamic
     ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
     return dynamic
@@ -119,7 +119,8 @@ _TAKE_SEQUENCES = {getattr(np, n) for n in (
     "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "select", "choose", "einsum",
     "broadcast_arrays", "meshgrid", "piecewise", "unstack", "concat") if hasattr(np, n)}
 _TAKE_SEQUENCES.add(np.linalg.multi_dot)
-_ARRAY_MODULES = ("numpy", "scipy.special", "scipy.stats", "scipy.linalg", "scipy._lib")
+# (not scipy.linalg: cho_solve((c, lower), b) takes a pair)
+_ARRAY_MODULES = ("numpy", "scipy.special", "scipy.stats", "scipy._lib")
 
 
 def _reads_as_array(rule):
@@ -134,6 +135,41 @@ def _reads_as_array(rule):
         return True
     module = getattr(prim, "__module__", None) or ""
     return module.startswith(_ARRAY_MODULES)
+
+
+def _definite(assigns, dynamic, ctx):
+    """The names of `dynamic` that surely hold a list, tuple or dict:
+    parameters given one, and names every assignment of which is a display,
+    a container rule's result, a user function's container result or a
+    copy of such a name (not an element of a container, nor a value popped
+    from a stack in generated code: those may be arrays)."""
+    by_target = {}
+    for s in assigns:
+        for t in _targets(s):
+            by_target.setdefault(t, []).append(s)
+    params = set(ctx.facts.containers)
+    definite = {t for t in dynamic if t in by_target or t in params}
+
+    def sure(s, t):
+        op = Anno.OP.of(s)
+        if op.kind == "pack":
+            return True
+        if op.kind == "copy":
+            return isinstance(op.args[0], (gast.List, gast.Tuple, gast.Dict)) or (
+                isinstance(op.args[0], gast.Name) and op.args[0].id in definite)
+        if op.kind == "rule":
+            return op.rule.primitive in _CONTAINER_RESULTS
+        return op.kind == "call" and t in dynamic and not op.custom
+    changed = True
+    while changed:
+        changed = False
+        for t in sorted(definite):
+            if t in params and t not in by_target:
+                continue
+            if not all(sure(s, t) for s in by_target.get(t, ())):
+                definite.discard(t)
+                changed = True
+    return definite
 
 
 def _containers_read_as_arrays(fdef, ctx, dynamic):
