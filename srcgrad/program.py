@@ -245,6 +245,8 @@ class Program:
                 for step, key in steps:
                     value = getattr(value, key) if step == "attr" else value[key]
             except Exception:
+                if old is chains.ABSENT:
+                    continue
                 return False
             if not chains.same_resolution(old, value):
                 return False

@@ -384,9 +384,12 @@ class Tensor:
         """The Tensor itself: Tensors are immutable (ndarray.copy in user code)."""
         return self
 
-    def astype(self, dtype):
-        """`ndarray.astype`: the same Tensor when the dtype already matches,
-        else a cast that is recorded (its cotangent is cast back)."""
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """`ndarray.astype`: the same Tensor when the dtype already matches
+        (Tensors are immutable: `copy` changes nothing), else a cast that is
+        recorded (its cotangent is cast back). `order`, `casting` and `subok`
+        are accepted as NumPy's and ignored (a Tensor has no memory layout to
+        keep)."""
         if np.dtype(dtype) == self.dtype:
             return self
         return containers.cast(self, dtype)

@@ -56,6 +56,11 @@ def library_module(obj):
     return top in _LIBRARIES or top in sys.stdlib_module_names
 
 
+#: what a chain that could not be evaluated resolved to (`param["seed"]` with the key absent, read in a
+#: branch that checks for it): the compiled code reads it live; the key appearing later recompiles
+ABSENT = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
+
+
 def same_resolution(old, new):
     """Would the compiled code resolve `new` as it resolved `old`? Arrays
     and numbers are read live (any array will do, but not a Variable in

@@ -373,8 +373,10 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
                 try:
                     obj = getattr(obj, key) if kind == "attr" else obj[key]
                 except Exception:
-                    self._error(step_node, "srcgrad could not evaluate %s at transform time"
-                                % ast_util.to_source(step_node))
+                    # (param["seed"] in a branch testing `"seed" in param`): read live, as Python would; the
+                    # chain is recorded absent, so that it appearing later recompiles
+                    self._walked(root.id, taken + [(kind, key, step_node)], chains.ABSENT)
+                    return self.generic_visit(node)
             elif kind == "attr" and key in chains.ARRAY_ATTRS and taken:
                 break
             taken.append((kind, key, step_node))
