@@ -103,21 +103,19 @@ class Template:
         self.name = name or template.__name__
         self.signature = inspect.signature(template)
         self.globals = template.__globals__
-        if tree is None:
-            tree = ast_util.parse(textwrap.dedent(inspect.getsource(template))).body[0]
-            tree.decorator_list = []
         doc = template.__doc__ if doc is None else doc
         if rename:
             self.signature = self.signature.replace(parameters=[
                 p.replace(name=rename.get(p.name, p.name)) for p in self.signature.parameters.values()])
-            tree = _Rename(rename).visit(tree)
         names = list(self.signature.parameters)
         self.output, self.params = names[0], names[1:]
         if constants:
-            tree = _bind_constants(tree, constants, names, self.globals, self.name)
             for key, value in constants.items():
                 doc = doc and doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
-        self.tree = tree
+        self._recipe = (tree, rename, constants)
+        self._tree = None
+        if tree is not None or not (getattr(template, "__module__", "") or "").startswith("srcgrad."):
+            self.tree      # (a user's template is checked when registered; srcgrad's own when first used)
         self.doc = doc
         params = list(self.signature.parameters.values())[1:]
         self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
@@ -127,6 +125,28 @@ class Template:
         # caches filled by transforms/instantiate.py (declared here, written there)
         self.free_names = None      # the module globals the body reads, sorted
         self.compiled = {}          # needed set -> compiled VJP/JVP function
+
+    @property
+    def tree(self):
+        """The template's gast FunctionDef, parsed from its source the first
+        time it is needed (srcgrad's ~600 rule templates are not parsed at
+        import: a rule is parsed when code using it is compiled)."""
+        if self._tree is None:
+            tree, rename, constants = self._recipe
+            if tree is None:
+                tree = ast_util.parse(textwrap.dedent(inspect.getsource(self.template))).body[0]
+                tree.decorator_list = []
+            if rename:
+                tree = _Rename(rename).visit(tree)
+            if constants:
+                tree = _bind_constants(tree, constants, [self.output] + list(self.params), self.globals,
+                                       self.name)
+            self._tree = tree
+            self._parsed()
+        return self._tree
+
+    def _parsed(self):
+        """Facts read from the parsed tree (subclasses), checked once."""
 
     def bind(self, output, args, kwargs):
         """Bind a call's arguments to the template's parameters; returns an
@@ -218,8 +238,26 @@ class Rule(Template):
     """
 
     def __init__(self, primitive, template, name=None, doc=None, constants=None, rename=None):
+        self.batch_safe = None
         super().__init__(primitive, template, name=name, doc=doc, constants=constants, rename=rename)
-        tree = self.tree
+
+    @property
+    def diff_params(self):
+        """The parameters with a `d[p] = ...` contribution (parses the template)."""
+        return self.tree and self._diff_params
+
+    @property
+    def sequence_output(self):
+        """Does the primitive return a tuple/list of arrays (`d[z][i]` in the body)?"""
+        return self.tree and self._sequence_output
+
+    @sequence_output.setter
+    def sequence_output(self, value):
+        self.tree        # (parsed first: parsing sets it)
+        self._sequence_output = value
+
+    def _parsed(self):
+        tree = self._tree
         diff = []
         for stmt in tree.body:
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
@@ -229,10 +267,9 @@ class Rule(Template):
                         raise ValueError("rule %s assigns d[%s], which is not a parameter" % (self.name, p))
                     if p not in diff:
                         diff.append(p)
-        self.diff_params = tuple(diff)
-        self.batch_safe = None
+        self._diff_params = tuple(diff)
         # `d[z][i]` in the body: the primitive returns a tuple/list of arrays
-        self.sequence_output = any(
+        self._sequence_output = any(
             isinstance(n, gast.Subscript) and is_d(n.value) == self.output
             and isinstance(n.slice, (gast.Constant, gast.Slice, gast.UnaryOp))
             for n in ast_util.walk(tree))

@@ -92,12 +92,16 @@ class TangentRule(Template):
 
     def __init__(self, primitive, template, name=None, doc=None, constants=None, tree=None):
         super().__init__(primitive, template, name=name, doc=doc, constants=constants, tree=tree)
-        self._check()
 
-    def _check(self):
+    @property
+    def tangent_params(self):
+        """The parameters read as `t[p]` (parses the template)."""
+        return self.tree and self._tangent_params
+
+    def _parsed(self):
         where = "tangent rule %s" % self.name
         read, assigned = [], 0
-        for stmt in self.tree.body:
+        for stmt in self._tree.body:
             if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant):
                 continue
             if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
@@ -118,7 +122,7 @@ class TangentRule(Template):
                         read.append(p)
         if assigned != 1:
             raise ValueError("%s must assign t[%s] exactly once" % (where, self.output))
-        self.tangent_params = tuple(p for p in self.params if p in read)
+        self._tangent_params = tuple(p for p in self.params if p in read)
 
     def __repr__(self):
         return "<tangent rule %s for %s>" % (self.name, getattr(self.primitive, "__name__", self.primitive))
