@@ -481,6 +481,11 @@ def jvp(f, primals, tangents):
         if t is None:
             values.append(p if on_tensors else unwrap_nested(p))
             continue
+        if type(unwrap(p)) is dict:         # a dict of parameters: its tangent a dict of the same keys
+            x = _float_tree(unwrap_nested(p))
+            values.append(x)
+            tans.append(_tangent_tree(unwrap_nested(t), x))
+            continue
         x = p if (on_tensors and isinstance(p, Tensor)) else _float_tree(unwrap(p)) if type(
             unwrap(p)) in (float, int) else _float_array(p)
         t = t if (on_tensors and isinstance(t, Tensor)) else np.asarray(unwrap(t), dtype=np.result_type(unwrap(x)))
@@ -508,6 +513,26 @@ def jvp(f, primals, tangents):
     if not compiled.tuple_output:
         return outs, _output_tangent(douts, outs)
     return outs, tuple(_output_tangent(d, o) for d, o in zip(douts, outs))
+
+
+def _tangent_tree(t, x):
+    """The tangent `t` of a container primal `x` (dicts, lists, tuples of
+    arrays and floats) with each leaf in its primal's floating dtype and
+    shape. Raises ValueError naming a key or shape that does not match."""
+    if isinstance(x, dict):
+        if not isinstance(t, dict) or set(t) != set(x):
+            raise ValueError("jvp: the tangent of a dict must be a dict with the same keys %s, got %s"
+                             % (sorted(x), sorted(t) if isinstance(t, dict) else type(t).__name__))
+        return {k: _tangent_tree(t[k], v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x):
+            raise ValueError("jvp: the tangent of a %s of %d must be a list or tuple of %d"
+                             % (type(x).__name__, len(x), len(x)))
+        return type(x)(_tangent_tree(a, b) for a, b in zip(t, x))
+    tv = np.asarray(t, dtype=np.result_type(x))
+    if tv.shape != np.shape(x):
+        raise ValueError("jvp: tangent of shape %s for a primal of shape %s" % (tv.shape, np.shape(x)))
+    return float(tv) if type(x) is float else tv
 
 
 def _output_tangent(d, out):

@@ -162,7 +162,13 @@ def hvp(f, wrt=0):
         fargs[wrt] = x
         tangents = [None] * len(fargs)
         tangents[wrt] = v
-        _, hv = jvp(gradient, tuple(fargs), tuple(tangents))
+        try:
+            _, hv = jvp(gradient, tuple(fargs), tuple(tangents))
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            op_by_op.warn(f, exc)       # (as sg.hessian: what the compiler refuses runs op by op)
+            hv = op_by_op.hvp(f, fargs, wrt, v)
         return np.asarray(hv, dtype=x.dtype).reshape(x.shape)
     h.__name__ = "hvp_" + getattr(f, "__name__", "f")
     return h

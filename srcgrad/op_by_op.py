@@ -236,6 +236,10 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
             raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
                             "values with it, return (value, aux) and pass has_aux=True)"
                             % (getattr(f, "__name__", f), type(value).__name__))
+    if np.iscomplexobj(value.numpy() if isinstance(value, Tensor) else value):
+        raise TypeError("grad needs a real-valued output (as autograd's and JAX's grad); %s returned a complex "
+                        "value: differentiate np.real(...), np.abs(...) ** 2 or another real function of it"
+                        % getattr(f, "__name__", f))
     if isinstance(value, Tensor):
         grads = tape.gradient(value, sources)
     else:
@@ -310,6 +314,25 @@ def jacobian(f, args, wrt, hessian=False):
     if not recording_tapes():
         _detach(_roots(f, args, {}), mark)
     return jacs[0] if len(wrt) == 1 else tuple(jacs)
+
+
+def hvp(f, args, wrt, v):
+    """sg.hvp(f, wrt)(*args, v), op by op: forward over reverse on the
+    tape (a GradientTape inside a ForwardAccumulator: Pearlmutter's
+    product, each f run once). Returns an ndarray of args[wrt]'s shape."""
+    args = list(args)
+    x = Tensor(np.asarray(args[wrt], dtype=np.result_type(np.asarray(args[wrt]), np.float64)))
+    args[wrt] = x
+    mark = id_mark()
+    with _scipy_recorded(f), ForwardAccumulator(x, Tensor(np.asarray(v, dtype=x.dtype))) as acc:
+        with GradientTape() as tape:
+            tape.watch(x)
+            y = f(*args)
+        g = tape.gradient(y, x)
+    hv = acc.jvp(g) if g is not None else None
+    if not recording_tapes():
+        _detach(_roots(f, args, {}), mark)
+    return np.zeros_like(x.numpy()) if hv is None else hv.numpy()
 
 
 class OpByOpGradient:

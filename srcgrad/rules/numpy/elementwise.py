@@ -302,8 +302,10 @@ def tan_tangent(z, x, out=None, dtype=None):
 
 @register_adjoint(np.arcsin)
 def arcsin(z, x, out=None, dtype=None):
-    """d/dx arcsin x = 1 / sqrt(1 - x^2) = 1 / cos(z) (on the principal branch)."""
-    d[x] = d[z] / conj(np.cos(z))
+    """d/dx arcsin x = 1 / sqrt(1 - x^2) (principal branches; written with
+    x, not as 1 / cos(z): at x = +-1 it is inf, as the tangent rule's and
+    autograd's, where cos(arcsin(1)) rounds to 6e-17)."""
+    d[x] = d[z] / conj(np.sqrt(1.0 - x * x))
 
 
 @register_tangent(np.arcsin)
@@ -313,8 +315,8 @@ def arcsin_tangent(z, x, out=None, dtype=None):
 
 @register_adjoint(np.arccos)
 def arccos(z, x, out=None, dtype=None):
-    """d/dx arccos x = -1 / sqrt(1 - x^2) = -1 / sin(z)."""
-    d[x] = -d[z] / conj(np.sin(z))
+    """d/dx arccos x = -1 / sqrt(1 - x^2) (as arcsin's: -inf at x = +-1)."""
+    d[x] = -d[z] / conj(np.sqrt(1.0 - x * x))
 
 
 @register_tangent(np.arccos)
