@@ -442,6 +442,86 @@ def transpose_jvp(primitive, z, tangents, *args):
     return result._value
 
 
+def transpose_jvp_packed(primitive, z, tangents, args):
+    """`transpose_jvp(primitive, z, tangents, *args)` with the rule's
+    parameters as one tuple: the form generated JVP code calls, which has
+    an adjoint rule (below), so that code differentiating a JVP again
+    (reverse over forward: sg.grad of a function calling sg.jvp, the
+    order-2 checks of autograd's test suite) compiles."""
+    return transpose_jvp(primitive, z, tangents, *args)
+
+
+def _lift(v):
+    """A value transpose_jvp_vjp watches: a recorded copy of a Tensor (tapes
+    around see through it), a Tensor of a floating number or array, the
+    same structure for a list or tuple; anything else as it is."""
+    if isinstance(v, Tensor):
+        return np.positive(v)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_lift(e) for e in v)
+    if isinstance(v, (float, complex, np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "fc":
+        return Tensor(np.array(v))
+    return v
+
+
+def _leaves(v, out):
+    if isinstance(v, Tensor):
+        out.append(v)
+    elif isinstance(v, (list, tuple)):
+        for e in v:
+            _leaves(e, out)
+    return out
+
+
+def _replace(v, grads, raw):
+    """`v` with each Tensor leaf replaced by its gradient (in _leaves order);
+    None elsewhere."""
+    if isinstance(v, Tensor):
+        g = next(grads)
+        g = g if g is not None else Tensor(np.zeros_like(v._value))
+        return g._value if raw else g
+    if isinstance(v, (list, tuple)):
+        return [_replace(e, grads, raw) for e in v]
+    return None
+
+
+def transpose_jvp_vjp(g, primitive, z, tangents, args):
+    """The VJP of transpose_jvp_packed for the cotangent `g` of its result:
+    (d z, d tangents, d args), computed by running transpose_jvp on watched
+    Tensors under a GradientTape (the transpose trick is NumPy code on
+    Tensors; on Tensors, tapes around this one record it too: every
+    order). Entries that are not floating values get None."""
+    on_tensors = bool(_leaves([g, z, list(tangents), list(args)], []))
+    Z, T, A = _lift(z), _lift(tuple(tangents)), _lift(list(args))
+    leaves = [x for x in _leaves([Z, list(T), A], []) if is_differentiable_dtype(x.dtype)]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(leaves)
+        out = transpose_jvp(primitive, Z, T, *A)
+    outs, gs = (list(out), list(g)) if isinstance(out, (list, tuple)) else ([out], [g])
+    targets, seeds = [], []
+    for o, w in zip(outs, gs):
+        if isinstance(o, Tensor) and w is not None:
+            targets.append(o)
+            seeds.append(w)
+    found = tape.gradient(targets, leaves, output_gradients=seeds) if targets and leaves else [None] * len(leaves)
+    by_id = {id(x): gx for x, gx in zip(leaves, found)}
+    structure = [Z, list(T), A]
+    order = _leaves(structure, [])
+    grads = iter([by_id.get(id(x)) for x in order])
+    dz, dt, da = (_replace(part, grads, not on_tensors) for part in structure)
+    return dz, dt, da
+
+
+@registry.register_adjoint(transpose_jvp_packed)
+def transpose_jvp_packed_(out, primitive, z, tangents, args):
+    """By the tape: transpose_jvp is NumPy code on Tensors (the transpose
+    trick), so its VJP is recorded and replayed (transpose_jvp_vjp)."""
+    cotangents = transpose_jvp_vjp(d[out], primitive, z, tangents, args)
+    d[z] = cotangents[0]
+    d[tangents] = cotangents[1]
+    d[args] = cotangents[2]
+
+
 tape_mod.add_op_observer(tangents_hook)      # called by tape.apply after each op
 
 

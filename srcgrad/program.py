@@ -278,7 +278,7 @@ class Program:
                        split_callee=lambda op, m: self.compile_callee(op, m, mode),
                        jvp_callee=lambda op, m: self.compile_callee(op, m, "forward"),
                        callee_dynamic=lambda op: self.callee_program(op).output_dynamic(),
-                       callee_leaves=res.callee_leaves, transpose_jvp=forward_mode.transpose_jvp)
+                       callee_leaves=res.callee_leaves, transpose_jvp=forward_mode.transpose_jvp_packed)
 
     def front(self, mode="reverse", mask=None):
         """The passes before differentiation, on a copy of the resolution:

@@ -492,7 +492,7 @@ def c_cumprod(x):
 def test_fallback_appears_in_generated_code_and_is_exact():
     assert tangent_registry.tangent_rule(np.cumprod) is None
     src = sg.source(c_cumprod, mode="forward")
-    assert "transpose_jvp(cumprod, cumprod_x, (dx,), x, 0, None, None)" in src
+    assert "transpose_jvp(cumprod, cumprod_x, (dx,), (x, 0, None, None))" in src
     x, v = np.array([[1.5, -0.5], [2.0, 0.7], [0.3, 1.1]]), np.ones((3, 2))
     _, jv = sg.jvp(c_cumprod, (x,), (v,))
     np.testing.assert_allclose(jv, _directional_fd(c_cumprod, [x], [v], (0,)), rtol=1e-7)

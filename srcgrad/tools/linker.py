@@ -190,7 +190,7 @@ class Linker:
                     "standalone%s" % (where, getattr(obj, "__qualname__", obj), module,
                                       " (forward mode of a primitive without a tangent rule: export "
                                       "mode='reverse', or register a tangent rule)"
-                                      if getattr(obj, "__name__", "") == "transpose_jvp" else ""))
+                                      if getattr(obj, "__name__", "").startswith("transpose_jvp") else ""))
             return self._definition(obj, raw, preferred)
         refs = self.refs
         literal = self._literal(obj, preferred)

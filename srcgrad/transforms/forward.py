@@ -222,8 +222,8 @@ class ForwardGenerator(Generator):
             prim = self.inject(getattr(primitive, "__name__", "primitive"), primitive)
             tans = ast_util.tuple_([(ast_util.name(tnames[p]) if isinstance(tnames[p], str) else tnames[p])
                                     if p in tnames else ast_util.const(None) for p in adjoint.diff_params])
-            args = [ast_util.name(prim), ast_util.name(t), tans] + [
-                _as_load(bindings.get(p, ast_util.const(None))) for p in adjoint.params]
+            args = [ast_util.name(prim), ast_util.name(t), tans, ast_util.tuple_([
+                _as_load(bindings.get(p, ast_util.const(None))) for p in adjoint.params])]
             return [ast_util.assign(dt, ast_util.call(ast_util.name(helper), args))], {t}
         for p in [p for p in bindings if p not in rule.params]:
             default = adjoint.signature.parameters[p].default if adjoint is not None else None

@@ -7,10 +7,14 @@ beyond Tangent's own selection, each a regression test:
   and grad of grad do (Tangent's stack functions), against the Hessian;
 * d/dx arcsin and arccos at x = +-1 are infinite in reverse mode too (they
   were computed as 1/cos(z), which rounds to 1.6e16);
-* `sg.grad` of a complex output raises TypeError op by op too.
+* `sg.grad` of a complex output raises TypeError op by op too;
+* sg.grad of a function calling sg.jvp of a function whose rules have no
+  tangent rule (forward mode transposes their VJPs at run time).
 """
 import warnings
 
+import autograd
+import autograd.numpy as anp
 import numpy as np
 import pytest
 
@@ -94,3 +98,37 @@ def test_grad_of_a_complex_output_raises_on_both_paths(fn):
         warnings.simplefilter("ignore", sg.PerformanceWarning)
         with pytest.raises(TypeError, match="real-valued output"):
             sg.grad(fn)(np.array([0.1, 0.2]))
+
+
+def _jvp_of(f):
+    def jvp_f(x, v):
+        return sg.jvp(f, (x,), (v,))[1]
+    return jvp_f
+
+
+def atleast_sq(x):
+    return np.sum(np.atleast_1d(x) ** 2)
+
+
+def prod_norm(x):
+    return np.prod(x) * np.linalg.norm(x)
+
+
+def cumprod_sin(x):
+    return np.sum(np.sin(np.cumprod(x)))
+
+
+@pytest.mark.parametrize("fn, ag", [
+    (atleast_sq, lambda x: anp.sum(anp.atleast_1d(x) ** 2)),
+    (prod_norm, lambda x: anp.prod(x) * anp.linalg.norm(x)),
+    # (autograd's cumprod has no VJP of its VJP: the products written out)
+    (cumprod_sin, lambda x: anp.sin(x[0]) + anp.sin(x[0] * x[1]) + anp.sin(x[0] * x[1] * x[2]))])
+def test_grad_of_a_jvp_through_rules_without_tangent_rules(fn, ag):
+    """Reverse over forward where forward mode transposes a rule's VJP
+    (transpose_jvp: np.atleast_1d, np.prod, np.linalg.norm, np.cumprod have
+    no tangent rule): d/dx <grad f(x), v> = H v, against autograd's Hessian
+    and central differences of srcgrad's JVP."""
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    hv = sg.grad(_jvp_of(fn))(x, v)
+    close(hv, autograd.hessian(ag)(x) @ v, what="against autograd")
+    close(hv, fd_grad(lambda z: _jvp_of(fn)(z, v), x), what="against central differences")
