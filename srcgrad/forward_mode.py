@@ -516,10 +516,11 @@ def transpose_jvp_vjp(g, primitive, z, tangents, args):
 def transpose_jvp_packed_(out, primitive, z, tangents, args):
     """By the tape: transpose_jvp is NumPy code on Tensors (the transpose
     trick), so its VJP is recorded and replayed (transpose_jvp_vjp)."""
-    cotangents = transpose_jvp_vjp(d[out], primitive, z, tangents, args)
-    d[z] = cotangents[0]
-    d[tangents] = cotangents[1]
-    d[args] = cotangents[2]
+    # (a template: `d` is the notation of rules/numpy/__init__.py, never run)
+    cotangents = transpose_jvp_vjp(d[out], primitive, z, tangents, args)  # noqa: F821
+    d[z] = cotangents[0]  # noqa: F821
+    d[tangents] = cotangents[1]  # noqa: F821
+    d[args] = cotangents[2]  # noqa: F821
 
 
 tape_mod.add_op_observer(tangents_hook)      # called by tape.apply after each op
