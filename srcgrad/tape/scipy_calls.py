@@ -104,10 +104,15 @@ def _targets():
     return out
 
 
+_PLAIN = (np.ndarray, float, int, bool, np.float64, np.float32, np.int64, str, type(None))
+
+
 def _wrapper(prim):
     users_only = getattr(np, getattr(prim, "__name__", ""), None) is prim and prim.__name__ in USERS_ONLY
 
     def recorded(*args, **kwargs):
+        if users_only and args and type(args[0]) in _PLAIN:
+            return prim(*args, **kwargs)        # (np.asarray(ndarray): the common call, kept cheap)
         tensors = [a for a in nested.flatten([list(args), list(kwargs.values())]) if isinstance(a, Tensor)]
         if tensors and users_only and frame_kind(sys._getframe(1)) != "user":
             for t in tensors:       # (a library converting: the cut path warns at the user's line, as before)
