@@ -1,6 +1,8 @@
 """Rule rows for NumPy's constructors with a differentiated value
 (srcgrad/rules/numpy/constructors.py): np.full and np.full_like (in the fill
-value), np.linspace (in its end points) and np.copy.
+value), np.linspace (in its end points), np.copy, and the conversions
+np.asarray, np.asanyarray, np.ascontiguousarray and np.asfortranarray (of
+an array: the identity; of a (nested) list or tuple of arrays: a stack).
 
 autograd has no rule for these, so `ref` writes each with autograd
 operations that have one (a broadcast sum, linspace as (1 - t) start +
@@ -56,6 +58,50 @@ def f_copy(x, w):
     return np.sum(np.copy(x) * w)
 
 
+def f_asarray(x, w):
+    return np.sum(np.asarray(x) * w)
+
+
+def f_asarray_list(x, y, w):
+    return np.sum(np.asarray([x, y, x]) * w)
+
+
+def f_asarray_tuple_scalars(a, b, w):
+    return np.sum(np.asarray((a, 2.0 * b, a * b)) * w)
+
+
+def f_asarray_nested(x, y, w):
+    return np.sum(np.asarray([[x, y], [y, 2.0 * x]]) * w)
+
+
+def f_asarray_dtype(x, w):
+    return np.sum(np.asarray(x, dtype=x.dtype) * w)
+
+
+def f_asanyarray(x, w):
+    return np.sum(np.asanyarray(x) * w)
+
+
+def f_asanyarray_list(x, y, w):
+    return np.sum(np.asanyarray([x, y]) * w)
+
+
+def f_ascontiguousarray(x, w):
+    return np.sum(np.ascontiguousarray(x.T) * w)
+
+
+def f_ascontiguousarray_list(x, y, w):
+    return np.sum(np.ascontiguousarray([x, y]) * w)
+
+
+def f_asfortranarray(x, w):
+    return np.sum(np.asfortranarray(x) * w)
+
+
+def f_asfortranarray_list(x, y, w):
+    return np.sum(np.asfortranarray((y, x)) * w)
+
+
 CASES = [
     # constructors with a differentiated value
     # np.full(shape, tensor) reads the Tensor with np.asarray (no NumPy dispatch hook,
@@ -78,4 +124,26 @@ CASES = [
       lambda a, b: _ag_linspace(a, b, 3, endpoint=False, axis=-1), (R(2), R()), np.linspace),
     C("linspace_one", f_linspace_one, lambda a, b: _ag_linspace(a, b, 1), (R(), R()), np.linspace),
     C("copy", f_copy, lambda x: x * 1.0, (R(3, 4),), np.copy),
+    # conversions: an array passes through, a (nested) list or tuple is stacked
+    C("asarray", f_asarray, lambda x: x * 1.0, (R(3, 4),), np.asarray),
+    C("asarray_0d", f_asarray, lambda x: x * 1.0, (R(),), np.asarray),
+    C("asarray_list", f_asarray_list, lambda x, y: anp.stack([x, y, x]), (R(3), R(3)), np.asarray),
+    C("asarray_tuple_scalars", f_asarray_tuple_scalars, lambda a, b: anp.stack([a, 2.0 * b, a * b]),
+      (R(), R()), np.asarray),
+    # a nested list of Tensors: op by op, np.asarray (and np.array) of it records no
+    # entry yet (tape.gradient returns None): compiled code only
+    C("asarray_nested", f_asarray_nested,
+      lambda x, y: anp.stack([anp.stack([x, y]), anp.stack([y, 2.0 * x])]), (R(2, 3), R(2, 3)),
+      np.asarray, meta={"compiled_only": True}),
+    C("asarray_dtype", f_asarray_dtype, lambda x: x * 1.0, (R(2, 3),), np.asarray),
+    C("asanyarray", f_asanyarray, lambda x: x * 1.0, (R(3, 4),), np.asanyarray),
+    C("asanyarray_list", f_asanyarray_list, lambda x, y: anp.stack([x, y]), (R(2, 3), R(2, 3)),
+      np.asanyarray),
+    C("ascontiguousarray_transposed", f_ascontiguousarray, lambda x: anp.transpose(x), (R(3, 4),),
+      (np.ascontiguousarray, np.transpose)),
+    C("ascontiguousarray_list", f_ascontiguousarray_list, lambda x, y: anp.stack([x, y]), (R(4), R(4)),
+      np.ascontiguousarray),
+    C("asfortranarray", f_asfortranarray, lambda x: x * 1.0, (R(3, 4),), np.asfortranarray),
+    C("asfortranarray_list", f_asfortranarray_list, lambda x, y: anp.stack([y, x]), (R(3), R(3)),
+      np.asfortranarray),
 ]

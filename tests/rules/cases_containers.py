@@ -1,8 +1,11 @@
 """Rule rows for srcgrad's container and element-assignment primitives and
 Python's builtins (srcgrad/rules/python/containers.py, builtins.py): what
 the compiler lowers `xs.append(v)`, `x[i] = v`, `list(x)`, `sum(xs)` and
-`x.astype(...)` to, and `sorted`. The case functions call the primitives
-directly, so the op-by-op tape records them as well."""
+`x.astype(...)` to, `sorted`, and `sequence_as_array` (a list or tuple
+read whole by a NumPy function: `np.square(p)`). The case functions call
+the primitives directly, so the op-by-op tape records them as well (except
+sequence_as_array: its np.asarray is srcgrad's own call, which a tape does
+not record, so its rows are compiled only; the compiler inserts it)."""
 import builtins
 
 import autograd.numpy as anp
@@ -10,7 +13,7 @@ import numpy as np
 
 from rulecase import Case, R, _raw
 from srcgrad.rules.python.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append,
-                                             list_extend, setitem)
+                                             list_extend, sequence_as_array, setitem)
 
 
 def f_setitem_row(x, v, w):
@@ -104,6 +107,25 @@ def f_sorted_mixed(x, w):
     return ys[0] * w[0] + ys[1] * w[1] + ys[2] * w[2] + ys[3] * w[3]
 
 
+def f_sequence_as_array_list(x, y, w):
+    return np.sum(sequence_as_array([x, 2.0 * y, x]) * w)
+
+
+def f_sequence_as_array_tuple(a, b, w):
+    return np.sum(sequence_as_array((a * b, b)) * w)
+
+
+def f_sequence_as_array_nested(x, y, w):
+    return np.sum(sequence_as_array([[x, y], (y, x)]) * w)
+
+
+def f_sequence_as_array_array(x, w):
+    return np.sum(sequence_as_array(x) * w)
+
+
+CO = {"compiled_only": True}
+
+
 def _ag_sorted(x, key=None, reverse=False):
     v = _raw(x)
     order = sorted(range(len(v)), key=lambda i: (key or (lambda e: e))(v[i]), reverse=reverse)
@@ -123,4 +145,14 @@ CASES += [
     C("sorted_array", f_sorted_array, lambda x: _ag_sorted(x), (R(5),), builtins.sorted),
     C("sorted_key_abs", f_sorted_key, lambda x: _ag_sorted(x, key=abs), (R(5),), builtins.sorted),
     C("sorted_mixed_floats", f_sorted_mixed, _ag_sorted_mixed, (R(2),), builtins.sorted),
+    # sequence_as_array: a list or tuple stacked (np.asarray), anything else as is
+    C("sequence_as_array_list", f_sequence_as_array_list, lambda x, y: anp.stack([x, 2.0 * y, x]),
+      (R(3), R(3)), sequence_as_array, meta=CO),
+    C("sequence_as_array_tuple_scalars", f_sequence_as_array_tuple, lambda a, b: anp.stack([a * b, b]),
+      (R(), R()), sequence_as_array, meta=CO),
+    C("sequence_as_array_nested", f_sequence_as_array_nested,
+      lambda x, y: anp.stack([anp.stack([x, y]), anp.stack([y, x])]), (R(4), R(4)), sequence_as_array,
+      meta=CO),
+    C("sequence_as_array_array", f_sequence_as_array_array, lambda x: x * 1.0, (R(3, 4),),
+      sequence_as_array, meta=CO),
 ]

@@ -5,12 +5,17 @@ linspace, copy), the joining functions (vstack, hstack, dstack,
 column_stack, append, row_stack, block), np.insert, np.ptp and
 np.linalg.eigvals; np.choose, np.interp, and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
-functions by recording wrappers, as a recording tape does). (np.fft's rows
+functions by recording wrappers, as a recording tape does); sequence_as_array
+and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
+only: a ForwardAccumulator records no conversion of a Tensor, as a
+recording tape does). (np.fft's rows
 are in cases_fft.py.) np.interp computes in float64 whatever its inputs:
 its rows cast back to x's dtype (the float32 test keeps float32).
 """
 import numpy as np
 import scipy.special
+
+from srcgrad.rules.python.containers import sequence_as_array
 
 def c_full(v): return np.full((2, 3), v) * 2.0                            # noqa: E704
 def c_full_like(x, v): return np.full_like(x, v) * x                      # noqa: E704
@@ -45,6 +50,15 @@ def c_interp_period(x, fp): return np.interp(3.0 * x, _XP, fp, period=2.5).astyp
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
+def c_seq_as_array(x, y): return sequence_as_array([x, 2.0 * y, x * y]) * x  # noqa: E704
+def c_seq_as_array_nested(x, y): return sequence_as_array(((x, y), [y, x]))  # noqa: E704
+def c_asarray(x): return np.asarray(x) * x                                # noqa: E704
+def c_asarray_list(x, y): return np.asarray([x, y, 1.5], x.dtype) * y      # noqa: E704
+def c_asarray_nested(x, y): return np.asarray([[x, y], (2.0, x * y)], x.dtype)  # noqa: E704
+def c_asarray_dtype(x): return np.asarray(x, dtype=x.dtype) * 2.0           # noqa: E704
+def c_asanyarray(x, y): return np.asanyarray((x, y)) * x                   # noqa: E704
+def c_ascontiguousarray(x): return np.ascontiguousarray(x.T) * 2.0          # noqa: E704
+def c_asfortranarray(x, y): return np.asfortranarray([y, x]) * x           # noqa: E704
 
 
 TANGENT_CASES = [
@@ -78,4 +92,13 @@ COMPILED_ONLY_TANGENT_CASES = [
     ("softmax", c_softmax, (((3, 4), "real"),), scipy.special.softmax),
     ("softmax_all", c_softmax_all, (((3, 4), "real"),), scipy.special.softmax),
     ("log_softmax", c_log_softmax, (((2, 3, 4), "real"),), scipy.special.log_softmax),
+    ("sequence_as_array", c_seq_as_array, (((3,), "real"), ((3,), "real")), sequence_as_array),
+    ("sequence_as_array_nested", c_seq_as_array_nested, (((), "real"), ((), "real")), sequence_as_array),
+    ("asarray", c_asarray, (((2, 3), "real"),), (np.asarray, np.multiply)),
+    ("asarray_list", c_asarray_list, (((), "real"), ((), "real")), (np.asarray, np.multiply)),
+    ("asarray_nested", c_asarray_nested, (((), "real"), ((), "real")), np.asarray),
+    ("asarray_dtype", c_asarray_dtype, (((3,), "real"),), np.asarray),
+    ("asanyarray", c_asanyarray, (((3,), "real"), ((3,), "real")), np.asanyarray),
+    ("ascontiguousarray", c_ascontiguousarray, (((2, 3), "real"),), (np.ascontiguousarray, np.transpose)),
+    ("asfortranarray", c_asfortranarray, (((2, 3), "real"), ((2, 3), "real")), np.asfortranarray),
 ]

@@ -234,6 +234,21 @@ def array_adjoint(g, obj):
     return np.reshape(g, np.shape(obj))
 
 
+def array_tangent(tobj, obj):
+    """The tangent of np.asarray(obj) (and its spellings), linear in `tobj`:
+    for a (nested) list or tuple, its entries' tangents stacked as the
+    values are (an entry without a tangent, None, gives zeros shaped like
+    it); for an array-like obj, its tangent as is (the rule casts it to the
+    output's dtype)."""
+    if isinstance(obj, (list, tuple)):
+        if tobj is None:
+            tobj = [None] * len(obj)
+        return np.stack([array_tangent(t, e) for t, e in zip(tobj, obj)])
+    if tobj is None:
+        return np.zeros(np.shape(obj), dtype=inexact_dtype(obj))
+    return tobj
+
+
 @nondiff_helper
 def _along(ndim, axis, start, stop):
     axis = axis % ndim

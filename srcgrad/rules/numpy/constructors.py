@@ -1,6 +1,7 @@
 """Rules for NumPy's constructors with a differentiated value: np.full and
-np.full_like (in the fill value), np.linspace (in its end points), np.copy
-and np.array of a (nested) list of arrays.
+np.full_like (in the fill value), np.linspace (in its end points), np.copy,
+np.array of a (nested) list of arrays, and the conversions np.asarray,
+np.asanyarray, np.ascontiguousarray and np.asfortranarray.
 
 The notation is rules/numpy/__init__.py's.
 
@@ -14,8 +15,9 @@ constructors (zeros, ones, arange, eye...) are non-differentiable
 import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
+from ..helpers.complex import cast_like
 from ..helpers.constructors import linspace_adjoint, linspace_tangent
-from ..helpers.shapes import array_adjoint
+from ..helpers.shapes import array_adjoint, array_tangent
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
 
@@ -111,3 +113,37 @@ def ascontiguousarray(z, a, dtype=None, *, like=None):
 def asfortranarray(z, a, dtype=None, *, like=None):
     """As np.asarray (only the memory layout changes)."""
     d[a] = array_adjoint(d[z], a)
+
+
+# The conversions are linear: their tangent is the tangents stacked (or passed
+# through) as the values are, cast to the output's dtype. (Forward mode could
+# transpose the adjoints above; a tangent rule is direct, and a
+# ForwardAccumulator records no conversion: their tangent rows are compiled
+# only, tests/rules/tangent_rows.py.)
+
+@register_tangent(np.asarray)
+def asarray_tangent(z, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """np.asarray is linear in a: the tangents of its entries, stacked."""
+    t[z] = cast_like(array_tangent(t[a], a), z)
+
+
+@register_tangent(np.asanyarray)
+def asanyarray_tangent(z, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """As np.asarray's."""
+    t[z] = cast_like(array_tangent(t[a], a), z)
+
+
+@register_tangent(np.ascontiguousarray)
+def ascontiguousarray_tangent(z, a, dtype=None, *, like=None):
+    """As np.asarray's."""
+    t[z] = cast_like(array_tangent(t[a], a), z)
+
+
+@register_tangent(np.asfortranarray)
+def asfortranarray_tangent(z, a, dtype=None, *, like=None):
+    """As np.asarray's."""
+    t[z] = cast_like(array_tangent(t[a], a), z)
+
+
+declare_linear(array_tangent)
+
