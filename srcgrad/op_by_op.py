@@ -30,7 +30,7 @@ import numpy as np
 from .errors import (GradientPathError, NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError,
                      UnsupportedSyntaxError, api_boundary)
 from .forward_mode import ForwardAccumulator
-from .tape import GradientTape, recording_tapes, scipy_calls
+from .tape import GradientTape, buffers, recording_tapes, scipy_calls
 from .tensor import GradientPathWarning, Tensor, Variable, id_mark, is_differentiable_dtype, user_frame
 
 
@@ -119,6 +119,7 @@ def _scipy_recorded(f):
     GradientPathError, since the derivative returned would miss that path."""
     namespace = getattr(getattr(f, "__func__", f), "__globals__", None)
     scipy_calls.enter(namespace)
+    buffers.enter()         # (np.zeros(n) filled with Tensors: out[i] = t is recorded, tape/buffers.py)
     try:
         with scipy_calls.everywhere(), warnings.catch_warnings():      # (and every module f calls into)
             warnings.simplefilter("error", GradientPathWarning)
@@ -136,6 +137,7 @@ def _scipy_recorded(f):
                     "register a rule for the function that converts them."
                     % (name, str(cut).replace("srcgrad: ", "", 1).split(" What is computed")[0])) from None
     finally:
+        buffers.exit()
         scipy_calls.exit()
 
 
@@ -187,15 +189,27 @@ def _detach(roots, mark, depth=3, seen=None):
         else:
             continue
         for k, v in items:
-            if isinstance(v, Tensor):
-                if v._id < mark or isinstance(v, Variable):
-                    continue
-                try:
-                    store(k, v.numpy())
-                except (AttributeError, TypeError):
-                    pass
+            if isinstance(v, (Tensor, tuple)):
+                new = _detached(v, mark)
+                if new is not v:
+                    try:
+                        store(k, new)
+                    except (AttributeError, TypeError):
+                        pass
             elif isinstance(v, (dict, list)) or hasattr(v, "__dict__"):
                 _detach([v], mark, depth - 1, seen)
+
+
+def _detached(v, mark):
+    """`v` with the Tensors made after `mark` (not Variables) as ndarrays: a
+    Tensor, or a tuple holding some (a new tuple); `v` itself if none."""
+    if isinstance(v, Tensor):
+        return v if v._id < mark or isinstance(v, Variable) else v.numpy()
+    if isinstance(v, tuple):
+        new = [_detached(e, mark) for e in v]
+        if any(a is not b for a, b in zip(new, v)):
+            return type(v)(new) if type(v) is tuple else type(v)(*new)
+    return v
 
 
 def _path_cut_in(exc):
@@ -217,14 +231,14 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     under an outer recording tape). Raises TypeError as `grad` does for a
     tuple, list or dict output without has_aux."""
     on_tape = bool(recording_tapes())
-    args = list(args)
+    user_args, args = args, list(args)
     mark = id_mark()
     with _scipy_recorded(f), GradientTape(persistent=False) as tape:
         sources = []
         for i in wrt:
             args[i], _ = _watch(tape, args[i])
             sources.append(args[i])
-        out = f(*args, **kwargs)
+        out = buffers.resolve(f(*args, **kwargs))
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad with has_aux=True needs a function returning (value, aux); %s returned %s"
@@ -245,7 +259,7 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     else:
         grads = [None] * len(sources)     # not connected to the arguments
     if not on_tape:
-        _detach(_roots(f, args, kwargs), mark)
+        _detach(_roots(f, user_args, kwargs), mark)
     grads = [_result(g, s, on_tape) for g, s in zip(grads, sources)]
     g = grads[0] if len(wrt) == 1 else tuple(grads)
     if not on_tape and isinstance(value, Tensor):
@@ -272,7 +286,7 @@ def jvp(f, primals, tangents):
         ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
     mark = id_mark()
     with _scipy_recorded(f), ForwardAccumulator(watched, ts) as acc:
-        out = f(*args)
+        out = buffers.resolve(f(*args))
     outs = out if isinstance(out, tuple) else (out,)
     tans = []
     for o in outs:
@@ -282,7 +296,7 @@ def jvp(f, primals, tangents):
         tans.append(d if on_tape else d.numpy())
     if not on_tape:
         outs = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
-        _detach(_roots(f, args, {}), mark)
+        _detach(_roots(f, primals, {}), mark)
     if isinstance(out, tuple):
         return outs, tuple(tans)
     return outs[0], tans[0]
@@ -292,7 +306,7 @@ def jacobian(f, args, wrt, hessian=False):
     """sg.jacobian(f)(*args) (or sg.hessian with `hessian`), op by op, with
     the tape's jacobian (of the tape's gradient for a Hessian). Returns an
     ndarray of shape out.shape + x.shape, or a tuple for several `wrt`."""
-    args = list(args)
+    user_args, args = args, list(args)
     mark = id_mark()
     with _scipy_recorded(f), GradientTape(persistent=True) as outer:
         sources = []
@@ -303,16 +317,16 @@ def jacobian(f, args, wrt, hessian=False):
             with GradientTape() as inner:
                 for s in sources:
                     inner.watch(s)
-                y = f(*args)
+                y = buffers.resolve(f(*args))
             target = inner.gradient(y, sources[0]) if len(sources) == 1 else None
             if target is None:
                 raise TypeError("sg.hessian needs one argument to differentiate, op by op")
         else:
-            target = f(*args)
+            target = buffers.resolve(f(*args))
     jacs = [outer.jacobian(target, s, unconnected_gradients="zero") for s in sources]
     jacs = [j.numpy() for j in jacs]
     if not recording_tapes():
-        _detach(_roots(f, args, {}), mark)
+        _detach(_roots(f, user_args, {}), mark)
     return jacs[0] if len(wrt) == 1 else tuple(jacs)
 
 
@@ -320,18 +334,18 @@ def hvp(f, args, wrt, v):
     """sg.hvp(f, wrt)(*args, v), op by op: forward over reverse on the
     tape (a GradientTape inside a ForwardAccumulator: Pearlmutter's
     product, each f run once). Returns an ndarray of args[wrt]'s shape."""
-    args = list(args)
+    user_args, args = args, list(args)
     x = Tensor(np.asarray(args[wrt], dtype=np.result_type(np.asarray(args[wrt]), np.float64)))
     args[wrt] = x
     mark = id_mark()
     with _scipy_recorded(f), ForwardAccumulator(x, Tensor(np.asarray(v, dtype=x.dtype))) as acc:
         with GradientTape() as tape:
             tape.watch(x)
-            y = f(*args)
+            y = buffers.resolve(f(*args))
         g = tape.gradient(y, x)
     hv = acc.jvp(g) if g is not None else None
     if not recording_tapes():
-        _detach(_roots(f, args, {}), mark)
+        _detach(_roots(f, user_args, {}), mark)
     return np.zeros_like(x.numpy()) if hv is None else hv.numpy()
 
 

@@ -18,6 +18,7 @@ from .. import tensor as tensor_mod
 from ..errors import NoRuleError
 from ..rules import mutation, registry
 from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap, wrap
+from . import buffers
 from .entries import DeferredEntry, OpEntry
 
 _local = threading.local()
@@ -96,6 +97,9 @@ def apply(func, args, kwargs):
     input reaches a function with no adjoint rule.
     """
     raw_func = getattr(func, "__srcgrad_raw__", func)
+    if buffers.ACTIVE[0]:       # (op by op: an array filled with Tensors stands for its Tensor)
+        args = [buffers.resolve(a) for a in args]
+        kwargs = {k: buffers.resolve(v) for k, v in kwargs.items()}
     result = raw_func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
     stack = getattr(_local, "tapes", None)
     if not stack:

@@ -9,8 +9,9 @@ ML-From-Scratch; benchmarks/layers measures the repositories themselves):
   np.random.seed(p["seed"])`): compiled, read live; the key appearing later
   recompiles;
 * `x.astype(dtype, copy=False)` on a Tensor;
-* op by op, a value written into a NumPy array element (`Y[i] = t`) would
-  cut the derivative: sg.grad raises GradientPathError naming the line, and
+* op by op, a value written into a NumPy array element (`Y[i] = t`, Y from
+  np.zeros) is recorded; a conversion the tape cannot see (a list of
+  Tensors reaching a ufunc) raises GradientPathError naming the line, and
   srcgrad keeps working afterwards;
 * op by op, a layer caching on `self` (`self.cache = X`) keeps an ndarray.
 
@@ -140,13 +141,30 @@ class MaxRows:
 
 
 @short_traceback
-def test_element_write_into_an_ndarray_op_by_op_raises():
+def test_element_write_into_an_ndarray_op_by_op():
+    """Op by op, `Y = np.zeros(n); Y[i] = t` is recorded (tape/buffers.py):
+    the gradient of the row maxima is the one-hot of each row's argmax."""
     layer = MaxRows()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sg.PerformanceWarning)
+        g = sg.grad(lambda v: np.sum(layer.forward(v) * np.array([1.0, 2.0, 3.0])))(X)
+    close(g, [[0.0, 1.0], [0.0, 2.0], [3.0, 0.0]])
+
+
+def converts_a_list(x):
+    """A list of Tensors reaching a ufunc is converted by NumPy (it does not
+    dispatch on a list's elements): op by op, the path would be cut."""
+    DROP["seen"] = True         # (attribute-free, but a dict write: op by op)
+    return np.sum(np.sin([x[0], x[1]]))
+
+
+@short_traceback
+def test_a_path_cut_op_by_op_raises():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
         with pytest.raises(sg.GradientPathError, match=r"test_layer_idioms\.py:\d+") as info:
-            sg.grad(lambda v: np.sum(layer.forward(v)))(X)
-        assert "Y[i] = np.max(X[i])" in str(info.value)
+            sg.grad(lambda v: converts_a_list(v) + np.sum(v))(X)
+        assert "np.sin([x[0], x[1]])" in str(info.value)
         # srcgrad keeps working: the tape, the caches and other functions
         close(sg.grad(lambda v: np.sum(v ** 2))(X), 2 * X)
         x = sg.constant(X)
@@ -154,6 +172,7 @@ def test_element_write_into_an_ndarray_op_by_op_raises():
             tape.watch(x)
             y = np.sum(np.sin(x))
         close(tape.gradient(y, x), np.cos(X))
+    DROP.pop("seen", None)
 
 
 class CachingTanh:
@@ -174,3 +193,82 @@ def test_op_by_op_leaves_arrays_in_the_users_objects():
     close(g, 2.0 * (1.0 - np.tanh(X) ** 2))
     assert type(layer.cache) is np.ndarray and layer.calls == 1
     close(layer.cache, np.tanh(X))
+
+
+class NaiveConv:
+    """CS231n's conv_forward_naive, as a layer caching on self (op by op)."""
+
+    def forward(self, x, w, b):
+        N, C, H, W = x.shape
+        F, _, HH, WW = w.shape
+        out = np.zeros((N, F, H - HH + 1, W - WW + 1))
+        for n in range(N):
+            for f in range(F):
+                for i in range(H - HH + 1):
+                    for j in range(W - WW + 1):
+                        out[n, f, i, j] = np.sum(x[n, :, i:i + HH, j:j + WW] * w[f]) + b[f]
+        self.cache = (x, w, b)
+        return out
+
+
+def naive_conv(x, w, b):
+    """The same forward as a function: compiled (element assignment lowered)."""
+    N, C, H, W = x.shape
+    F, _, HH, WW = w.shape
+    out = np.zeros((N, F, H - HH + 1, W - WW + 1))
+    for n in range(N):
+        for f in range(F):
+            for i in range(H - HH + 1):
+                for j in range(W - WW + 1):
+                    out[n, f, i, j] = np.sum(x[n, :, i:i + HH, j:j + WW] * w[f]) + b[f]
+    return out
+
+
+class RunningSum:
+    """An accumulator updated in place (`s += ...`) and cached."""
+
+    def forward(self, x):
+        s = np.zeros(x.shape[1])
+        for row in x:
+            s += np.tanh(row)
+        self.last = s
+        return s
+
+
+@short_traceback
+def test_naive_conv_op_by_op_agrees_with_compiled_and_differences():
+    rs = np.random.RandomState(0)
+    x, w, b = rs.randn(1, 2, 4, 4), rs.randn(2, 2, 2, 2), rs.randn(2)
+    G = rs.randn(1, 2, 3, 3)
+    layer = NaiveConv()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        by_tape = sg.grad(lambda x, w, b: np.sum(layer.forward(x, w, b) * G), wrt=(0, 1, 2))(x, w, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        compiled = sg.grad(lambda x, w, b: np.sum(naive_conv(x, w, b) * G), wrt=(0, 1, 2))(x, w, b)
+    for a, c in zip(by_tape, compiled):
+        close(a, c, rtol=1e-12, atol=1e-12, what="op by op against compiled")
+    close(by_tape[1], fd_grad(lambda v: np.sum(naive_conv(x, v, b) * G), w), what="against central differences")
+    assert type(layer.cache[1]) is np.ndarray
+
+
+@short_traceback
+def test_in_place_accumulation_op_by_op_first_and_second_order():
+    rs = np.random.RandomState(1)
+    X2 = rs.randn(3, 4)
+    layer = RunningSum()
+
+    def loss(v):
+        return np.sum(layer.forward(v) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        g = sg.grad(loss)(X2)
+        _, t = sg.jvp(loss, (X2,), (np.ones_like(X2),))
+        h = sg.hessian(loss)(X2[:1])
+    close(g, fd_grad(loss, X2), what="gradient")
+    close(t, np.sum(g), what="jvp along ones")
+    close(h.reshape(4, 4), np.diag(2 * (1 - np.tanh(X2[0]) ** 2) ** 2
+                                   - 4 * np.tanh(X2[0]) * (1 - np.tanh(X2[0]) ** 2) * np.tanh(X2[0])),
+          what="Hessian of sum(tanh(x)^2)")
+    assert type(layer.last) is np.ndarray
