@@ -272,3 +272,26 @@ def test_in_place_accumulation_op_by_op_first_and_second_order():
                                    - 4 * np.tanh(X2[0]) * (1 - np.tanh(X2[0]) ** 2) * np.tanh(X2[0])),
           what="Hessian of sum(tanh(x)^2)")
     assert type(layer.last) is np.ndarray
+
+
+def chained(x):
+    """`a = b = value` (CS231n's `H_out = W_out = ...`)."""
+    a = b = np.sin(x)
+    n = m = 2.0
+    return np.sum(a * b * n + m)
+
+
+def chained_alias_written(x):
+    a = b = x * 1.0
+    a[0] = 5.0                  # NumPy changes b too
+    return np.sum(b * x)
+
+
+@short_traceback
+def test_chained_assignment():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)      # compiled
+        x = np.array([0.3, 0.5])
+        close(sg.grad(chained)(x), 4.0 * np.sin(x) * np.cos(x))
+        with pytest.raises(sg.UnsupportedSyntaxError, match="element assignment to a while b"):
+            sg.grad(chained_alias_written)(x)

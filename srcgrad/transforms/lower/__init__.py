@@ -16,10 +16,11 @@ for the returned body:
   `with sg.insert_grad_of(x) as bx:` one marker statement (withs.py);
 - `sg.jvp(f, (p, ...), (t, ...))` is a call of f's JVP function
   (jvp_calls.py);
+- `a = b = v` is `_chain = v; a = _chain; b = _chain` (chained.py);
 - `del x` is gone (deletes.py); docstrings and `pass` stay (anf.py drops
   them); `print`, `assert` stay (forward only).
 """
-from . import comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, views, withs
+from . import chained, comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, views, withs
 from .common import Lowering
 
 
@@ -27,6 +28,7 @@ def _lower_body(fdef, ctx):
     """Run the converters on `fdef`'s body, in place: the function's own,
     or a local function's where it is inlined (`ctx.top` False)."""
     fdef = deletes.transform(fdef, ctx)
+    fdef = chained.transform(fdef, ctx)
     # with blocks next: their bodies join the enclosing block, where a local def is then found
     fdef = withs.transform(fdef, ctx)
     fdef = jvp_calls.transform(fdef, ctx)
