@@ -47,6 +47,10 @@ def c_choose_array(c): return np.choose(_CHOOSE_WRAP, c, mode="wrap") * 2.0  # n
 def c_interp(x, fp, left): return np.interp(2.0 * x, _XP, fp, left=left, right=1.5).astype(x.dtype)  # noqa: E704
 def c_interp_xp(x, steps, fp): return np.interp(2.0 * x, np.cumsum(steps) - 2.5, fp).astype(x.dtype)  # noqa: E704
 def c_interp_period(x, fp): return np.interp(3.0 * x, _XP, fp, period=2.5).astype(x.dtype)  # noqa: E704
+def c_convolve(a, v): return np.convolve(a, v, "same") * 2.0               # noqa: E704
+def c_convolve_full(a, v): return np.convolve(a, v)                        # noqa: E704
+def c_correlate(a, v): return np.correlate(a, v, "same")                   # noqa: E704
+def c_correlate_valid(a, v): return np.correlate(a, v * v)                 # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -83,6 +87,10 @@ TANGENT_CASES = [
     ("interp", c_interp, (((3, 4), "real"), ((4,), "real"), ((), "real")), np.interp),
     ("interp_xp", c_interp_xp, (((7,), "real"), ((4,), "pos"), ((4,), "real")), (np.interp, np.cumsum)),
     ("interp_period", c_interp_period, (((7,), "real"), ((4,), "real")), np.interp),
+    ("convolve", c_convolve, (((3,), "real"), ((5,), "real")), (np.convolve, np.multiply)),
+    ("convolve_full", c_convolve_full, (((4,), "real"), ((2,), "real")), np.convolve),
+    ("correlate", c_correlate, (((4,), "real"), ((6,), "real")), np.correlate),
+    ("correlate_valid", c_correlate_valid, (((6,), "real"), ((3,), "real")), (np.correlate, np.multiply)),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

@@ -160,6 +160,19 @@ def f_erf_loggamma(z, w):
     return np.sum(np.real((scipy.special.erf(z) + scipy.special.loggamma(z + 2.0)) * w))
 
 
+def f_convolve(a, v, w):
+    return np.sum(np.real(np.convolve(a, v) * np.reshape(w, -1)))
+
+
+def f_correlate(a, v, w):
+    """np.correlate conjugates v: holomorphic in a, antiholomorphic in v."""
+    return np.sum(np.real(np.correlate(a, v, "full") * np.reshape(w, -1)))
+
+
+def f_correlate_same(a, v, w):
+    return np.sum(np.real(np.correlate(a, v, "same") * np.reshape(w, -1)[:5]))
+
+
 def f_real_input(theta, w):
     """A real input meeting complex values: its gradient is real."""
     return np.sum(np.real(np.exp(1j * theta) * w))
@@ -199,6 +212,9 @@ CASES = [
     ("var_std", f_var_std, [(3, 2)], None),
     ("norm", f_norm, [(3, 2)], None),
     ("erf_loggamma", f_erf_loggamma, [(3, 2)], None),
+    ("convolve", f_convolve, [(4,), (3,)], None),
+    ("correlate", f_correlate, [(4,), (3,)], None),
+    ("correlate_same_short_a", f_correlate_same, [(2,), (5,)], None),
 ]
 BY_NAME = {c[0]: c for c in CASES}
 

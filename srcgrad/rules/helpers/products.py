@@ -350,3 +350,75 @@ def einsum_adjoint_tangent(tg, tops, g, operands):
         if out[k] is None:
             out[k] = np.zeros(np.shape(operands[k]), dtype=inexact_dtype(g, operands[k]))
     return out
+
+
+# ----------------------------------------------- convolution and correlation
+
+@nondiff_helper
+def conv_mode(mode):
+    """np.convolve's / np.correlate's `mode` as 'valid', 'same' or 'full':
+    NumPy 2 takes these names and the integers 0, 1, 2 (the C converter
+    PyArray_CorrelatemodeConverter; the primal has already refused any
+    other value)."""
+    if isinstance(mode, str):
+        return mode
+    return ("valid", "same", "full")[int(mode)]
+
+
+@nondiff_helper
+def full_padding(n, m, length, mode, correlate):
+    """(before, after): where the `length` entries of `mode`'s output sit in
+    the full result of the 1-d sequences of lengths n and m (n + m - 1
+    entries). 'valid' starts at min(n, m) - 1; 'same' at (min(n, m) - 1) // 2
+    for np.convolve, and for np.correlate at (m - 1) // 2 when n >= m, n // 2
+    when n < m (NumPy swaps and reverses the operands of a correlation
+    whose first is the shorter: multiarray.correlate2 in
+    numpy/_core/src/multiarray/multiarraymodule.c); 'full' at 0."""
+    mode = conv_mode(mode)
+    short = min(n, m)
+    if mode == "full":
+        start = 0
+    elif mode == "valid":
+        start = short - 1
+    elif correlate and n < m:
+        start = n // 2
+    elif correlate:
+        start = (m - 1) // 2
+    else:
+        start = (short - 1) // 2
+    return start, n + m - 1 - start - length
+
+
+def conv_full_cotangent(g, a, v, mode, correlate):
+    """The cotangent of the full convolution (correlation) of a and v whose
+    `mode` slice has the cotangent g: g with zeros around it (np.pad,
+    which has a rule: this is differentiated again at second order)."""
+    g = np.reshape(g, (-1,))
+    before, after = full_padding(np.size(a), np.size(v), np.shape(g)[0], mode, correlate)
+    return np.pad(g, [(before, after)])
+
+
+def convolve_adjoint(g, a, v, mode, wrt_a):
+    """z = np.convolve(a, v, mode) is a slice of the full convolution
+    F_k = sum_i a_i v_{k-i}, which is symmetric in a and v: with G the
+    cotangent of F (g padded with zeros), d a_i = sum_k G_k conj(v_{k-i}),
+    i.e. np.correlate(G, v, 'valid') (np.correlate conjugates its second
+    operand: TF's complex convention), and d v likewise with a."""
+    other = v if wrt_a else a
+    x = a if wrt_a else v
+    G = conv_full_cotangent(g, a, v, mode, False)
+    return np.reshape(np.correlate(G, np.reshape(other, (-1,)), "valid"), np.shape(x))
+
+
+def correlate_adjoint(g, a, v, mode, wrt_a):
+    """z = np.correlate(a, v, mode) is a slice of the full correlation
+    C_k = sum_n a_{n+k} conj(v_n), k = -(m-1)..n-1 (NumPy's definition, the
+    np.correlate docstring), holomorphic in a and antiholomorphic in v.
+    With G the cotangent of C: d a_i = sum_k G_k v_{i-k}, np.convolve(G, v,
+    'valid'); d v_n = sum_k conj(G_k) a_{n+k}, the reversed conjugate of
+    np.correlate(G, a, 'valid') (TF's convention: the cotangent of conj(v)
+    is the conjugate of that of v)."""
+    G = conv_full_cotangent(g, a, v, mode, True)
+    if wrt_a:
+        return np.reshape(np.convolve(G, np.reshape(v, (-1,)), "valid"), np.shape(a))
+    return np.reshape(conj(np.correlate(G, np.reshape(a, (-1,)), "valid"))[::-1], np.shape(v))

@@ -1,5 +1,6 @@
 """Rules for NumPy's linear algebra: products (matmul, dot, vdot, inner,
-outer, tensordot, einsum, kron, cross, vecdot), diagonals (trace, diag,
+outer, tensordot, einsum, kron, cross, vecdot), 1-d convolution and
+correlation (convolve, correlate), diagonals (trace, diag,
 diagonal) and np.linalg (inv, solve, det, slogdet, cholesky, eigh,
 eigvalsh, eig, eigvals, svd, svdvals, pinv, lstsq, qr, matrix_power,
 multi_dot and NumPy 2's array-API spellings).
@@ -40,8 +41,8 @@ from ..helpers.linalg import (as_column, cholesky_adjoint, det_adjoint, diag_adj
                               mT, multi_dot_adjoint, pinv_adjoint, qr_rule_adjoint, slogdet_adjoint,
                               solve_adjoint_a, solve_adjoint_rhs, svd_rule_adjoint, svd_values_adjoint,
                               trace_adjoint)
-from ..helpers.products import (cross_adjoint, einsum_adjoint, inner_adjoint, kron_adjoint, tensordot_adjoint,
-                                vecdot_adjoint)
+from ..helpers.products import (convolve_adjoint, correlate_adjoint, cross_adjoint, einsum_adjoint, inner_adjoint,
+                                kron_adjoint, tensordot_adjoint, vecdot_adjoint)
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
 
@@ -187,6 +188,40 @@ def linalg_cross(z, x1, x2, axis=-1):
     """Cross product of 3-vectors along `axis` (array API)."""
     d[x1] = cross_adjoint(d[z], x1, conj(x2), -1, -1, -1, axis, True)
     d[x2] = cross_adjoint(d[z], conj(x1), x2, -1, -1, -1, axis, False)
+
+
+# ------------------------------------------------ convolution and correlation
+
+@register_adjoint(np.convolve)
+def convolve(z, a, v, mode="full"):
+    """Discrete linear convolution of 1-d sequences, z = F[mode's slice],
+    F_k = sum_i a_i v_{k-i} (NumPy's definition, the np.convolve
+    docstring): bilinear, so d a = np.correlate(G, v, 'valid') and
+    d v = np.correlate(G, a, 'valid'), G being d[z] padded with zeros to
+    F's length (the transpose of a convolution is a correlation, as
+    autograd's convolve VJP and JAX's jnp.convolve, a conv_general_dilated,
+    differentiate it). Every mode, either operand the longer."""
+    d[a] = convolve_adjoint(d[z], a, v, mode, True)
+    d[v] = convolve_adjoint(d[z], a, v, mode, False)
+
+
+register_linear(np.convolve, "any")
+
+
+@register_adjoint(np.correlate)
+def correlate(z, a, v, mode="valid"):
+    """Cross-correlation of 1-d sequences, z = C[mode's slice],
+    C_k = sum_n a_{n+k} conj(v_n) (NumPy's definition, the np.correlate
+    docstring: v is conjugated): d a = np.convolve(G, v, 'valid'),
+    d v = the reversed conjugate of np.correlate(G, a, 'valid'), G being
+    d[z] padded with zeros to C's length. The tangent is
+    correlate(t[a], v) + correlate(a, t[v]) (linear in each operand over
+    the reals)."""
+    d[a] = correlate_adjoint(d[z], a, v, mode, True)
+    d[v] = correlate_adjoint(d[z], a, v, mode, False)
+
+
+register_linear(np.correlate, "any")
 
 
 # ------------------------------------------------------------------ diagonals

