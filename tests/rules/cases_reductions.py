@@ -7,12 +7,17 @@ same reduction with autograd, composed from autograd's functions where
 autograd has no rule (cumprod, nan-reductions, matrix 1/2/inf norms; the
 order statistics ptp, median, quantile and percentile by sorting with NumPy,
 a permutation that is not differentiated, and autograd indexing).
+
+np.trapezoid (y, x as a 1-d or an n-d array of sample points, dx as a
+scalar or an array, every axis) and np.nancumsum: autograd has no rule for
+either; `ref` writes the trapezoidal rule as sum(d (y[1:] + y[:-1]) / 2)
+with autograd's diff, and nancumsum as cumsum of anp.where(isnan, 0, x).
 """
 import autograd.numpy as anp
 import autograd.scipy.special as asp
 import numpy as np
 
-from rulecase import Arg, Case, NAN, NZ, P, R, Static, _raw
+from rulecase import Arg, Case, NAN, ND, NZ, P, R, Static, _raw
 from srcgrad.rules.scipy.special import logsumexp
 
 
@@ -298,6 +303,74 @@ _ZERO_MASK = np.array([[1.0, 0.0, 1.0, 1.0],       # one zero: only it gets the 
                        [1.0, 1.0, 1.0, 1.0]])
 
 C = Case
+
+# -- nancumsum and trapezoid
+
+def f_nancumsum(x, w):
+    return np.sum(np.nancumsum(x) * w)
+
+
+def f_nancumsum_ax0(x, w):
+    return np.sum(np.nancumsum(x, axis=0) * w)
+
+
+def f_nancumsum_axm1(x, w):
+    return np.sum(np.nancumsum(x, axis=-1) * w)
+
+
+def _ag_nancumsum(x, axis=None):
+    return anp.cumsum(anp.where(np.isnan(_raw(x)), 0.0, x), axis=axis)
+
+
+def f_trapezoid(y, w):
+    return np.sum(np.trapezoid(y) * w)
+
+
+def f_trapezoid_ax0(y, w):
+    return np.sum(np.trapezoid(y, axis=0) * w)
+
+
+def f_trapezoid_x(y, x, w):
+    return np.sum(np.trapezoid(y, x) * w)
+
+
+def f_trapezoid_x_ax0(y, x, w):
+    return np.sum(np.trapezoid(y, x=x, axis=0) * w)
+
+
+def f_trapezoid_dx(y, dx, w):
+    return np.sum(np.trapezoid(y, dx=dx) * w)
+
+
+def f_trapezoid_dx_ax0(y, dx, w):
+    return np.sum(np.trapezoid(y, None, dx, 0) * w)
+
+
+def f_trapezoid_x_and_dx(y, x, dx, w):
+    """dx is ignored when x is given: its gradient is 0."""
+    return np.sum(np.trapezoid(y, x, dx) * w)
+
+
+def f_trapz(y, x, w):
+    return np.sum(np.trapz(y, x) * w)
+
+
+def _ag_trapezoid(y, x=None, dx=1.0, axis=-1):
+    """sum(d (y[1:] + y[:-1]) / 2) along `axis`, d the spacings (NumPy's
+    definition), with autograd's diff, indexing and sum."""
+    n = y.ndim
+    hi = tuple(slice(1, None) if i == axis % n else slice(None) for i in range(n))
+    lo = tuple(slice(None, -1) if i == axis % n else slice(None) for i in range(n))
+    if x is None:
+        d = dx
+    elif anp.ndim(x) == 1:
+        shape = [1] * n
+        shape[axis % n] = x.shape[0] - 1
+        d = anp.reshape(anp.diff(x), shape)
+    else:
+        d = anp.diff(x, axis=axis)
+    return anp.sum(d * (y[hi] + y[lo]) / 2.0, axis=axis)
+
 CASES = [
     # ---- prod (zeros handled without division)
     C("prod", f_prod, lambda x: anp.prod(x), (NZ(3, 4),), np.prod),
@@ -597,4 +670,31 @@ CASES += [
     C("nanvar_ax0_ddof", f_nanvar_ax0_ddof, _ag_nanvar(0, ddof=1), (NAN(6, 3),), np.nanvar),
     C("nanstd", f_nanstd, _ag_nanvar(std=True), (NAN(3, 4),), np.nanstd),
     C("nanstd_ax1_kd", f_nanstd_ax1_kd, _ag_nanvar(1, True, std=True), (NAN(3, 6),), np.nanstd),
+    # np.nancumsum: NaN entries read as 0 (and get no cotangent)
+    C("nancumsum", f_nancumsum, lambda x: _ag_nancumsum(x), (NAN(3, 4),), np.nancumsum),
+    C("nancumsum_ax0", f_nancumsum_ax0, lambda x: _ag_nancumsum(x, 0), (NAN(3, 4),), np.nancumsum),
+    C("nancumsum_axm1_3d", f_nancumsum_axm1, lambda x: _ag_nancumsum(x, -1), (NAN(2, 3, 4),),
+      np.nancumsum),
+    C("nancumsum_no_nan", f_nancumsum_ax0, lambda x: _ag_nancumsum(x, 0), (R(4, 2),), np.nancumsum),
+    # np.trapezoid: y, x (1-d, n-d), dx (scalar, array), every axis
+    C("trapezoid", f_trapezoid, lambda y: _ag_trapezoid(y), (R(3, 5),), np.trapezoid),
+    C("trapezoid_1d", f_trapezoid, lambda y: _ag_trapezoid(y), (R(6),), np.trapezoid),
+    C("trapezoid_ax0", f_trapezoid_ax0, lambda y: _ag_trapezoid(y, axis=0), (R(4, 3),), np.trapezoid),
+    C("trapezoid_x1d", f_trapezoid_x, lambda y, x: _ag_trapezoid(y, x), (R(3, 5), R(5)), np.trapezoid),
+    C("trapezoid_x1d_ax0", f_trapezoid_x_ax0, lambda y, x: _ag_trapezoid(y, x, axis=0), (R(4, 2, 3), R(4)),
+      np.trapezoid),
+    C("trapezoid_xnd", f_trapezoid_x, lambda y, x: _ag_trapezoid(y, x), (R(3, 5), R(3, 5)), np.trapezoid),
+    C("trapezoid_xnd_bcast", f_trapezoid_x_ax0, lambda y, x: _ag_trapezoid(y, x, axis=0), (R(4, 3), R(4, 1)),
+      np.trapezoid),
+    C("trapezoid_x_const", f_trapezoid_x, lambda y, x: _ag_trapezoid(y, x), (R(2, 4), ND(4)), np.trapezoid),
+    C("trapezoid_dx", f_trapezoid_dx, lambda y, dx: _ag_trapezoid(y, dx=dx), (R(3, 5), R()), np.trapezoid),
+    C("trapezoid_dx_array", f_trapezoid_dx_ax0, lambda y, dx: _ag_trapezoid(y, dx=dx, axis=0),
+      (R(4, 3), R(3, 3)), np.trapezoid),
+    C("trapezoid_dx_row", f_trapezoid_dx_ax0, lambda y, dx: _ag_trapezoid(y, dx=dx, axis=0), (R(4, 3), R(3)),
+      np.trapezoid),
+    C("trapezoid_x_and_dx", f_trapezoid_x_and_dx, lambda y, x, dx: _ag_trapezoid(y, x), (R(2, 4), R(4), R()),
+      np.trapezoid),
 ]
+if hasattr(np, "trapz"):       # NumPy < 2.4: np.trapezoid's deprecated name has the same rule
+    CASES.append(C("trapz_x1d", f_trapz, lambda y, x: _ag_trapezoid(y, x), (R(3, 5), R(5)), np.trapz))
+

@@ -3,7 +3,9 @@ function, input specs (shape, domain), primitives covered) for the tangent
 rules added in issue 11 and audit 11: the constructors (full, full_like,
 linspace, copy), the joining functions (vstack, hstack, dstack,
 column_stack, append, row_stack, block), np.insert, np.ptp and
-np.linalg.eigvals; np.choose, np.interp, and scipy.special's softmax and
+np.linalg.eigvals; np.choose, np.interp, np.convolve, np.correlate,
+np.nancumsum, np.trapezoid, np.cov, np.corrcoef (cast back to the input's
+dtype: np.cov computes in float64), and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
 and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
@@ -51,6 +53,21 @@ def c_convolve(a, v): return np.convolve(a, v, "same") * 2.0               # noq
 def c_convolve_full(a, v): return np.convolve(a, v)                        # noqa: E704
 def c_correlate(a, v): return np.correlate(a, v, "same")                   # noqa: E704
 def c_correlate_valid(a, v): return np.correlate(a, v * v)                 # noqa: E704
+_NANS = np.array([[False, True, False, False], [True, False, False, True], [False, False, True, False]])
+_FW = np.array([2, 1, 1, 3, 1])
+
+
+def c_nancumsum(x): return np.nancumsum(np.where(_NANS, np.nan, x), axis=1)  # noqa: E704
+def c_nancumsum_flat(x): return np.nancumsum(np.where(_NANS, np.nan, x * x))  # noqa: E704
+def c_trapezoid(y): return np.trapezoid(y, axis=0)                          # noqa: E704
+def c_trapezoid_x(y, x): return np.trapezoid(y, x)                          # noqa: E704
+def c_trapezoid_xnd(y, x): return np.trapezoid(y, x=x, axis=0)              # noqa: E704
+def c_trapezoid_dx(y, dx): return np.trapezoid(y, dx=dx)                    # noqa: E704
+def c_cov(m): return np.cov(m).astype(m.dtype)                             # noqa: E704
+def c_cov_y(m, y): return np.cov(m, y, rowvar=False, bias=True).astype(m.dtype)  # noqa: E704
+def c_cov_fweights(m): return np.cov(m, fweights=_FW, ddof=0).astype(m.dtype)  # noqa: E704
+def c_corrcoef(x): return np.corrcoef(x).astype(x.dtype)                   # noqa: E704
+def c_corrcoef_y(x, y): return np.corrcoef(x, y).astype(x.dtype)           # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -91,6 +108,17 @@ TANGENT_CASES = [
     ("convolve_full", c_convolve_full, (((4,), "real"), ((2,), "real")), np.convolve),
     ("correlate", c_correlate, (((4,), "real"), ((6,), "real")), np.correlate),
     ("correlate_valid", c_correlate_valid, (((6,), "real"), ((3,), "real")), (np.correlate, np.multiply)),
+    ("nancumsum", c_nancumsum, (((3, 4), "real"),), np.nancumsum),
+    ("nancumsum_flat", c_nancumsum_flat, (((3, 4), "real"),), (np.nancumsum, np.multiply)),
+    ("trapezoid", c_trapezoid, (((4, 3), "real"),), np.trapezoid),
+    ("trapezoid_x", c_trapezoid_x, (((2, 5), "real"), ((5,), "real")), np.trapezoid),
+    ("trapezoid_xnd", c_trapezoid_xnd, (((4, 3), "real"), ((4, 1), "real")), np.trapezoid),
+    ("trapezoid_dx", c_trapezoid_dx, (((2, 5), "real"), ((), "pos")), np.trapezoid),
+    ("cov", c_cov, (((3, 5), "real"),), np.cov),
+    ("cov_y", c_cov_y, (((5, 2), "real"), ((5,), "real")), np.cov),
+    ("cov_fweights", c_cov_fweights, (((2, 5), "real"),), np.cov),
+    ("corrcoef", c_corrcoef, (((3, 6), "real"),), np.corrcoef),
+    ("corrcoef_y", c_corrcoef_y, (((6,), "real"), ((6,), "real")), np.corrcoef),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

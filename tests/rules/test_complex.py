@@ -173,6 +173,18 @@ def f_correlate_same(a, v, w):
     return np.sum(np.real(np.correlate(a, v, "same") * np.reshape(w, -1)[:5]))
 
 
+def f_cov(z, w):
+    return np.sum(np.real(np.cov(z)[:, :2] * w))
+
+
+def f_corrcoef(z, w):
+    return np.sum(np.real(np.corrcoef(z)[:, :2] * w))
+
+
+def f_trapezoid(z, x, w):
+    return np.sum(np.real(np.trapezoid(z, x=x, axis=1)[:, None] * w))
+
+
 def f_real_input(theta, w):
     """A real input meeting complex values: its gradient is real."""
     return np.sum(np.real(np.exp(1j * theta) * w))
@@ -215,6 +227,9 @@ CASES = [
     ("convolve", f_convolve, [(4,), (3,)], None),
     ("correlate", f_correlate, [(4,), (3,)], None),
     ("correlate_same_short_a", f_correlate_same, [(2,), (5,)], None),
+    ("cov", f_cov, [(3, 4)], None),
+    ("corrcoef", f_corrcoef, [(3, 5)], None),
+    ("trapezoid", f_trapezoid, [(3, 4), (4,)], None),
 ]
 BY_NAME = {c[0]: c for c in CASES}
 

@@ -86,3 +86,82 @@ def correlate_same_short_a(x):
                          ids=["convolve_same", "correlate_valid", "correlate_full", "correlate_same"])
 def test_convolution_second_order(f, ref):
     _check(f, X5, V5, ref)
+
+
+# ------------------------------------- nancumsum, trapezoid, cov and corrcoef
+
+T5 = np.cumsum(RNG.uniform(0.5, 1.0, 5))
+
+
+def nancumsum_cubed(x):
+    return np.sum(np.nancumsum(np.where(x > 1.0, np.nan, x) ** 3, axis=1))
+
+
+def nancumsum_cubed_ag(x):
+    return anp.sum(anp.cumsum(anp.where(x > 1.0, 0.0, x) ** 3, axis=1))
+
+
+def trapezoid_of_sin(x):
+    return np.sum(np.trapezoid(np.sin(x), axis=0) ** 2)
+
+
+def trapezoid_of_sin_ag(x):
+    return anp.sum(anp.sum((anp.sin(x)[1:] + anp.sin(x)[:-1]) / 2.0, axis=0) ** 2)
+
+
+def trapezoid_in_x(x):
+    return np.trapezoid(np.exp(x), x) ** 2
+
+
+def trapezoid_in_x_ag(x):
+    return anp.sum(anp.diff(x) * (anp.exp(x)[1:] + anp.exp(x)[:-1]) / 2.0) ** 2
+
+
+def trapezoid_in_dx(x):
+    return np.sum(np.trapezoid(x[:, :3], dx=x[:, 3:]) ** 2)
+
+
+def cov_of_tanh(x):
+    return np.sum(np.cov(np.tanh(x)) ** 2)
+
+
+def cov_columns_with_y(x):
+    return np.sum(np.cov(x[:, :3], x[:, 3], rowvar=False, ddof=0) ** 2)
+
+
+def corrcoef_cubed(x):
+    return np.sum(np.corrcoef(x) ** 3)
+
+
+def corrcoef_of_rows(x):
+    return np.sum(np.sin(np.corrcoef(x[0], x[1] * x[2])))
+
+
+@pytest.mark.parametrize("f, x, v, ref", [
+    (nancumsum_cubed, X34, V34, nancumsum_cubed_ag),
+    (trapezoid_of_sin, X34, V34, trapezoid_of_sin_ag),
+    (trapezoid_in_x, T5, V5, trapezoid_in_x_ag),
+    (trapezoid_in_dx, X34, V34, None),
+    (cov_of_tanh, X34, V34, None),
+    (cov_columns_with_y, X34, V34, None),
+    (corrcoef_cubed, X34, V34, None),
+    (corrcoef_of_rows, X34, V34, None),
+], ids=["nancumsum", "trapezoid", "trapezoid_x", "trapezoid_dx", "cov", "cov_columns_y", "corrcoef",
+        "corrcoef_rows"])
+def test_reductions_second_order(f, x, v, ref):
+    _check(f, x, v, ref)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: np.sum(np.cov(m, aweights=np.ones(4))),
+    lambda m: np.sum(np.cov(m, fweights=[1, 2, 1, 1], aweights=[0.5, 1.0, 1.0, 2.0])),
+], ids=["aweights", "fweights_and_aweights"])
+def test_cov_aweights_are_refused_by_name(call):
+    with pytest.raises(NotImplementedError, match=r"np\.cov\(\.\.\., aweights=\.\.\.\) has no rule"):
+        sg.grad(call)(X34)
+    with pytest.raises(NotImplementedError, match="aweights"):
+        with sg.GradientTape() as tape:
+            m = sg.constant(X34)
+            tape.watch(m)
+            loss = call(m)
+        tape.gradient(loss, m)

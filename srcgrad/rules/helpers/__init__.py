@@ -15,8 +15,10 @@ shares:
                   (the compiler knows these by name)
     complex       the complex convention (TensorFlow's) and cotangent dtypes
     elementwise   rules/numpy/elementwise.py, piecewise.py
-    reductions    rules/numpy/reductions.py (with order statistics)
-    products      matrix and tensor products, einsum (rules/numpy/linalg.py)
+    reductions    rules/numpy/reductions.py (with order statistics, trapezoid)
+    covariance    np.cov and np.corrcoef (rules/numpy/reductions.py)
+    products      matrix and tensor products, einsum, convolve and correlate
+                  (rules/numpy/linalg.py)
     linalg        np.linalg's decompositions and inverses (rules/numpy/linalg.py)
     shapes, pad   rules/numpy/shapes.py, indexing.py
     interp        np.interp's pieces, weights and slopes (rules/numpy/piecewise.py)

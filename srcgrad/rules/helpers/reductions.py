@@ -1,15 +1,15 @@
 """Run-time helpers of the reduction rules (rules/numpy/reductions.py):
 max/min choosers (ties split evenly, as autograd and JAX), the zero-safe
 product of the others (TF's _ProdGrad), reversed cumulative sums,
-np.average's weights, the norms' gradients, the nan- reductions, and the
+np.average's weights, the norms' gradients, the nan- reductions, the
 order statistics (np.quantile's method 'linear', Hyndman & Fan 1996 type 7,
-NumPy's default).
+NumPy's default) and np.trapezoid's factors.
 """
 import numpy as np
 
 from ...runtime import nondiff_helper
-from .broadcast import _normalize_axes, unreduce
-from .complex import float_dtype, inexact_dtype, real_part, sign
+from .broadcast import _normalize_axes, unbroadcast, unreduce
+from .complex import conj, float_dtype, inexact_dtype, real_part, sign
 
 
 @nondiff_helper
@@ -398,3 +398,91 @@ def median_adjoint(g, a, axis, nan):
     """np.median is np.quantile(a, 0.5): the middle entry, or the mean of the
     two middle ones, gets the cotangent."""
     return quantile_adjoint(g, a, 0.5, axis, nan, False)
+
+
+# ---------------------------------------------------------------- trapezoid
+
+def trapezoid_terms(y, x, dx, axis):
+    """np.trapezoid's two factors, as NumPy computes them
+    (numpy/lib/_function_base_impl.py): the spacings d (dx; or np.diff(x)
+    along `axis`, a 1-d x reshaped to lie along y's `axis`) and the sums of
+    neighbours s = y[1:] + y[:-1] along `axis`; z = sum(d s / 2, axis).
+    Written with operations that have rules (differentiated again)."""
+    ndim = np.ndim(y)
+    upper = [slice(None)] * ndim
+    lower = [slice(None)] * ndim
+    upper[axis] = slice(1, None)
+    lower[axis] = slice(None, -1)
+    s = y[tuple(upper)] + y[tuple(lower)]
+    if x is None:
+        return dx, s
+    if np.ndim(x) == 1:
+        shape = [1] * ndim
+        shape[axis] = np.shape(x)[0] - 1
+        return np.reshape(np.diff(x), shape), s
+    return np.diff(x, axis=axis), s
+
+
+@nondiff_helper
+def _pad_along(ndim, axis, before, after):
+    widths = [(0, 0)] * ndim
+    widths[axis] = (before, after)
+    return widths
+
+
+def _trapezoid_product_cotangent(g, d, s, axis):
+    """The cotangent of the product d s / 2 that z sums over `axis`."""
+    shape = np.broadcast_shapes(np.shape(d), np.shape(s))
+    return np.broadcast_to(np.expand_dims(g, axis), shape) / 2.0
+
+
+def trapezoid_y_adjoint(g, y, x, dx, axis):
+    """d y_i = g (d_{i-1} + d_i) / 2 along `axis` (d_{-1} = d_{n-1} = 0): the
+    cotangent of s = y[1:] + y[:-1], g d / 2 (conjugated: TF's convention),
+    added back at both ends' positions (zero padding), summed back over
+    broadcasting."""
+    d, s = trapezoid_terms(y, x, dx, axis)
+    gs = unbroadcast(_trapezoid_product_cotangent(g, d, s, axis) * conj(d), s)
+    ndim = np.ndim(y)
+    return (np.pad(gs, _pad_along(ndim, axis, 1, 0)) + np.pad(gs, _pad_along(ndim, axis, 0, 1)))
+
+
+def trapezoid_dx_adjoint(g, y, x, dx, axis):
+    """d dx = sum of g s / 2 (summed back to dx's shape); 0 when x is given
+    (NumPy then ignores dx)."""
+    d, s = trapezoid_terms(y, x, dx, axis)
+    gd = _trapezoid_product_cotangent(g, d, s, axis) * conj(s)
+    if x is not None:
+        return np.zeros(np.shape(dx), dtype=inexact_dtype(gd))
+    return unbroadcast(gd, dx)
+
+
+def trapezoid_x_adjoint(g, y, x, dx, axis):
+    """d is np.diff(x): its cotangent g s / 2 goes to x through diff's
+    adjoint, d x_j = dd_{j-1} - dd_j along the axis (zero padding)."""
+    d, s = trapezoid_terms(y, x, dx, axis)
+    gd = unbroadcast(_trapezoid_product_cotangent(g, d, s, axis) * conj(s), d)
+    if np.ndim(x) == 1:
+        gd, axis = np.reshape(gd, (-1,)), 0
+    ndim = np.ndim(gd)
+    return np.pad(gd, _pad_along(ndim, axis, 1, 0)) - np.pad(gd, _pad_along(ndim, axis, 0, 1))
+
+
+def trapezoid_x_tangent(tx, y, axis):
+    """z is linear in x (through np.diff): its tangent is np.trapezoid with
+    the tangent of x as the sample points. Linear in tx."""
+    return np.trapezoid(y, x=tx, axis=axis)
+
+
+@nondiff_helper
+def _trapezoid_zeros(y, x, axis):
+    z = np.trapezoid(y, x=x, axis=axis)
+    return np.zeros(np.shape(z), dtype=inexact_dtype(z))
+
+
+def trapezoid_dx_tangent(tdx, y, x, axis):
+    """z is linear in dx (when x is None: otherwise dx is ignored, a zero
+    tangent): np.trapezoid with the tangent as the spacing. Linear in tdx."""
+    if x is not None:
+        return _trapezoid_zeros(y, x, axis)
+    return np.trapezoid(y, dx=tdx, axis=axis)

@@ -1,7 +1,8 @@
 """Rules for NumPy's reductions: sums, means, extrema, products,
 cumulative sums and products, variance and standard deviation, weighted
-averages, norms, the order statistics (ptp, median, quantile, percentile)
-and the nan- variants.
+averages, norms, the order statistics (ptp, median, quantile, percentile),
+the nan- variants (nancumsum too), the trapezoidal rule (trapezoid), and
+covariance and correlation matrices (cov, corrcoef).
 
 The notation is rules/numpy/__init__.py's.
 
@@ -19,14 +20,17 @@ identities and their sources are in rules/helpers/reductions.py.
 import numpy as np
 
 from ..helpers.broadcast import reduction_size, unreduce
-from ..helpers.complex import conj, real_part
+from ..helpers.complex import cast_like, conj, real_part
+from ..helpers.covariance import corrcoef_adjoint, corrcoef_tangent_, cov_adjoint, cov_tangent
 from ..helpers.reductions import (average_weights, average_weights_adjoint, cumsum_adjoint,
                                   degrees_of_freedom, drop_initial, is_not_nan, max_chooser,
                                   median_adjoint, nan_mask, nan_mean_weights, nan_to_one,
                                   nanstd_adjoint, nanvar_adjoint, norm_adjoint, percentile_adjoint,
-                                  prod_others, ptp_adjoint, quantile_adjoint)
+                                  prod_others, ptp_adjoint, quantile_adjoint, trapezoid_dx_adjoint,
+                                  trapezoid_dx_tangent, trapezoid_x_adjoint, trapezoid_x_tangent,
+                                  trapezoid_y_adjoint)
 from ..registry import register_adjoint
-from ..tangents import register_linear, register_tangent
+from ..tangents import declare_linear, register_linear, register_tangent
 
 
 # ------------------------------------------------------------- sums and means
@@ -150,6 +154,51 @@ def cumulative_prod(y, x, axis=None, dtype=None, out=None, include_initial=False
             / conj(x))
 
 
+@register_adjoint(np.nancumsum)
+def nancumsum(y, a, axis=None, dtype=None, out=None):
+    """cumsum with NaN read as 0 (NumPy's nancumsum): d a is cumsum's, the
+    reversed cumulative sum of d[y], and 0 at NaNs (as nansum's)."""
+    d[a] = cumsum_adjoint(d[y], a, axis) * is_not_nan(a)
+
+
+@register_tangent(np.nancumsum)
+def nancumsum_tangent(y, a, axis=None, dtype=None, out=None):
+    """The cumulative sum of the tangents at the non-NaN entries."""
+    t[y] = np.cumsum(np.where(is_not_nan(a), t[a], 0.0), axis=axis)
+
+
+# ---------------------------------------------------------------- integration
+
+@register_adjoint(np.trapezoid)
+def trapezoid(z, y, x=None, dx=1.0, axis=-1):
+    """The trapezoidal rule z = sum(d (y[1:] + y[:-1]) / 2, axis), d the
+    spacings (dx, or np.diff(x) along the axis: NumPy's trapezoid in
+    numpy/lib/_function_base_impl.py): linear in y, in dx, and in x through
+    np.diff. d y_i = g (d_{i-1} + d_i) / 2, d dx = sum g (y_i + y_{i+1}) / 2
+    (summed back to dx's shape; 0 when x is given), d x = diff's adjoint of
+    g (y_i + y_{i+1}) / 2."""
+    d[y] = trapezoid_y_adjoint(d[z], y, x, dx, axis)
+    d[x] = trapezoid_x_adjoint(d[z], y, x, dx, axis)
+    d[dx] = trapezoid_dx_adjoint(d[z], y, x, dx, axis)
+
+
+@register_tangent(np.trapezoid)
+def trapezoid_tangent(z, y, x=None, dx=1.0, axis=-1):
+    """Linear in y, x and dx separately: the trapezoidal rule of the
+    tangent of y, plus that of y with the tangent of x as sample points
+    (or of dx as the spacing)."""
+    t[z] = (np.trapezoid(t[y], x=x, dx=dx, axis=axis) + trapezoid_x_tangent(t[x], y, axis)
+            + trapezoid_dx_tangent(t[dx], y, x, axis))
+
+
+declare_linear(np.trapezoid)
+declare_linear(trapezoid_x_tangent)
+declare_linear(trapezoid_dx_tangent)
+if hasattr(np, "trapz"):       # NumPy < 2.4 (deprecated there): np.trapezoid under its old name
+    register_adjoint(np.trapz, name="trapz")(trapezoid)
+    register_tangent(np.trapz, name="trapz_tangent")(trapezoid_tangent)
+
+
 # ------------------------------------------------------ variance and averages
 
 @register_adjoint(np.var)
@@ -262,3 +311,44 @@ def vector_norm(y, x, axis=None, keepdims=False, ord=2):
 def matrix_norm(y, x, keepdims=False, ord="fro"):
     """The array-API matrix norm over the last two axes."""
     d[x] = norm_adjoint(d[y], x, y, ord, None, keepdims, "matrix")
+
+
+# --------------------------------------------------- covariance and correlation
+
+@register_adjoint(np.cov)
+def cov(z, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """C = Xc W Xc^H / f, X the variables as rows (NumPy's cov): d X =
+    (G + G^H) Xc W / f, split back into m and y (rules/helpers/
+    covariance.py). rowvar, bias, ddof and (integer, not differentiated)
+    fweights; aweights raise NotImplementedError."""
+    d[m] = cast_like(cov_adjoint(d[z], m, y, rowvar, bias, ddof, fweights, aweights, True), m)
+    d[y] = cast_like(cov_adjoint(d[z], m, y, rowvar, bias, ddof, fweights, aweights, False), y)
+
+
+@register_tangent(np.cov)
+def cov_tangent_(z, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+                 dtype=None):
+    """(tXc W Xc^H + Xc W tXc^H) / f."""
+    t[z] = cov_tangent(t[m], t[y], z, m, y, rowvar, bias, ddof, fweights, aweights)
+
+
+@register_adjoint(np.corrcoef)
+def corrcoef(z, x, y=None, rowvar=True, *, dtype=None):
+    """R = C / (s s^T), C = np.cov(x, y, rowvar), s = sqrt(real(diag(C)))
+    (NumPy's corrcoef; its clip to [-1, 1] only removes round-off): the
+    cotangent of C is G V + diag(d s / (2 s)), V = 1 / (s s^T),
+    d s_i = -(sum_j H_ij + H_ji) / s_i, H = real(G conj(C)) V; then cov's
+    adjoint (rules/helpers/covariance.py). A single variable (R = 1) gets 0."""
+    d[x] = cast_like(corrcoef_adjoint(d[z], x, y, rowvar, True), x)
+    d[y] = cast_like(corrcoef_adjoint(d[z], x, y, rowvar, False), y)
+
+
+@register_tangent(np.corrcoef)
+def corrcoef_tangent(z, x, y=None, rowvar=True, *, dtype=None):
+    """tR = tC V + C tV, tC cov's tangent, tV = -V (ts_i / s_i + ts_j / s_j)."""
+    t[z] = corrcoef_tangent_(t[x], t[y], z, x, y, rowvar)
+
+
+declare_linear(cov_tangent, (0, 1))
+declare_linear(corrcoef_tangent_, (0, 1))
+
