@@ -378,7 +378,7 @@ def test_custom_gradient_third_order_nested_tapes():
 
 @sg.custom_gradient
 def _wraps_a_function_without_rule(x):
-    y = 3.0 * np.vander(x, 2)[:, 0]             # no adjoint rule (np.vander): 3x
+    y = np.polymul(x, [3.0])                    # no adjoint rule (np.polymul): 3x
 
     def grad(dy):
         return dy * y / x
@@ -394,7 +394,7 @@ def test_custom_gradient_body_without_rule_fails_only_at_higher_order():
     with sg.ForwardAccumulator(x, [1.0, 1.0]) as acc:
         y = _wraps_a_function_without_rule(x)
     check_close(acc.jvp(y), [3.0, 3.0])
-    with pytest.raises(sg.NoRuleError, match="vander") as info:
+    with pytest.raises(sg.NoRuleError, match="polymul") as info:
         with sg.GradientTape() as outer:
             outer.watch(x)
             with sg.GradientTape() as inner:
@@ -403,7 +403,7 @@ def test_custom_gradient_body_without_rule_fails_only_at_higher_order():
             g = inner.gradient(y, x)
         outer.gradient(g, x)
     assert "test_runtime_items.py" in str(info.value)
-    with pytest.raises(sg.NoRuleError, match="vander"):
+    with pytest.raises(sg.NoRuleError, match="polymul"):
         with sg.ForwardAccumulator(x, [1.0, 1.0]) as acc:
             with sg.GradientTape() as tape:
                 tape.watch(x)

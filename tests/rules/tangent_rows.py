@@ -5,7 +5,7 @@ linspace, copy), the joining functions (vstack, hstack, dstack,
 column_stack, append, row_stack, block), np.insert, np.ptp and
 np.linalg.eigvals; np.choose, np.interp, np.convolve, np.correlate,
 np.nancumsum, np.trapezoid, np.cov, np.corrcoef (cast back to the input's
-dtype: np.cov computes in float64), and scipy.special's softmax and
+dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x in NumPy: cast back), and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
 and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
@@ -68,6 +68,11 @@ def c_cov_y(m, y): return np.cov(m, y, rowvar=False, bias=True).astype(m.dtype) 
 def c_cov_fweights(m): return np.cov(m, fweights=_FW, ddof=0).astype(m.dtype)  # noqa: E704
 def c_corrcoef(x): return np.corrcoef(x).astype(x.dtype)                   # noqa: E704
 def c_corrcoef_y(x, y): return np.corrcoef(x, y).astype(x.dtype)           # noqa: E704
+def c_polyval(p, x): return np.polyval(p, x)                               # noqa: E704
+def c_polyval_list(a, x): return np.polyval([a, 1.5, a * a], x).astype(x.dtype)  # noqa: E704
+def c_polyval_x(x): return np.polyval(np.array([0.5, -1.0, 2.0], x.dtype), x)  # noqa: E704
+def c_vander(x): return np.vander(x).astype(x.dtype)                       # noqa: E704
+def c_vander_increasing(x): return np.vander(x * x, 5, increasing=True).astype(x.dtype)  # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -119,6 +124,11 @@ TANGENT_CASES = [
     ("cov_fweights", c_cov_fweights, (((2, 5), "real"),), np.cov),
     ("corrcoef", c_corrcoef, (((3, 6), "real"),), np.corrcoef),
     ("corrcoef_y", c_corrcoef_y, (((6,), "real"), ((6,), "real")), np.corrcoef),
+    ("polyval", c_polyval, (((4,), "real"), ((2, 3), "real")), np.polyval),
+    ("polyval_list", c_polyval_list, (((), "real"), ((5,), "real")), (np.polyval, np.multiply)),
+    ("polyval_x", c_polyval_x, (((3, 2), "real"),), np.polyval),
+    ("vander", c_vander, (((4,), "real"),), np.vander),
+    ("vander_increasing", c_vander_increasing, (((3,), "real"),), (np.vander, np.multiply)),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

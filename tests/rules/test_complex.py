@@ -185,6 +185,14 @@ def f_trapezoid(z, x, w):
     return np.sum(np.real(np.trapezoid(z, x=x, axis=1)[:, None] * w))
 
 
+def f_polyval(p, x, w):
+    return np.sum(np.real(np.polyval(p, x) * w))
+
+
+def f_vander(x, w):
+    return np.sum(np.real(np.vander(x, 2) * w))
+
+
 def f_real_input(theta, w):
     """A real input meeting complex values: its gradient is real."""
     return np.sum(np.real(np.exp(1j * theta) * w))
@@ -230,6 +238,8 @@ CASES = [
     ("cov", f_cov, [(3, 4)], None),
     ("corrcoef", f_corrcoef, [(3, 5)], None),
     ("trapezoid", f_trapezoid, [(3, 4), (4,)], None),
+    ("polyval", f_polyval, [(4,), (3, 2)], None),
+    ("vander", f_vander, [(3,)], None),
 ]
 BY_NAME = {c[0]: c for c in CASES}
 

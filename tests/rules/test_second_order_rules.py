@@ -165,3 +165,29 @@ def test_cov_aweights_are_refused_by_name(call):
             tape.watch(m)
             loss = call(m)
         tape.gradient(loss, m)
+
+
+# ---------------------------------------------------------- polyval and vander
+
+def polyval_in_both(x):
+    return np.sum(np.polyval(x[:3], np.sin(x)) ** 2)
+
+
+def polyval_in_both_ag(x):
+    s = anp.sin(x)
+    return anp.sum(((x[0] * s + x[1]) * s + x[2]) ** 2)
+
+
+def vander_with_zero(x):
+    return np.sum(np.vander(x * np.array([1.0, 0.0, 1.0, 1.0, 1.0]), 4) ** 2)
+
+
+def vander_with_zero_ag(x):
+    y = x * np.array([1.0, 0.0, 1.0, 1.0, 1.0])
+    return anp.sum(anp.stack([y * y * y, y * y, y, anp.ones(5)], axis=1) ** 2)
+
+
+@pytest.mark.parametrize("f, ref", [(polyval_in_both, polyval_in_both_ag), (vander_with_zero, vander_with_zero_ag)],
+                         ids=["polyval", "vander"])
+def test_polynomials_second_order(f, ref):
+    _check(f, X5, V5, ref)

@@ -24,6 +24,7 @@ shares:
     interp        np.interp's pieces, weights and slopes (rules/numpy/piecewise.py)
     fft           rules/numpy/fft.py
     constructors  rules/numpy/constructors.py
+    polynomials   np.polyval's and np.vander's powers (rules/numpy/polynomials.py)
     special, stats, scipy_linalg    rules/scipy/ (imported with SciPy only)
     batched       the batched twins of the helpers (vectorised Jacobians)
 

@@ -11,7 +11,9 @@ primitive side by side:
     shapes        rearranging, joining, splitting, promoting, differences
     indexing      getitem, selecting, repeating, padding, inserting
     fft           np.fft
-    constructors  full, full_like, linspace, copy, array
+    constructors  full, full_like, linspace, copy, array and the as*array
+                  conversions
+    polynomials   polyval, vander
 
 Notation (Tangent's and JAX's): a template's first parameter is the primal
 output `z`, the others mirror the primitive's signature. An adjoint template
@@ -26,4 +28,5 @@ checks both against finite differences).
 The run-time helpers the templates call are in rules/helpers/, one module
 per family. Importing the package registers the rules.
 """
-from . import complex, constructors, elementwise, fft, indexing, linalg, piecewise, reductions, shapes  # noqa: F401
+from . import (complex, constructors, elementwise, fft, indexing, linalg, piecewise, polynomials,  # noqa: F401
+               reductions, shapes)
