@@ -608,3 +608,40 @@ CASES = [
     C("xlog1py_31_14", f_xlog1py, lambda x, y: x * anp.log1p(y), (R(3, 1), P(1, 4)), sp.xlog1py),
     C("entr", f_entr, lambda x: -x * anp.log(x), (P(3, 4),), sp.entr),
 ]
+
+
+# ---- np.unwrap: p plus whole periods, constant between the jumps (inputs scaled
+# so that neighbours differ by more than half a period); `ref` adds NumPy's
+# correction as a constant, k period with k read from NumPy's output
+
+def f_unwrap(x, w):
+    return np.sum(np.unwrap(3.0 * x) * w)
+
+
+def f_unwrap_ax0(x, w):
+    return np.sum(np.unwrap(3.0 * x, axis=0) * w)
+
+
+def f_unwrap_discont(x, w):
+    return np.sum(np.unwrap(3.0 * x, 4.0) * w)
+
+
+def f_unwrap_period(x, per, w):
+    return np.sum(np.unwrap(2.0 * x, period=3.0 + per) * w)
+
+
+def _ag_unwrap(p, period=2.0 * np.pi, **kwargs):
+    raw_p, raw_period = _raw(p), _raw(period)
+    k = np.round((np.unwrap(raw_p, period=raw_period, **kwargs) - raw_p) / raw_period)
+    return p + k * period
+
+
+CASES += [
+    C("unwrap", f_unwrap, lambda x: _ag_unwrap(3.0 * x), (R(12),), np.unwrap),
+    C("unwrap_2d", f_unwrap, lambda x: _ag_unwrap(3.0 * x), (R(3, 6),), np.unwrap),
+    C("unwrap_ax0", f_unwrap_ax0, lambda x: _ag_unwrap(3.0 * x, axis=0), (R(6, 3),), np.unwrap),
+    C("unwrap_discont", f_unwrap_discont, lambda x: _ag_unwrap(3.0 * x, discont=4.0), (R(12),), np.unwrap),
+    C("unwrap_period", f_unwrap_period, lambda x, per: _ag_unwrap(2.0 * x, 3.0 + per), (R(12), P()),
+      np.unwrap),
+]
+

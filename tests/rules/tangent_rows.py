@@ -5,7 +5,8 @@ linspace, copy), the joining functions (vstack, hstack, dstack,
 column_stack, append, row_stack, block), np.insert, np.ptp and
 np.linalg.eigvals; np.choose, np.interp, np.convolve, np.correlate,
 np.nancumsum, np.trapezoid, np.cov, np.corrcoef (cast back to the input's
-dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x in NumPy: cast back), and scipy.special's softmax and
+dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x in NumPy: cast back), np.unwrap,
+and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
 and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
@@ -73,6 +74,8 @@ def c_polyval_list(a, x): return np.polyval([a, 1.5, a * a], x).astype(x.dtype) 
 def c_polyval_x(x): return np.polyval(np.array([0.5, -1.0, 2.0], x.dtype), x)  # noqa: E704
 def c_vander(x): return np.vander(x).astype(x.dtype)                       # noqa: E704
 def c_vander_increasing(x): return np.vander(x * x, 5, increasing=True).astype(x.dtype)  # noqa: E704
+def c_unwrap(x): return np.unwrap(3.0 * x, axis=0)                         # noqa: E704
+def c_unwrap_period(x, per): return np.unwrap(2.0 * x, period=3.0 + per)   # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -129,6 +132,8 @@ TANGENT_CASES = [
     ("polyval_x", c_polyval_x, (((3, 2), "real"),), np.polyval),
     ("vander", c_vander, (((4,), "real"),), np.vander),
     ("vander_increasing", c_vander_increasing, (((3,), "real"),), (np.vander, np.multiply)),
+    ("unwrap", c_unwrap, (((6, 2), "real"),), np.unwrap),
+    ("unwrap_period", c_unwrap_period, (((8,), "real"), ((), "pos")), np.unwrap),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

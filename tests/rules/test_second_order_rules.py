@@ -191,3 +191,14 @@ def vander_with_zero_ag(x):
                          ids=["polyval", "vander"])
 def test_polynomials_second_order(f, ref):
     _check(f, X5, V5, ref)
+
+
+# ---------------------------------------------------------------------- unwrap
+
+def unwrap_squared(x):
+    return np.sum(np.unwrap(4.0 * np.sin(3.0 * x)) ** 2)
+
+
+def test_unwrap_second_order():
+    _check(unwrap_squared, X5, V5)
+

@@ -78,3 +78,16 @@ def power_exponent_tangent(ty, z, x):
     Linear in `ty`."""
     safe = np.where(ty == 0, 1.0, x)
     return ty * z * np.log(safe)
+
+
+# ---------------------------------------------------------------------- unwrap
+
+@nondiff_helper
+def unwrap_periods(p, z, period):
+    """k with np.unwrap(p) = p + k period: the whole number of periods NumPy
+    added to each entry (a cumulative sum of corrections that are
+    multiples of the period, numpy/lib/_function_base_impl.py), read back
+    from the output, in the output's dtype."""
+    z = np.asarray(z)
+    k = np.round((z - np.asarray(p)) / np.asarray(period))
+    return k.astype(z.dtype if z.dtype.kind == "f" else np.float64)

@@ -1,6 +1,6 @@
 """Rules for NumPy's piecewise-linear and selecting elementwise functions:
 maximum, minimum, fmax, fmin, clip, where, absolute, fabs, copysign,
-remainder, fmod, ldexp, nan_to_num and interp.
+remainder, fmod, ldexp, nan_to_num, interp and unwrap.
 
 The notation is rules/numpy/__init__.py's.
 
@@ -17,7 +17,7 @@ import numpy as np
 from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.complex import cast_like, conj, real_if_real, real_part, sign
 from ..helpers.elementwise import (balanced_eq, clip_above, clip_below, clip_inside, is_finite,
-                                   sign_product)
+                                   sign_product, unwrap_periods)
 from ..helpers.interp import (interp_fp_adjoint, interp_fp_tangent, interp_left_mask, interp_right_mask,
                               interp_slope, interp_xp_adjoint, interp_xp_tangent)
 from ..registry import register_adjoint
@@ -186,3 +186,24 @@ def interp_tangent(z, x, xp, fp, left=None, right=None, period=None):
 
 declare_linear(interp_fp_tangent)
 declare_linear(interp_xp_tangent)
+
+
+# ---------------------------------------------------------------------- unwrap
+
+@register_adjoint(np.unwrap)
+def unwrap(z, p, discont=None, axis=-1, *, period=2 * np.pi):
+    """z = p + k period, k the whole numbers of periods NumPy's unwrap adds
+    (a cumulative sum of corrections ddmod - dd, multiples of the period:
+    numpy/lib/_function_base_impl.py), constant between the jumps: d p is
+    the cotangent itself (as JAX's jnp.unwrap, whose corrections are
+    differentiated through jnp.mod, of derivative 1, minus the same
+    differences), d period = sum(g k). discont only chooses where the jumps
+    are: no cotangent."""
+    d[p] = cast_like(d[z], p)
+    d[period] = unbroadcast(d[z] * unwrap_periods(p, z, period), period)
+
+
+@register_tangent(np.unwrap)
+def unwrap_tangent(z, p, discont=None, axis=-1, *, period=2 * np.pi):
+    t[z] = cast_like(t[p] + t[period] * unwrap_periods(p, z, period), z)
+
