@@ -11,7 +11,11 @@ choose; repeated indices accumulate), promoting (atleast_1d/2d/3d, one operand o
 several) and np.diff, plus the index_gather/index_scatter primitives the
 selecting rules use; np.block, np.insert, row_stack, and np.pad in its
 statistic modes (maximum, minimum, mean, median, linear_ramp: `ref` pads axis
-by axis as NumPy does, numpy/lib/_arraypad_impl.py).
+by axis as NumPy does, numpy/lib/_arraypad_impl.py); np.ediff1d (with
+to_begin/to_end, differentiated or constant) and sliding_window_view
+(overlapping windows: their cotangents accumulate; `ref` gathers x's
+entries through NumPy's own windows of the positions 0..n-1 with autograd
+indexing, which adds repeated positions back).
 
 Where autograd has no rule for a spelling (flip, take, take_along_axis,
 sort along an axis, repeat with per-element counts, pad's copying modes,
@@ -20,6 +24,7 @@ autograd indexing.
 """
 import autograd.numpy as anp
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from cases_reductions import _ag_quantile
 from rulecase import Case, R, ND, NZ, Static, _ag_bcast, _raw  # noqa: F401
 
@@ -753,3 +758,71 @@ CASES += [
       lambda a, e: _ag_pad_stat(a, ((1, 2), (3, 1)), "linear_ramp", end_values=e), (R(3, 3), R()),
       np.pad),
 ]
+
+
+# -- np.ediff1d and sliding_window_view
+
+def f_ediff1d(x, w):
+    return np.sum(np.ediff1d(x) * w)
+
+
+def f_ediff1d_ends(x, e, b, w):
+    return np.sum(np.ediff1d(x, e, b) * w)
+
+
+def f_ediff1d_to_end_kw(x, e, w):
+    return np.sum(np.ediff1d(x, to_end=e) * w)
+
+
+def f_ediff1d_const_begin(x, w):
+    return np.sum(np.ediff1d(x, to_begin=[1.0, -2.0]) * w)
+
+
+def f_swv(x, window, w):
+    return np.sum(sliding_window_view(x, window) * w)
+
+
+def f_swv_axis(x, window, axis, w):
+    return np.sum(np.lib.stride_tricks.sliding_window_view(x, window, axis=axis) * w)
+
+
+def _ag_ediff1d(x, to_end=None, to_begin=None):
+    parts = [] if to_begin is None else [anp.reshape(to_begin, (-1,))]
+    parts.append(anp.diff(anp.reshape(x, (-1,))))
+    if to_end is not None:
+        parts.append(anp.reshape(to_end, (-1,)))
+    return anp.concatenate(parts)
+
+
+def _ag_swv(x, window, axis=None):
+    positions = np.arange(np.size(_raw(x))).reshape(np.shape(_raw(x)))
+    return anp.reshape(x, (-1,))[sliding_window_view(positions, window, axis=axis)]
+
+
+CASES += [
+    C("ediff1d", f_ediff1d, lambda x: _ag_ediff1d(x), (R(6),), np.ediff1d),
+    C("ediff1d_2d", f_ediff1d, lambda x: _ag_ediff1d(x), (R(3, 4),), np.ediff1d),
+    C("ediff1d_one_entry", f_ediff1d_ends, lambda x, e, b: _ag_ediff1d(x, e, b), (R(1), R(2), R()),
+      np.ediff1d),
+    C("ediff1d_ends", f_ediff1d_ends, lambda x, e, b: _ag_ediff1d(x, e, b), (R(2, 3), R(2, 2), R(3)),
+      np.ediff1d),
+    C("ediff1d_to_end_kw", f_ediff1d_to_end_kw, lambda x, e: _ag_ediff1d(x, to_end=e), (R(5), R(1)),
+      np.ediff1d),
+    C("ediff1d_const_ends", f_ediff1d_ends, lambda x, e, b: _ag_ediff1d(x, e, b), (R(4), ND(2), ND()),
+      np.ediff1d),
+    C("ediff1d_const_begin", f_ediff1d_const_begin, lambda x: _ag_ediff1d(x, to_begin=np.array([1.0, -2.0])),
+      (R(4),), np.ediff1d),
+    C("sliding_window_view_1d", f_swv, lambda x, window: _ag_swv(x, window), (R(7), Static(3)),
+      sliding_window_view),
+    C("sliding_window_view_2d", f_swv, lambda x, window: _ag_swv(x, window), (R(4, 5), Static((2, 3))),
+      sliding_window_view),
+    C("sliding_window_view_axis", f_swv_axis, lambda x, window, axis: _ag_swv(x, window, axis),
+      (R(5, 4), Static(2), Static(0)), sliding_window_view),
+    C("sliding_window_view_axes", f_swv_axis, lambda x, window, axis: _ag_swv(x, window, axis),
+      (R(2, 5, 4), Static((3, 2)), Static((-1, 1))), sliding_window_view),
+    C("sliding_window_view_repeated_axis", f_swv_axis, lambda x, window, axis: _ag_swv(x, window, axis),
+      (R(6, 3), Static((2, 3)), Static((0, 0))), sliding_window_view),
+    C("sliding_window_view_whole", f_swv, lambda x, window: _ag_swv(x, window), (R(3, 2), Static((3, 2))),
+      sliding_window_view),
+]
+

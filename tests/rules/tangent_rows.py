@@ -6,7 +6,7 @@ column_stack, append, row_stack, block), np.insert, np.ptp and
 np.linalg.eigvals; np.choose, np.interp, np.convolve, np.correlate,
 np.nancumsum, np.trapezoid, np.cov, np.corrcoef (cast back to the input's
 dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x in NumPy: cast back), np.unwrap,
-and scipy.special's softmax and
+np.ediff1d, sliding_window_view, and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
 and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
@@ -18,6 +18,7 @@ its rows cast back to x's dtype (the float32 test keeps float32).
 import numpy as np
 import scipy.special
 
+from numpy.lib.stride_tricks import sliding_window_view
 from srcgrad.rules.python.containers import sequence_as_array
 
 def c_full(v): return np.full((2, 3), v) * 2.0                            # noqa: E704
@@ -76,6 +77,11 @@ def c_vander(x): return np.vander(x).astype(x.dtype)                       # noq
 def c_vander_increasing(x): return np.vander(x * x, 5, increasing=True).astype(x.dtype)  # noqa: E704
 def c_unwrap(x): return np.unwrap(3.0 * x, axis=0)                         # noqa: E704
 def c_unwrap_period(x, per): return np.unwrap(2.0 * x, period=3.0 + per)   # noqa: E704
+def c_ediff1d(x): return np.ediff1d(x * x)                                   # noqa: E704
+def c_ediff1d_ends(x, e, b): return np.ediff1d(x, to_end=e, to_begin=b)      # noqa: E704
+def c_ediff1d_const_end(x): return np.ediff1d(x, np.array([1.0, 2.0], x.dtype))  # noqa: E704
+def c_swv(x): return sliding_window_view(x, (2, 3)) * 2.0                    # noqa: E704
+def c_swv_axis(x): return sliding_window_view(x, 3, axis=0)                  # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -134,6 +140,11 @@ TANGENT_CASES = [
     ("vander_increasing", c_vander_increasing, (((3,), "real"),), (np.vander, np.multiply)),
     ("unwrap", c_unwrap, (((6, 2), "real"),), np.unwrap),
     ("unwrap_period", c_unwrap_period, (((8,), "real"), ((), "pos")), np.unwrap),
+    ("ediff1d", c_ediff1d, (((2, 3), "real"),), (np.ediff1d, np.multiply)),
+    ("ediff1d_ends", c_ediff1d_ends, (((4,), "real"), ((2,), "real"), ((), "real")), np.ediff1d),
+    ("ediff1d_const_end", c_ediff1d_const_end, (((5,), "real"),), np.ediff1d),
+    ("sliding_window_view", c_swv, (((3, 4), "real"),), (sliding_window_view, np.multiply)),
+    ("sliding_window_view_axis", c_swv_axis, (((5, 2), "real"),), sliding_window_view),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

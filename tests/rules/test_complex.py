@@ -193,6 +193,15 @@ def f_vander(x, w):
     return np.sum(np.real(np.vander(x, 2) * w))
 
 
+def f_ediff1d(z, e, w):
+    return np.sum(np.real(np.ediff1d(z, to_end=e) * np.reshape(w, -1)))
+
+
+def f_sliding_window_view(z, w):
+    windows = np.lib.stride_tricks.sliding_window_view(z, 2)
+    return np.sum(np.real(windows[:, 0] * windows[:, 1] * np.reshape(w, -1)[:5]))
+
+
 def f_real_input(theta, w):
     """A real input meeting complex values: its gradient is real."""
     return np.sum(np.real(np.exp(1j * theta) * w))
@@ -240,6 +249,8 @@ CASES = [
     ("trapezoid", f_trapezoid, [(3, 4), (4,)], None),
     ("polyval", f_polyval, [(4,), (3, 2)], None),
     ("vander", f_vander, [(3,)], None),
+    ("ediff1d", f_ediff1d, [(5,), (2,)], None),
+    ("sliding_window_view", f_sliding_window_view, [(6,)], None),
 ]
 BY_NAME = {c[0]: c for c in CASES}
 

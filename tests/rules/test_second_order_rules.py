@@ -15,6 +15,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 import srcgrad as sg
 
@@ -201,4 +202,36 @@ def unwrap_squared(x):
 
 def test_unwrap_second_order():
     _check(unwrap_squared, X5, V5)
+
+
+# ------------------------------------------------ ediff1d, sliding_window_view
+
+def ediff1d_with_ends(x):
+    return np.sum(np.ediff1d(np.sin(x), to_end=x[0] * x[1], to_begin=x[:2]) ** 3)
+
+
+def ediff1d_with_ends_ag(x):
+    s = anp.sin(x)
+    return anp.sum(anp.concatenate([x[:2], s[1:] - s[:-1], anp.reshape(x[0] * x[1], (1,))]) ** 3)
+
+
+def sliding_windows(x):
+    return np.sum(np.prod(sliding_window_view(x, 3), axis=-1) ** 2)
+
+
+def sliding_windows_ag(x):
+    return anp.sum((x[:-2] * x[1:-1] * x[2:]) ** 2)
+
+
+def sliding_windows_2d(x):
+    return np.sum(np.tanh(np.lib.stride_tricks.sliding_window_view(x, (2, 3))) ** 2)
+
+
+@pytest.mark.parametrize("f, x, v, ref", [
+    (ediff1d_with_ends, X5, V5, ediff1d_with_ends_ag),
+    (sliding_windows, X5, V5, sliding_windows_ag),
+    (sliding_windows_2d, X34, V34, None),
+], ids=["ediff1d", "sliding_window_view", "sliding_window_view_2d"])
+def test_shapes_second_order(f, x, v, ref):
+    _check(f, x, v, ref)
 

@@ -562,3 +562,43 @@ def insert_tangent(tarr, tvalues, arr, obj, values, axis):
     if tarr is None or getattr(tarr, "dtype", np.result_type(tarr)).kind not in "fc":
         tarr = np.zeros(np.shape(arr), dtype=inexact_dtype(arr, tvalues))
     return np.insert(tarr, obj, tvalues, axis=axis)
+
+
+# ------------------------------------------------------------------- ediff1d
+
+@nondiff_helper
+def _ediff1d_lengths(ary, to_begin):
+    """(len(to_begin), the number of differences) in np.ediff1d's output."""
+    begin = 0 if to_begin is None else int(np.size(to_begin))
+    return begin, max(int(np.size(ary)) - 1, 0)
+
+
+def ediff1d_adjoint(g, ary, to_end, to_begin, part):
+    """np.ediff1d(ary, to_end, to_begin) = concatenate(ravel(to_begin),
+    diff(ravel(ary)), ravel(to_end)) (NumPy's definition,
+    numpy/lib/_arraysetops_impl.py): each end gets its slice of g back in
+    its shape, and ary the first difference's adjoint of the middle slice,
+    d ary_j = g_{j-1} - g_j (zero padding). `part`: 'ary', 'to_end' or
+    'to_begin'."""
+    begin, n = _ediff1d_lengths(ary, to_begin)
+    if part == "to_begin":
+        return np.reshape(g[:begin], np.shape(to_begin))
+    if part == "to_end":
+        return np.reshape(g[begin + n:], np.shape(to_end))
+    middle = g[begin:begin + n]
+    return np.reshape(np.pad(middle, [(1, 0)]) - np.pad(middle, [(0, 1)]), np.shape(ary))
+
+
+def ediff1d_tangent(tary, tend, tbegin, ary, to_end, to_begin):
+    """The tangent of np.ediff1d: ediff1d of the tangents, zeros for a part
+    that has none. Jointly linear in tary, tend, tbegin."""
+    dtype = inexact_dtype(ary)
+    if tary is None:
+        tary = np.zeros(np.shape(ary), dtype=dtype)
+    parts = []
+    if to_begin is not None:
+        parts.append(np.reshape(np.zeros(np.shape(to_begin), dtype=dtype) if tbegin is None else tbegin, (-1,)))
+    parts.append(np.diff(np.reshape(tary, (-1,))))
+    if to_end is not None:
+        parts.append(np.reshape(np.zeros(np.shape(to_end), dtype=dtype) if tend is None else tend, (-1,)))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]

@@ -1,7 +1,8 @@
 """Rules for NumPy's indexing and selecting functions: getitem (x[index]),
 take, take_along_axis, sort, partition, delete, compress, extract, select,
-choose, repeating (tile, repeat, resize), np.pad and np.insert, and the gather and
-scatter primitives they are built on.
+choose, repeating (tile, repeat, resize), np.pad and np.insert,
+sliding_window_view, and the gather and scatter primitives they are built
+on.
 
 The notation is rules/numpy/__init__.py's.
 
@@ -16,6 +17,7 @@ linear_ramp) are linear for fixed ranks: rules/helpers/pad.py.
 import operator
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ...runtime import densify
 from ..helpers.batched import densify_b, gather_b
@@ -211,3 +213,21 @@ def insert_tangent_(z, arr, obj, values, axis=None):
 
 
 declare_linear(insert_tangent, (0, 1))
+
+
+@register_adjoint(sliding_window_view)
+def sliding_window_view_(z, x, window_shape, axis=None, *, subok=False, writeable=False):
+    """Every entry of a window is an entry of x (NumPy's sliding_window_view,
+    a strided view: numpy/lib/_stride_tricks_impl.py), and windows overlap:
+    the cotangents of all the windows' entries are added back at the
+    positions they were read from (index_scatter through the index map:
+    np.add.at over the window offsets). The view's read-only flag does not
+    matter for the derivative."""
+    d[x] = index_scatter(d[z], x, index_map(sliding_window_view, x, window_shape, axis=axis))
+
+
+@register_tangent(sliding_window_view)
+def sliding_window_view_tangent(z, x, window_shape, axis=None, *, subok=False, writeable=False):
+    """The windows of the tangent (a gather through the same index map)."""
+    t[z] = index_gather(t[x], index_map(sliding_window_view, x, window_shape, axis=axis))
+

@@ -4,7 +4,7 @@ flip, fliplr, flipud, rot90, roll, tril, triu), joining (concatenate,
 stack, hstack, vstack, dstack, column_stack, row_stack, append, block),
 splitting (split, array_split, hsplit, vsplit, dsplit, unstack,
 broadcast_arrays), promoting (atleast_1d/2d/3d) and differences (diff,
-gradient).
+gradient, ediff1d).
 
 The notation is rules/numpy/__init__.py's.
 
@@ -27,7 +27,8 @@ from ..helpers.batched import reshape_b, swapaxes_b, transpose_b
 from ..helpers.broadcast import unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, block_on_tensors, block_tangent,
-                              broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, gradient_adjoint,
+                              broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, ediff1d_adjoint,
+                              ediff1d_tangent, gradient_adjoint,
                               hsplit_axis, inverse_axes, negate_shift, promoted_concatenate_adjoint,
                               rollaxis_inverse, split_adjoint, stack_adjoint, unravel)
 from ..python.containers import seq_cotangent
@@ -372,3 +373,23 @@ def gradient(z, f, *varargs, axis=None, edge_order=1):
     """Finite differences, linear in f: each axis's stencil transposed
     (spacings and coordinates are not differentiated)."""
     d[f] = gradient_adjoint(d[z][:], f, varargs, axis, edge_order)
+
+
+@register_adjoint(np.ediff1d)
+def ediff1d(z, ary, to_end=None, to_begin=None):
+    """z = concatenate(ravel(to_begin), diff(ravel(ary)), ravel(to_end))
+    (NumPy's ediff1d): each end gets its slice of the cotangent, ary the
+    first difference's adjoint of the middle, d ary_j = g_{j-1} - g_j."""
+    d[ary] = ediff1d_adjoint(d[z], ary, to_end, to_begin, "ary")
+    d[to_end] = ediff1d_adjoint(d[z], ary, to_end, to_begin, "to_end")
+    d[to_begin] = ediff1d_adjoint(d[z], ary, to_end, to_begin, "to_begin")
+
+
+@register_tangent(np.ediff1d)
+def ediff1d_tangent_(z, ary, to_end=None, to_begin=None):
+    """Linear: ediff1d of the tangents (zeros for a part without one)."""
+    t[z] = cast_like(ediff1d_tangent(t[ary], t[to_end], t[to_begin], ary, to_end, to_begin), z)
+
+
+declare_linear(ediff1d_tangent, (0, 1, 2))
+
