@@ -5,7 +5,9 @@ piecewise.py, complex.py) and scipy.special's elementwise functions
 Each case function returns np.sum(op(inputs) * w); `ref` is the same
 operation with autograd (composed from autograd's functions where autograd
 has no rule of its own). Binary operations are tested with broadcasting
-shapes; domains keep each function smooth (rulecase.py).
+shapes; domains keep each function smooth (rulecase.py). np.i0 and its
+derivative bessel_i1 (srcgrad's I1: NumPy has none) are checked against
+autograd.scipy.special's i0 and i1.
 """
 import math
 
@@ -16,6 +18,7 @@ import scipy.special
 
 from rulecase import Case, GT1, ND, NZ, P, PR, R, Static, U, _raw
 from srcgrad.rules.helpers.complex import cast_like
+from srcgrad.rules.helpers.elementwise import bessel_i1
 from srcgrad.rules.scipy.special import multigammaln, polygamma
 
 sp = scipy.special
@@ -607,6 +610,46 @@ CASES = [
     C("xlogy_34_4", f_xlogy, lambda x, y: x * anp.log(y), (R(3, 4), P(4)), sp.xlogy),
     C("xlog1py_31_14", f_xlog1py, lambda x, y: x * anp.log1p(y), (R(3, 1), P(1, 4)), sp.xlog1py),
     C("entr", f_entr, lambda x: -x * anp.log(x), (P(3, 4),), sp.entr),
+]
+
+
+# ---- np.i0 and its derivative I1 (srcgrad's bessel_i1): around 0, the power
+# series (|x| <= 20), across the switch at 20 and the asymptotic expansion beyond;
+# autograd.scipy.special's i0 and i1 (SciPy's values) are the reference
+
+def f_np_i0(x, w):
+    return np.sum(np.i0(x) * w)
+
+
+def f_np_i0_shifted(x, w):
+    return np.sum(np.i0(19.5 + x) * w)
+
+
+def f_np_i0_large(x, w):
+    return np.sum(np.i0(-25.0 - x) * w)
+
+
+def f_bessel_i1(x, w):
+    return np.sum(bessel_i1(x) * w)
+
+
+def f_bessel_i1_at_zero(x, w):
+    return np.sum(bessel_i1(x * np.array([1.0, 0.0, 1.0])) * w)
+
+
+def f_bessel_i1_large(x, w):
+    return np.sum(bessel_i1(25.0 + x) * w)
+
+
+CASES += [
+    C("np_i0", f_np_i0, lambda x: asp.i0(x), (R(3, 4),), np.i0),
+    C("np_i0_0d", f_np_i0, lambda x: asp.i0(x), (R(),), np.i0),
+    C("np_i0_across_20", f_np_i0_shifted, lambda x: asp.i0(19.5 + x), (P(5),), np.i0),
+    C("np_i0_large_negative", f_np_i0_large, lambda x: asp.i0(-25.0 - x), (P(4),), np.i0),
+    C("bessel_i1", f_bessel_i1, lambda x: asp.i1(x), (R(3, 4),), bessel_i1),
+    C("bessel_i1_at_zero", f_bessel_i1_at_zero, lambda x: asp.i1(x * np.array([1.0, 0.0, 1.0])), (R(2, 3),),
+      (bessel_i1, np.multiply)),
+    C("bessel_i1_large", f_bessel_i1_large, lambda x: asp.i1(25.0 + x), (P(3),), bessel_i1),
 ]
 
 

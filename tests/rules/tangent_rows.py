@@ -6,7 +6,7 @@ column_stack, append, row_stack, block), np.insert, np.ptp and
 np.linalg.eigvals; np.choose, np.interp, np.convolve, np.correlate,
 np.nancumsum, np.trapezoid, np.cov, np.corrcoef (cast back to the input's
 dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x in NumPy: cast back), np.unwrap,
-np.ediff1d, sliding_window_view, and scipy.special's softmax and
+np.ediff1d, sliding_window_view, np.i0 and its derivative bessel_i1, and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
 and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
@@ -19,6 +19,7 @@ import numpy as np
 import scipy.special
 
 from numpy.lib.stride_tricks import sliding_window_view
+from srcgrad.rules.helpers.elementwise import bessel_i1
 from srcgrad.rules.python.containers import sequence_as_array
 
 def c_full(v): return np.full((2, 3), v) * 2.0                            # noqa: E704
@@ -82,6 +83,8 @@ def c_ediff1d_ends(x, e, b): return np.ediff1d(x, to_end=e, to_begin=b)      # n
 def c_ediff1d_const_end(x): return np.ediff1d(x, np.array([1.0, 2.0], x.dtype))  # noqa: E704
 def c_swv(x): return sliding_window_view(x, (2, 3)) * 2.0                    # noqa: E704
 def c_swv_axis(x): return sliding_window_view(x, 3, axis=0)                  # noqa: E704
+def c_i0(x): return np.i0(x) * x                                           # noqa: E704
+def c_bessel_i1(x): return bessel_i1(2.0 * x)                              # noqa: E704
 def c_softmax(x): return scipy.special.softmax(x, axis=1) * x              # noqa: E704
 def c_softmax_all(x): return scipy.special.softmax(x)                      # noqa: E704
 def c_log_softmax(x): return scipy.special.log_softmax(x, axis=(0, 2))     # noqa: E704
@@ -145,6 +148,8 @@ TANGENT_CASES = [
     ("ediff1d_const_end", c_ediff1d_const_end, (((5,), "real"),), np.ediff1d),
     ("sliding_window_view", c_swv, (((3, 4), "real"),), (sliding_window_view, np.multiply)),
     ("sliding_window_view_axis", c_swv_axis, (((5, 2), "real"),), sliding_window_view),
+    ("i0", c_i0, (((3, 4), "real"),), (np.i0, np.multiply)),
+    ("bessel_i1", c_bessel_i1, (((5,), "real"),), bessel_i1),
 ]
 if hasattr(np, "row_stack"):
     TANGENT_CASES.append(("row_stack", c_row_stack, (((3,), "real"), ((2, 3), "real")), np.row_stack))

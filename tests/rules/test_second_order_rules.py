@@ -235,3 +235,40 @@ def sliding_windows_2d(x):
 def test_shapes_second_order(f, x, v, ref):
     _check(f, x, v, ref)
 
+
+
+# ----------------------------------------------------------------------- i0
+
+def i0_of_sin(x):
+    return np.sum(np.i0(np.sin(x) * 3.0) ** 2)
+
+
+def i0_third_order(x):
+    """d^3/dx^3 sum(I0(x)) along V5: I1'' = (3 I1 + I3) / 4."""
+    return np.sum(sg.grad(lambda y: np.sum(sg.grad(lambda u: np.sum(np.i0(u)))(y) * V5))(x) * V5)
+
+
+def test_i0_second_order():
+    _check(i0_of_sin, X5, V5)
+
+
+def test_i0_derivatives_match_scipy():
+    """np.i0's first, second and third derivatives against SciPy's Bessel
+    functions (I1, (I0 + I2) / 2, (3 I1 + I3) / 4), around 0, across the
+    series/expansion switch at 20, and beyond."""
+    sp = pytest.importorskip("scipy.special")
+    x = np.array([-31.0, -20.5, -3.0, -0.5, 0.0, 1e-9, 0.2, 1.5, 19.9, 20.1, 45.0])
+    d1 = np.array([sg.grad(np.i0)(v) for v in x])
+    d2 = np.array([sg.grad(sg.grad(np.i0))(v) for v in x])
+    np.testing.assert_allclose(d1, sp.i1(x), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(d2, (sp.i0(x) + sp.iv(2, x)) / 2.0, rtol=1e-12)
+    g3 = sg.grad(i0_third_order)(X5)
+    np.testing.assert_allclose(g3, V5 * V5 * (3.0 * sp.i1(X5) + sp.iv(3, X5)) / 4.0, rtol=1e-10, atol=1e-12)
+
+
+def test_bessel_i1_values_match_scipy():
+    from srcgrad.rules.helpers.elementwise import bessel_i1
+    sp = pytest.importorskip("scipy.special")
+    x = np.concatenate([np.linspace(-40.0, 40.0, 4001), [0.0, 1e-300, -1e-8, 19.999, 20.0, 20.001, 300.0, 700.0]])
+    np.testing.assert_allclose(bessel_i1(x), sp.i1(x), rtol=5e-15, atol=1e-300)
+    assert bessel_i1(np.float32(1.5)).dtype == np.float32

@@ -1,12 +1,13 @@
 """Run-time helpers of the elementwise rules (rules/numpy/elementwise.py,
 piecewise.py): the masks of the piecewise-linear functions (ties of
 maximum/minimum split evenly, autograd's convention; np.clip's bounds
-included, as TF's clip_by_value) and the exponent's term of the power's
-tangent.
+included, as TF's clip_by_value), the exponent's term of the power's
+tangent, and the modified Bessel function I1 (np.i0's derivative; a
+primitive with its own rule).
 """
 import numpy as np
 
-from ...runtime import nondiff_helper
+from ...runtime import nondiff_helper, primitive
 
 
 @nondiff_helper
@@ -78,6 +79,69 @@ def power_exponent_tangent(ty, z, x):
     Linear in `ty`."""
     safe = np.where(ty == 0, 1.0, x)
     return ty * z * np.log(safe)
+
+
+# ------------------------------------------------------------ Bessel I0, I1
+
+_I1_SERIES_TERMS = 64           # enough for |x| <= 20 (the terms then fall below 1e-40 of the sum)
+_I1_ASYMPTOTIC_TERMS = 30       # for |x| > 20 the smallest term is about e^(-2|x|) < 1e-17
+_I1_SWITCH = 20.0
+
+
+def _i1_series(x):
+    """I1(x) = sum_k (x/2)^(2k+1) / (k! (k+1)!) (DLMF 10.25.2 with nu = 1):
+    positive terms, summed from the first (no cancellation)."""
+    half = x / 2.0
+    q = half * half
+    term = half
+    total = term
+    for k in range(1, _I1_SERIES_TERMS):
+        term = term * q / (k * (k + 1.0))
+        total = total + term
+    return total
+
+
+def _i1_asymptotic(x):
+    """I1(x) ~ e^x / sqrt(2 pi x) sum_k (-1)^k a_k / x^k for large x > 0,
+    a_k = prod_{j=1..k} (4 - (2j - 1)^2) / (k! 8^k) (the Hankel expansion,
+    DLMF 10.40.1 with nu = 1); the exponential is split, exp(x / 2)^2, so
+    that I1 overflows where NumPy's i0 does, not before."""
+    term = np.ones_like(x)
+    total = term
+    for k in range(1, _I1_ASYMPTOTIC_TERMS):
+        term = -term * (4.0 - (2.0 * k - 1.0) ** 2) / (8.0 * k * x)
+        total = total + term
+    half = np.exp(x / 2.0)
+    return half * (half / np.sqrt(2.0 * np.pi * x)) * total
+
+
+@primitive
+def bessel_i1(x):
+    """The modified Bessel function of the first kind of order 1, I1(x) =
+    I0'(x) (DLMF 10.29.3), which NumPy lacks (np.i0's derivative): the power
+    series for |x| <= 20, the Hankel asymptotic expansion beyond, to about
+    1e-15 relative (checked against scipy.special.i1 in the tests); odd in
+    x. Real x; float32 stays float32. Its rule is in rules/numpy/
+    elementwise.py."""
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(np.float64)
+    ax = np.abs(x)
+    small = ax <= _I1_SWITCH
+    out = np.where(small, _i1_series(np.where(small, x, 0.0)), 0.0)
+    with np.errstate(over="ignore"):
+        large = np.sign(x) * _i1_asymptotic(np.where(small, 2.0 * _I1_SWITCH, ax))
+    out = np.where(small, out, large)
+    return out.astype(dtype)
+
+
+def bessel_i1_derivative(x):
+    """I1'(x) = I0(x) - I1(x) / x (DLMF 10.29.2 with nu = 1), 1/2 at x = 0
+    (I1(x) / x -> 1/2). Written with np.i0 and bessel_i1, which have rules:
+    differentiated again."""
+    zero = np.equal(x, 0.0)
+    safe = np.where(zero, 1.0, x)
+    return np.where(zero, 0.5, np.i0(x) - bessel_i1(safe) / safe)
 
 
 # ---------------------------------------------------------------------- unwrap

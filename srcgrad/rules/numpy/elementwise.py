@@ -1,5 +1,7 @@
 """Rules for NumPy's smooth elementwise functions: arithmetic, powers and
-roots, exp and logs, trigonometric and hyperbolic functions.
+roots, exp and logs, trigonometric and hyperbolic functions, and the
+modified Bessel function np.i0 (with I1, its derivative, a primitive of
+rules/helpers/elementwise.py).
 
 The notation is rules/numpy/__init__.py's.
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.complex import cast_like, conj
-from ..helpers.elementwise import power_exponent_tangent
+from ..helpers.elementwise import bessel_i1, bessel_i1_derivative, power_exponent_tangent
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_tangent
 
@@ -447,3 +449,31 @@ def arctanh(z, x, out=None, dtype=None):
 @register_tangent(np.arctanh)
 def arctanh_tangent(z, x, out=None, dtype=None):
     t[z] = t[x] / (1.0 - x * x)
+
+
+# ------------------------------------------------------------ Bessel functions
+
+@register_adjoint(np.i0)
+def i0(z, x):
+    """d/dx I0(x) = I1(x) (DLMF 10.29.3; as autograd's scipy.special.i0
+    rule). NumPy has no I1: bessel_i1 (rules/helpers/elementwise.py: power
+    series, Hankel expansion for |x| > 20) is a primitive with its own rule
+    below, so every order is differentiated. Real x (np.i0 refuses complex)."""
+    d[x] = d[z] * bessel_i1(x)
+
+
+@register_tangent(np.i0)
+def i0_tangent(z, x):
+    t[z] = t[x] * bessel_i1(x)
+
+
+@register_adjoint(bessel_i1)
+def bessel_i1_(z, x):
+    """d/dx I1(x) = I0(x) - I1(x) / x, 1/2 at 0 (DLMF 10.29.2)."""
+    d[x] = d[z] * bessel_i1_derivative(x)
+
+
+@register_tangent(bessel_i1)
+def bessel_i1_tangent(z, x):
+    t[z] = t[x] * bessel_i1_derivative(x)
+
