@@ -4,12 +4,17 @@ other's transposes) are what differentiates generated code again. Each case
 calls the helper directly, as generated code does. einsum_adjoint, which
 np.einsum's adjoint calls, has rules of its own so that second-order code
 calls it rather than compiling its body (audit 11; its regression tests are
-in test_audit_rules.py)."""
+in test_audit_rules.py). transpose_jvp_packed (srcgrad/forward_mode.py) is
+what generated JVP code calls for a rule without a tangent rule: its rows
+give it the JVP of np.cumprod and np.prod, whose reference is written with
+autograd (cumprod(x) cumsum(v / x), prod(x) sum(v / x); autograd has no
+cumprod rule: running products)."""
 import autograd.numpy as anp
 import numpy as np
 
-from rulecase import Case, R, ND, Static
+from rulecase import Case, P, R, ND, Static
 from srcgrad import runtime
+from srcgrad.forward_mode import transpose_jvp_packed
 from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
 from srcgrad.rules.helpers.complex import conj
 from srcgrad.rules.helpers.products import einsum_adjoint
@@ -103,3 +108,28 @@ CASES += [
     Case("audit_einsum_adjoint_interleaved", f_einsum_adjoint_interleaved, _ag_einsum_adjoint_interleaved,
       (R(3), R(3, 2)), einsum_adjoint),
 ]
+
+
+def f_transpose_jvp_cumprod(x, v, w):
+    return np.sum(transpose_jvp_packed(np.cumprod, np.cumprod(x), (v,), (x, 0, None, None)) * w)
+
+
+def f_transpose_jvp_prod(x, v, w):
+    return np.sum(transpose_jvp_packed(np.prod, np.prod(x, axis=1), (v,), (x, 1, None, None, False, None)) * w)
+
+
+def _ag_cumprod(x):
+    out = [x[0]]
+    for i in range(1, x.shape[0]):
+        out.append(out[-1] * x[i])
+    return anp.stack(out)
+
+
+CASES += [
+    Case("transpose_jvp_packed_cumprod", f_transpose_jvp_cumprod,
+         lambda x, v: _ag_cumprod(x) * anp.cumsum(v / x), (P(4), R(4)), (transpose_jvp_packed, np.cumprod)),
+    Case("transpose_jvp_packed_prod", f_transpose_jvp_prod,
+         lambda x, v: anp.prod(x, axis=1) * anp.sum(v / x, axis=1), (P(2, 3), R(2, 3)),
+         (transpose_jvp_packed, np.prod)),
+]
+
