@@ -198,9 +198,10 @@ def convolve(z, a, v, mode="full"):
     F_k = sum_i a_i v_{k-i} (NumPy's definition, the np.convolve
     docstring): bilinear, so d a = np.correlate(G, v, 'valid') and
     d v = np.correlate(G, a, 'valid'), G being d[z] padded with zeros to
-    F's length (the transpose of a convolution is a correlation, as
-    autograd's convolve VJP and JAX's jnp.convolve, a conv_general_dilated,
-    differentiate it). Every mode, either operand the longer."""
+    F's length (the transpose of a convolution is a correlation: autograd's
+    scipy.signal.convolve VJP pads g the same way and convolves it with the
+    flipped other operand in 'valid' mode). Every mode, either operand the
+    longer."""
     d[a] = convolve_adjoint(d[z], a, v, mode, True)
     d[v] = convolve_adjoint(d[z], a, v, mode, False)
 

@@ -318,9 +318,9 @@ def matrix_norm(y, x, keepdims=False, ord="fro"):
 @register_adjoint(np.cov)
 def cov(z, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """C = Xc W Xc^H / f, X the variables as rows (NumPy's cov): d X =
-    (G + G^H) Xc W / f, split back into m and y (rules/helpers/
-    covariance.py). rowvar, bias, ddof and (integer, not differentiated)
-    fweights; aweights raise NotImplementedError."""
+    (G + G^H) Xc W / f, split back into m and y (see
+    rules/helpers/covariance.py). rowvar, bias, ddof and (integer, not
+    differentiated) fweights; aweights raise NotImplementedError."""
     d[m] = cast_like(cov_adjoint(d[z], m, y, rowvar, bias, ddof, fweights, aweights, True), m)
     d[y] = cast_like(cov_adjoint(d[z], m, y, rowvar, bias, ddof, fweights, aweights, False), y)
 
