@@ -35,6 +35,7 @@ References: Griewank & Walther, Evaluating Derivatives, 2nd ed., SIAM 2008
 multiplication by the Hessian", Neural Computation 6(1), 1994.
 """
 import contextlib
+import sys
 import threading
 import warnings
 import weakref
@@ -46,7 +47,7 @@ from .errors import NoRuleError
 from .rules import registry
 from .rules.python import containers
 from .rules import tangents as tangent_registry
-from .tape import GradientTape, UnconnectedGradients, _unconnected, flatten, pack_as
+from .tape import GradientTape, UnconnectedGradients, _unconnected, buffers, flatten, pack_as, scipy_calls
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .tensor import user_frame as tensor_user_frame
 from .transforms import instantiate
@@ -107,9 +108,17 @@ class ForwardAccumulator:
         tape_mod._stack().append(self)
         self._recording = True
         _local.active = _active_count() + 1
+        # as a GradientTape: SciPy functions with rules and the user's preallocated arrays are recorded
+        scipy_calls.enter(sys._getframe(1).f_globals)
+        buffers.enter()
+        self._hooked = True
         return self
 
     def __exit__(self, *exc):
+        if getattr(self, "_hooked", False):
+            self._hooked = False
+            buffers.exit()
+            scipy_calls.exit()
         if self._recording:
             stack = tape_mod._stack()
             for i in range(len(stack) - 1, -1, -1):
@@ -184,6 +193,7 @@ class ForwardAccumulator:
         computation and works whether or not the context is active.
         Raises ValueError for a bad unconnected_gradients value."""
         unconnected = _unconnected(unconnected_gradients)
+        primals = buffers.resolve(primals, held=True)     # (an array filled with Tensors: tape/buffers.py)
         self._check_known(flatten(primals))
 
         def fetch(p):

@@ -21,6 +21,7 @@ cotangents into a VJP function (both in transforms/instantiate.py). This
 module holds the records and the tables only: it compiles nothing.
 """
 import inspect
+import linecache
 import sys
 import textwrap
 import threading
@@ -114,6 +115,11 @@ class Template:
                 doc = doc and doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
         self._recipe = (tree, rename, constants)
         self._tree = None
+        if tree is None:
+            # the module's lines as imported (linecache replaces, never edits, a file's list): the
+            # template parsed later is the code that runs, even if the file changes on disk meanwhile
+            code = template.__code__
+            self._lines = (linecache.getlines(code.co_filename, template.__globals__), code.co_firstlineno)
         if tree is not None or not (getattr(template, "__module__", "") or "").startswith("srcgrad."):
             self.tree      # (a user's template is checked when registered; srcgrad's own when first used)
         self.doc = doc
@@ -134,7 +140,9 @@ class Template:
         if self._tree is None:
             tree, rename, constants = self._recipe
             if tree is None:
-                tree = ast_util.parse(textwrap.dedent(inspect.getsource(self.template))).body[0]
+                lines, first = self._lines
+                source = "".join(inspect.getblock(lines[first - 1:])) if lines else inspect.getsource(self.template)
+                tree = ast_util.parse(textwrap.dedent(source)).body[0]
                 tree.decorator_list = []
             if rename:
                 tree = _Rename(rename).visit(tree)
@@ -142,7 +150,11 @@ class Template:
                 tree = _bind_constants(tree, constants, [self.output] + list(self.params), self.globals,
                                        self.name)
             self._tree = tree
-            self._parsed()
+            try:
+                self._parsed()
+            except Exception:
+                self._tree = None
+                raise
         return self._tree
 
     def _parsed(self):

@@ -8,9 +8,9 @@ Published NumPy code preallocates its outputs and fills them in a loop:
 Compiled code differentiates this (element assignment is lowered to a
 functional setitem). Op by op, a Tensor written into a plain ndarray leaves
 the tape: NumPy converts it (tf.Tensor, autograd's and JAX's tracers refuse
-the same). So while srcgrad runs a function op by op for `sg.grad`,
-`sg.jvp` or `sg.jacobian` (op_by_op.py, and only then: a user's own
-GradientTape keeps TF's semantics), the allocations the user's code makes
+the same). So while a GradientTape records (a user's, or the one srcgrad runs a
+function on op by op for `sg.grad`, `sg.jvp` or `sg.jacobian`:
+op_by_op.py), the allocations the user's code makes
 (np.zeros, np.ones, np.empty and their _like forms) return a `Buffer`: an
 ndarray whose element assignment of a Tensor records a functional setitem
 (`containers.array_setitem`, the compiled path's rule) and keeps the
@@ -41,27 +41,28 @@ def _live(buf):
     return buf.__dict__.get("_tensor") if ACTIVE[0] else None
 
 
-def _plain(v):
+def plain(v):
     """A Buffer as what NumPy and the tape should see: its Tensor, or its
     values as a plain ndarray; lists and tuples element by element."""
     if isinstance(v, Buffer):
         t = _live(v)
         return t if t is not None else v.view(np.ndarray)
     if isinstance(v, (list, tuple)) and any(isinstance(e, (Buffer, list, tuple)) for e in v):
-        return type(v)(_plain(e) for e in v)
+        return type(v)(plain(e) for e in v)
     return v
 
 
-def resolve(v):
-    """`v` with Buffers holding Tensors replaced by the Tensors (for the
-    tape's inputs and targets)."""
+def resolve(v, held=False):
+    """`v` with Buffers holding Tensors replaced by the Tensors: for the
+    tape's inputs while it records, and (`held`) for the targets given to
+    `tape.gradient` after it stopped."""
     if isinstance(v, Buffer):
-        t = _live(v)
+        t = v.__dict__.get("_tensor") if held else _live(v)
         return t if t is not None else v
     if isinstance(v, (list, tuple)) and any(isinstance(e, (Buffer, list, tuple)) for e in v):
-        return type(v)(resolve(e) for e in v)
+        return type(v)(resolve(e, held) for e in v)
     if isinstance(v, dict) and any(isinstance(e, Buffer) for e in v.values()):
-        return {k: resolve(e) for k, e in v.items()}
+        return {k: resolve(e, held) for k, e in v.items()}
     return v
 
 
@@ -77,7 +78,7 @@ class Buffer(np.ndarray):
             value, (Tensor, list, tuple)) else False
         if ACTIVE[0] and (has_tensor or held is not None):
             base = held if held is not None else Tensor(self.view(np.ndarray).copy())
-            self.__dict__["_tensor"] = array_setitem(base, index, _plain(value))
+            self.__dict__["_tensor"] = array_setitem(base, index, plain(value))
         np.ndarray.__setitem__(self.view(np.ndarray), index, unwrap(_unwrap_all(value)))
 
     def __getitem__(self, index):
@@ -87,7 +88,7 @@ class Buffer(np.ndarray):
         return self.view(np.ndarray)[index]
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        inputs = [_plain(i) for i in inputs]
+        inputs = [plain(i) for i in inputs]
         if out is None:
             return getattr(ufunc, method)(*inputs, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
@@ -99,10 +100,10 @@ class Buffer(np.ndarray):
                     np.broadcast_to(result, target.shape) * 1.0
             np.copyto(target.view(np.ndarray), unwrap(result), casting="unsafe")
             return target
-        return getattr(ufunc, method)(*inputs, out=tuple(_plain(o) for o in outs), **kwargs)
+        return getattr(ufunc, method)(*inputs, out=tuple(plain(o) for o in outs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return func(*[_plain(a) for a in args], **{k: _plain(v) for k, v in kwargs.items()})
+        return func(*[plain(a) for a in args], **{k: plain(v) for k, v in kwargs.items()})
 
     def __reduce__(self):       # (pickled as the plain array it holds)
         return self.view(np.ndarray).__reduce__()
@@ -116,14 +117,14 @@ class Buffer(np.ndarray):
 def _unwrap_all(v):
     if isinstance(v, (list, tuple)):
         return type(v)(_unwrap_all(e) for e in v)
-    return unwrap(_plain(v))
+    return unwrap(plain(v))
 
 
 def _delegate(name):
     def method(self, *args, **kwargs):
         held = _live(self)
         target = held if held is not None else self.view(np.ndarray)
-        return getattr(target, name)(*[_plain(a) for a in args], **{k: _plain(v) for k, v in kwargs.items()})
+        return getattr(target, name)(*[plain(a) for a in args], **{k: plain(v) for k, v in kwargs.items()})
     method.__name__ = name
     method.__doc__ = "ndarray.%s on the buffer's Tensor when it holds one, else on its values." % name
     return method
@@ -144,6 +145,7 @@ def _allocator(name, raw):
         return out
     allocate.__name__ = name
     allocate.__srcgrad_raw__ = raw
+    allocate.__srcgrad_recorded__ = raw         # (what the compiler resolves it to: syntax/anno.py)
     allocate.__wrapped__ = raw
     return allocate
 

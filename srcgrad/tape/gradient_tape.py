@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import api_boundary
 from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap
-from . import scipy_calls
+from . import buffers, scipy_calls
 from .nested import flatten, pack_as
 from .recording import UnconnectedGradients, _stack, _unconnected, recording_tapes
 
@@ -61,12 +61,14 @@ class GradientTape:
         self._recording = True
         # SciPy functions with rules record while a tape records (also those the caller's module imported)
         scipy_calls.enter(sys._getframe(1).f_globals)
+        buffers.enter()     # (np.zeros(n) in the user's code, then out[i] = t: recorded, buffers.py)
         self._scipy_hooked = True
         return self
 
     def __exit__(self, *exc):
         if self._scipy_hooked:
             self._scipy_hooked = False
+            buffers.exit()
             scipy_calls.exit()
         if self._recording:
             self._recording = False
@@ -245,6 +247,7 @@ class GradientTape:
         """
         self._check_usable()
         unconnected = _unconnected(unconnected_gradients)
+        target = buffers.resolve(target, held=True)
         targets = flatten(target)
         for t in targets:
             if isinstance(t, Variable):
@@ -306,6 +309,7 @@ class GradientTape:
             raise RuntimeError("GradientTape must be created with persistent=True to compute the "
                                "jacobian with experimental_use_pfor=False.")
         unconnected = _unconnected(unconnected_gradients)
+        target = buffers.resolve(target, held=True)
         if not isinstance(target, Tensor):
             raise ValueError("jacobian target must be a Tensor")
         flat_sources = flatten(sources)
@@ -388,6 +392,7 @@ class GradientTape:
             raise RuntimeError("GradientTape must be created with persistent=True to compute the "
                                "batch_jacobian with experimental_use_pfor=False.")
         _unconnected(unconnected_gradients)
+        target = buffers.resolve(target, held=True)
         if target.ndim < 1 or source.ndim < 1:
             raise ValueError("batch_jacobian needs target and source of rank >= 1, got shapes %s and %s"
                              % (target.shape, source.shape))

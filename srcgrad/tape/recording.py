@@ -98,8 +98,8 @@ def apply(func, args, kwargs):
     """
     raw_func = getattr(func, "__srcgrad_raw__", func)
     if buffers.ACTIVE[0]:       # (op by op: an array filled with Tensors stands for its Tensor)
-        args = [buffers.resolve(a) for a in args]
-        kwargs = {k: buffers.resolve(v) for k, v in kwargs.items()}
+        args = [buffers.plain(a) for a in args]
+        kwargs = {k: buffers.plain(v) for k, v in kwargs.items()}
     result = raw_func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
     stack = getattr(_local, "tapes", None)
     if not stack:

@@ -9,11 +9,12 @@ must not be silent.
   the one at record time (computed by hand from the saved values, and by
   central differences), or a clear error (RuntimeError/ValueError saying the
   operand changed). Silently using the new values fails.
-* `test_cut_path_warns`: `np.copyto(buf, tensor_expr)` and
-  `out[0] = tensor_expr` (out a plain ndarray) op by op on a watched Tensor
-  cut the gradient path: they must warn `sg.GradientPathWarning`
-  (pytest.warns), as `np.asarray(t)` and `out[0] = vector_tensor` do today
-  (the controls).
+* `test_cut_path_warns`: `np.copyto(buf, tensor_expr)` and a list of
+  Tensors reaching a ufunc cut the gradient path: they must warn
+  `sg.GradientPathWarning` (pytest.warns).
+* `test_element_assignment_into_an_array_allocated_on_the_tape`:
+  `out = np.zeros(3); out[0] = tensor_expr` (scalar and row) is recorded
+  (tape/buffers.py): the gradient by hand, checked by central differences.
 * `test_custom_gradient_second_order`: a `@sg.custom_gradient` logsumexp
   whose grad_fn uses `np.full` (autograd's define_gradient example),
   differentiated twice (sg.grad of sg.grad, sg.hessian, sg.hvp,
@@ -21,6 +22,8 @@ must not be silent.
   against differences of differences of the plain function (and the exact
   Hessian of logsumexp, diag(p) - p p^T, p = softmax(x)).
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -109,12 +112,33 @@ def cut(case, xt):
     raise ValueError(case)
 
 
-CUT_CASES = ["copyto", "setitem_scalar", "setitem_vector", "list_to_ufunc"]
+CUT_CASES = ["copyto", "list_to_ufunc"]
+# an array the user's code allocates while the tape records is a Buffer (tape/buffers.py): element
+# assignment of a Tensor into it is recorded
+FILLED_CASES = ("setitem_scalar", "setitem_vector")
+
+
+def _setitem_scalar_grad():
+    """d/dx sum(out * x) with out = [sum(x^2), 0, 0]: 2x out_0' + e_0 sum(x^2)."""
+    return 2 * X * X[0] + np.array([np.sum(X * X), 0.0, 0.0])
 SILENT = {
     "copyto": "tape: np.copyto(buf, watched_expr) into a plain ndarray cuts the path with no GradientPathWarning",
     "setitem_scalar": "tape: out[0] = scalar watched Tensor into a plain ndarray cuts the path with no "
                       "GradientPathWarning",
 }
+
+
+@pytest.mark.parametrize("case", FILLED_CASES)
+@short_traceback
+def test_element_assignment_into_an_array_allocated_on_the_tape(case):
+    xt = sg.constant(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.GradientPathWarning)
+        with sg.GradientTape() as tape:
+            tape.watch(xt)
+            target = cut(case, xt)
+    close(tape.gradient(target, xt), _setitem_scalar_grad() if case == "setitem_scalar" else 3 * X * X)
+    close(_setitem_scalar_grad(), fd_grad(lambda v: np.sum(np.array([np.sum(v * v), 0.0, 0.0]) * v), X))
 
 
 @pytest.mark.parametrize("case", CUT_CASES)     # (SILENT: fixed, both warn now)
