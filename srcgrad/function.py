@@ -295,7 +295,13 @@ class Function:
             if result is not forward_mode.NOT_HANDLED:
                 return result
         if self._varargs != (None, None):
-            spec, sargs, skwargs = self.for_call(args, kwargs)
+            try:
+                spec, sargs, skwargs = self.for_call(args, kwargs)
+            except Exception as exc:
+                if not op_by_op.falls_back(exc):
+                    raise
+                op_by_op.warn(self, exc, stacklevel=4)
+                return self.op_by_op(*args, **kwargs)
             return spec.call_on_tape(tapes, sargs, skwargs, args, kwargs)
         return self.call_on_tape(tapes, args, kwargs, args, kwargs)
 

@@ -25,7 +25,7 @@ from . import tape as tape_mod
 from . import tensor as tensor_mod
 from .callables import as_function
 from .display import GeneratedCode
-from .errors import NoRuleError, api_boundary
+from .errors import NoRuleError, UnsupportedSyntaxError, api_boundary
 from .function import BoundFunction, Function
 from .program import Program
 from .runtime import arrays, zeros_tree
@@ -219,8 +219,10 @@ class GradFunction(Function):
         return len(self.gradient.wrt) if len(self.gradient.wrt) > 1 else 1
 
     def specialize(self, n_extra, kw_names):
-        raise NotImplementedError("srcgrad: the gradient of a function with *args or **kwargs cannot be "
-                                  "differentiated again")
+        # (compiled code cannot differentiate it again; op by op can: the refusal falls back)
+        raise UnsupportedSyntaxError("the gradient of a function with *args or **kwargs, differentiated again",
+                                     self.base.parsed.filename, self.base.parsed.firstlineno, None,
+                                     "give the function named parameters", op_by_op=True)
 
     def new_program(self, examples, complex_mode, params):
         base_program = self.base.program_for(params, complex_mode)

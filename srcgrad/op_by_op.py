@@ -168,6 +168,17 @@ def _filled(cell):
 _MODULE = type(contextlib)
 
 
+def _own(values, out=None):
+    """The ids of the containers in `values` (op_by_op's own watched
+    arguments, which f may have stored somewhere: never detached)."""
+    out = set() if out is None else out
+    for v in values:
+        if isinstance(v, (list, tuple, dict)) and id(v) not in out:
+            out.add(id(v))
+            _own(v.values() if isinstance(v, dict) else v, out)
+    return out
+
+
 def _detach(roots, mark, depth=3, seen=None):
     """Replace the Tensors that f's run made (numbered after `mark`, not
     Variables) and stored into the user's dicts, lists and objects
@@ -259,7 +270,7 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     else:
         grads = [None] * len(sources)     # not connected to the arguments
     if not on_tape:
-        _detach(_roots(f, user_args, kwargs), mark)
+        _detach(_roots(f, user_args, kwargs), mark, seen=_own(args))
     grads = [_result(g, s, on_tape) for g, s in zip(grads, sources)]
     g = grads[0] if len(wrt) == 1 else tuple(grads)
     if not on_tape and isinstance(value, Tensor):
@@ -296,7 +307,7 @@ def jvp(f, primals, tangents):
         tans.append(d if on_tape else d.numpy())
     if not on_tape:
         outs = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
-        _detach(_roots(f, primals, {}), mark)
+        _detach(_roots(f, primals, {}), mark, seen=_own(args))
     if isinstance(out, tuple):
         return outs, tuple(tans)
     return outs[0], tans[0]
@@ -326,7 +337,7 @@ def jacobian(f, args, wrt, hessian=False):
     jacs = [outer.jacobian(target, s, unconnected_gradients="zero") for s in sources]
     jacs = [j.numpy() for j in jacs]
     if not recording_tapes():
-        _detach(_roots(f, user_args, {}), mark)
+        _detach(_roots(f, user_args, {}), mark, seen=_own(args))
     return jacs[0] if len(wrt) == 1 else tuple(jacs)
 
 
@@ -345,7 +356,7 @@ def hvp(f, args, wrt, v):
         g = tape.gradient(y, x)
     hv = acc.jvp(g) if g is not None else None
     if not recording_tapes():
-        _detach(_roots(f, user_args, {}), mark)
+        _detach(_roots(f, user_args, {}), mark, seen=_own(args))
     return np.zeros_like(x.numpy()) if hv is None else hv.numpy()
 
 
