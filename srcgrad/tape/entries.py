@@ -50,8 +50,8 @@ class OpEntry:
             v = self.bound.get(p)
             if isinstance(v, Tensor):
                 slots.append((p, None, v))
-            elif type(v) in (list, tuple):
-                slots.extend((p, i, e) for i, e in enumerate(v) if isinstance(e, Tensor))
+            elif type(v) in (list, tuple):      # (nested too: np.array([[a, b], [c, d]]))
+                slots.extend((p, path, e) for path, e in _leaf_paths(v))
         self.slots = [(p, i) for p, i, _ in slots]
         self.params = [p for p, _, _ in slots]
         self.input_ids = [t._id for _, _, t in slots]
@@ -85,10 +85,21 @@ class OpEntry:
             result = fn(unwrap(g), out, **self.bound_raw)
         by_param = dict(zip(self.rule.diff_params, result))
         grads = []
-        for (p, i), n in zip(self.slots, needed):
+        for (p, path), n in zip(self.slots, needed):
             r = by_param.get(p) if n else None
-            grads.append(r if (i is None or r is None) else r[i])
+            for i in (path or ()):
+                r = None if r is None else r[i]
+            grads.append(r)
         return grads
+
+
+def _leaf_paths(v, prefix=()):
+    """(index path, Tensor) for the Tensors of a (nested) list or tuple."""
+    for i, e in enumerate(v):
+        if isinstance(e, Tensor):
+            yield prefix + (i,), e
+        elif type(e) in (list, tuple):
+            yield from _leaf_paths(e, prefix + (i,))
 
 
 class DeferredEntry:

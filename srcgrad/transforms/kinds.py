@@ -117,7 +117,8 @@ def transform(fdef, ctx):
 _TAKE_SEQUENCES = {getattr(np, n) for n in (
     "stack", "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "array",
     "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "select", "choose", "einsum",
-    "broadcast_arrays", "meshgrid", "piecewise", "unstack", "concat") if hasattr(np, n)}
+    "broadcast_arrays", "meshgrid", "piecewise", "unstack", "concat", "atleast_1d", "atleast_2d", "atleast_3d",
+    "append", "insert") if hasattr(np, n)}
 _TAKE_SEQUENCES.add(np.linalg.multi_dot)
 # (not scipy.linalg: cho_solve((c, lower), b) takes a pair)
 _ARRAY_MODULES = ("numpy", "scipy.special", "scipy.stats", "scipy._lib")
@@ -197,6 +198,9 @@ def _containers_read_as_arrays(fdef, ctx, dynamic):
                     e = op.bindings.get(p)
                     if isinstance(e, gast.Name) and e.id in dynamic:
                         out.append(_as_array(st, op, e, rule, ctx))
+                    elif isinstance(e, (gast.List, gast.Tuple)) and p not in op.rule.varargs and \
+                            all(isinstance(x, gast.Name) for x in e.elts):
+                        out.append(_display_as_array(st, op, p, e, rule, ctx))      # np.square([x, y])
                         if nested:      # (saved per trip, as anf's other names in a loop or branch)
                             ctx.facts.stacked.add(out[-1].targets[0].id)
             out.append(st)
@@ -222,6 +226,30 @@ def _as_array(st, op, name, rule, ctx):
     for n in ast_util.walk(st.value):
         if isinstance(n, gast.Name) and n.id == name.id and isinstance(n.ctx, gast.Load):
             n.id = tmp
+    return new
+
+
+def _display_as_array(st, op, param, display, rule, ctx):
+    """`tmp = sequence_as_array([x, y])` before `st`, whose binding of
+    `param` (the display) and the display in its call become tmp."""
+    tmp = ctx.namer.fresh("seq_arr")
+    held = ast_util.clone(display)
+    call = ast_util.call(injected(containers.sequence_as_array, "sequence_as_array"), [held])
+    bound = rule.signature.bind(ast_util.name("_z"), ast_util.clone(display))
+    bound.apply_defaults()
+    bindings = {k: v if isinstance(v, gast.AST) else ast_util.const(v)
+                for k, v in bound.arguments.items() if k != rule.output}
+    new = ast_util.copy_location(ast_util.assign(tmp, call), st)
+    Anno.OP.add_to(new, Op("rule", rule=rule, bindings=bindings, source="sequence_as_array"))
+    op.bindings[param] = ast_util.name(tmp)
+    for node in ast_util.walk(st.value):
+        for field in ("args", "elts"):
+            items = getattr(node, field, None)
+            if isinstance(items, list) and any(i is display for i in items):
+                setattr(node, field, [ast_util.name(tmp) if i is display else i for i in items])
+        for kw in getattr(node, "keywords", None) or ():
+            if kw.value is display:
+                kw.value = ast_util.name(tmp)
     return new
 
 

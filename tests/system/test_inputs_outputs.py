@@ -367,3 +367,32 @@ def test_tape_gradient_of_tuple_output():
         tape.watch(xt)
         ys = sg.function(two_outputs)(xt)
     close(tape.gradient(list(ys), xt), 2 * X + 0.5)
+
+
+def square_of_a_display(v):
+    """A list display read whole by np.square (its rule's template multiplies
+    the primal: 2.0 * [x, y] would repeat the list)."""
+    x, y = v[0], v[1]
+    return np.sum(np.square([x, y * 2.0]) * np.sin([y, x]))
+
+
+@short_traceback
+def test_list_display_read_whole():
+    x = np.array(P)
+    g = sg.grad(square_of_a_display)(x)
+    close(g, fd_grad(square_of_a_display, x), what="against central differences")
+    close(g, autograd.grad(lambda v: anp.sum(anp.square(anp.array([v[0], v[1] * 2.0])) *
+                                             anp.sin(anp.array([v[1], v[0]]))))(x), what="against autograd")
+
+
+@short_traceback
+def test_nested_list_of_tensors_on_a_tape():
+    """np.asarray / np.array of a nested list of watched Tensors is recorded
+    (each leaf gets its entry of the cotangent)."""
+    a, b = sg.constant(0.3), sg.constant(0.5)
+    with sg.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+        z = np.sum(np.asarray([[a, b], [b, a * 3.0]]) ** 2)
+        w = np.sum(np.array([[a], [b]]) * np.array([[1.0], [2.0]]))
+    close([float(g) for g in tape.gradient(z, [a, b])], [2 * 0.3 + 18 * 0.3, 4 * 0.5])
+    close([float(g) for g in tape.gradient(w, [a, b])], [1.0, 2.0])
