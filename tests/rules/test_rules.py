@@ -984,6 +984,10 @@ def _path_value_and_grad(case, args, w, active):
 
 PATHS = {"tape": _path_tape, "grad": _path_grad, "value_and_grad": _path_value_and_grad,
          "function": _path_function}
+# the default suite runs float32 and the one-input-at-a-time masks through the tape and sg.grad; the
+# other compiled paths (the same generated code, another entry point) join with --slow (they are
+# checked in float64 with every input by test_gradient_vs_finite_differences and against the tape)
+SLOW_PATHS = [p if p in ("tape", "grad") else pytest.param(p, marks=pytest.mark.slow) for p in PATHS]
 
 
 def _reference(name):
@@ -1057,7 +1061,7 @@ def test_gradient_vs_finite_differences(name, path):
     _check_grads(grads, fd, FD_RTOL, FD_ATOL, "%s vs finite differences" % path)
 
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", SLOW_PATHS)
 @pytest.mark.parametrize("name,argnum", [
     pytest.param(n, i, id="%s-d%s" % (n, BY_NAME[n].param_name(i))) for n, i in MULTI_INPUT])
 def test_one_input_at_a_time(name, argnum, path):
@@ -1112,7 +1116,7 @@ def test_autograd_agrees(name):
 # (e): float32 in, float32 gradients out
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", SLOW_PATHS)
 @pytest.mark.parametrize("name", _case_params())
 def test_float32(name, path):
     value, grads = _run(name, path, "float32")
