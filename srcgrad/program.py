@@ -130,6 +130,19 @@ _CONTAINERS = "<container parameters>"      # a key of Program examples: paramet
 _SCALARS = "<scalar parameters>"            # ... and parameters that are Python floats or ints
 
 
+def _unread_params(op, params):
+    """The callee's parameters bound to arguments the caller never reads
+    after the call (Anno.DEAD_ARGS on the call: lower/views.py): a write
+    into them is invisible, so compiled code, which does not write, means
+    what Python means (`vx, vy = project(vx_new, vy_new)` with project
+    doing `vx -= ...`)."""
+    found = Anno.DEAD_ARGS.of(op.node, None) if op.node is not None else None
+    if found is None:
+        return set()
+    positions, keywords = found
+    return {params[i] for i in positions if i < len(params)} | set(keywords)
+
+
 class Program:
     """A resolved function for one set of argument kinds; compiles per
     (mode, mask)."""
@@ -352,8 +365,10 @@ class Program:
         if op.custom:
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
         program = self.callee_program(op)
+        unread = _unread_params(op, program.parsed.params)
         written = {p: s for p, s in written_params(program.parsed).items()
-                   if p not in program.resolution.scalars}      # (a float parameter's += rebinds it)
+                   if p not in program.resolution.scalars       # (a float parameter's += rebinds it)
+                   and p not in unread}     # (the caller never reads that array again: the write is not seen)
         if written:
             name, stmt = next(iter(written.items()))
             filename, lineno, col = program.parsed.origin(stmt)

@@ -48,6 +48,10 @@ class Anno(enum.Enum):
                     "transforms/checkpointed.py reverses the loop by Revolve's schedule.")
     VIEW_CHECK = ("On an element assignment checked at run time against views: [(other name, "
                   "construct, hint)] (lower/views.py); lower/mutations.py emits the check.")
+    DEAD_ARGS = ("On a call: (positions, keyword names) of its arguments that are local names whose "
+                 "object nothing reads after the call (dead or rebound by the statement, no view of a live "
+                 "name) (lower/views.py); a callee writing into such a parameter is not observable "
+                 "(program.py).")
     CONDITION = ("True on a test expression the lowering generated (a flag or a loop guard; "
                  "lower/exits.py).")
     DEFINED = ("On an element assignment: the names assigned on every path to it (lower/views.py, "

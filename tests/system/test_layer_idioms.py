@@ -295,3 +295,40 @@ def test_chained_assignment():
         close(sg.grad(chained)(x), 4.0 * np.sin(x) * np.cos(x))
         with pytest.raises(sg.UnsupportedSyntaxError, match="element assignment to a while b"):
             sg.grad(chained_alias_written)(x)
+
+
+def _project(vx, vy):
+    """autograd's fluidsim `project`: writes into its arguments (`vx -= ...`)
+    and returns them."""
+    p = vx * vy
+    vx -= 0.5 * np.roll(p, 1)
+    vy -= 0.5 * np.roll(p, -1)
+    return vx, vy
+
+
+def simulate(vx, vy):
+    """The caller rebinds what it passed (`vx, vy = project(vxu, vyu)`): the
+    write into vxu and vyu is not seen afterwards, so compiled code (which
+    does not write) means what Python means."""
+    for _ in range(3):
+        vxu = np.sin(vx)
+        vyu = np.cos(vy)
+        vx, vy = _project(vxu, vyu)
+    return np.sum(vx * vy)
+
+
+def simulate_reads_after(vx, vy):
+    a = np.sin(vx)
+    b, c = _project(a, vy * 1.0)
+    return np.sum(a * b)          # a is read after the call: NumPy changed it
+
+
+@short_traceback
+def test_helper_writing_into_arguments_the_caller_drops():
+    x, y = np.array([0.3, 0.5, 0.9]), np.array([0.2, 0.4, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)       # compiled
+        g = sg.grad(simulate)(x, y)
+        close(g, fd_grad(lambda v: simulate(v, y), x), what="against central differences")
+        with pytest.raises(sg.UnsupportedSyntaxError, match="writing into vx, a parameter of _project"):
+            sg.grad(simulate_reads_after)(x, y)

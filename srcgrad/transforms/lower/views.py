@@ -12,6 +12,7 @@ row) the statement carries VIEW_CHECK, the names mutations.py tests at run
 time (`check_not_shared`).
 """
 import gast
+import numpy as np
 
 from ...errors import fail
 from ...syntax import ast_util
@@ -92,6 +93,8 @@ def _view_bases(value):
         if value.args and isinstance(value.args[0], gast.Name):
             out[value.args[0].id] = True                 # np.transpose(x)
         return out
+    if isinstance(value, gast.Call) and _numpy_ufunc(value.func):
+        return {}                                   # np.sin(x): a ufunc returns a new array
     if isinstance(value, gast.Call) and not (isinstance(value.func, gast.Name) and value.func.id in _NO_VIEW_BUILTINS):
         # any other call may return a view of an argument (x.reshape(...), a helper returning x[1:]):
         # checked at run time
@@ -101,6 +104,13 @@ def _view_bases(value):
             out[value.func.value.id] = False
         return out
     return {}
+
+
+def _numpy_ufunc(func):
+    """Is `func` spelled `np.<ufunc>` / `numpy.<ufunc>` (np.sin, np.add)?
+    A ufunc's result is a new array, never a view of its inputs."""
+    return (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+            and func.value.id in ("np", "numpy") and isinstance(getattr(np, func.attr, None), np.ufunc))
 
 
 def _loads(node):
@@ -124,6 +134,7 @@ class _ViewCheck:
     def __init__(self, ctx):
         self.ctx = ctx
         self.links = {}         # name -> {other name: (the assignment that links them, definite)}
+        self.made_by = {}       # (name, other) -> ids of every statement linking them
 
     def check(self, body):
         self.locals = set(self.ctx.parsed.params) | ast_util.names_stored(ast_util.module(body))
@@ -139,7 +150,8 @@ class _ViewCheck:
                         self.link(n.value.func.value.id, base, n, False)
         if self.links:
             self.assigned(body, set(self.ctx.parsed.params))
-            self.block(body, set(), True)
+        # (liveness also tells which arguments of a call nobody reads afterwards: Anno.DEAD_ARGS)
+        self.block(body, set(), True)
 
     def collect(self, target, value, stmt):
         if isinstance(target, (gast.Tuple, gast.List)):
@@ -165,17 +177,21 @@ class _ViewCheck:
         if base == view or base not in self.locals or view not in self.locals:
             return
         for a, b in ((view, base), (base, view)):
+            self.made_by.setdefault((a, b), set()).add(id(stmt))
             old = self.links.setdefault(a, {}).get(b)
             if old is None or (definite and not old[1]):
                 self.links[a][b] = (stmt, definite)
 
-    def paths(self, name):
-        """{other: True if some path of definite links joins them}."""
+    def paths(self, name, without=None):
+        """{other: True if some path of definite links joins them} (not
+        through the links statement `without` made)."""
         best = {name: True}
         todo = [name]
         while todo:
             a = todo.pop()
-            for b, (_, definite) in self.links.get(a, {}).items():
+            for b, (stmt, definite) in self.links.get(a, {}).items():
+                if without is not None and self.made_by.get((a, b)) == {id(without)}:
+                    continue
                 d = best[a] and definite
                 if b not in best or (d and not best[b]):
                     best[b] = d
@@ -208,13 +224,16 @@ class _ViewCheck:
     def stmt(self, s, live, report):
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            if report:
-                for name in mutated(s):
-                    self.mutation(name, live, s)
             kills = set()
             if not isinstance(s, gast.AugAssign):
                 for t in targets:
                     kills |= ast_util.names_stored(t)
+            if report:
+                if self.links:
+                    for name in mutated(s):
+                        self.mutation(name, live, s)
+                if s.value is not None:
+                    self.dead_arguments(s, live - kills)
             uses = _loads(s.value) if s.value is not None else set()
             for t in targets:
                 uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
@@ -236,6 +255,26 @@ class _ViewCheck:
                 self.block(s.body, set(head), True)
             return head
         return set(live) | _loads(s)
+
+    def dead_arguments(self, s, live):
+        """Mark the calls in statement `s`'s value with Anno.DEAD_ARGS: the
+        arguments that are local names (not parameters) whose object no
+        name in `live` (read after the statement, its own targets excluded)
+        and no parameter may share (links made by `s` itself are left out:
+        its targets hold what the call returns, the same in compiled code)."""
+        params = set(self.ctx.parsed.params)
+        for call in ast_util.walk(s.value):
+            if not isinstance(call, gast.Call):
+                continue
+
+            def dead(a):
+                if not isinstance(a, gast.Name) or a.id in params or a.id not in self.locals or a.id in live:
+                    return False
+                return not any(other in live or other in params for other in self.paths(a.id, s))
+            positions = {i for i, a in enumerate(call.args) if dead(a)}
+            keywords = {k.arg for k in call.keywords if k.arg is not None and dead(k.value)}
+            if positions or keywords:
+                Anno.DEAD_ARGS.add_to(call, (frozenset(positions), frozenset(keywords)))
 
     def mutation(self, name, live, s):
         # x += v: in place for an array, not for a float (x[i] += v is an element assignment)
