@@ -31,7 +31,8 @@ from ..tensor import Tensor, frame_kind, unwrap
 from . import nested
 
 _ALLOCATORS = ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like")
-ACTIVE = [0]        # >0 while op_by_op runs a function (enter/exit)
+ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
+MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
 
 
@@ -141,6 +142,7 @@ def _allocator(name, raw):
         out = raw(*args, **kwargs)
         if ACTIVE[0] and type(out) is np.ndarray and out.dtype.kind in "fc" and \
                 frame_kind(_caller()) == "user":
+            MADE[0] = True
             return out.view(Buffer)
         return out
     allocate.__name__ = name

@@ -97,7 +97,7 @@ def apply(func, args, kwargs):
     input reaches a function with no adjoint rule.
     """
     raw_func = getattr(func, "__srcgrad_raw__", func)
-    if buffers.ACTIVE[0]:       # (op by op: an array filled with Tensors stands for its Tensor)
+    if buffers.MADE[0]:         # (an array filled with Tensors stands for its Tensor: buffers.py)
         args = [buffers.plain(a) for a in args]
         kwargs = {k: buffers.plain(v) for k, v in kwargs.items()}
     result = raw_func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
