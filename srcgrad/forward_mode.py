@@ -405,6 +405,19 @@ def _transpose(rule, z, tangents, bound):
         return _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, np.zeros)
 
 
+def _pair_leaves(c, v, targets, seeds):
+    """Append to `targets` each Tensor leaf of the cotangent `c` and to
+    `seeds` the tangent at the same place in `v` (nested lists and tuples:
+    a list parameter of lists, the tangents of a JVP differentiated
+    again). A non-Tensor cotangent does not depend on u: skipped."""
+    if isinstance(c, (list, tuple)) and isinstance(v, (list, tuple)):
+        for ci, vi in zip(c, v):
+            _pair_leaves(ci, vi, targets, seeds)
+    elif isinstance(c, Tensor) and v is not None:
+        targets.append(c)
+        seeds.append(v)
+
+
 def _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, fill):
     us = [Tensor(fill(np.shape(o), dtype=np.result_type(o))) for o in outputs]
     watched = [u for u in us if is_differentiable_dtype(u.dtype)]
@@ -413,12 +426,7 @@ def _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, fill):
         cotangents = dict(zip(rule.diff_params, vjp(us if seq else us[0], z, **bound)))
     targets, seeds = [], []
     for p in params:
-        c, v = cotangents.get(p), tangents[p]
-        pairs = zip(c, v) if isinstance(v, (list, tuple)) and isinstance(c, (list, tuple)) else [(c, v)]
-        for ci, vi in pairs:
-            if isinstance(ci, Tensor) and vi is not None:   # a non-Tensor cotangent does not depend on u
-                targets.append(ci)
-                seeds.append(vi)
+        _pair_leaves(cotangents.get(p), tangents[p], targets, seeds)
     if not targets or not watched:
         return None
     grads = tape.gradient(targets, watched, output_gradients=seeds)

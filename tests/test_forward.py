@@ -978,3 +978,28 @@ def test_hessian_float32():
     h = sg.hessian(cube)(x)
     assert h.dtype == np.float32
     np.testing.assert_allclose(h, np.diag(6.0 * x), rtol=1e-6)
+
+
+# -- forward over forward through the transpose trick, for a list parameter
+
+def list_to_array(x):
+    return np.array([[x, x * 1.0, x + 2.5], [x ** 2, x, x / 2.0]])
+
+
+def jvp_of_list_to_array(x, v):
+    return sg.jvp(list_to_array, (x,), (v,))[1]
+
+
+def test_jvp_of_jvp_through_a_list_parameter():
+    """np.array([...]) has no tangent rule; its JVP is the transpose of its
+    VJP, whose list parameter nests the tangents one level deeper when the
+    JVP is differentiated again. The tangent of v was dropped (zeros)."""
+    def a_jvp(x, v):                    # d/dx fun(x) * v, by autograd
+        return autograd.jacobian(lambda s: anp.array([[s, s * 1.0, s + 2.5], [s ** 2, s, s / 2.0]]))(x) * v
+    x, v = 3.0, 0.5
+    for dx, dv in [(0.0, 1.0), (1.0, 0.0), (0.7, -1.3)]:
+        _, t = sg.jvp(jvp_of_list_to_array, (x, v), (dx, dv))
+        expected = autograd.jacobian(a_jvp, 0)(x, v) * dx + autograd.jacobian(a_jvp, 1)(x, v) * dv
+        np.testing.assert_allclose(t, expected, rtol=1e-12)
+        fd = _directional_fd(jvp_of_list_to_array, [x, v], [dx, dv], (0, 1))
+        np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-8)
