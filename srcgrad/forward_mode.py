@@ -418,8 +418,18 @@ def _pair_leaves(c, v, targets, seeds):
         seeds.append(v)
 
 
+def _numeric_dtype(o):
+    """o's NumPy dtype, or None for what has none (a string key)."""
+    try:
+        return np.result_type(o)
+    except TypeError:
+        return None
+
+
 def _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, fill):
-    us = [Tensor(fill(np.shape(o), dtype=np.result_type(o))) for o in outputs]
+    # (an output that is not a number, sorted(d)'s keys, gets an object cotangent: never watched)
+    us = [Tensor(fill(np.shape(o), dtype=dt)) if dt is not None else Tensor(np.zeros(0, dtype=object))
+          for o, dt in ((o, _numeric_dtype(o)) for o in outputs)]
     watched = [u for u in us if is_differentiable_dtype(u.dtype)]
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(watched)
@@ -612,31 +622,30 @@ def call_function(fn, args, kwargs):
         accs = [a for a in tape_mod._stack() if type(a) is ForwardAccumulator and a._recording]
         if not any(a._get(t) is not None for a in accs for t in leaves):
             return NOT_HANDLED
-        return fn.python_function(*args, **kwargs)
+        return fn.op_by_op(*args, **kwargs)
     params = fn.bind(args, kwargs)
     program = fn.program_for(params)
     values = list(params.values()) + [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     tensors = [v for v in values if isinstance(v, Tensor)]
+    nested = [t for v in values if isinstance(v, (list, tuple, dict)) for t in tape_mod.flatten(v)
+              if isinstance(t, Tensor)]
     stack = tape_mod._stack()
     for acc in stack:
         if type(acc) is ForwardAccumulator and acc._recording:
-            acc._check_known(tensors)
+            acc._check_known(tensors + nested)
     k = None
     for i in range(len(stack) - 1, -1, -1):
         acc = stack[i]
         if type(acc) is ForwardAccumulator and acc._recording and any(
-                acc._get(v) is not None for v in tensors):
+                acc._get(v) is not None for v in tensors + nested):
             k = i
             break
     if k is None:
         return NOT_HANDLED
     acc = stack[k]
-    nested = [t for v in values if isinstance(v, (list, tuple, dict)) for t in tape_mod.flatten(v)
-              if isinstance(t, Tensor)]
-    acc._check_known(tensors + nested)
     if any(acc._get(t) is not None for t in nested):
-        # tangents inside containers: op by op
-        return fn.python_function(*args, **kwargs)
+        # tangents inside containers: op by op (a derived function, sg.grad's, by its own op-by-op form)
+        return fn.op_by_op(*args, **kwargs)
     # a tape inside the accumulator records the call as one compiled entry
     # (its backward, run while the accumulator is active, is generated code
     # again, which the accumulator differentiates by its generated JVP)
@@ -657,14 +666,23 @@ def call_function(fn, args, kwargs):
     if inner:
         recorded = fn.call_on_tape(tape_mod.recording_tapes(), args, kwargs, args, kwargs)
         outs = recorded if compiled.tuple_output else (recorded,)
-    wrapped = []
-    for o, d in zip(outs, douts):
-        if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
-            o = Tensor(np.asarray(o))
-        if isinstance(o, Tensor) and d is not None and is_differentiable_dtype(o.dtype):
-            acc._set(o, _as_tangent(d, o))
-        wrapped.append(o)
+    wrapped = [_with_tangents(acc, o, d) for o, d in zip(outs, douts)]
     return tuple(wrapped) if compiled.tuple_output else wrapped[0]
+
+
+def _with_tangents(acc, o, d):
+    """The output `o` of a compiled call as Tensors, each given its tangent
+    from `d` (the same structure) in `acc`; a list, tuple or dict output
+    leaf by leaf."""
+    if type(o) in (list, tuple, dict):
+        leaves = tape_mod.flatten(o)
+        ds = tape_mod.flatten(d) if type(d) in (list, tuple, dict) else [None] * len(leaves)
+        return tape_mod.pack_as(o, [_with_tangents(acc, e, de) for e, de in zip(leaves, ds)])
+    if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
+        o = Tensor(np.asarray(o))
+    if isinstance(o, Tensor) and d is not None and is_differentiable_dtype(o.dtype):
+        acc._set(o, _as_tangent(d, o))
+    return o
 
 
 _unwrap_nested = unwrap_nested

@@ -54,7 +54,7 @@ def _array_kind(v):
     return "carray" if _is_complex(v) else "array"
 
 
-_KIND_BY_TYPE = {float: "scalar", int: "scalar", complex: "array", bool: "array", type(None): "array",
+_KIND_BY_TYPE = {float: "scalar", int: "scalar", complex: "carray", bool: "array", type(None): "array",
                  list: list, tuple: tuple, dict: dict}
 
 
@@ -291,6 +291,14 @@ class Function:
                 return self._call_primal(args, kwargs)
             return self.python_function(*args, **kwargs)
         if forward_mode.accumulating():     # a ForwardAccumulator is active: generated JVP code
+            if not self.has_varargs:
+                try:        # (compiled here: a refusal falls back before anything runs)
+                    self.program_for(self.bind(args, kwargs))
+                except Exception as exc:
+                    if not op_by_op.falls_back(exc):
+                        raise
+                    op_by_op.warn(self, exc, stacklevel=4)
+                    return self.op_by_op(*args, **kwargs)
             result = forward_mode.call_function(self, args, kwargs)
             if result is not forward_mode.NOT_HANDLED:
                 return result
@@ -387,6 +395,7 @@ class Function:
         wrapped = []
         active_out = []
         out_index = []
+        trees = None
         for i, (o, is_active) in enumerate(zip(result[:-1], compiled.output_active)):
             if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
                 t = Tensor(o)
@@ -394,10 +403,21 @@ class Function:
                     active_out.append(t)
                     out_index.append(i)
                 wrapped.append(t)
+            elif is_active and type(o) in (list, tuple, dict):
+                # a container output (a list of arrays, a gradient of a tuple): its floating leaves recorded
+                leaves = tape_mod.flatten(o)
+                for k, e in enumerate(leaves):
+                    if isinstance(e, (np.ndarray, np.generic, float)) and np.result_type(e).kind in "fc":
+                        leaves[k] = Tensor(e)
+                        active_out.append(leaves[k])
+                        out_index.append((i, k))
+                trees = trees or {}
+                trees[i] = o
+                wrapped.append(tape_mod.pack_as(o, leaves))
             else:
                 wrapped.append(o)
         if active_out:
-            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1])
+            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees)
             entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
                                        call.batched)
             for t in tapes:

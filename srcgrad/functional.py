@@ -465,6 +465,9 @@ def jvp(f, primals, tangents):
         raise ValueError("jvp: %d primals but %d tangents" % (len(primals), len(tangents)))
     try:
         fn, bound_self = _function_and_self(f)
+        if fn.has_varargs and not bound_self:       # f(*args): specialised to the number of primals
+            fn, sargs, _ = fn.for_call(tuple(primals), {})
+            primals = list(sargs)
     except Exception as exc:
         if not op_by_op.falls_back(exc):
             raise
@@ -483,7 +486,12 @@ def jvp(f, primals, tangents):
         if t is None:
             values.append(p if on_tensors else unwrap_nested(p))
             continue
-        if type(unwrap(p)) is dict:         # a dict of parameters: its tangent a dict of the same keys
+        if type(unwrap(p)) is dict or (type(unwrap(p)) in (list, tuple) and type(t) in (list, tuple)):
+            # a dict (list, tuple) of parameters: its tangent a dict of the same keys (of the same length)
+            if on_tensors and any(isinstance(e, Tensor) for e in tape_mod.flatten([p, t])):
+                values.append(p)        # (Tensors an outer tape or accumulator follows: kept)
+                tans.append(t)
+                continue
             x = _float_tree(unwrap_nested(p))
             values.append(x)
             tans.append(_tangent_tree(unwrap_nested(t), x))
@@ -538,6 +546,15 @@ def _tangent_tree(t, x):
 
 
 def _output_tangent(d, out):
+    if type(out) is dict and not any(isinstance(o, Tensor) for o in out.values()):
+        ds = d if isinstance(d, dict) else {}
+        return {k: _output_tangent(ds.get(k), o) for k, o in out.items()}
+    if type(out) in (list, tuple) and not any(isinstance(o, Tensor) for o in out):
+        # a list output's tangent is a list of the elements' tangents (autograd's, JAX's pytree)
+        ds = d if isinstance(d, (list, tuple)) else [None] * len(out) if d is None else (
+            list(np.broadcast_to(d, np.shape(out))) if np.ndim(d) > 0 and len(d) == len(out) else None)
+        if ds is not None and len(ds) == len(out):
+            return type(out)(_output_tangent(di, o) for di, o in zip(ds, out))
     if isinstance(d, Tensor) or isinstance(out, Tensor):
         return d if d is not None else Tensor(np.zeros_like(unwrap(out)))
     out = np.asarray(out)

@@ -77,6 +77,9 @@ def _watch(tape, value):
     """`value` as what the tape watches: a Tensor (a float array or
     number), or a list/tuple/dict of them. Returns (watched, leaves)."""
     if isinstance(value, Tensor):
+        # a recorded copy (outer tapes and accumulators see through it): the same Tensor at two
+        # places, sg.grad(f)((x, x)), is two independent arguments, as in JAX and autograd
+        value = np.positive(value)
         tape.watch(value)
         return value, [value]
     if isinstance(value, (list, tuple)):
@@ -119,6 +122,9 @@ def _scipy_recorded(f):
     GradientPathError, since the derivative returned would miss that path."""
     namespace = getattr(getattr(f, "__func__", f), "__globals__", None)
     scipy_calls.enter(namespace)
+    # (fun = mvn.logpdf held by a closure: f's, or a module-level wrapper's)
+    scipy_calls.replace_cells(getattr(f, "__func__", f))
+    scipy_calls.replace_module_closures(namespace)
     buffers.enter()         # (np.zeros(n) filled with Tensors: out[i] = t is recorded, tape/buffers.py)
     try:
         with scipy_calls.everywhere(), warnings.catch_warnings():      # (and every module f calls into)
@@ -280,33 +286,57 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     return (value, g) if preserve_result else g
 
 
+def _seeded(p, t, watched, ts):
+    """The primal `p` as Tensors the accumulator watches, with the tangent
+    `t` (the same structure for a list, tuple or dict `p`), appended to
+    `watched` and `ts`. A Tensor is copied (recorded: outer tapes see
+    through it), so that one Tensor at two places gets two tangents."""
+    if type(p) in (list, tuple) and isinstance(t, (list, tuple)):
+        return type(p)(_seeded(a, b, watched, ts) for a, b in zip(p, t))
+    if type(p) is dict and isinstance(t, dict):
+        return {k: _seeded(v, t.get(k), watched, ts) if t.get(k) is not None else v for k, v in p.items()}
+    a = None if isinstance(p, Tensor) else np.asarray(p)
+    x = np.positive(p) if a is None else Tensor(a if is_differentiable_dtype(a.dtype) else a.astype(np.float64))
+    watched.append(x)
+    ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
+    return x
+
+
+def _output_tangent(acc, o, on_tape):
+    """The tangent of the output `o` (zeros where not connected; a list or
+    dict of tangents for a list or dict output)."""
+    if type(o) in (list, tuple):
+        return type(o)(_output_tangent(acc, e, on_tape) for e in o)
+    if type(o) is dict:
+        return {k: _output_tangent(acc, e, on_tape) for k, e in o.items()}
+    d = acc.jvp(o) if isinstance(o, Tensor) else None
+    if d is None:
+        d = Tensor(np.zeros_like(np.asarray(o.numpy() if isinstance(o, Tensor) else o, dtype=float)))
+    return d if on_tape else d.numpy()
+
+
+def _numpy_tree(o):
+    if type(o) in (list, tuple):
+        return type(o)(_numpy_tree(e) for e in o)
+    if type(o) is dict:
+        return {k: _numpy_tree(e) for k, e in o.items()}
+    return o.numpy() if isinstance(o, Tensor) else o
+
+
 def jvp(f, primals, tangents):
     """sg.jvp(f, primals, tangents), op by op: f runs once on Tensors inside
     a ForwardAccumulator. Returns (f(*primals), J . tangents) as ndarrays
     (Tensors under an outer tape)."""
     on_tape = bool(recording_tapes())
     watched, ts = [], []
-    args = []
-    for p, t in zip(primals, tangents):
-        if t is None:
-            args.append(p)
-            continue
-        x = p if isinstance(p, Tensor) else Tensor(np.asarray(p, dtype=np.result_type(np.asarray(p), np.float64)))
-        args.append(x)
-        watched.append(x)
-        ts.append(t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=x.dtype)))
+    args = [p if t is None else _seeded(p, t, watched, ts) for p, t in zip(primals, tangents)]
     mark = id_mark()
     with _scipy_recorded(f), ForwardAccumulator(watched, ts) as acc:
         out = buffers.resolve(f(*args))
     outs = out if isinstance(out, tuple) else (out,)
-    tans = []
-    for o in outs:
-        d = acc.jvp(o) if isinstance(o, Tensor) else None
-        if d is None:
-            d = Tensor(np.zeros_like(np.asarray(o.numpy() if isinstance(o, Tensor) else o, dtype=float)))
-        tans.append(d if on_tape else d.numpy())
+    tans = [_output_tangent(acc, o, on_tape) for o in outs]
     if not on_tape:
-        outs = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
+        outs = tuple(_numpy_tree(o) for o in outs)
         _detach(_roots(f, primals, {}), mark, seen=_own(args))
     if isinstance(out, tuple):
         return outs, tuple(tans)

@@ -206,6 +206,13 @@ def c_list_ops(x, v):
     return sum(ys) + np.stack(tuple(ys))[0]
 
 
+def c_dict_get(x, v):
+    d = {"a": x * 2.0}
+    g = containers.get_cotangent(v, d, "a")
+    return d.get("a", v) * 3.0 + d.get("b", v) + g["a"] + containers.default_cotangent(x, d, "b", v) \
+        + containers.default_cotangent(v, d, "a", x)
+
+
 TANGENT_CASES = [
     # (name, case function, input specs, primitives covered, runs op by op)
     ("add", c_add, (R(3, 4), R(4)), np.add),
@@ -311,6 +318,7 @@ TANGENT_CASES = [
 COMPILED_ONLY_CASES = [
     ("setitem", c_setitem, (R(4, 3), R(3)), (containers.setitem, containers.array_setitem)),
     ("dict_ops", c_dict_ops, (R(3), R(3)), containers.as_dict),
+    ("dict_get", c_dict_get, (R(3), R(3)), (dict.get, containers.get_cotangent, containers.default_cotangent)),
     ("list_ops", c_list_ops, (R(3), R(3)), (containers.list_append, containers.list_extend,
                                             containers.as_list, containers.as_tuple, builtins.sum)),
     *cases_more.COMPILED_ONLY_TANGENT_CASES,

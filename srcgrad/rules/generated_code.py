@@ -97,6 +97,16 @@ def as_input_(z, g, x):
 register_linear(runtime.as_input)
 
 
+@register_adjoint(runtime.as_input_tree)
+def as_input_tree_(z, g, x):
+    """as_input_tree fills a container gradient's symbolic zeros: the
+    identity on what g holds."""
+    d[g] = d[z]
+
+
+register_linear(runtime.as_input_tree)
+
+
 # ----------------------------------------------------- the complex convention
 
 @register_adjoint(conj)

@@ -202,6 +202,27 @@ def densify_tree(g, x):
     return g
 
 
+def as_input_tree(g, x):
+    """`g` as the gradient of the input `x` that may be a list, tuple or
+    dict (a name the compiler cannot pin to an array): the same structure
+    as `x`, zeros for its symbolic-zero (None) elements, each leaf cast by
+    `as_input`; an array `g` for a list `x` (the list read as one array,
+    np.sin(p)) split into its rows. What a generated gradient function
+    returns for such an input, as `sg.grad` returns it at top level."""
+    if isinstance(x, _SEQ):
+        if g is None or isinstance(g, (list, tuple)):
+            gs = g if g is not None else [None] * len(x)
+        else:
+            gs = list(np.broadcast_to(g, np.shape(x)))
+        return type(x)(as_input_tree(gi, xi) for gi, xi in zip(gs, x))
+    if isinstance(x, dict):
+        gs = g if isinstance(g, dict) else {}
+        return {k: as_input_tree(gs.get(k), xi) for k, xi in x.items()}
+    if g is None:
+        return densify(None, x)
+    return as_input(g, x)
+
+
 def add_cotangents(a, b):
     """a + b for cotangents of the same structure and shapes: element-wise
     for lists and dicts, None is zero. A list and an array (the cotangent of

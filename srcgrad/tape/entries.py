@@ -187,10 +187,23 @@ def _flat_cotangents(values, cotangents):
     return out
 
 
-def _full_cotangents(out_index, n_outputs, gs):
+def _full_cotangents(out_index, n_outputs, gs, trees=None):
+    """The cotangents of all `n_outputs` outputs of a compiled call from
+    those of its recorded Tensors `gs`: 0.0 for an output not recorded; an
+    entry `(i, k)` of `out_index` is leaf k of the container output i (its
+    structure in `trees[i]`), whose other leaves get None (symbolic zeros)."""
     full = [0.0] * n_outputs
+    leaves = {}
     for i, g in zip(out_index, gs):
-        full[i] = g
+        if type(i) is tuple:
+            i, k = i
+            if i not in leaves:
+                leaves[i] = [None] * len(flatten(trees[i]))
+            leaves[i][k] = g
+        else:
+            full[i] = g
+    for i, ls in leaves.items():
+        full[i] = pack_as(trees[i], ls)
     return full
 
 
@@ -246,15 +259,16 @@ class CompiledCall:
     the batched generated code. Inputs the outputs do not depend on stay
     unconnected (None), as on TF's tape."""
 
-    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected")
+    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected", "trees")
 
-    def __init__(self, compiled, values, raw, out_index, residuals):
+    def __init__(self, compiled, values, raw, out_index, residuals, trees=None):
         self.compiled = compiled
         self.values = values
         self.raw = raw
-        self.out_index = out_index
+        self.out_index = out_index      # per recorded output Tensor: i, or (i, leaf k) of a container output
         self.residuals = residuals
         self._connected = None
+        self.trees = trees              # {i: the container output i} for (i, k) entries
 
     def connected_values(self):
         found = self._connected
@@ -268,7 +282,7 @@ class CompiledCall:
         return _flat_inputs(self.connected_values())
 
     def _seeds(self, gs):
-        return _full_cotangents(self.out_index, len(self.compiled.outputs), gs)
+        return _full_cotangents(self.out_index, len(self.compiled.outputs), gs, self.trees)
 
     def _result(self, cots):
         cots = [g for g, k in zip(cots, self.compiled.connected) if k]

@@ -43,6 +43,7 @@ _found = {}             # the number of rules when _targets last ran -> its targ
 _by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
 _names = []             # (namespace dict, name, primitive) replaced in a module's globals
 _scanned = {}           # id(namespace) -> (its size when scanned, the names that held primitives)
+_cells = []             # (closure cell, what it held) replaced by replace_cells
 
 
 def _replace_names(namespace):
@@ -182,6 +183,55 @@ def enter(namespace=None):
         _installed.append(_found[key])
 
 
+def _method_wrapper(value):
+    """The wrapper of a bound method equal to a primitive (`mvn.logpdf`
+    taken before the tape began is another bound-method object than the
+    registered one, but equal to it), or None."""
+    if not inspect.ismethod(value):
+        return None
+    found = _by_primitive.get(id(value))
+    if found is not None:
+        return found[1]
+    for prim, wrapper in _by_primitive.values():
+        if inspect.ismethod(prim) and prim == value:
+            return wrapper
+    return None
+
+
+def replace_cells(func, depth=3):
+    """Replace the primitives held in the closure cells of `func` (and of
+    the functions in them, `depth` levels down): `fun = mvn.logpdf` captured
+    by a wrapper function before the tape began. Restored by the last exit.
+    Use inside enter()/exit()."""
+    if _is_wrapper(func):       # (a wrapper holds its primitive: never replaced)
+        return
+    with _lock:
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:          # (an empty cell)
+                continue
+            found = _by_primitive.get(id(value))
+            wrapper = found[1] if found is not None and found[0] is value else _method_wrapper(value)
+            if wrapper is not None:
+                _cells.append((cell, value))
+                cell.cell_contents = wrapper
+            elif depth > 0 and inspect.isfunction(value):
+                replace_cells(value, depth - 1)
+
+
+def replace_module_closures(namespace):
+    """replace_cells for the functions with closures in `namespace` (a
+    module's globals: `fun = symmetrize(mvn.logpdf)` at module level)."""
+    for v in list((namespace or {}).values()):
+        if getattr(v, "__closure__", None) and inspect.isfunction(v):
+            replace_cells(v, 2)
+
+
+def _is_wrapper(func):
+    return getattr(func, "__srcgrad_raw__", None) is not None
+
+
 @contextlib.contextmanager
 def everywhere():
     """While the block runs (the op-by-op fallback running a function the
@@ -198,6 +248,7 @@ def everywhere():
                 seen.add(id(namespace))
                 with _lock:
                     _replace_names(namespace)
+                    replace_module_closures(namespace)
         if previous is not None:
             previous(frame, event, arg)
     sys.setprofile(hook)
@@ -215,6 +266,9 @@ def exit():
         if _depth > 0:
             return
         _depth = 0
+        while _cells:
+            cell, value = _cells.pop()
+            cell.cell_contents = value
         while _names:
             namespace, name, prim = _names.pop()
             if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:

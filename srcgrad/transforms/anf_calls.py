@@ -82,6 +82,17 @@ def _names_in(node):
     return [n for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
+def _container_method(obj, func):
+    """For `obj`, a method of a dict, list or tuple bound to its receiver
+    (`d.get`), the unbound method (`dict.get`) when it has an adjoint
+    rule; else None."""
+    receiver = getattr(obj, "__self__", None)
+    if type(receiver) not in (dict, list, tuple) or not isinstance(func, gast.Attribute):
+        return None
+    unbound = getattr(type(receiver), func.attr, None)
+    return unbound if unbound is not None and registry.adjoint_rule(unbound) is not None else None
+
+
 class CallForms:
     """The ANF pass's handling of calls (see the module docstring)."""
 
@@ -211,6 +222,16 @@ class CallForms:
             op = self.classify_fn(call, [ast_util.name(func.id)] + args, kwargs, e, name)
             op.receiver = obj
             return e, op
+        unbound = _container_method(obj, func)
+        if unbound is None and obj is None and isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and isinstance(self.packs.get(func.value.id), gast.Dict):
+            # d.get(k, v) of a dict display made here (d = {"a": x}): dict.get(d, k, v)
+            unbound = getattr(dict, func.attr, None)
+            unbound = unbound if unbound is not None and registry.adjoint_rule(unbound) is not None else None
+        if unbound is not None:
+            # d.get(k, v) on a dict (a builtin method with a rule): dict.get(d, k, v)
+            func.value = self.simple(func.value, out, hint)
+            return e, self.classify_fn(unbound, [func.value] + args, kwargs, e, name)
         if Anno.OPAQUE_METHOD.of(func, False) and self.ctx.callee(getattr(obj, "__func__", obj)) is None:
             return e, Op("opaque", obj=obj, source=name, args=_names_in(e))
         if inspect.ismethod(obj) and isinstance(func, gast.Attribute) and self.ctx.callee(obj.__func__) is not None:
@@ -221,6 +242,9 @@ class CallForms:
             op = self.classify_fn(obj.__func__, args, kwargs, e, name)
             op.receiver = receiver      # the example `self`, so the callee resolves self.attr exactly
             return e, op
+        if obj is None and isinstance(func, gast.Attribute):
+            # a method of a value not known when compiling (an object built here): refused where active
+            return e, Op("opaque", obj=None, source=name, args=_names_in(e))
         return e, self.classify_fn(obj, args, kwargs, e, name)
 
     def starred_display(self, e, out, hint):

@@ -45,6 +45,17 @@ def arraylike(obj):
     return runtime.is_tensor(obj) or isinstance(obj, (np.ndarray, np.generic, int, float, complex, bool))
 
 
+def array_tree(obj):
+    """Is `obj` a list, tuple or dict holding only arrays and numbers (at any
+    depth)? Such a parameter is a differentiated value as a whole (its
+    elements are read from it, never Variables of their own)."""
+    if isinstance(obj, dict):
+        return all(array_tree(v) for v in obj.values())
+    if type(obj) in (list, tuple):
+        return all(array_tree(v) for v in obj)
+    return arraylike(obj) or obj is None
+
+
 _LIBRARIES = ("numpy", "scipy", "math", "builtins")
 
 

@@ -163,6 +163,7 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     preserve_result, as JAX's. A FunctionDef of `inputs`; its injected names
     are the sweeps' plus `as_input`."""
     as_input = sweeps.inject("as_input", runtime.as_input)
+    as_input_tree = sweeps.inject("as_input_tree", runtime.as_input_tree)
     seeded = sweeps.outputs[:1] if has_aux else sweeps.outputs
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
     body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in seeded]
@@ -180,8 +181,7 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     grads = []
     for x in order:
         g = ast_util.name(sweeps.adjoints[x]) if x in sweeps.final else sweeps.zeros(x)
-        if x not in sweeps.dynamic:
-            g = ast_util.call(ast_util.name(as_input), [g, ast_util.name(x)])
+        g = ast_util.call(ast_util.name(as_input_tree if x in sweeps.dynamic else as_input), [g, ast_util.name(x)])
         grads.append(g)
     result = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     if preserve_result and has_aux:

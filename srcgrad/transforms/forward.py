@@ -30,7 +30,7 @@ from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
 from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
-from . import instantiate, optimize
+from . import instantiate, ops, optimize
 from ..syntax.anno import Anno
 from ..syntax.naming import TANGENT_PREFIX
 from .generator import Generator
@@ -178,6 +178,8 @@ class ForwardGenerator(Generator):
                 bindings = {p: v if isinstance(v, gast.AST) else ast_util.const(v)
                             for p, v in bound.arguments.items() if p != rule.output}
                 return self.rule_code(s, op.obj, None, bindings, t)
+            if op.obj is None:
+                self.fail(s, *ops.unknown_receiver_refusal())
             filename, lineno, _ = self.parsed.origin(s)
             raise NoRuleError(op.obj, filename, lineno)
         if op.kind == "pack":       # [a, b], (a, b), {k: a}: the same container of tangents

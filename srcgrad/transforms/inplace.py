@@ -49,6 +49,7 @@ _FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.
 # functions whose result may be (a view of) the arguments at these positions only
 _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densify: (0,),
                 runtime.densify_tree: (0,), runtime.add_cotangents: (0, 1), runtime.as_input: (0,),
+                runtime.as_input_tree: (0,),
                 containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
                 containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,)}

@@ -48,11 +48,12 @@ def _is_dynamic(e, dynamic):
 _BY_ARGUMENT = {
     containers.setitem: ("x",), operator.getitem: ("x",), helpers.unindex: ("x",),
     runtime.add_cotangents: ("a", "b"), runtime.densify: ("x",), runtime.densify_tree: ("x",),
+    runtime.as_input_tree: ("x",),
 }
 
 
 _CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dict,
-                      containers.list_append, containers.list_extend}
+                      containers.list_append, containers.list_extend, containers.get_cotangent}
 
 
 def transform(fdef, ctx):
@@ -80,6 +81,9 @@ def transform(fdef, ctx):
                 params = _BY_ARGUMENT.get(op.rule.primitive)
                 if op.rule.primitive in _CONTAINER_RESULTS:
                     hit = True
+                elif op.rule.primitive is ctx.transpose_jvp and ctx.transpose_jvp is not None:
+                    # the tangent of a primitive's output by the transpose trick: a list for a list output
+                    hit = _is_dynamic(op.bindings.get("z"), dynamic)
                 elif params is not None:
                     hit = any(_is_dynamic(op.bindings.get(p), dynamic) for p in params)
                 else:

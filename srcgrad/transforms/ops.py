@@ -64,3 +64,12 @@ class Op:
             # no rule: tracked so that a differentiated use can be reported
             return [n.id for n in self.args if isinstance(n, gast.Name)]
         return []
+
+
+def unknown_receiver_refusal():
+    """(construct, hint) of the refusal of a method called on an object not
+    known when compiling, with a differentiated argument (both modes)."""
+    return ("a method call on an object not known when compiling (built inside the differentiated "
+            "code, or taken from a container by a computed index)",
+            "build objects outside and pass them in, or loop over a list of them directly "
+            "(for layer in layers: srcgrad unrolls the loop, each call compiled for its object)")

@@ -143,7 +143,9 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
         if name in self.params:
             if name in self.examples:
                 v = self.examples[name]
-                return True, v, not chains.arraylike(v)
+                # (a list, tuple or dict of arrays is differentiated as a whole: y[0] reads it, no leaf)
+                return True, v, not chains.arraylike(v) and not (type(v) in (list, tuple, dict)
+                                                                 and chains.array_tree(v))
             return False, None, name in ("self", "cls")
         if name in self.locals:
             if name in self.known:

@@ -19,7 +19,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.helpers import complex as helpers_math
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import batch_safety, instantiate, optimize
+from . import batch_safety, instantiate, ops, optimize
 
 
 def _as_load(e):
@@ -160,10 +160,7 @@ class RuleAdjoints:
             self.fail(s, "reading the %s of an object that holds differentiated values" % op.obj,
                       "objects built inside differentiated code are not supported: pass their arrays")
         if op.obj is None:
-            self.fail(s, "a method call on an object not known when compiling (built inside the differentiated "
-                         "code, or taken from a container by a computed index)",
-                      "build objects outside and pass them in, or loop over a list of them directly "
-                      "(for layer in layers: srcgrad unrolls the loop, each call compiled for its object)")
+            self.fail(s, *ops.unknown_receiver_refusal())
         if isinstance(op.obj, type):
             self.fail(s, "constructing a %s from differentiated values" % op.obj.__name__,
                       "objects built inside differentiated code are not supported: build them outside")

@@ -18,6 +18,7 @@ from srcgrad.forward_mode import transpose_jvp_packed
 from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
 from srcgrad.rules.helpers.complex import conj
 from srcgrad.rules.helpers.products import einsum_adjoint
+from srcgrad.rules.python import containers
 
 
 def f_unbroadcast(g, x, w):
@@ -62,6 +63,26 @@ def f_as_input(g, x, w):
     return np.sum(runtime.as_input(g, x) * w)
 
 
+def f_dict_get(x, y, w):
+    d = {"a": x}
+    return np.sum((d.get("a", y) * 2.0 + d.get("b", y)) * w)
+
+
+def f_get_cotangent(x, w):
+    return np.sum(containers.get_cotangent(x, {"a": 1.0, "b": 2.0}, "a")["a"] * w)
+
+
+def f_default_cotangent(x, w):
+    absent = containers.default_cotangent(x, {"a": 1.0}, "b", w)          # x
+    present = containers.default_cotangent(x * 2.0, {"a": 1.0}, "a", w)  # zeros
+    return np.sum((absent + present) * w)
+
+
+def f_as_input_tree(x, w):
+    out = runtime.as_input_tree([x, None], (x, x))
+    return np.sum((out[0] * 2.0 + out[1]) * w)
+
+
 CASES = [
     Case("unbroadcast_sum", f_unbroadcast, lambda g, x: anp.sum(g, axis=0), (R(3, 4), ND(4)), unbroadcast),
     Case("unbroadcast_keepdim", f_unbroadcast, lambda g, x: anp.sum(g, axis=1, keepdims=True),
@@ -79,6 +100,10 @@ CASES = [
     Case("add_cotangents_lists", f_add_cotangents_lists, lambda x, y: x + y + 3.0 * x, (R(3), R(3)),
          runtime.add_cotangents),
     Case("as_input_broadcast", f_as_input, lambda g, x: g + anp.zeros((2, 3)), (R(3), ND(2, 3)), runtime.as_input),
+    Case("as_input_tree", f_as_input_tree, lambda x: 2.0 * x, (R(3),), runtime.as_input_tree),
+    Case("dict_get", f_dict_get, lambda x, y: 2.0 * x + y, (R(3), R(3)), dict.get),
+    Case("get_cotangent", f_get_cotangent, lambda x: x, (R(3),), containers.get_cotangent),
+    Case("default_cotangent", f_default_cotangent, lambda x: x, (R(3),), containers.default_cotangent),
 ]
 
 

@@ -377,3 +377,24 @@ def test_real_input_gets_real_gradient(path):
     np.testing.assert_allclose(g, expected, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(g, np.real(np.conj(1j * np.exp(1j * theta)) * np.conj(w)).real,
                                rtol=1e-12)
+
+
+# -- a Python complex number (not an array) as the argument
+
+def real_part_of_cos(z, u):
+    return np.real(np.conj(u) * np.cos(z))
+
+
+@pytest.mark.parametrize("z", [0.4 + 0.03j, -1.2 + 0.7j, np.complex128(0.3 - 0.5j), np.array(0.9 + 0.2j)])
+def test_python_complex_scalar_argument_keeps_the_conjugation(z):
+    """A Python complex was compiled as a real scalar: the adjoint of cos
+    lost its conjugation (the imaginary part of the gradient had the wrong
+    sign, silently). By both axes' central differences, and the conjugate
+    of autograd's gradient."""
+    u = 0.7 - 0.4j
+    f = lambda v: real_part_of_cos(v, u)  # noqa: E731
+    fd = (f(z + EPS) - f(z - EPS)) / (2 * EPS) + 1j * (f(z + 1j * EPS) - f(z - 1j * EPS)) / (2 * EPS)
+    for g in (sg.grad(real_part_of_cos)(z, u), sg.value_and_grad(real_part_of_cos)(z, u)[1]):
+        np.testing.assert_allclose(g, fd, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(g, np.conj(autograd.grad(lambda v: anp.real(anp.conj(u) * anp.cos(v)))(
+            complex(z))), rtol=1e-12)

@@ -126,3 +126,43 @@ def test_a_scipy_function_imported_by_name_in_another_module_is_recorded():
     want = ag.grad(lambda w: anp.sum(anp.sin(w * 2.0 - asp.logsumexp(w * 2.0))))(w)
     np.testing.assert_allclose(g, want, rtol=1e-12)
     assert helpers.logsumexp.__module__.startswith("scipy")       # restored
+
+
+def _symmetrized(fun, argnum):
+    """autograd's test_scipy.py helper: fun with its argument `argnum`
+    symmetrized, *args passed on (which the compiler refuses: op by op)."""
+    def symmetrized_fun(*args, **kwargs):
+        args = list(args)
+        args[argnum] = 0.5 * (args[argnum] + np.swapaxes(args[argnum], -1, -2))
+        return fun(*args, **kwargs)
+    return symmetrized_fun
+
+
+MVN_LOGPDF = _symmetrized(st.multivariate_normal.logpdf, 2)     # a module-level closure over a bound method
+
+
+def test_a_scipy_method_held_by_a_closure_is_recorded_op_by_op():
+    """`fun = mvn.logpdf` captured in a closure before the tape began is
+    another bound-method object than the one the tape replaces: it was not
+    recorded (GradientPathError). Against autograd's mvn.logpdf, in both
+    modes and at second order."""
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(3, 3))
+    x, m, C = rng.normal(size=3), rng.normal(size=3), A @ A.T + np.eye(3)
+    ag_mvn = pytest.importorskip("autograd.scipy.stats.multivariate_normal")
+
+    def ag_sym(x, m, C):
+        return ag_mvn.logpdf(x, m, 0.5 * (C + C.T))
+    local = _symmetrized(st.multivariate_normal.logpdf, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        for fn in (MVN_LOGPDF, local):
+            g = sg.grad(fn, wrt=(0, 1, 2))(x, m, C)
+            for gi, ei in zip(g, ag.grad(ag_sym, (0, 1, 2))(x, m, C)):
+                np.testing.assert_allclose(gi, ei, rtol=1e-10)
+            v = rng.normal(size=3)
+            _, t = sg.jvp(fn, (x, m, C), (v, None, None))
+            np.testing.assert_allclose(t, ag.grad(ag_sym)(x, m, C) @ v, rtol=1e-10)
+            h = sg.hessian(lambda y: fn(y, m, C))(x)
+            np.testing.assert_allclose(h, ag.hessian(ag_sym)(x, m, C), rtol=1e-10)
+    assert st.multivariate_normal.logpdf.__func__ is type(st.multivariate_normal).logpdf     # SciPy restored

@@ -143,3 +143,10 @@ def inexact_dtype(*xs):
     float32; integer inputs give float64)."""
     dt = np.result_type(*[getattr(x, "dtype", np.asarray(x).dtype) for x in xs])
     return dt if np.issubdtype(dt, np.inexact) else np.dtype(np.float64)
+
+
+def power_exponent_adjoint(g, z, x):
+    """The exponent's cotangent of z = x ** y: g x**y log(x), with the base
+    replaced by 1 where it is 0 (the limit of x**y log x as x -> 0+ for y >
+    0; autograd's replace_zero), so a zero base gives 0, not nan."""
+    return g * conj(z * np.log(np.where(x == 0, 1.0, x)))

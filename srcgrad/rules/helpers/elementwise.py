@@ -75,10 +75,12 @@ def power_exponent_tangent(ty, z, x):
     lacks for a base x <= 0 (log(x) is nan or -inf there); an integer
     exponent computed in a loop (`x[i] ** (i + 1)`) may carry a zero tangent
     in generated code. The base is replaced by 1 where dy is zero (the
-    double-where trick), so that derivatives of this term are finite too.
-    Linear in `ty`."""
-    safe = np.where(ty == 0, 1.0, x)
+    double-where trick), so that derivatives of this term are finite too;
+    and where x is 0 (z = 0 ** y is 0 for y > 0: the term's limit is 0, as
+    autograd's replace_zero). Linear in `ty`."""
+    safe = np.where((ty == 0) | (x == 0), 1.0, x)
     return ty * z * np.log(safe)
+
 
 
 # ------------------------------------------------------------ Bessel I0, I1

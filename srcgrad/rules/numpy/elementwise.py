@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
-from ..helpers.complex import cast_like, conj
+from ..helpers.complex import cast_like, conj, power_exponent_adjoint
 from ..helpers.elementwise import bessel_i1, bessel_i1_derivative, power_exponent_tangent
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_tangent
@@ -91,7 +91,7 @@ def true_divide_tangent(z, x, y, out=None, dtype=None):
 def power(z, x, y, out=None, dtype=None):
     """d/dx x**y = y x**(y-1); d/dy x**y = x**y log x."""
     d[x] = unbroadcast(d[z] * conj(y * x ** (y - 1)), x)
-    d[y] = unbroadcast(d[z] * conj(z * np.log(x)), y)
+    d[y] = unbroadcast(power_exponent_adjoint(d[z], z, x), y)
 
 
 @register_tangent(np.power)

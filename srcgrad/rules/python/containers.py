@@ -127,6 +127,58 @@ def as_dict_(z, x):
 register_linear(as_dict)
 
 
+def get_cotangent(g, mapping, key):
+    """The cotangent of `mapping` from `mapping.get(key, default)`'s `g`:
+    a dict of symbolic zeros (None) with `g` at `key` when the key is there
+    (else nothing reached the dict: all None)."""
+    out = dict.fromkeys(mapping)
+    if key in mapping:
+        out[key] = g
+    return out
+
+
+def default_cotangent(g, mapping, key, default):
+    """The cotangent of `default` in `mapping.get(key, default)`: `g` when
+    the key is absent (the default was returned), else zeros like it."""
+    return densify(None, default) if key in mapping else g
+
+
+def picked(g, key):
+    """The entry `key` of the dict cotangent `g` (None: a symbolic zero)."""
+    return g.get(key) if isinstance(g, dict) else None
+
+
+@register_adjoint(get_cotangent)
+def get_cotangent_(z, g, mapping, key):
+    """Linear in g, which it places at `key`: its transpose picks it out."""
+    d[g] = densify(picked(d[z], key), g)
+
+
+register_linear(get_cotangent)
+
+
+@register_adjoint(default_cotangent)
+def default_cotangent_(z, g, mapping, key, default):
+    """Linear in g, passed through or zeroed: its own transpose."""
+    d[g] = default_cotangent(d[z], mapping, key, g)
+
+
+register_linear(default_cotangent)
+
+dict_get = dict.get        # (the spelling generated code uses for the method)
+
+
+@register_adjoint(dict.get)
+def dict_get_(z, mapping, key, default=None):
+    """`mapping.get(key, default)` is `mapping[key]` or `default`: the
+    cotangent goes to the one returned."""
+    d[mapping] = get_cotangent(d[z], mapping, key)
+    d[default] = default_cotangent(d[z], mapping, key, default)
+
+
+register_linear(dict.get, (0, 2))
+
+
 # --------------------------------------------------------- element assignment
 
 def setitem(x, index, v):
