@@ -419,7 +419,10 @@ def _pair_leaves(c, v, targets, seeds):
 
 
 def _numeric_dtype(o):
-    """o's NumPy dtype, or None for what has none (a string key)."""
+    """o's NumPy dtype, or None for what has none (a string key: np.result_type
+    would read "a" or "f" as a dtype code)."""
+    if isinstance(o, (str, bytes)):
+        return None
     try:
         return np.result_type(o)
     except TypeError:
@@ -438,7 +441,7 @@ def _transpose_at(vjp, rule, z, tangents, bound, params, seq, outputs, fill):
     for p in params:
         _pair_leaves(cotangents.get(p), tangents[p], targets, seeds)
     if not targets or not watched:
-        return None
+        return [None] * len(us) if seq else None
     grads = tape.gradient(targets, watched, output_gradients=seeds)
     if not seq:
         return grads[0]

@@ -16,6 +16,7 @@ Requires: resolve (calls carry Anno.CALLEE or Anno.METHOD).
 import builtins
 import inspect
 import math
+import operator
 
 import gast
 import numpy as np
@@ -82,6 +83,31 @@ def _names_in(node):
     return [n for n in ast_util.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
+_OPERATOR_BINARY = {operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult,
+                    operator.truediv: gast.Div, operator.pow: gast.Pow, operator.matmul: gast.MatMult,
+                    operator.mod: gast.Mod, operator.floordiv: gast.FloorDiv}
+_OPERATOR_UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd}
+
+
+def _operator_form(e):
+    """`operator.add(a, b)` (also through functools.reduce's callers: any call
+    whose callee is an operator function) as the expression `a + b`, which
+    the compiler differentiates; None for other calls."""
+    func = e.func
+    if Anno.METHOD.exists(func) or e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+        return None
+    obj = Anno.CALLEE.of(func)
+    try:
+        binary, unary = _OPERATOR_BINARY.get(obj), _OPERATOR_UNARY.get(obj)
+    except TypeError:       # (unhashable)
+        return None
+    if binary is not None and len(e.args) == 2:
+        return ast_util.copy_location(gast.BinOp(left=e.args[0], op=binary(), right=e.args[1]), e)
+    if unary is not None and len(e.args) == 1:
+        return ast_util.copy_location(gast.UnaryOp(op=unary(), operand=e.args[0]), e)
+    return None
+
+
 def _container_method(obj, func):
     """For `obj`, a method of a dict, list or tuple bound to its receiver
     (`d.get`), the unbound method (`dict.get`) when it has an adjoint
@@ -120,6 +146,9 @@ class CallForms:
 
     def call(self, e, out, hint):
         func = e.func
+        form = _operator_form(e)
+        if form is not None:        # operator.add(a, b) is a + b (list concatenation included)
+            return self.top(form, out, hint)
         casts = Anno.METHOD.of(func) == "astype" and self._casts_to_non_float(e)   # (read before ANF)
         if Anno.METHOD.exists(func):
             func.value = self.simple(func.value, out, hint)

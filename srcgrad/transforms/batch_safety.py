@@ -28,7 +28,8 @@ from ..syntax.templates import is_d
 
 # helpers elementwise in their (first) cotangent argument
 TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), helpers_math.complex_like,
-               helpers_math.imag_cotangent, helpers_math.angle_cotangent, containers.cast_back,
+               helpers_math.imag_cotangent, helpers_math.angle_cotangent, helpers_math.power_exponent_adjoint,
+               containers.cast_back,
                np.conj, np.conjugate, np.real, np.imag} - {None}
 
 # non-ufunc primitives whose templates satisfy (2): reductions broadcast back

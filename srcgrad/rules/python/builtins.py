@@ -76,6 +76,8 @@ def sorted_adjoint(gs, iterable, key, reverse):
     position inverse[i], gets that position's cotangent. For a list/tuple
     iterable the cotangent is a list; for an array (sorted over its first
     axis) the rows' cotangents stacked back in place."""
+    if isinstance(iterable, dict):      # sorted(d): its keys, which carry no derivative
+        return dict.fromkeys(iterable)
     inverse = sorted_inverse(iterable, key, reverse)
     back = [gs[j] for j in inverse]
     if isinstance(iterable, (list, tuple)):

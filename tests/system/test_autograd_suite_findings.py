@@ -1,0 +1,99 @@
+"""Regressions found by running autograd's own test suite through srcgrad
+(benchmarks/compat): each is a program autograd differentiates, checked here
+against autograd and central differences, on srcgrad's paths.
+
+* `operator.add(a, b)` and the other operator functions, called by name or
+  passed to functools.reduce, are the expressions `a + b`, ...: compiled
+  (they were refused: no rule for operator.add).
+* `sorted(d)` of a dict differentiated through the dict: the keys carry no
+  derivative (the transpose-trick tangent of the list of keys crashed).
+* A list or tuple argument holding arrays of different shapes, at second
+  order in every mode pair (forward over reverse, reverse over forward):
+  the same structure back, zeros for an element not read.
+"""
+import functools
+import operator
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+
+import srcgrad as sg
+from system_support import close, fd_grad, short_traceback
+
+X = np.array([0.5, 1.5, 0.7])
+Y = np.array([2.0, -1.0, 0.3])
+
+
+def operators(x, y):
+    return np.sum(operator.add(x, y) * operator.mul(x, 2.0) - operator.sub(y, x) + operator.neg(x)
+                  + operator.truediv(x, 3.0) + operator.pow(x, 2.0))
+
+
+def a_operators(x, y):
+    return anp.sum((x + y) * (x * 2.0) - (y - x) - x + x / 3.0 + x ** 2.0)
+
+
+def reduced_product(x):
+    return np.sum(functools.reduce(operator.mul, [x[0], x[1], x[2]]) * x)
+
+
+@short_traceback
+def test_operator_functions_are_compiled():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)     # compiled, no fallback
+        g = sg.grad(operators, wrt=(0, 1))(X, Y)
+        h = sg.hessian(lambda v: operators(v, Y))(X)
+    for gi, ei in zip(g, autograd.grad(a_operators, (0, 1))(X, Y)):
+        close(gi, ei, rtol=1e-12, what="against autograd")
+    close(g[0], fd_grad(lambda v: operators(v, Y), X), what="against central differences")
+    close(h, autograd.hessian(lambda v: a_operators(v, Y))(X), rtol=1e-12, what="Hessian against autograd")
+    assert "x + y" in sg.source(operators, wrt=(0, 1)).replace("add_x = ", "")
+
+
+@short_traceback
+def test_operator_passed_to_reduce():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)     # functools.reduce: op by op
+        g = sg.grad(reduced_product)(X)
+    close(g, fd_grad(reduced_product, X), what="against central differences")
+    close(g, autograd.grad(lambda x: anp.sum(x[0] * x[1] * x[2] * x))(X), rtol=1e-12, what="against autograd")
+
+
+def weighted_by_sorted_keys(d):
+    a, b = 0.0, 0.0
+    for i, k in enumerate(sorted(d)):
+        a = a + np.sum(np.sin(d[k])) * (i + 1.0)
+        b = b + np.sum(np.cos(d[k]))
+    return a + b
+
+
+def gradient_of_weighted(d, u):
+    return WEIGHTED_GRAD(d, u)
+
+
+def weighted_scaled(d, u):
+    return weighted_by_sorted_keys(d) * u
+
+
+WEIGHTED_GRAD = sg.grad(weighted_scaled)
+
+
+@short_traceback
+def test_sorted_keys_of_a_dict_at_second_order():
+    rng = np.random.default_rng(5)
+    D = {"b": rng.normal(size=(2, 3)), "a": rng.normal(size=4), "c": rng.normal(size=2)}
+    T = {k: rng.normal(size=np.shape(v)) for k, v in D.items()}
+    g = sg.grad(weighted_by_sorted_keys)(D)
+    for i, k in enumerate(sorted(D)):
+        close(g[k], np.cos(D[k]) * (i + 1.0) - np.sin(D[k]), rtol=1e-12, what="entry %s" % k)
+    _, t = sg.jvp(gradient_of_weighted, (D, 1.0), (T, 0.0))
+    for i, k in enumerate(sorted(D)):
+        close(t[k], (-np.sin(D[k]) * (i + 1.0) - np.cos(D[k])) * T[k], rtol=1e-12, what="tangent of entry %s" % k)
+    hv = sg.grad(lambda d: sum(np.sum(gradient_of_weighted(d, 1.0)[k] * T[k]) for k in sorted(d)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        h = hv(D)
+    for k in D:
+        close(h[k], t[k], rtol=1e-10, what="reverse over reverse, entry %s" % k)
