@@ -168,13 +168,18 @@ class Gradient:
             arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
         _check_outputs(fn, program, compiled, self.has_aux)
         # (complex_mode: complex arguments, or code that builds complex values; its output may be complex)
-        if self.preserve_result or self.has_aux or program.output_dynamic()[0] or program.complex_mode:
+        # (an output not connected to the inputs: its value is looked at, a bool is refused)
+        if (self.preserve_result or self.has_aux or program.output_dynamic()[0] or program.complex_mode
+                or not compiled.output_active[0]):
             result = compiled.run(compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
             if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):
                 raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
                                 "values with it, return (value, aux) and pass has_aux=True)"
                                 % (fn.__name__, type(outs[0]).__name__))
+            if np.result_type(outs[0]) == np.bool_:
+                raise TypeError("grad needs a floating output; %s returned a bool (np.allclose, a comparison: "
+                                "it has no derivative), as autograd and JAX refuse it" % fn.__name__)
             if np.iscomplexobj(outs[0]):
                 raise TypeError("grad needs a real-valued output (as autograd's and JAX's grad); %s returned a "
                                 "complex %s: differentiate np.real(...), np.abs(...) ** 2 or another real "

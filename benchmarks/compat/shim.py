@@ -634,15 +634,25 @@ def convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     SciPy's convolve has no `axes`/`dot_axes`): A and B are convolved along
     the paired `axes` (B flipped), contracted along the paired `dot_axes`;
     the result's axes are A's other axes, then B's other axes, then the
-    convolved axes. mode "valid" or "full". Written here as a loop over the
+    convolved axes. mode "valid", "full" or "same" (A's length, the full
+    result from (len(B) - 1) // 2 on, as autograd's). Written here as a loop over the
     offsets of the smaller array (slices and np.tensordot)."""
     if axes is None:
         axes = [builtins.list(range(np.ndim(A))), builtins.list(range(np.ndim(A)))]
     ax_A, ax_B = builtins.list(axes[0]), builtins.list(axes[1])
     dot_A, dot_B = builtins.list(dot_axes[0]), builtins.list(dot_axes[1])
-    if mode not in ("valid", "full"):
+    if mode not in ("valid", "full", "same"):
         raise ValueError("compat convolve: mode %r is not implemented by the shim" % (mode,))
     shape_A, shape_B = np.shape(A), np.shape(B)
+    if mode == "same":
+        # autograd's "same": A's length along each convolved axis, the full result from (len(B) - 1) // 2
+        full = convolve(A, B, axes=(ax_A, ax_B), dot_axes=(dot_A, dot_B), mode="full")
+        n_conv = len(ax_A)
+        index = [slice(None)] * (np.ndim(full) - n_conv)
+        for a, b in zip(ax_A, ax_B):
+            start = (shape_B[b] - 1) // 2
+            index.append(slice(start, start + shape_A[a]))
+        return full[builtins.tuple(index)]
     if any(shape_B[b] > shape_A[a] for a, b in zip(ax_A, ax_B)):
         if mode == "valid" and not all(shape_B[b] >= shape_A[a] for a, b in zip(ax_A, ax_B)):
             raise ValueError("One array must be larger than the other along all convolved dimensions")
@@ -847,3 +857,38 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs=None, verbose=True, eps=1e
     """autograd.util.quick_grad_check (deprecated there): check_grads of fun in its first argument."""
     warnings.warn("quick_grad_check is deprecated", DeprecationWarning)
     check_grads(fun, modes=["rev"])(arg0, *extra_args, **(kwargs or {}))
+
+
+# ----------------------------------------- autograd.numpy's own additions
+# autograd.numpy has a few functions NumPy lacks, which its tests call as
+# `np.make_diagonal`, `np.linalg._dot`, `np.linalg.T` (the rewritten tests
+# import NumPy itself): they are written here from autograd's documented
+# behaviour, in NumPy, and set on NumPy in the srcgrad run only where NumPy
+# has no such name. srcgrad differentiates them as it does any user code.
+
+def make_diagonal(D, offset=0, axis1=0, axis2=1):
+    """autograd.numpy.make_diagonal: a stack of diagonal matrices with D on
+    the diagonal of the last two axes (the only case autograd supports)."""
+    if not (offset == 0 and axis1 == -1 and axis2 == -2):
+        raise NotImplementedError("Currently make_diagonal only supports offset=0, axis1=-1, axis2=-2")
+    return np.expand_dims(D, -1) * np.eye(np.shape(D)[-1])
+
+
+def batched_dot(a, b):
+    """autograd.numpy.linalg._dot: matrix products over the last two axes."""
+    return np.einsum("...ij,...jk->...ik", a, b)
+
+
+def batched_transpose(x):
+    """autograd.numpy.linalg.T: the last two axes swapped."""
+    return np.swapaxes(x, -1, -2)
+
+
+def _install_numpy_additions():
+    for owner, attr, fn in ((np, "make_diagonal", make_diagonal), (np.linalg, "_dot", batched_dot),
+                            (np.linalg, "T", batched_transpose)):
+        if not hasattr(owner, attr):
+            setattr(owner, attr, fn)
+
+
+_install_numpy_additions()

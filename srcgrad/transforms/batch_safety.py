@@ -22,6 +22,7 @@ from .. import runtime
 from ..rules.helpers import batched
 from ..rules.helpers import broadcast as helpers
 from ..rules.helpers import complex as helpers_math
+from ..rules.helpers import reductions
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.templates import is_d
@@ -29,7 +30,7 @@ from ..syntax.templates import is_d
 # helpers elementwise in their (first) cotangent argument
 TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), helpers_math.complex_like,
                helpers_math.imag_cotangent, helpers_math.angle_cotangent, helpers_math.power_exponent_adjoint,
-               containers.cast_back,
+               containers.cast_back, reductions.zero_safe_ratio,
                np.conj, np.conjugate, np.real, np.imag} - {None}
 
 # non-ufunc primitives whose templates satisfy (2): reductions broadcast back

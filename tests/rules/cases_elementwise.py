@@ -336,6 +336,14 @@ def f_multigammaln(x, w):
     return np.sum(multigammaln(x, 3) * w)
 
 
+def f_scipy_polygamma(x, w):
+    return np.sum(scipy.special.polygamma(2, x) * w)
+
+
+def f_scipy_multigammaln(x, w):
+    return np.sum(scipy.special.multigammaln(x, 2) * w)
+
+
 def f_gammainc(a, x, w):
     return np.sum(sp.gammainc(a, x) * w)
 
@@ -579,6 +587,9 @@ CASES = [
     C("gamma", f_gamma, lambda x: asp.gamma(x), (P(3, 4),), sp.gamma),
     C("rgamma", f_rgamma, lambda x: asp.rgamma(x), (P(3, 4),), sp.rgamma),
     C("multigammaln", f_multigammaln, lambda x: asp.multigammaln(x, 3), (GT1(3,),), multigammaln),
+    C("scipy_polygamma", f_scipy_polygamma, lambda x: asp.polygamma(2, x), (P(3, 4),), scipy.special.polygamma),
+    C("scipy_multigammaln", f_scipy_multigammaln, lambda x: asp.multigammaln(x, 2), (GT1(3,),),
+      scipy.special.multigammaln),
     C("gammainc", f_gammainc, lambda a, x: asp.gammainc(a, x),
       (Static(np.array([0.8, 1.5, 3.0, 2.0])), P(3, 4)), sp.gammainc),
     C("gammaincc", f_gammaincc, lambda a, x: asp.gammaincc(a, x),

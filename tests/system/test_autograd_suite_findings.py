@@ -97,3 +97,30 @@ def test_sorted_keys_of_a_dict_at_second_order():
         h = hv(D)
     for k in D:
         close(h[k], t[k], rtol=1e-10, what="reverse over reverse, entry %s" % k)
+
+
+@short_traceback
+def test_std_at_a_constant_input_has_zero_derivative():
+    """std of one number, or of equal entries, is 0 along every direction
+    that keeps them so: the derivative is 0 (central differences, autograd),
+    not 0/0 = nan. Away from that, std's gradient is unchanged."""
+    close(sg.grad(np.std)(3.5), 0.0, atol=0, what="sg.grad of a number")
+    close(sg.jvp(np.std, (3.5,), (1.0,))[1], 0.0, atol=0, what="sg.jvp of a number")
+    close(sg.grad(lambda a: np.std(a, axis=0))(np.ones((1, 3))), np.zeros((1, 3)), atol=0,
+          what="one row along the axis")
+    x = np.array([0.3, -1.2, 2.0])
+    close(sg.grad(np.std)(x), autograd.grad(anp.std)(x), rtol=1e-12, what="against autograd")
+    close(sg.hessian(lambda a: np.std(a))(x), autograd.hessian(anp.std)(x), rtol=1e-10, what="Hessian")
+
+
+def all_close_to_itself(x):
+    return np.allclose(x, (x * 3.0) / 3.0)
+
+
+def test_grad_of_a_bool_output_raises_type_error():
+    """autograd's test_logic.py::test_nograd: np.allclose has no derivative;
+    sg.grad of it is a TypeError (it returned zeros), as in autograd and JAX."""
+    import pytest
+    with pytest.raises(TypeError, match="bool"):
+        sg.grad(all_close_to_itself)(np.array([1.0, 2.0, 3.0]))
+    close(sg.grad(lambda x: 2.0)(np.ones(2)), np.zeros(2), atol=0, what="a constant float output: zeros")

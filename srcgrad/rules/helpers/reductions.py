@@ -486,3 +486,12 @@ def trapezoid_dx_tangent(tdx, y, x, axis):
     if x is not None:
         return _trapezoid_zeros(y, x, axis)
     return np.trapezoid(y, dx=tdx, axis=axis)
+
+
+def zero_safe_ratio(g, y):
+    """g / y, and 0 where y is 0: the cotangent of std through 1/std at a
+    constant input (one element, or all equal), where std is 0 and the
+    function is constant along every direction that keeps it so (autograd's
+    and central differences' 0, not 0/0). Elementwise and linear in g."""
+    zero = y == 0
+    return np.where(zero, 0.0, g / np.where(zero, 1.0, y))

@@ -22,7 +22,7 @@ import numpy as np
 from ..helpers.broadcast import reduction_size, unreduce
 from ..helpers.complex import cast_like, conj, real_part
 from ..helpers.covariance import corrcoef_adjoint, corrcoef_tangent_, cov_adjoint, cov_tangent
-from ..helpers.reductions import (average_weights, average_weights_adjoint, cumsum_adjoint,
+from ..helpers.reductions import (average_weights, average_weights_adjoint, cumsum_adjoint, zero_safe_ratio,
                                   degrees_of_freedom, drop_initial, is_not_nan, max_chooser,
                                   median_adjoint, nan_mask, nan_mean_weights, nan_to_one,
                                   nanstd_adjoint, nanvar_adjoint, norm_adjoint, percentile_adjoint,
@@ -215,8 +215,8 @@ def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=N
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None,
         correction=None):
     """d std / d a = (a - mean(a)) / ((N - ddof) std)."""
-    d[a] = (unreduce(real_part(d[y]) / y, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
-            / degrees_of_freedom(a, y, ddof, correction))
+    d[a] = (unreduce(zero_safe_ratio(real_part(d[y]), y), a, axis, keepdims)
+            * (a - np.mean(a, axis=axis, keepdims=True)) / degrees_of_freedom(a, y, ddof, correction))
 
 
 @register_adjoint(np.nanvar)

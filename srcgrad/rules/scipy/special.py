@@ -391,3 +391,17 @@ def scipy_log_softmax(z, x, axis=None):
 def scipy_log_softmax_tangent(z, x, axis=None):
     """dz = dx - sum(exp(z) dx) over `axis`."""
     t[z] = t[x] - np.sum(np.exp(z) * t[x], axis=axis, keepdims=True)
+
+
+# SciPy's own objects, called directly in differentiated code (the same templates; on the tape,
+# tape/scipy_calls.py records them through wrappers, SciPy converting its input otherwise)
+tensor_polygamma = polygamma        # (the spelling of the Tensor-aware primitive in the template below)
+
+
+@register_adjoint(sp.polygamma)
+def scipy_polygamma(z, n, x):
+    """d/dx psi^(n)(x) = psi^(n+1)(x), as polygamma_."""
+    d[x] = unbroadcast(d[z] * tensor_polygamma(n + 1, x), x)
+
+
+register_adjoint(sp.multigammaln, name="scipy_multigammaln")(multigammaln_)
