@@ -34,6 +34,7 @@ import tangent_rows as cases_more
 import srcgrad as sg
 from srcgrad import forward_mode as forward_mod
 from srcgrad.rules.helpers import broadcast as helpers
+from srcgrad.rules.helpers import complex as complex_helpers
 from srcgrad.rules.python import containers
 from srcgrad.rules import tangents as tangent_registry
 from srcgrad.transforms import instantiate
@@ -206,6 +207,14 @@ def c_list_ops(x, v):
     return sum(ys) + np.stack(tuple(ys))[0]
 
 
+def c_real_if_close(x): return np.real_if_close(x) * x     # noqa: E704
+
+
+def c_real_if_close_helpers(x):
+    return complex_helpers.real_if_close_cotangent(x, x * 1.0, x) * 2.0 + \
+        complex_helpers.real_if_close_tangent(x * x, x)
+
+
 def c_dict_get(x, v):
     d = {"a": x * 2.0}
     g = containers.get_cotangent(v, d, "a")
@@ -308,6 +317,9 @@ TANGENT_CASES = [
     ("concatenate", c_concatenate, (R(2, 3), R(1, 3)), np.concatenate),
     ("stack", c_stack, (R(3), R(3)), (np.stack, np.multiply)),
     ("getitem", c_getitem, (R(3, 4),), operator.getitem),
+    ("real_if_close", c_real_if_close, (R(3),), np.real_if_close),
+    ("real_if_close_helpers", c_real_if_close_helpers, (R(3),),
+     (complex_helpers.real_if_close_cotangent, complex_helpers.real_if_close_tangent)),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
     # the tangent rules of numpy_more.py and numpy_fft.py (rows in their case modules)

@@ -16,7 +16,7 @@ from rulecase import Case, P, R, ND, Static
 from srcgrad import runtime
 from srcgrad.forward_mode import transpose_jvp_packed
 from srcgrad.rules.helpers.broadcast import rereduce, unbroadcast, unreduce
-from srcgrad.rules.helpers.complex import conj
+from srcgrad.rules.helpers.complex import conj, real_if_close_cotangent, real_if_close_tangent
 from srcgrad.rules.helpers.products import einsum_adjoint
 from srcgrad.rules.python import containers
 
@@ -78,6 +78,14 @@ def f_default_cotangent(x, w):
     return np.sum((absent + present) * w)
 
 
+def f_real_if_close_cotangent(x, w):
+    return np.sum(real_if_close_cotangent(x, x * 1.0, x) * w)
+
+
+def f_real_if_close_tangent(x, w):
+    return np.sum(real_if_close_tangent(x * 2.0, x) * w)
+
+
 def f_as_input_tree(x, w):
     out = runtime.as_input_tree([x, None], (x, x))
     return np.sum((out[0] * 2.0 + out[1]) * w)
@@ -101,6 +109,8 @@ CASES = [
          runtime.add_cotangents),
     Case("as_input_broadcast", f_as_input, lambda g, x: g + anp.zeros((2, 3)), (R(3), ND(2, 3)), runtime.as_input),
     Case("as_input_tree", f_as_input_tree, lambda x: 2.0 * x, (R(3),), runtime.as_input_tree),
+    Case("real_if_close_cotangent", f_real_if_close_cotangent, lambda x: x, (R(3),), real_if_close_cotangent),
+    Case("real_if_close_tangent", f_real_if_close_tangent, lambda x: 2.0 * x, (R(3),), real_if_close_tangent),
     Case("dict_get", f_dict_get, lambda x, y: 2.0 * x + y, (R(3), R(3)), dict.get),
     Case("get_cotangent", f_get_cotangent, lambda x: x, (R(3),), containers.get_cotangent),
     Case("default_cotangent", f_default_cotangent, lambda x: x, (R(3),), containers.default_cotangent),

@@ -398,3 +398,26 @@ def test_python_complex_scalar_argument_keeps_the_conjugation(z):
         np.testing.assert_allclose(g, fd, rtol=RTOL, atol=ATOL)
         np.testing.assert_allclose(g, np.conj(autograd.grad(lambda v: anp.real(anp.conj(u) * anp.cos(v)))(
             complex(z))), rtol=1e-12)
+
+
+def real_loss_of_real_if_close(z, u):
+    return np.sum(np.real(np.conj(u) * np.real_if_close(z)))
+
+
+def test_real_if_close_of_a_complex_value_that_stays_complex():
+    """np.real_if_close keeps a value whose imaginary part is not close to 0:
+    it is the identity there, and its cotangent and tangent keep their
+    imaginary parts (the rule took the real part: the imaginary part of the
+    gradient was lost, silently). Central differences on both axes."""
+    z = np.array([0.3 + 0.2j, 1.1 - 0.5j])
+    u = np.array([0.7 - 0.4j, -0.2 + 0.9j])
+    f = lambda v: real_loss_of_real_if_close(v, u)  # noqa: E731
+    fd = np.array([(f(z + EPS * e) - f(z - EPS * e)) / (2 * EPS)
+                   + 1j * (f(z + 1j * EPS * e) - f(z - 1j * EPS * e)) / (2 * EPS) for e in np.eye(2)])
+    np.testing.assert_allclose(sg.grad(real_loss_of_real_if_close)(z, u), fd, rtol=RTOL, atol=ATOL)
+    v = np.array([0.5 + 1.0j, -1.0 + 0.25j])
+    _, t = sg.jvp(np.real_if_close, (z,), (v,))
+    np.testing.assert_allclose(t, v, rtol=1e-14)
+    x = np.array([0.3 + 1e-20j, 1.1 + 0j])       # becomes real: the tangent's real part
+    _, t = sg.jvp(np.real_if_close, (x,), (v,))
+    np.testing.assert_allclose(t, np.real(v), rtol=1e-14)

@@ -150,3 +150,21 @@ def power_exponent_adjoint(g, z, x):
     replaced by 1 where it is 0 (the limit of x**y log x as x -> 0+ for y >
     0; autograd's replace_zero), so a zero base gives 0, not nan."""
     return g * conj(z * np.log(np.where(x == 0, 1.0, x)))
+
+
+def real_if_close_cotangent(g, z, a):
+    """The cotangent of `a` in z = np.real_if_close(a): `g` itself where z
+    stayed complex (the identity), complex(Re g, 0) where the imaginary
+    part was dropped (z real, a complex: TF's _RealGrad), `g` for a real
+    `a`. Linear in g; real_if_close_tangent is its transpose."""
+    if _kind(z) == "c":
+        return g
+    return complex_like(g, a)
+
+
+def real_if_close_tangent(t, z):
+    """The tangent of z = np.real_if_close(a) from a's tangent `t`: `t`
+    where z stayed complex, its real part where z is real."""
+    if _kind(z) == "c":
+        return t
+    return real_part(t)

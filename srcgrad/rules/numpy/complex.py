@@ -13,9 +13,10 @@ rules of the helper `conj` are in rules/generated_code.py).
 """
 import numpy as np
 
-from ..helpers.complex import angle_cotangent, cast_like, complex_like, conj, imag_cotangent, real_part
+from ..helpers.complex import (angle_cotangent, cast_like, complex_like, conj, imag_cotangent, real_if_close_cotangent,
+                               real_if_close_tangent, real_part)
 from ..registry import register_adjoint
-from ..tangents import declare_linear, register_linear
+from ..tangents import declare_linear, register_linear, register_tangent
 
 declare_linear(real_part)
 
@@ -58,8 +59,34 @@ def angle(y, z, deg=False):
 
 @register_adjoint(np.real_if_close)
 def real_if_close(z, a, tol=100):
-    """The identity on values: the cotangent takes `a`'s kind back (autograd's rule)."""
-    d[a] = complex_like(d[z], a)
+    """The identity on values where the result stays complex; where the
+    imaginary part was dropped (close to 0), the cotangent takes `a`'s kind
+    back (autograd's rule; it took the real part in both cases)."""
+    d[a] = real_if_close_cotangent(d[z], z, a)
+
+
+@register_tangent(np.real_if_close)
+def real_if_close_tangent_(z, a, tol=100):
+    """dz = da where z stayed complex, Re(da) where it became real."""
+    t[z] = real_if_close_tangent(t[a], z)
+
+
+@register_adjoint(real_if_close_cotangent)
+def real_if_close_cotangent_(out, g, z, a):
+    """Linear in g: its transpose (Re where z is real, the identity else)."""
+    d[g] = real_if_close_tangent(d[out], z)
+
+
+register_linear(real_if_close_cotangent)
+
+
+@register_adjoint(real_if_close_tangent)
+def real_if_close_tangent_adjoint(out, t, z):
+    """Linear in t: its transpose (complex(Re h, 0) where z is real)."""
+    d[t] = real_if_close_cotangent(d[out], z, t)
+
+
+register_linear(real_if_close_tangent)
 
 
 # ---------------------------------------------------------------- dtype casts
