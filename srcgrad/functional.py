@@ -551,8 +551,9 @@ def _tangent_tree(t, x):
 
 
 def _output_tangent(d, out):
-    if type(out) is dict and not any(isinstance(o, Tensor) for o in out.values()):
-        ds = d if isinstance(d, dict) else {}
+    if type(out) is dict and (d is None or isinstance(d, dict)) and not any(
+            isinstance(o, Tensor) for o in out.values()):
+        ds = d if d is not None else {}
         return {k: _output_tangent(ds.get(k), o) for k, o in out.items()}
     if type(out) in (list, tuple) and not any(isinstance(o, Tensor) for o in out):
         # a list output's tangent is a list of the elements' tangents (autograd's, JAX's pytree)

@@ -124,3 +124,39 @@ def test_grad_of_a_bool_output_raises_type_error():
     with pytest.raises(TypeError, match="bool"):
         sg.grad(all_close_to_itself)(np.array([1.0, 2.0, 3.0]))
     close(sg.grad(lambda x: 2.0)(np.ones(2)), np.zeros(2), atol=0, what="a constant float output: zeros")
+
+
+def loop_over_list(ps, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(np.tanh(ps[0] * i) * ps[1])
+    return s
+
+
+LOOP_GRAD = sg.grad(loop_over_list)
+
+
+def first_gradient_squared(ps, n):
+    return np.sum(LOOP_GRAD(ps, n)[0] ** 2)
+
+
+@short_traceback
+def test_gradient_of_a_list_in_a_loop_differentiated_again():
+    """The generated gradient of a list argument ends in as_input_tree
+    (zeros for the unread element); differentiated again, compiled, it
+    agrees with autograd."""
+    ps = [np.array([1.0, -0.4]), np.array([0.5, 0.8]), np.zeros(3)]
+    assert "as_input_tree(" in sg.source(LOOP_GRAD, args=(ps, 3))
+
+    def a_loop(p, n):
+        s = 0.0
+        for i in range(n):
+            s = s + anp.sum(anp.tanh(p[0] * i) * p[1])
+        return s
+    expected = autograd.grad(lambda p: anp.sum(autograd.grad(a_loop)(p, 3)[0] ** 2))(ps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = sg.grad(first_gradient_squared)(ps, 3)
+    for gi, ei in zip(got, expected):
+        close(gi, ei, rtol=1e-12, what="against autograd")
+    close(got[2], np.zeros(3), atol=0, what="the unread element")
