@@ -17,12 +17,24 @@ from gradcheck import check_close, numerical_grad
 
 # --------------------------------------------------------------- the cache
 
+@pytest.fixture
+def young_heap():
+    """The objects alive before the test moved out of the collector's view
+    (gc.freeze), so that a test's gc.collect() scans what the test made,
+    not the whole suite's heap (seconds per collection late in a full run).
+    Frozen objects still hold what they reference: a cache keeping a
+    dropped function alive keeps it alive here too."""
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 def _collected(refs):
     gc.collect()
     return sum(r() is None for r in refs)
 
 
-def test_dropped_functions_are_collected_with_their_generated_code():
+def test_dropped_functions_are_collected_with_their_generated_code(young_heap):
     refs = []
     for _ in range(12):
         def helper(x):
@@ -42,7 +54,7 @@ def test_dropped_functions_are_collected_with_their_generated_code():
     assert _collected(refs) == len(refs)
 
 
-def test_dropped_decorated_functions_are_collected_after_tape_use():
+def test_dropped_decorated_functions_are_collected_after_tape_use(young_heap):
     refs = []
     for _ in range(12):
         @sg.function
@@ -57,7 +69,7 @@ def test_dropped_decorated_functions_are_collected_after_tape_use():
     assert _collected(refs) == len(refs)
 
 
-def test_generated_source_leaves_linecache_with_its_function():
+def test_generated_source_leaves_linecache_with_its_function(young_heap):
     """Generated lines enter linecache when a traceback goes through them
     (an error in generated code), and leave it with their functions."""
     import linecache
@@ -103,7 +115,7 @@ def test_a_functools_wraps_wrapper_is_differentiated_from_its_own_source():
     check_close(sg.grad(outer)(np.full(2, 2.0)), np.full(2, 12.0))
 
 
-def test_programs_per_function_are_bounded_and_evicted_ones_recompile(monkeypatch):
+def test_programs_per_function_are_bounded_and_evicted_ones_recompile(monkeypatch, young_heap):
     from srcgrad.function import ProgramCache
     monkeypatch.setattr(ProgramCache, "size", 16)      # (the bound is 64: the same logic, fewer compilations)
 

@@ -75,7 +75,7 @@ FIXED_SEEDS = {
                                       "after compiling: the old function is differentiated"),
 }
 
-DEFAULT_EXAMPLES = 120
+DEFAULT_EXAMPLES = 60          # (the suite's time budget; --fuzz runs thousands)
 FUZZ = int(os.environ.get("SRCGRAD_FUZZ") or 0)
 if FUZZ:
     _only = os.environ.get("SRCGRAD_FUZZ_CATEGORIES")
