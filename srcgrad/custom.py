@@ -69,7 +69,11 @@ def custom_gradient(f):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         tapes = tape_mod.recording_tapes()
-        inputs = [a for a in args if isinstance(a, Tensor) and is_differentiable_dtype(a.dtype)]
+        # the Tensors among the positional arguments, also inside lists, tuples and dicts
+        # (fixed_point(f, (a, x, g), ...)): (position, path, Tensor)
+        leaves = [(i, path, t) for i, a in enumerate(args) for path, t in tape_mod.leaf_paths(a)
+                  if isinstance(t, Tensor) and is_differentiable_dtype(t.dtype)]
+        inputs = [t for _, _, t in leaves]
         watching = [t for t in tapes if t._should_record(inputs)] if inputs else []
         if not watching and not (inputs and forward_mode.accumulating()):
             y, _ = _call(f, args, kwargs)
@@ -83,13 +87,12 @@ def custom_gradient(f):
         with tape_mod.custom_body():
             y, grad_fn = _call(f, args, kwargs)
         outputs = [Tensor(np.array(unwrap(o))) for o in (y if isinstance(y, tuple) else (y,))]
-        positions = [i for i, a in enumerate(args) if any(a is t for t in inputs)]
 
         def backward(residuals, gs):
-            return [unwrap(g) for g in _select(grad_fn(*gs), positions, len(args))]
+            return [unwrap(g) for g in _at_leaves(grad_fn(*gs), leaves, len(args))]
 
         def joint(tensors, gs):
-            return _select(_grad_fn_call(grad_fn, gs), positions, len(args))
+            return _at_leaves(_grad_fn_call(grad_fn, gs), leaves, len(args))
         entry = tape_mod.CallEntry(inputs, outputs, backward, joint, None)
         for t in watching:
             t._record(entry)
@@ -109,13 +112,22 @@ def _call(f, args, kwargs):
 
 
 def _select(grads, positions, n_args):
-    """grad_fn's result (one gradient, or one per argument) at `positions`."""
+    """grad_fn's result (one gradient, or one per argument) at `positions`.
+    Raises ValueError when grad_fn returned another number of gradients."""
     if n_args == 1 and not isinstance(grads, (tuple, list)):
         grads = (grads,)
     grads = tuple(grads)
     if len(grads) != n_args:
         raise ValueError("grad_fn returned %d gradient(s) for %d argument(s)" % (len(grads), n_args))
     return [grads[i] for i in positions]
+
+
+def _at_leaves(grads, leaves, n_args):
+    """grad_fn's result at the (position, path, Tensor) `leaves`: for a
+    list, tuple or dict argument, its gradient (a container of the same
+    structure, or None for no gradient) read at the leaf's path."""
+    per_argument = _select(grads, range(n_args), n_args)
+    return [tape_mod.at_path(per_argument[i], path) for i, path, _ in leaves]
 
 
 class CustomCallee:
@@ -186,37 +198,46 @@ def _per_example(vjp, n_args, name):
 
 def _vjp_by_tape(fn, values, cotangents):
     """The VJP of `fn(*values)` for output `cotangents`, computed op by op
-    on a GradientTape: one gradient per value (zeros where unconnected).
+    on a GradientTape: one gradient per value (zeros where unconnected; for
+    a list, tuple or dict value, the same structure of gradients).
     Tensor values are copied by a recorded operation, so that tapes around
     this one see the computation (every order); raw values give raw
-    results."""
+    results. Raises ValueError when the outputs and `cotangents` do not
+    have the same structure."""
     on_tensors = any(isinstance(v, Tensor) for v in tape_mod.flatten([list(values), list(cotangents)]))
-    ts = [np.positive(v) if isinstance(v, Tensor) else Tensor(np.array(v)) if _numeric(v) else v for v in values]
+
+    def watched(v):
+        if isinstance(v, Tensor):
+            return np.positive(v)
+        return Tensor(np.array(v)) if _numeric(v) else v
+    ts = [tape_mod.pack_as(v, [watched(leaf) for leaf in tape_mod.flatten(v)]) for v in values]
+    leaves = [t for t in tape_mod.flatten(ts) if isinstance(t, Tensor)]
     with tape_mod.GradientTape() as tape:
-        tape.watch([t for t in ts if isinstance(t, Tensor) and is_differentiable_dtype(t.dtype)])
+        tape.watch([t for t in leaves if is_differentiable_dtype(t.dtype)])
         out = fn(*ts)
-    outs = list(out) if isinstance(out, tuple) else [out]
+    outs = tape_mod.flatten(list(out) if isinstance(out, tuple) else [out])
+    ws = tape_mod.flatten(list(cotangents))
+    if len(outs) != len(ws):
+        raise ValueError("a custom gradient's VJP has %d output(s) but %d cotangent(s)" % (len(outs), len(ws)))
     targets, seeds = [], []
-    for o, w in zip(outs, cotangents):
+    for o, w in zip(outs, ws):
         if isinstance(o, Tensor) and w is not None:
             targets.append(o)
             seeds.append(w)
-    watched = [t for t in ts if isinstance(t, Tensor)]
-    found = tape.gradient(targets, watched, output_gradients=seeds) if targets else [None] * len(watched)
-    found = iter(found)
+    found = tape.gradient(targets, leaves, output_gradients=seeds) if targets else [None] * len(leaves)
+    by_leaf = {id(t): g if g is not None else Tensor(np.zeros_like(t._value)) for t, g in zip(leaves, found)}
     # (a value that is not a number, a function passed to the custom function: no gradient, None)
-    grads = [(lambda g: g if g is not None else Tensor(np.zeros_like(t._value)))(next(found))
-             if isinstance(t, Tensor) else None for t in ts]
-    return tuple(grads if on_tensors else [unwrap(g) if g is not None else None for g in grads])
+    grads = [tape_mod.pack_as(t, [by_leaf.get(id(leaf)) for leaf in tape_mod.flatten(t)]) for t in ts]
+    if on_tensors:
+        return tuple(grads)
+    return tuple(tape_mod.pack_as(g, [unwrap(leaf) for leaf in tape_mod.flatten(g)]) for g in grads)
 
 
 def _numeric(v):
-    """A number, an array of numbers, or a list/tuple of them: a value the
-    tape can watch (a function or another object passed along is not)."""
-    if isinstance(v, (int, float, complex, np.ndarray, np.generic)):
+    """A number or an array of numbers: a value the tape can watch (a
+    function or another object passed along is not)."""
+    if isinstance(v, (int, float, complex, np.ndarray, np.generic)) and not isinstance(v, bool):
         return not isinstance(v, np.ndarray) or v.dtype.kind in "biufc"
-    if isinstance(v, (list, tuple)):
-        return bool(v) and all(_numeric(e) for e in v)
     return False
 
 

@@ -560,8 +560,9 @@ tape_mod.add_op_observer(tangents_hook)      # called by tape.apply after each o
 def transpose_grad_fn(grad_fn, n_args, outputs, tangents):
     """J v for a custom_gradient function: differentiate its grad_fn (linear
     in the output cotangents) with respect to the cotangents, seeded with
-    the arguments' tangents {position: tangent}, as TF treats custom
-    gradients in forward mode. Returns one tangent (or None) per output."""
+    the arguments' tangents {position: tangent, or for a list, tuple or
+    dict argument the same structure of tangents, None where none}, as TF
+    treats custom gradients in forward mode. Returns one tangent (or None) per output."""
     us = [Tensor(np.ones(np.shape(o), dtype=np.result_type(o))) for o in unwrap(list(outputs))]
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(us)
@@ -570,10 +571,11 @@ def transpose_grad_fn(grad_fn, n_args, outputs, tangents):
         grads = (grads,)
     targets, seeds = [], []
     for i, t in tangents.items():
-        g = grads[i]
-        if isinstance(g, Tensor) and t is not None:
-            targets.append(g)
-            seeds.append(t)
+        for path, leaf in tape_mod.leaf_paths(t):      # (a list, tuple or dict argument: leaf by leaf)
+            g = tape_mod.at_path(grads[i], path)
+            if isinstance(g, Tensor) and leaf is not None:
+                targets.append(g)
+                seeds.append(leaf)
     if not targets:
         return [None] * len(us)
     return tape.gradient(targets, us, output_gradients=seeds)
@@ -590,8 +592,11 @@ def custom_tangents(args, outputs, grad_fn):
     for k, acc in enumerate(stack):
         if type(acc) is not ForwardAccumulator or not acc._recording:
             continue
-        tangents = {i: acc._get(a) for i, a in enumerate(args) if isinstance(a, Tensor)}
-        tangents = {i: t for i, t in tangents.items() if t is not None}
+        tangents = {}
+        for i, a in enumerate(args):        # (a list, tuple or dict argument: a tree of tangents, None where none)
+            found = [acc._get(t) if isinstance(t, Tensor) else None for _, t in tape_mod.leaf_paths(a)]
+            if any(t is not None for t in found):
+                tangents[i] = pack_as(a, found)
         if not tangents:
             continue
         with _outer_only(stack[:k]):

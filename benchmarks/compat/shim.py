@@ -597,35 +597,78 @@ def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.99
 # ------------------------------------------------------------- fixed points
 def fixed_point(f, a, x0, distance, tol):
     """autograd.misc.fixed_points.fixed_point: iterate x <- f(a)(x) from x0
-    until distance(x, x_prev) <= tol; differentiated implicitly (the
-    adjoint w = g + (d f(a)/dx)^T w is itself iterated to tol from zero,
-    and the gradient with respect to a is (d f(a)(x*)/da)^T w)."""
+    until distance(x, x_prev) <= tol; differentiated implicitly, as
+    autograd's primitive: the adjoint w = g + (d f(a)/dx)^T w is itself a
+    fixed point (of `rev_iter`, iterated by this function from zero, so
+    that it too is differentiated implicitly at second order), and the
+    gradient with respect to a is (d f(a)(x*)/da)^T w. As in autograd, x*
+    depends on a through the implicit derivative only, not through the
+    iterations (`_attached`)."""
     return _fixed_point(f, a, x0, distance, tol)
 
 
-def _fixed_point_body(f, a, x0, distance, tol):
-    fa = f(a)
-    x, x_prev = fa(x0), x0
+def _iterate(step, x0, distance, tol):
+    x, x_prev = step(x0), x0
     while distance(x, x_prev) > tol:
-        x, x_prev = fa(x), x
-    x_star = x
+        x, x_prev = step(x), x
+    return x
 
-    def grad_fn(g):
+
+def _detached(v):
+    """`v` with its Tensors replaced by their values: nothing computed from
+    it is recorded."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_detached(e) for e in v)
+    return v.numpy() if isinstance(v, sg.Tensor) else v
+
+
+_IMPLICIT = {}
+
+
+def _implicit(f):
+    """(vjp_x, vjp_a, rev_iter) for the iteration maker `f`, made once per f:
+    vjp_x(y, a, w) = (d f(a)(y)/dy)^T w, vjp_a(a, y, w) = (d f(a)(y)/da)^T w,
+    and autograd's rev_iter(params) for the adjoint's fixed point."""
+    found = _IMPLICIT.get(f)
+    if found is None:
         b = gen.Builder()
         fr = b.ref(f, "f")
-        wrt_x = b.build("def through_x(y, a, w):\n    fa = %s(a)\n    return np.sum(w * fa(y))\n" % fr,
-                        "through_x")
-        wrt_a = b.build("def through_a(a, y, w):\n    fa = %s(a)\n    return np.sum(w * fa(y))\n" % fr,
-                        "through_a")
-        vjp_x = sg.grad(wrt_x)
-        w, w_prev = g + vjp_x(x_star, a, vs.zeros_like(g)), vs.zeros_like(g)
-        while distance(w, w_prev) > tol:
-            w, w_prev = g + vjp_x(x_star, a, w), w
-        return None, sg.grad(wrt_a)(a, x_star, w), None, None, None
+        through_x = b.build("def through_x(y, a, w):\n    fa = %s(a)\n    return np.sum(w * fa(y))\n" % fr,
+                            "through_x")
+        through_a = b.build("def through_a(a, y, w):\n    fa = %s(a)\n    return np.sum(w * fa(y))\n" % fr,
+                            "through_a")
+        vjp_x, vjp_a = sg.grad(through_x), sg.grad(through_a)
+
+        def rev_iter(params):
+            a, x_star, x_star_bar = params
+            return lambda w: vjp_x(x_star, a, w) + x_star_bar
+        found = _IMPLICIT[f] = (vjp_x, vjp_a, rev_iter)
+    return found
+
+
+def _fixed_point_body(f, a, x0, distance, tol):
+    x_star = _attached(f, a, _iterate(f(_detached(a)), _detached(x0), distance, tol), distance, tol)
+    _, vjp_a, rev_iter = _implicit(f)
+
+    def grad_fn(g):
+        w = fixed_point(rev_iter, (a, x_star, g), vs.zeros_like(g), distance, tol)
+        return None, vjp_a(a, x_star, w), None, None, None
+    return x_star, grad_fn
+
+
+def _attached_body(f, a, x_star, distance, tol):
+    """x_star, a fixed point of f(a), depending on a by the implicit
+    derivative (first order: its own adjoint iterates with x_star fixed)."""
+    vjp_x, vjp_a, _ = _implicit(f)
+
+    def grad_fn(g):
+        w = _iterate(lambda w: g + vjp_x(x_star, a, w), vs.zeros_like(g), distance, tol)
+        return None, vjp_a(a, x_star, w), None, None, None
     return x_star, grad_fn
 
 
 _fixed_point = sg.custom_gradient(_fixed_point_body)
+_attached = sg.custom_gradient(_attached_body)
 
 
 # --------------------------------------------- autograd.scipy.signal.convolve

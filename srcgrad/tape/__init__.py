@@ -9,6 +9,6 @@ reverse sweep and Jacobians.
 """
 from .entries import CallEntry, CompiledCall, DeferredEntry, OpEntry, keep_values  # noqa: F401
 from .gradient_tape import GradientTape  # noqa: F401
-from .nested import flatten, pack_as  # noqa: F401
+from .nested import at_path, flatten, leaf_paths, pack_as  # noqa: F401
 from .recording import (UnconnectedGradients, _local, _stack, _unconnected, add_op_observer, apply,  # noqa: F401
                         custom_body, in_custom_body, recording_tapes)

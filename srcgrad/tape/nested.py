@@ -31,3 +31,23 @@ def pack_as(structure, leaves):
             return type(s)(build(e) for e in s)
         return next(it)
     return build(structure)
+
+
+def leaf_paths(structure, path=()):
+    """[(path, leaf)] of a nested list/tuple/dict structure, in flatten's
+    order; a path is the tuple of indices and keys leading to the leaf."""
+    if isinstance(structure, dict):
+        return [p for k in sorted(structure) for p in leaf_paths(structure[k], path + (k,))]
+    if isinstance(structure, (list, tuple)):
+        return [p for i, s in enumerate(structure) for p in leaf_paths(s, path + (i,))]
+    return [(path, structure)]
+
+
+def at_path(structure, path):
+    """The element of `structure` at `path` (leaf_paths), or None where a
+    level is None (a symbolic zero for a whole container)."""
+    for k in path:
+        if structure is None:
+            return None
+        structure = structure[k]
+    return structure

@@ -91,6 +91,10 @@ def transform(fdef, ctx):
                 new = targets if hit else []
             elif op.kind == "pop":
                 new = targets if op.args[0].id in dynamic else []
+            elif op.kind == "call" and op.custom:
+                # a custom_gradient function given a list, tuple or dict may return one (the VJP that
+                # custom.CustomCallee makes returns the argument's gradient: the same structure)
+                new = targets if any(_is_dynamic(a, dynamic) for a in op.args) else []
             elif op.kind == "call" and not op.custom and ctx.callee_dynamic is not None:
                 op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
                 outs = ctx.callee_dynamic(op)
