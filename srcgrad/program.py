@@ -365,7 +365,8 @@ class Program:
         if op.custom:
             return CustomCallee(op.callee, mask, op.n_outputs, mode)
         program = self.callee_program(op)
-        unread = _unread_params(op, program.parsed.params)
+        # (and the arguments tested before the call to share no memory with what is still used)
+        unread = _unread_params(op, program.parsed.params) | set(op.checked)
         written = {p: s for p, s in written_params(program.parsed).items()
                    if p not in program.resolution.scalars       # (a float parameter's += rebinds it)
                    and p not in unread}     # (the caller never reads that array again: the write is not seen)

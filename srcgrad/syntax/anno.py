@@ -52,10 +52,16 @@ class Anno(enum.Enum):
                  "object nothing reads after the call (dead or rebound by the statement, no view of a live "
                  "name) (lower/views.py); a callee writing into such a parameter is not observable "
                  "(program.py).")
+    UNSHARED_ARGS = ("On a call: {argument name: ((other name, ...), ((construct, hint), ...), origin)} for "
+                     "arguments nothing reads after the call unless they share memory with the other names "
+                     "(a helper's result may be a view of its argument: known at run time) (lower/views.py); "
+                     "where the callee writes into such a parameter, anf_calls.py tests it before the call "
+                     "(runtime.syntax.check_not_shared) and the write is not observable (program.py).")
     CONDITION = ("True on a test expression the lowering generated (a flag or a loop guard; "
                  "lower/exits.py).")
-    DEFINED = ("On an element assignment: the names assigned on every path to it (lower/views.py, "
-               "which reads it: names unbound on some path are not checked at run time).")
+    DEFINED = ("On an element assignment or a statement with a call: the names assigned on every path "
+               "to it (lower/views.py, which reads it: names unbound on some path are not checked at run "
+               "time).")
     PUSH = "The stack name on a forward-sweep push statement (reverse.py), for dead-push removal."
     POP = "The stack name on a reverse-sweep pop statement (reverse.py), for dead-pop removal."
     VJP = "On a call of a user function: the callee's compiled VJP (reverse.py)."

@@ -22,9 +22,11 @@ import gast
 import numpy as np
 
 from ..rules import mutation, registry
+from ..runtime import syntax as runtime_syntax
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
+from .lower.common import helper
 from .ops import Op
 
 # ndarray methods -> (NumPy function, how positional arguments pack)
@@ -274,7 +276,16 @@ class CallForms:
         if obj is None and isinstance(func, gast.Attribute):
             # a method of a value not known when compiling (an object built here): refused where active
             return e, Op("opaque", obj=None, source=name, args=_names_in(e))
-        return e, self.classify_fn(obj, args, kwargs, e, name)
+        op = self.classify_fn(obj, args, kwargs, e, name)
+        for _, arg, (others, messages, origin) in op.checks:
+            check = ast_util.call(helper(runtime_syntax.check_not_shared, "check_not_shared"),
+                                  [ast_util.name(arg), ast_util.tuple_([ast_util.name(o) for o in others]),
+                                   helper((messages, origin), "views")])
+            stmt = ast_util.copy_location(gast.Expr(value=check), e)
+            Anno.FORWARD_ONLY.add_to(stmt, True)
+            out.append(stmt)
+        op.checked = tuple(p for p, _, _ in op.checks)
+        return e, op
 
     def starred_display(self, e, out, hint):
         """`(*a, b, *c)`: as_tuple(list_extend(list_extend(as_list(a), [b]),
@@ -450,6 +461,12 @@ class CallForms:
             op.args = [_without_value(a) for a in op.args]
             op.n_outputs = info.n_outputs
             op.node = node
+            # a parameter the callee writes into, bound to an argument nothing reads after the call unless
+            # it shares memory with a name still used (lower/views.py): tested before the call
+            unshared = Anno.UNSHARED_ARGS.of(node, None) or {}
+            op.checks = tuple((p, bound.arguments[p].id, unshared[bound.arguments[p].id]) for p in info.writes
+                              if isinstance(bound.arguments.get(p), gast.Name)
+                              and bound.arguments[p].id in unshared)
             if info.primal is not None:
                 # the callee holds insert_grad_of blocks, which Python cannot skip: the
                 # forward sweep runs its compiled primal

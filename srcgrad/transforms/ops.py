@@ -38,6 +38,9 @@ class Op:
     python_float: bool = False      # "rule": a math-module function on Python floats
     checkpoint: bool = False        # "call" of sg.checkpoint(f): reversed by re-running f (joint)
     arg_dynamic: tuple = ()         # "call" (kinds.py): which arguments may be containers
+    checks: tuple = ()              # "call": ((param, argument, (names, messages, origin)), ...): the callee
+    #                                 writes into param; its argument is dead unless it shares memory with names
+    checked: tuple = ()             # "call": the params of `checks` whose test anf_calls.py put before the call
 
     def __post_init__(self):
         if self.kind not in OP_KINDS:

@@ -327,3 +327,68 @@ def test_helper_writing_into_arguments_the_caller_drops():
         close(g, fd_grad(lambda v: simulate(v, y), x), what="against central differences")
         with pytest.raises(sg.UnsupportedSyntaxError, match="writing into vx, a parameter of _project"):
             sg.grad(simulate_reads_after)(x, y)
+
+
+def _advect(f, vx, vy):
+    """fluidsim's `advect`: a new array, returned as np.reshape of it (a
+    call's result: a view or a copy of its arguments, known at run time)."""
+    flat = (f * 0.9 + 0.1 * vx * vy).ravel()
+    return np.reshape(flat, f.shape)
+
+
+def simulate_advected(vx, vy, smoke):
+    """autograd's fluidsim step: the arguments of `_project` come from a
+    helper, so they may share memory with vx, vy (the parameters, rebound
+    in the loop): tested at run time before the call, and passed."""
+    for _ in range(3):
+        vx_updated = _advect(vx, vx, vy)
+        vy_updated = _advect(vy, vx, vy)
+        vx, vy = _project(vx_updated, vy_updated)
+        smoke = _advect(smoke, vx, vy)
+    return np.sum(smoke ** 2)
+
+
+def _identity(a):
+    return a
+
+
+def passes_a_view_of_a_live_name(x, y):
+    a = np.sin(x)
+    z = _identity(a)                # z is a
+    o = y * 1.0
+    w, _ = _project(z, o)
+    return np.sum(w * a)            # a is read after the call: NumPy changed it
+
+
+def passes_the_callers_array(x, y):
+    z = _identity(x)                # z is the caller's x
+    x = x * 2.0
+    o = y * 1.0
+    w, _ = _project(z, o)
+    return np.sum(w * x)
+
+
+@short_traceback
+def test_helper_writing_into_a_helpers_result_tested_at_run_time():
+    """Was refused (autograd's fluidsim): `vx, vy = project(vx_updated,
+    vy_updated)` with vx_updated = advect(...). Now the compiled code tests,
+    before the call, that vx_updated shares no memory with the names still
+    used (and with the arrays the caller passed for rebound parameters)."""
+    x, y, s = np.array([0.3, 0.5, 0.9]), np.array([0.2, 0.4, 0.1]), np.array([1.0, 0.5, 0.25])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)       # compiled
+        g = sg.grad(simulate_advected, wrt=(0, 1, 2))(x, y, s)
+        for k, arg in enumerate((x, y, s)):
+            def f(v, k=k):
+                args = [x, y, s]
+                args[k] = v
+                return simulate_advected(*[a.copy() for a in args])
+            close(g[k], fd_grad(f, arg.copy()), what="against central differences")
+        for bad, who in ((passes_a_view_of_a_live_name, "while a, which may share its memory, is still used"),
+                         (passes_the_callers_array, "while the array the caller passed as x")):
+            with pytest.raises(sg.UnsupportedSyntaxError, match="passing z to _project, which writes into it, "
+                               + who) as info:
+                sg.grad(bad)(x, y)
+            assert "test_layer_idioms.py" in str(info.value)
+        # the same functions still run as plain Python, and differentiate afterwards
+        close(sg.grad(simulate_advected)(x, y, s), g[0], what="after the refusals")

@@ -137,7 +137,9 @@ class _ViewCheck:
         self.made_by = {}       # (name, other) -> ids of every statement linking them
 
     def check(self, body):
-        self.locals = set(self.ctx.parsed.params) | ast_util.names_stored(ast_util.module(body))
+        self.stored = ast_util.names_stored(ast_util.module(body))
+        self.locals = set(self.ctx.parsed.params) | self.stored
+        self.snapshots = {}     # parameter rebound in the function -> the name holding the caller's object
         for n in ast_util.walk(ast_util.module(body)):
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 self.collect(n.targets[0], n.value, n)
@@ -152,6 +154,9 @@ class _ViewCheck:
             self.assigned(body, set(self.ctx.parsed.params))
         # (liveness also tells which arguments of a call nobody reads afterwards: Anno.DEAD_ARGS)
         self.block(body, set(), True)
+        # the caller's objects of rebound parameters, for the run-time checks of UNSHARED_ARGS
+        body[:0] = [ast_util.copy_location(ast_util.assign(snap, ast_util.name(p)), body[0])
+                    for p, snap in sorted(self.snapshots.items())]
 
     def collect(self, target, value, stmt):
         if isinstance(target, (gast.Tuple, gast.List)):
@@ -202,7 +207,8 @@ class _ViewCheck:
     # -- which names are assigned on every path to a statement
     def assigned(self, stmts, defined):
         for s in stmts:
-            if mutated(s):
+            if mutated(s) or (isinstance(s, (gast.Assign, gast.Expr))
+                              and any(isinstance(n, gast.Call) for n in ast_util.walk(s.value))):
                 Anno.DEFINED.add_to(s, set(defined))
             if isinstance(s, gast.If):
                 defined = self.assigned(s.body, set(defined)) & self.assigned(s.orelse, set(defined))
@@ -261,20 +267,57 @@ class _ViewCheck:
         arguments that are local names (not parameters) whose object no
         name in `live` (read after the statement, its own targets excluded)
         and no parameter may share (links made by `s` itself are left out:
-        its targets hold what the call returns, the same in compiled code)."""
+        its targets hold what the call returns, the same in compiled code).
+        An argument that may share it only through a call's result (a view
+        or a copy: `v = helper(x)` is known at run time) is marked
+        Anno.UNSHARED_ARGS instead, with the names to test before the call
+        (a rebound parameter is also tested as the caller's object, held
+        from the function's entry)."""
         params = set(self.ctx.parsed.params)
+        defined = Anno.DEFINED.of(s, None)
         for call in ast_util.walk(s.value):
             if not isinstance(call, gast.Call):
                 continue
+            checked = {}
 
             def dead(a):
                 if not isinstance(a, gast.Name) or a.id in params or a.id not in self.locals or a.id in live:
                     return False
-                return not any(other in live or other in params for other in self.paths(a.id, s))
+                blockers = {o: d for o, d in self.paths(a.id, s).items() if o in live or o in params}
+                if not blockers:
+                    return True
+                if not any(blockers.values()) and defined is not None and all(
+                        o in defined or o in params for o in blockers):
+                    checked[a.id] = self.unshared(a.id, sorted(blockers), call, s)
+                return False
             positions = {i for i, a in enumerate(call.args) if dead(a)}
             keywords = {k.arg for k in call.keywords if k.arg is not None and dead(k.value)}
             if positions or keywords:
                 Anno.DEAD_ARGS.add_to(call, (frozenset(positions), frozenset(keywords)))
+            if checked:
+                Anno.UNSHARED_ARGS.add_to(call, checked)
+
+    def unshared(self, name, others, call, s):
+        """(names, messages, origin) of the run-time test that argument
+        `name` of `call` shares no memory with `others` (UNSHARED_ARGS)."""
+        callee = ast_util.to_source(call.func).strip()
+        names, messages = [], []
+        for other in others:
+            shown = [other]
+            if other in self.ctx.parsed.params and other in self.stored:
+                snap = self.snapshots.get(other)
+                if snap is None:
+                    snap = self.snapshots[other] = self.ctx.namer.fresh("_entry_" + other)
+                shown.append(snap)
+            for n in shown:
+                what = ("%s, which may share its memory," % other if n == other else
+                        "the array the caller passed as %s, which may share its memory," % other)
+                names.append(n)
+                messages.append((
+                    "passing %s to %s, which writes into it, while %s is still used (NumPy would change "
+                    "%s too, compiled code does not)" % (name, callee, what, other),
+                    "pass a copy: %s.copy()" % name))
+        return tuple(names), tuple(messages), self.ctx.parsed.origin(s)
 
     def mutation(self, name, live, s):
         # x += v: in place for an array, not for a float (x[i] += v is an element assignment)
