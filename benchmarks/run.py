@@ -38,9 +38,9 @@ if __package__ in (None, ""):   # `python benchmarks/run.py`: make the package i
 
 from benchmarks import harness  # noqa: E402
 
-# Issue 10's workloads, then issue 9's, in the order of the issues; then issue 19's.
+# Issue 10's workloads, then issue 9's, in the order of the issues; then issue 19's and 18's.
 WORKLOADS = ["pendulum", "mlp", "rnn", "smallops", "digits", "transform", "overhead",
-             "jacobian", "hessian", "checkpoint"]
+             "jacobian", "hessian", "checkpoint", "constants"]
 DEFAULT_JSON = os.path.join(HERE, "results.json")
 OPTIONAL_LIBRARIES = ["jax", "torch", "autograd", "numba"]
 
