@@ -334,3 +334,38 @@ def test_second_order_of_loops_in_loops():
     check_close(sg.hvp(nested)(X, W, v), numerical_jacobian(lambda u: g(u, W), X) @ v, rtol=1e-6, atol=1e-8)
     check_close(sg.grad(lambda u: sg.grad(nested)(u, W)[0])(X),
                 numerical_grad(lambda u: sg.grad(nested)(u, W)[0], X), rtol=1e-6, atol=1e-8)
+
+
+def nested_plain(x, w):
+    for k in range(4):
+        for t in range(3):
+            x = x + 0.1 * np.sin(x) * w
+        x = x * 0.9
+    return np.sum(x ** 2)
+
+
+def test_hessian_of_nested_checkpointed_loops():
+    """Was a crash: sg.hessian (the batched VJP of the gradient) and nested
+    tapes' jacobian met the symbolic-zero (None) cotangent of the inner
+    loop's snapshot dict in batch_vjp. Now equal to the plain loops'
+    Hessian, to finite differences of the gradient, and to autograd's."""
+    from gradcheck import numerical_jacobian
+    H = sg.hessian(nested)(X, W)
+    check_close(H, sg.hessian(nested_plain)(X, W), rtol=1e-12, atol=1e-14)
+    check_close(H, numerical_jacobian(lambda u: sg.grad(nested_plain)(u, W), X), rtol=1e-6, atol=1e-8)
+    xv = sg.Variable(X)
+    with sg.GradientTape() as outer:
+        with sg.GradientTape() as inner:
+            y = sg.function(nested)(xv, W)
+        g = inner.gradient(y, xv)
+    check_close(outer.jacobian(g, xv).numpy(), H, rtol=1e-12, atol=1e-14)
+    autograd = pytest.importorskip("autograd")
+    anp = autograd.numpy
+
+    def nested_ag(x):
+        for k in range(4):
+            for t in range(3):
+                x = x + 0.1 * anp.sin(x) * W
+            x = x * 0.9
+        return anp.sum(x ** 2)
+    check_close(H, autograd.hessian(nested_ag)(X), rtol=1e-10, atol=1e-12)

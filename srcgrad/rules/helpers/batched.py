@@ -195,7 +195,8 @@ def batch_vjp(vjp, g, z, *args):
     """Run the unbatched VJP function `vjp(g, z, *args) -> tuple` of a rule
     once per example of the batched cotangent `g` and stack the results:
     the loop for rules that cannot run batched. Returns a tuple aligned with
-    vjp's (None where it gives None)."""
+    vjp's (None where it gives None; all None when `g` is None, a symbolic
+    zero)."""
     if isinstance(g, (list, tuple, dict)) and batch_size(g) is None:
         # every element a symbolic zero (a list of dict keys): zero cotangents, as None
         none = [None] * len(g) if not isinstance(g, dict) else dict.fromkeys(g)
@@ -206,6 +207,10 @@ def batch_vjp(vjp, g, z, *args):
     elif isinstance(g, dict):
         B = batch_size(g)
         parts = [vjp({key: None if e is None else e[k] for key, e in g.items()}, z, *args) for k in range(B)]
+    elif g is None:
+        # a symbolic zero for every example (the cotangent of a dict of checkpointed snapshots that nothing
+        # read): zero cotangents, as None
+        return tuple(None for _ in vjp(None, z, *args))
     else:
         B = np.shape(g)[0]
         parts = [vjp(g[k], z, *args) for k in range(B)]

@@ -223,7 +223,10 @@ register_linear(array_setitem, (0, 2))
 
 
 def zero_at(g, index):
-    """`g` with the entries at `index` zeroed (a new value)."""
+    """`g` with the entries at `index` zeroed (a new value); None (a
+    symbolic zero) stays None."""
+    if g is None:
+        return None
     if isinstance(g, list):
         out = list(g)
         if isinstance(index, slice):
@@ -268,8 +271,9 @@ def value_cotangent(g, index, v):
     to v's shape (NumPy broadcast v when it set the entries). An index that
     names an element more than once (`y[[0, 0]] = v`, integer arrays) wrote
     it last with the last of those entries, as NumPy does: only that entry
-    of v gets its cotangent, the earlier ones none."""
-    part = g[index]
+    of v gets its cotangent, the earlier ones none. `g` None (a symbolic
+    zero) gives zeros."""
+    part = g[index] if g is not None else None
     if isinstance(v, (_SEQ, dict)):
         return part
     if part is None:
