@@ -28,7 +28,7 @@ from .display import GeneratedCode
 from .errors import NoRuleError, UnsupportedSyntaxError, api_boundary
 from .function import BoundFunction, Function
 from .program import Program
-from .runtime import arrays, zeros_tree
+from .runtime import arrays, vector_object, zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .transforms import parse as parse_mod
 from .syntax import ast_util
@@ -82,6 +82,8 @@ def _float_tree(v):
         return float(v)             # Python scalars stay Python floats (scalar code stays scalar)
     if type(v) is not np.ndarray and arrays.is_other_array(v):
         return arrays.as_argument(v)    # a Dask (CuPy, array-API) array keeps its type
+    if vector_object(v):
+        return v        # a user's vector-space value (autograd's VSpace types), differentiated as a whole
     a = np.asarray(v)
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
@@ -99,6 +101,9 @@ def _as_input_dtype(g, x):
                 for k, xi in x.items()}
     if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.as_gradient(g, x)     # in x's namespace (g's for NumPy x): never converted
+    if vector_object(x):
+        # a user's vector-space value: its gradient is a value of that space (its zero when unconnected)
+        return g if g is not None else zeros_tree(x)
     g = np.asarray(g)
     shape = np.shape(x)
     if g.shape != shape:

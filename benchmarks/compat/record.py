@@ -10,8 +10,10 @@ both runs (`grad:objective:0`). The two runs are paired call by call: the
 k-th call with a label in one run against the k-th with that label in the
 other.
 """
+import functools
 import numbers
 import time
+import types
 
 import numpy as np
 
@@ -161,6 +163,13 @@ def snapshot(x, depth=0):
     value = getattr(x, "_value", None)         # an autograd box (should not reach depth 0)
     if value is not None and type(x).__module__.startswith("autograd"):
         return snapshot(value, depth + 1)
+    fields = getattr(x, "__dict__", None)
+    if isinstance(fields, dict) and not isinstance(x, (types.FunctionType, types.MethodType, type,
+                                                        types.ModuleType, functools.partial)):
+        # an object of the program's own type (a gradient in a user's vector space, rkhs.py): its
+        # fields, compared as a dict
+        return {"<object %s>" % type(x).__name__: {k: snapshot(v, depth + 1) for k, v in sorted(fields.items())
+                                                   if not k.startswith("__")}}
     return ("<object>", type(x).__name__)
 
 

@@ -323,6 +323,50 @@ def make_ggnvp(f, g=None, f_argnum=0):
     return maker
 
 
+# ------------------------------------------------------ Box and VSpace
+class Box:
+    """autograd.extend.Box, for programs that subclass it to declare their
+    own differentiable type (examples/rkhs.py): srcgrad does not box values,
+    so the class is only a base; `register` records the value type."""
+    types = set()
+
+    def __init__(self, value, trace=None, node=None):
+        self._value = value
+
+    @classmethod
+    def register(cls, value_type):
+        Box.types.add(value_type)
+
+
+class VSpace:
+    """autograd.extend.VSpace: a user type's vector space (zeros, add,
+    scalar_mul, inner_prod from the subclass's `_add`, `_scalar_mul`,
+    `_inner_prod`); srcgrad accumulates such cotangents with the type's own
+    `+` (the type defines it through its VSpace, as in rkhs.py)."""
+    mappings = {}
+
+    def add(self, x, y):
+        return self._add(x, y)
+
+    def scalar_mul(self, x, a):
+        return self._scalar_mul(x, a)
+
+    def inner_prod(self, x, y):
+        return self._inner_prod(x, y)
+
+    def covector(self, x):
+        return x
+
+    @classmethod
+    def register(cls, value_type, vspace_maker=None):
+        VSpace.mappings[value_type] = vspace_maker or cls
+
+
+def func(f):
+    """autograd.util.func: the function itself (a Python 2 leftover)."""
+    return f
+
+
 # --------------------------------------------------- primitive / defvjp
 class _Rules:
     def __init__(self):

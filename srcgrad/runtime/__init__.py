@@ -13,6 +13,6 @@ The package re-exports `core`'s names, so `runtime.push` is `core.push`.
 """
 from .core import (ShapeOf, add_cotangents, as_input, as_input_tree, densify,  # noqa: F401
                    densify_tree, install, is_tensor, nondiff_helper, pop, primitive, push, sparse_zeros,
-                   unindex_container, zero_tangent, zeros_for, zeros_tree)
+                   unindex_container, vector_object, zero_tangent, zeros_for, zeros_tree)
 from . import arrays  # noqa: F401  (other libraries' arrays: Dask, CuPy, the array API)
 from .core import _Dispatch  # noqa: F401  (the Tensor hook, installed by srcgrad.tensor)

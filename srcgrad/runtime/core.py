@@ -116,6 +116,20 @@ class ShapeOf:
 _SEQ = (list, tuple)
 
 
+def vector_object(x):
+    """Is `x` a value of a user's own vector space (autograd's VSpace types:
+    a function in an RKHS, examples/rkhs.py), differentiated as a whole? An
+    object whose class defines `+`, that is not a number, array, string,
+    container, function, class or module. Its cotangents come from custom
+    gradients and add with its own `+`."""
+    if x is None or isinstance(x, (int, float, complex, str, bytes, np.ndarray, np.generic, list, tuple, dict,
+                                   type, functools.partial)) or callable(getattr(x, "__code__", None)):
+        return False
+    if arrays.is_other_array(x) or hasattr(x, "__array__") or type(x).__module__ in ("builtins", "types"):
+        return False
+    return getattr(type(x), "__add__", None) is not None
+
+
 def zeros_tree(x):
     """Zeros shaped like `x`: np.zeros_like for a floating array or number
     (float64 zeros for an integer one), the same structure for lists/tuples
@@ -134,7 +148,11 @@ def zeros_tree(x):
         kind = np.dtype(dtype).kind if dtype is not None else np.result_type(x).kind
     except TypeError:
         # an array-API dtype (array_api_strict's) is not a NumPy dtype
-        return arrays.zeros_like(x, float_only=True) if arrays.is_other_array(x) else None
+        if arrays.is_other_array(x):
+            return arrays.zeros_like(x, float_only=True)
+        if vector_object(x) and getattr(type(x), "__mul__", None) is not None:
+            return x * 0.0      # the zero of a user's vector space (its own scalar product)
+        return None
     if kind in "fc":
         return np.zeros_like(x)
     return np.zeros_like(x, dtype=np.float64) if kind in "iu" else None
@@ -153,11 +171,14 @@ def sparse_zeros(x):
     """The reverse sweep's zero cotangent for `x`: for a list, tuple or dict
     a container of None (each element a symbolic zero, so accumulating into
     a long list costs no array work); for an array, zeros (also for its
-    ShapeOf stand-in: an unconnected input restored by its shape)."""
+    ShapeOf stand-in: an unconnected input restored by its shape); None for
+    a value of a user's vector space (vector_object)."""
     if isinstance(x, _SEQ):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
+    if vector_object(x):
+        return None         # a user's vector-space value: no cotangent yet (the first one is kept as it is)
     if isinstance(x, ShapeOf):      # an array the reverse sweep restored by its shape only
         if x.like is not None:
             return arrays.zeros(x.shape, x.dtype, x.like)
@@ -220,6 +241,8 @@ def as_input_tree(g, x):
         return {k: as_input_tree(gs.get(k), xi) for k, xi in x.items()}
     if g is None:
         return densify(None, x)
+    if vector_object(x):
+        return g            # a user's vector-space value: its cotangent as its custom gradients made it
     return as_input(g, x)
 
 

@@ -468,6 +468,10 @@ def transform(resolution, ctx):
     facts.inputs = sorted(defined)
     facts.containers = {p for p, v in resolution.examples.items()
                         if isinstance(v, (list, tuple, dict))} | set(resolution.containers)
+    # a differentiated value of the user's own vector space: its cotangents are kept and added as they come
+    # (None for none yet), as a container's
+    facts.containers |= {p for p, m in zip(ctx.inputs, ctx.mask)
+                         if m and runtime.vector_object(resolution.examples.get(p))}
     facts.scalar_params = set(resolution.scalars)
     facts.stacks = t.stacks
     node.body = _no_self_reference(node.body, facts.stacked, namer)

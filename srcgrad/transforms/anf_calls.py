@@ -242,7 +242,7 @@ class CallForms:
         call = getattr(type(obj), "__call__", None)
         if (obj is not None and not isinstance(obj, type) and not callable(getattr(obj, "__code__", None))
                 and not inspect.ismethod(obj) and self.ctx.callee(obj) is None and call is not None
-                and self.ctx.callee(call) is not None):
+                and (self.ctx.callee(call) is not None or getattr(call, "__srcgrad_custom__", None) is not None)):
             # an instance of the user's class called: obj(x) is type(obj).__call__(obj, x)
             if not isinstance(func, gast.Name):
                 # self.layer(x), layers[0](x): the receiver is evaluated once, then called
