@@ -60,9 +60,12 @@ def custom_gradient(f):
     """Decorator: `f(*args)` returns `(y, grad_fn)`; the decorated function
     returns `y` and differentiates with `grad_fn(*dys)`, which returns one
     gradient per positional argument of `f` (a tuple when there are several;
-    None for an argument with no gradient). `y` is an array or a tuple of
-    arrays; `dys` are the cotangents of the outputs (zeros for unused
-    outputs). Keyword arguments are passed through and not differentiated.
+    None for an argument with no gradient; for a list, tuple or dict
+    argument of arrays, a gradient of the same structure; for a value of
+    the user's own vector space, a value of that space, added with its
+    class's `+`). `y` is an array or a tuple of arrays; `dys` are the
+    cotangents of the outputs (zeros for unused outputs). Keyword
+    arguments are passed through and not differentiated.
     As `tf.custom_gradient`; the `variables` argument is not supported.
     Raises TypeError when `f` does not return a (value, function) pair.
     """
