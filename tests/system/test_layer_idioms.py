@@ -392,3 +392,8 @@ def test_helper_writing_into_a_helpers_result_tested_at_run_time():
             assert "test_layer_idioms.py" in str(info.value)
         # the same functions still run as plain Python, and differentiate afterwards
         close(sg.grad(simulate_advected)(x, y, s), g[0], what="after the refusals")
+        # second order: the generated gradient (with its run-time tests) differentiated again
+        from gradcheck import numerical_jacobian
+        close(sg.hessian(simulate_advected)(x, y, s),
+              numerical_jacobian(lambda v: sg.grad(simulate_advected)(v, y.copy(), s.copy()), x.copy()),
+              what="the Hessian, against central differences of the gradient")
