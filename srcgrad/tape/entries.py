@@ -208,12 +208,17 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
 
 
 def _arrays(tree, counts, first):
-    if type(tree) in (tuple, list):
-        for e in tree:
+    for e in tree:
+        t = type(e)
+        if t is np.ndarray:
+            key = id(e)
+            if key in counts:
+                counts[key] += 1
+            else:
+                counts[key] = 1
+                first[key] = e
+        elif t is tuple or t is list:
             _arrays(e, counts, first)
-    elif type(tree) is np.ndarray:
-        counts[id(tree)] = counts.get(id(tree), 0) + 1
-        first.setdefault(id(tree), tree)
 
 
 def keep_values(result, owned):
@@ -227,7 +232,7 @@ def keep_values(result, owned):
     the ids of Tensors' arrays (immutable): neither is copied."""
     counts, first = {}, {}
     _arrays(result, counts, first)
-    foreign = {}
+    foreign = None
     for key, a in first.items():
         if key in owned or not a.flags.writeable:
             continue
@@ -235,17 +240,20 @@ def keep_values(result, owned):
         # (the references: result's, `first`'s, the loop's `a` and getrefcount's argument)
         if sys.getrefcount(a) - counts[key] > 3 or (
                 type(base) is np.ndarray and id(base) not in owned and id(base) not in first):
+            if foreign is None:
+                foreign = {}
             foreign[key] = a.copy()
     a = None
-    if not foreign:
+    if foreign is None:
         return result
     return _replace(result, foreign)
 
 
 def _replace(tree, copies):
-    if type(tree) in (tuple, list):
-        return type(tree)(_replace(e, copies) for e in tree)
-    if type(tree) is np.ndarray:
+    t = type(tree)
+    if t is tuple or t is list:
+        return t([_replace(e, copies) for e in tree])
+    if t is np.ndarray:
         return copies.get(id(tree), tree)
     return tree
 
