@@ -165,7 +165,9 @@ def _primitive_function(prim):
                 elif p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
                     params.append(p.name)
                 else:
-                    params = ["*args", "**kwargs"]
+                    # the required parameters by name (np.std(a, axis=None, ...): `a`, which
+                    # wrt=0 names), the others forwarded
+                    params = [q for q in params if not q.startswith("*")] + ["*args", "**kwargs"]
                     break
     call = ", ".join(params)
     src = "def %s(%s):\n    return _primitive(%s)\n" % (name, ", ".join(params), call)

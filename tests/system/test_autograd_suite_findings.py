@@ -160,3 +160,19 @@ def test_gradient_of_a_list_in_a_loop_differentiated_again():
     for gi, ei in zip(got, expected):
         close(gi, ei, rtol=1e-12, what="against autograd")
     close(got[2], np.zeros(3), atol=0, what="the unread element")
+
+
+@short_traceback
+def test_hessian_of_a_numpy_function_with_keyword_parameters():
+    """Was ValueError "wrt index 0 out of range for std with 0 parameters":
+    the Function made for a library function with optional parameters
+    (np.std(a, axis=None, ...)) had only *args and **kwargs, so wrt=0 named
+    nothing. Its required parameters are named now."""
+    x = np.array([1.0, 2.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)     # (the Hessian of a *args function: op by op)
+        h = sg.hessian(np.std)(x)
+    close(h, autograd.hessian(anp.std)(x), what="against autograd")
+    close(h, np.array([fd_grad(lambda v: sg.grad(np.std)(v)[i], x) for i in range(3)]),
+          what="against central differences of sg.grad(np.std)")
+    close(sg.grad(np.std)(x), autograd.grad(anp.std)(x), what="the gradient, against autograd")
