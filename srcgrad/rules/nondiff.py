@@ -51,4 +51,8 @@ register_nondiff(
     #  containers.as_list/as_tuple/as_dict as values, NoRuleError otherwise)
     builtins.str, builtins.type, builtins.callable, builtins.hasattr,
     math.floor, math.ceil, math.isnan, math.isinf, math.isfinite,
+    # NumPy's integer and boolean scalar types called as casts (np.int64(W[:, -1]) used as indices, as
+    # x.astype(int): TF's cast to an integer type has no gradient)
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.intp, np.uintp,
+    np.bool_,
 )
