@@ -272,8 +272,11 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         """The ndarray (cast to `dtype`). Inside a recording tape, for a
         floating Tensor the tape tracks, warns GradientPathWarning: the
-        conversion cuts the gradient path (see that class)."""
-        if _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
+        conversion cuts the gradient path (see that class). A cast to an
+        integer or boolean dtype (np.int64(t), np.asarray(t, dtype=int))
+        does not: its values carry no derivative (as x.astype(int))."""
+        if (_path_check is not None and self._value.dtype.kind in "fc"
+                and (dtype is None or np.dtype(dtype).kind in "fc") and _path_check(self)):
             warn_path_cut(self)     # (the caller of __array__: NumPy calls it from C)
         if dtype is None:
             return self._value
