@@ -176,3 +176,19 @@ def test_hessian_of_a_numpy_function_with_keyword_parameters():
     close(h, np.array([fd_grad(lambda v: sg.grad(np.std)(v)[i], x) for i in range(3)]),
           what="against central differences of sg.grad(np.std)")
     close(sg.grad(np.std)(x), autograd.grad(anp.std)(x), what="the gradient, against autograd")
+
+
+@short_traceback
+def test_repeat_zero_times_over_the_flattened_array():
+    """Was ValueError "cannot reshape array of size 0 into shape (0)" (autograd's
+    test_repeat at second order): np.repeat(a, 0) with axis=None has an empty
+    cotangent, which reshape(-1, 0) cannot place."""
+    x = np.array([[0.3], [-1.2], [0.7]])
+    for repeats in (0, 2):
+        def f(a, repeats=repeats):
+            return np.sum(np.repeat(a, repeats) ** 3)
+
+        def fa(a, repeats=repeats):
+            return anp.sum(anp.repeat(a, repeats) ** 3)
+        close(sg.grad(f)(x), autograd.grad(fa)(x), what="gradient, repeats=%d" % repeats)
+        close(sg.hessian(f)(x), autograd.hessian(fa)(x), what="Hessian, repeats=%d" % repeats)

@@ -291,8 +291,8 @@ def repeat_adjoint(g, a, repeats, axis):
     if np.ndim(repeats) == 0 or np.size(repeats) == 1:
         r = int(np.reshape(repeats, -1)[0]) if np.ndim(repeats) else int(repeats)
         shape = tuple(np.shape(a))
-        if axis is None:
-            return np.reshape(np.sum(np.reshape(g, (-1, r)), axis=1), shape)
+        if axis is None:     # ((n, r) with n = a's size: -1 is ambiguous when r = 0 and g is empty)
+            return np.reshape(np.sum(np.reshape(g, (int(np.size(a)), r)), axis=1), shape)
         ax = axis % len(shape)
         split = shape[:ax] + (shape[ax], r) + shape[ax + 1:]
         return np.sum(np.reshape(g, split), axis=ax + 1)
