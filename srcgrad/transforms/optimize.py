@@ -28,6 +28,7 @@ from . import liveness
 from .liveness import Sets, live_after, live_in_stmt
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
 
 
 def _fold(node):
@@ -41,6 +42,11 @@ def _fold(node):
                     value[k] = _fold(v)
         elif isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
             setattr(node, field, _fold(value))
+    if (type(node) is gast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE
+            and isinstance(node.left, gast.Constant) and isinstance(node.comparators[0], gast.Constant)
+            and _number(node.left.value) and _number(node.comparators[0].value)):
+        # (y != 0 of a literal y, as the power rule writes it): an int, for the arithmetic around it
+        return ast_util.const(int(_COMPARE[type(node.ops[0])](node.left.value, node.comparators[0].value)))
     if type(node) is gast.BinOp:
         left, right = node.left, node.right
         if (isinstance(left, gast.Constant) and isinstance(right, gast.Constant)

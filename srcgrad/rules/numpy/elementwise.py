@@ -89,8 +89,11 @@ def true_divide_tangent(z, x, y, out=None, dtype=None):
 
 @register_adjoint(np.power)
 def power(z, x, y, out=None, dtype=None):
-    """d/dx x**y = y x**(y-1); d/dy x**y = x**y log x."""
-    d[x] = unbroadcast(d[z] * conj(y * x ** (y - 1)), x)
+    """d/dx x**y = y x**(y-1); d/dy x**y = x**y log x. The power of x is
+    written y - (y != 0): y - 1, or 0 where y is 0, so that d/dx x**0 is 0
+    at x = 0 too (0 * 0**-1 would be nan; autograd's rule does the same);
+    for a literal y it folds to y - 1 (optimize.py)."""
+    d[x] = unbroadcast(d[z] * conj(y * x ** (y - (y != 0))), x)
     d[y] = unbroadcast(power_exponent_adjoint(d[z], z, x), y)
 
 
@@ -98,7 +101,7 @@ def power(z, x, y, out=None, dtype=None):
 def power_tangent(z, x, y, out=None, dtype=None):
     """d(x ** y) = y x**(y-1) dx + x**y log(x) dy (the second term only
     where dy is nonzero: power_exponent_tangent)."""
-    t[z] = t[x] * y * x ** (y - 1) + power_exponent_tangent(t[y], z, x)
+    t[z] = t[x] * y * x ** (y - (y != 0)) + power_exponent_tangent(t[y], z, x)
 
 
 @register_adjoint(np.float_power)
