@@ -106,9 +106,10 @@ def power_tangent(z, x, y, out=None, dtype=None):
 
 @register_adjoint(np.float_power)
 def float_power(z, x, y, out=None, dtype=None):
-    """As power (d/dx x^y = y x^(y-1), d/dy x^y = x^y ln x), computed in
-    float_power's float64 and cast back to each operand's dtype."""
-    d[x] = cast_like(unbroadcast(d[z] * conj(y * np.float_power(x, y - 1)), x), x)
+    """As power (d/dx x^y = y x^(y-1), 0 where y is 0; d/dy x^y = x^y ln
+    x), computed in float_power's float64 and cast back to each operand's
+    dtype."""
+    d[x] = cast_like(unbroadcast(d[z] * conj(y * np.float_power(x, y - (y != 0))), x), x)
     d[y] = cast_like(unbroadcast(d[z] * conj(z * np.log(x)), y), y)
 
 
