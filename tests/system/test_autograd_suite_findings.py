@@ -192,3 +192,30 @@ def test_repeat_zero_times_over_the_flattened_array():
             return anp.sum(anp.repeat(a, repeats) ** 3)
         close(sg.grad(f)(x), autograd.grad(fa)(x), what="gradient, repeats=%d" % repeats)
         close(sg.hessian(f)(x), autograd.hessian(fa)(x), what="Hessian, repeats=%d" % repeats)
+
+
+def _zip_pairs(x, y):
+    total = 0.0
+    for pair in zip(x, y):
+        total = total + pair[0] * pair[1] ** 2
+    return total
+
+
+@short_traceback
+def test_a_zip_loop_with_one_target_and_the_helpers_that_use_it():
+    """Was refused ("a zip loop whose target does not unpack every
+    sequence"): `for pair in zip(a, b)`, in user code and in srcgrad's own
+    tile and kron adjoints, transformed again for a second derivative
+    (autograd's test_tile and test_kron)."""
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)      # compiled, not op by op
+        g = sg.grad(_zip_pairs, wrt=(0, 1))(x, y)
+        close(g[0], y ** 2, what="d/dx")
+        close(g[1], 2 * x * y, what="d/dy")
+        rng = np.random.RandomState(0)
+        a, b = rng.randn(2, 2), rng.randn(3, 2)
+        close(sg.hessian(lambda v: np.sum(np.sin(np.tile(v, (2, 3)))))(a),
+              autograd.hessian(lambda v: anp.sum(anp.sin(anp.tile(v, (2, 3)))))(a), what="tile's Hessian")
+        close(sg.hessian(lambda v: np.sum(np.sin(np.kron(v, b))))(a),
+              autograd.hessian(lambda v: anp.sum(anp.sin(anp.kron(v, b))))(a), what="kron's Hessian")

@@ -172,6 +172,13 @@ class _IndexLoop:
             for k, t in enumerate(target.elts):
                 self.read(t, replace_expr("S[K]", S=seqs, K=ast_util.const(k)), index)
             return
+        if builtin_call(self.ctx, it, "zip") and not it.keywords and isinstance(target, gast.Name):
+            # for pair in zip(a, b): each sequence read into a temporary, pair = (a_i, b_i)
+            parts = [namer.fresh("_item") for _ in it.args]
+            for t, a in zip(parts, it.args):
+                self.read(ast_util.name(t, store=True), a, index)
+            self.reads.append((target, ast_util.tuple_([ast_util.name(t) for t in parts])))
+            return
         if builtin_call(self.ctx, it, "zip") and not it.keywords:
             if not isinstance(target, gast.Tuple) or len(target.elts) != len(it.args):
                 fail(parsed, s, "a zip loop whose target does not unpack every sequence")
