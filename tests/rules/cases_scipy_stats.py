@@ -30,7 +30,7 @@ import autograd.scipy.special as asp
 import autograd.scipy.stats as ast
 import numpy as np
 import scipy.stats as st
-from rulecase import Arg, Case, Static, R, P, PR, GT1, SPD
+from rulecase import Arg, Case, Static, ND, R, P, PR, GT1, SPD
 
 C = Case
 CO = {"compiled_only": True}
@@ -228,6 +228,7 @@ bernoulli_sf = st.bernoulli.sf
 bernoulli_logsf = st.bernoulli.logsf
 multivariate_normal_logpdf = st.multivariate_normal.logpdf
 multivariate_normal_pdf = st.multivariate_normal.pdf
+multivariate_normal_entropy = st.multivariate_normal.entropy
 dirichlet_logpdf = st.dirichlet.logpdf
 dirichlet_pdf = st.dirichlet.pdf
 
@@ -630,6 +631,14 @@ def f_mvn_logpdf_iso(x, var, w):
     return np.sum(multivariate_normal_logpdf(x, cov=var) * w)
 
 
+def f_mvn_entropy(mean, cov, w):
+    return multivariate_normal_entropy(mean, 0.5 * (cov + cov.T)) * w
+
+
+def f_mvn_entropy_diag(mean, var, w):
+    return multivariate_normal_entropy(mean, var) * w
+
+
 # -- dirichlet: points on the simplex (components on the first axis)
 
 def f_dirichlet_logpdf(p, alpha, w):
@@ -870,6 +879,12 @@ CASES = [
     C("st_mvn_logpdf_iso", f_mvn_logpdf_iso,
       lambda x, var: _ag_mvn_diag(x, 0.0, var * anp.ones(1)), (R(6, 1), P()),
       st.multivariate_normal.logpdf, meta=CO),
+    C("st_mvn_entropy", f_mvn_entropy,
+      lambda mean, cov: ast.multivariate_normal.entropy(mean, _ag_sym(cov)), (ND(3), SPD(3, 3)),
+      st.multivariate_normal.entropy, meta=CO),
+    C("st_mvn_entropy_diag", f_mvn_entropy_diag,
+      lambda mean, var: ast.multivariate_normal.entropy(mean, anp.diag(var)), (ND(3), P(3)),
+      st.multivariate_normal.entropy, meta=CO),
     # ---- dirichlet: one point, a stack of points (d, n), the implied last component
     C("st_dirichlet_logpdf", f_dirichlet_logpdf,
       lambda p, alpha: _ag_dirichlet(p / anp.sum(p, axis=0), alpha), (P(3), P(3)),

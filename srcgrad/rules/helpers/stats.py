@@ -495,6 +495,21 @@ def mvn_dcov(g, x, mean, cov):
     return full
 
 
+def mvn_entropy_dcov(g, mean, cov):
+    """d/dSigma of multivariate_normal.entropy = (d log(2 pi e) + log det
+    Sigma) / 2: Sigma^{-1} / 2 (Jacobi's formula, d log det S = tr(S^{-1}
+    dS); symmetric). A scalar cov (c I) gets the trace, d / (2c); a vector
+    (a diagonal) the diagonal, 1 / (2 c_i)."""
+    dim = mvn_dim(None, mean, cov)
+    full = 0.5 * g * np.linalg.inv(mvn_cov_matrix(cov, dim))
+    full = 0.5 * (full + np.transpose(full))
+    if np.ndim(cov) == 0:
+        return np.trace(full)
+    if np.ndim(cov) == 1:
+        return np.diagonal(full)
+    return full
+
+
 # ----------------------------------------------------------------- dirichlet
 
 def dirichlet_full(x, alpha):

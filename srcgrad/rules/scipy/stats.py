@@ -44,7 +44,7 @@ from ..helpers.stats import (beta_da, beta_db, beta_log_density, beta_score, bin
                              gamma_da, gamma_log_density, gamma_score, laplace_log_density,
                              laplace_score, logistic_log_density, logistic_score, lognorm_ds,
                              lognorm_log_density, lognorm_logphi_u, lognorm_score, lognorm_u,
-                             mvn_dcov, mvn_dmean, mvn_dx, norm_log_density, norm_score,
+                             mvn_dcov, mvn_dmean, mvn_dx, mvn_entropy_dcov, norm_log_density, norm_score,
                              not_differentiable, poisson_dmu, poisson_logpmf_floor, t_ddf,
                              t_log_density, t_score, uniform_log_density, uniform_score)
 from ..registry import register_adjoint
@@ -291,6 +291,13 @@ def multivariate_normal_pdf(z, x, mean=None, cov=1, allow_singular=False):
     d[x] = cot(mvn_dx(g, x, mean, cov), x)
     d[mean] = cot(mvn_dmean(g, x, mean, cov), mean)
     d[cov] = cot(mvn_dcov(g, x, mean, cov), cov)
+
+
+@register_adjoint(st.multivariate_normal.entropy)
+def multivariate_normal_entropy(z, mean=None, cov=1):
+    """H = (d log(2 pi e) + log det Sigma) / 2 (independent of the mean):
+    d/dSigma = Sigma^{-1} / 2 (symmetric; scalar and diagonal cov too)."""
+    d[cov] = cot(mvn_entropy_dcov(d[z], mean, cov), cov)
 
 
 @register_adjoint(st.dirichlet.logpdf)
