@@ -179,10 +179,10 @@ class NoRuleError(SrcgradError, TypeError):
         made_by = getattr(func, "__srcgrad_transform__", None)
         if made_by is not None:         # what sg.jacobian / sg.hessian return is run, not transformed
             message = (
-                "srcgrad cannot differentiate the function that %s returned (%s): it runs a "
-                "Jacobian engine, not generated code. Differentiate the original function "
-                "instead, composing sg.grad, sg.jvp and sg.hvp (sg.grad(sg.grad(f)) is compiled "
-                "at every order)." % (made_by, name)
+                "srcgrad does not compile the function that %s returned (%s): it runs a "
+                "Jacobian engine, not generated code; differentiated, it runs op by op on the tape. "
+                "For compiled code, compose sg.grad, sg.jvp and sg.hvp on the original function "
+                "(sg.grad(sg.grad(f)) is compiled at every order)." % (made_by, name)
             )
         elif isinstance(func, str):       # a method of a differentiated array ("ndarray.tolist")
             message = (

@@ -579,9 +579,10 @@ def _output_tangent(d, out):
 
 def _warn_detached(args):
     """sg.jacobian(f)(x) and sg.hessian(f)(x) return arrays, not recorded
-    by a tape (differentiate f by composing sg.grad/sg.jvp/sg.hvp for
-    that): a watched Tensor argument gets a GradientPathWarning naming the
-    user's line, like any other conversion that cuts the gradient path."""
+    by a tape, unless the argument they differentiate is a watched Tensor
+    (then they compute with tapes on the Tensors: jacobians.py): another
+    watched Tensor argument gets a GradientPathWarning naming the user's
+    line, like any other conversion that cuts the gradient path."""
     for a in args:
         if isinstance(a, Tensor) and tensor_mod.path_is_cut(a):
             # (4 frames up: _warn_detached, jac/hess, their api_boundary, the user's code)

@@ -18,7 +18,7 @@ from .callables import as_function
 from .errors import api_boundary
 from .functional import _float_array, _function_and_self, _warn_detached, wrt_indices, grad, jvp
 from .rules.helpers.batched import zeros_b
-from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
+from .tensor import Tensor, is_differentiable_dtype, path_is_cut, unwrap, unwrap_nested
 
 
 def _compilable_or_refusal(f):
@@ -52,6 +52,11 @@ def jacobian(f, wrt=0):
 
     @api_boundary
     def jac(*args):
+        if any(isinstance(args[i], Tensor) and path_is_cut(args[i]) for i in wrts if i < len(args)):
+            # on Tensors a tape records (differentiated op by op: sg.jacobian(sg.jacobian(f))):
+            # the Jacobian by a tape of its own, whose computation the recording tapes record
+            out = _jacobian_recorded(f, args, wrts)
+            return out[0] if isinstance(wrt, int) else tuple(out)
         _warn_detached(args)
         reason = refused
         if fn is not None:
@@ -70,6 +75,33 @@ def jacobian(f, wrt=0):
     jac.__name__ = "jacobian_" + getattr(f, "__name__", "f")
     jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
+
+
+def _jacobian_recorded(f, args, wrts):
+    """[d f(*args) / d args[i] for i in wrts] on Tensors, by a persistent
+    GradientTape: its gradients run on Tensors, so the tapes recording
+    around it record them (TF's nested tapes), and the Jacobian can be
+    differentiated again. Shapes out.shape + args[i].shape."""
+    xs = [args[i] for i in wrts]
+    with tape_mod.GradientTape(persistent=True) as tape:
+        for x in xs:
+            tape.watch(x)
+        y = f(*args)
+    return [tape.jacobian(y, x, unconnected_gradients="zero") for x in xs]
+
+
+def _hessian_recorded(f, args, wrt):
+    """The Hessian of f in args[wrt] on Tensors, by nested GradientTapes
+    (the Jacobian of the gradient), recorded by the tapes around it.
+    Shape args[wrt].shape * 2."""
+    x = args[wrt]
+    with tape_mod.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tape_mod.GradientTape() as inner:
+            inner.watch(x)
+            y = f(*args)
+        g = inner.gradient(y, x)
+    return outer.jacobian(g, x, unconnected_gradients="zero")
 
 
 #: rows of the identity pushed through the batched adjoint at once (bounds the memory of
@@ -188,6 +220,8 @@ def hessian(f, wrt=0):
 
     @api_boundary
     def hess(*args):
+        if wrt < len(args) and isinstance(args[wrt], Tensor) and path_is_cut(args[wrt]):
+            return _hessian_recorded(f, args, wrt)      # (differentiated op by op: as jac's)
         _warn_detached(args)
         args = [unwrap(a) for a in args]
         x = _float_array(args[wrt])

@@ -43,6 +43,8 @@ def falls_back(exc):
     cannot differentiate either."""
     if isinstance(exc, (UnsupportedSyntaxError, ResolutionError)):
         return getattr(exc, "op_by_op", True)
+    if isinstance(exc, NoRuleError) and getattr(exc.function, "__srcgrad_transform__", None) is not None:
+        return True     # what sg.jacobian returned: op by op, it computes on the Tensors with a tape
     if isinstance(exc, NoRuleError) and exc.path == "compiled" and not isinstance(exc.function, str):
         module = getattr(exc.function, "__module__", None) or getattr(type(exc.function), "__module__", "")
         top = (module or "").partition(".")[0].lstrip("_")
