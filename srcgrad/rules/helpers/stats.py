@@ -486,7 +486,13 @@ def mvn_dcov(g, x, mean, cov):
     gp = np.reshape(mvn_g(g, x, mean, cov), (-1,))
     s = np.reshape(mvn_solved(x, mean, cov), (-1, dim))
     outer = np.matmul(np.transpose(s * np.expand_dims(gp, -1)), s)
-    full = 0.5 * (outer - np.sum(gp) * np.linalg.inv(sigma))
+    return mvn_cov_cotangent(0.5 * (outer - np.sum(gp) * np.linalg.inv(sigma)), cov)
+
+
+def mvn_cov_cotangent(full, cov):
+    """A d x d cotangent of Sigma, symmetrised (the derivative in the space
+    of symmetric matrices), on cov's structure: the trace for a scalar cov
+    (c I), the diagonal for a vector (a diagonal), else the matrix."""
     full = 0.5 * (full + np.transpose(full))
     if np.ndim(cov) == 0:
         return np.trace(full)
@@ -501,13 +507,7 @@ def mvn_entropy_dcov(g, mean, cov):
     dS); symmetric). A scalar cov (c I) gets the trace, d / (2c); a vector
     (a diagonal) the diagonal, 1 / (2 c_i)."""
     dim = mvn_dim(None, mean, cov)
-    full = 0.5 * g * np.linalg.inv(mvn_cov_matrix(cov, dim))
-    full = 0.5 * (full + np.transpose(full))
-    if np.ndim(cov) == 0:
-        return np.trace(full)
-    if np.ndim(cov) == 1:
-        return np.diagonal(full)
-    return full
+    return mvn_cov_cotangent(0.5 * g * np.linalg.inv(mvn_cov_matrix(cov, dim)), cov)
 
 
 # ----------------------------------------------------------------- dirichlet
