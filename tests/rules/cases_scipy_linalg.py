@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 from rulecase import Case, R, SPD, SQ, WC  # noqa: F401
 
-from srcgrad.rules.helpers.scipy_linalg import expm_p, solve_tri, sylvester
+from srcgrad.rules.helpers.scipy_linalg import expm_p, solve_band, solve_tri, sylvester
 
 C = Case
 CO = {"compiled_only": True}
@@ -38,6 +38,41 @@ EYE3 = np.eye(3)
 
 # ---------------------------------------------------------------------------
 # Case functions
+
+# -- solve_banded: (l, u) storage, the main diagonal's row + 4 (well conditioned)
+
+def _boost(l_and_u, n):
+    out = np.zeros((l_and_u[0] + l_and_u[1] + 1, n))
+    out[l_and_u[1]] = 4.0
+    return out
+
+
+BOOST_11, BOOST_21 = _boost((1, 1), 5), _boost((2, 1), 4)
+
+
+def f_sb_tridiagonal(ab, b, w):
+    return np.sum(sl.solve_banded((1, 1), ab + BOOST_11, b) * w)
+
+
+def f_sb_21(ab, b, w):
+    return np.sum(sl.solve_banded((2, 1), ab + BOOST_21, b) * w)
+
+
+def f_solve_band(ab, b, w):
+    return np.sum(solve_band((1, 1), ab + BOOST_11, b) * w)
+
+
+def _ag_banded(l_and_u, ab):
+    """The dense matrix of (l, u) banded storage, for autograd: A[i, j] = ab[u + i - j, j]."""
+    lo, up = l_and_u
+    n = ab.shape[-1]
+    total = 0.0
+    for k in range(lo + up + 1):
+        d = up - k                       # the diagonal j - i = d
+        v = ab[k, d:] if d >= 0 else ab[k, :n + d]
+        total = total + anp.diag(v, d)
+    return total
+
 
 # -- solve_triangular: T = a + 3 I (well conditioned), b vector or matrix
 
@@ -341,6 +376,18 @@ CASES = [
     C("sl_solve_tri_upper_C_unit", f_solve_tri_upper_C_unit,
       lambda a, b: _solve(_mT(_batched(lambda m: _tri(m, False, True))(a)), b),
       (R(2, 3, 3), R(3)), solve_tri),
+    # ---- solve_banded: tridiagonal (vector and matrix b), two sub-diagonals, the tape-able wrapper
+    C("sl_solve_banded_vec", f_sb_tridiagonal,
+      lambda ab, b: anp.linalg.solve(_ag_banded((1, 1), ab + BOOST_11), b), (R(3, 5), R(5)),
+      sl.solve_banded, meta=CO),
+    C("sl_solve_banded_mat", f_sb_tridiagonal,
+      lambda ab, b: anp.linalg.solve(_ag_banded((1, 1), ab + BOOST_11), b), (R(3, 5), R(5, 2)),
+      sl.solve_banded, meta=CO),
+    C("sl_solve_banded_21", f_sb_21,
+      lambda ab, b: anp.linalg.solve(_ag_banded((2, 1), ab + BOOST_21), b), (R(4, 4), R(4, 3)),
+      sl.solve_banded, meta=CO),
+    C("sl_solve_band", f_solve_band,
+      lambda ab, b: anp.linalg.solve(_ag_banded((1, 1), ab + BOOST_11), b), (R(3, 5), R(5)), solve_band),
     # ---- Cholesky
     C("sl_cho_solve_lower", f_cho_solve_lower, lambda a, b: _solve(_sym(a), b), (SPD(3, 3), R(3, 2)),
       (sl.cho_factor, sl.cho_solve), meta=CO),

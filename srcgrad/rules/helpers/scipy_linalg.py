@@ -57,6 +57,59 @@ def sylvester(a, b, q):
     return sl.solve_sylvester(a, b, q)
 
 
+@primitive
+def solve_band(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """scipy.linalg.solve_banded, recorded on tapes (same signature)."""
+    return sl.solve_banded(l_and_u, ab, b, check_finite=check_finite)
+
+
+# ------------------------------------------------------ banded solves
+
+def _band_row(values, shift, n):
+    """A row of banded storage from the `values` of one diagonal: padded
+    with zeros on the right (shift >= 0, super-diagonal rows' storage
+    starts at column shift... as SciPy lays out (l, u) storage) or left."""
+    if shift >= 0:
+        return np.concatenate([values, np.zeros(shift, dtype=np.result_type(values))])
+    return np.concatenate([np.zeros(-shift, dtype=np.result_type(values)), values])
+
+
+def banded_transpose(l_and_u, ab):
+    """The (u, l) banded storage of A^T for A in (l, u) storage ab, where
+    ab[u + i - j, j] = A[i, j]: row k of the result holds
+    ab[l + u - k, j + k - l] at column j (zeros where out of range)."""
+    lo, up = l_and_u
+    n = np.shape(ab)[-1]
+    rows = []
+    for k in range(lo + up + 1):
+        shift = k - lo
+        src = ab[lo + up - k]
+        rows.append(_band_row(src[shift:], shift, n) if shift >= 0 else _band_row(src[:n + shift], shift, n))
+    return np.stack(rows)
+
+
+def solve_banded_adjoint_b(g, l_and_u, ab, b):
+    """x = A^{-1} b, A in (l, u) banded storage: bbar = A^{-H} xbar (Giles
+    2008, 2.3.1), solved in the (u, l) storage of A^T, conjugated."""
+    lo, up = l_and_u
+    return solve_band((up, lo), conj(banded_transpose(l_and_u, ab)), g)
+
+
+def solve_banded_adjoint_ab(gb, x, l_and_u, ab, b):
+    """Abar = -bbar x^H (Giles 2008, 2.3.1) on the band only, in ab's
+    storage: entry (k, j) is A[j + k - u, j]'s, -sum over b's columns of
+    bbar[j + k - u] conj(x[j]) (zeros where SciPy's storage is padding)."""
+    lo, up = l_and_u
+    n = np.shape(ab)[-1]
+    gb2, x2 = np.reshape(gb, (n, -1)), np.reshape(conj(x), (n, -1))
+    rows = []
+    for k in range(lo + up + 1):
+        shift = k - up          # row i = j + shift of A
+        part = -np.sum(gb2[max(shift, 0):n + min(shift, 0)] * x2[max(-shift, 0):n - max(shift, 0)], axis=1)
+        rows.append(_band_row(part, shift, n))
+    return np.stack(rows)
+
+
 # ------------------------------------------------------ triangular solves
 
 @nondiff_helper

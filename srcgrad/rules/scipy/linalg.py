@@ -30,7 +30,8 @@ from ..helpers.broadcast import unbroadcast
 from ..helpers.linalg import det_adjoint, mH
 from ..helpers.scipy_linalg import (cho_factor_adjoint, cho_solve_adjoint_b, cho_solve_adjoint_c,
                                     cholesky_scipy_adjoint, expm_adjoint, expm_p, inv_scipy_adjoint,
-                                    lu_adjoint, solve_scipy_adjoint_a, solve_scipy_adjoint_b,
+                                    lu_adjoint, solve_banded_adjoint_ab, solve_banded_adjoint_b,
+                                    solve_band, solve_scipy_adjoint_a, solve_scipy_adjoint_b,
                                     solve_tri, solve_triangular_adjoint_a,
                                     solve_triangular_adjoint_b, sqrtm_adjoint, sylvester)
 from ..registry import register_adjoint
@@ -58,6 +59,17 @@ def scipy_solve(z, a, b, lower=False, overwrite_a=False, overwrite_b=False, chec
     gb = solve_scipy_adjoint_b(d[z], a, b, lower, assume_a, transposed)
     d[a] = solve_scipy_adjoint_a(gb, z, a, b, assume_a, transposed)
     d[b] = unbroadcast(gb, b)
+
+
+@register_adjoint(solve_band)
+@register_adjoint(sl.solve_banded)
+def scipy_solve_banded(z, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """x = A^{-1} b, A in banded storage ab (l sub- and u super-diagonals): bbar = A^{-H}
+    xbar by a banded solve with A^T's storage, Abar = -bbar x^H on the band (Giles 2008,
+    2.3.1), in ab's storage (its padding entries get zero)."""
+    gb = solve_banded_adjoint_b(d[z], l_and_u, ab, b)
+    d[ab] = solve_banded_adjoint_ab(gb, z, l_and_u, ab, b)
+    d[b] = gb
 
 
 @register_adjoint(sl.inv)
