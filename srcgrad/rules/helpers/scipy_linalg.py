@@ -65,10 +65,10 @@ def solve_band(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fini
 
 # ------------------------------------------------------ banded solves
 
-def _band_row(values, shift, n):
-    """A row of banded storage from the `values` of one diagonal: padded
-    with zeros on the right (shift >= 0, super-diagonal rows' storage
-    starts at column shift... as SciPy lays out (l, u) storage) or left."""
+def _band_row(values, shift):
+    """A row of banded storage from one diagonal's `values`, whose column
+    j holds an entry when 0 <= j + shift < n: for shift >= 0 they fill the
+    first columns, zeros on the right; for shift < 0 the last, zeros left."""
     if shift >= 0:
         return np.concatenate([values, np.zeros(shift, dtype=np.result_type(values))])
     return np.concatenate([np.zeros(-shift, dtype=np.result_type(values)), values])
@@ -84,7 +84,7 @@ def banded_transpose(l_and_u, ab):
     for k in range(lo + up + 1):
         shift = k - lo
         src = ab[lo + up - k]
-        rows.append(_band_row(src[shift:], shift, n) if shift >= 0 else _band_row(src[:n + shift], shift, n))
+        rows.append(_band_row(src[shift:], shift) if shift >= 0 else _band_row(src[:n + shift], shift))
     return np.stack(rows)
 
 
@@ -106,7 +106,7 @@ def solve_banded_adjoint_ab(gb, x, l_and_u, ab, b):
     for k in range(lo + up + 1):
         shift = k - up          # row i = j + shift of A
         part = -np.sum(gb2[max(shift, 0):n + min(shift, 0)] * x2[max(-shift, 0):n - max(shift, 0)], axis=1)
-        rows.append(_band_row(part, shift, n))
+        rows.append(_band_row(part, shift))
     return np.stack(rows)
 
 
