@@ -177,13 +177,13 @@ def sparse_zeros(x):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
-    if vector_object(x):
-        return None         # a user's vector-space value: no cotangent yet (the first one is kept as it is)
     if isinstance(x, ShapeOf):      # an array the reverse sweep restored by its shape only
         if x.like is not None:
             return arrays.zeros(x.shape, x.dtype, x.like)
         kind = np.dtype(x.dtype).kind
         return np.zeros(x.shape, dtype=x.dtype if kind in "fc" else np.float64) if kind in "fciu" else None
+    if type(x) is not np.ndarray and vector_object(x):
+        return None         # a user's vector-space value: no cotangent yet (the first one is kept as it is)
     return zeros_tree(x)
 
 
