@@ -28,7 +28,7 @@ from .display import GeneratedCode
 from .errors import NoRuleError, UnsupportedSyntaxError, api_boundary
 from .function import BoundFunction, Function
 from .program import Program
-from .runtime import arrays, vector_object, zeros_tree
+from .runtime import arrays, namespaces, vector_object, zeros_tree
 from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
 from .transforms import parse as parse_mod
 from .syntax import ast_util
@@ -168,31 +168,40 @@ class Gradient:
                 raise
             op_by_op.warn(fn, exc)
             return self.op_by_op(*args, **kwargs)
+        run = compiled.run
+        fwd_fn = bwd_fn = joint_fn = None
         if arrays.any_other_array(raw):     # Dask (CuPy, array-API) arrays: refuse what would convert them
-            arrays.check_arguments(raw)
-            arrays.refuse_numpy_only(program.numpy_only_calls(), raw)
+            facade = namespaces.facade_for(raw)
+            arrays.refuse_numpy_only(program.numpy_only_calls(facade and facade.xp), raw)
+            if facade is not None:       # no NumPy dispatch (PyTorch, array_api_strict): NumPy's names in theirs
+                fwd_fn, bwd_fn, joint_fn = (lambda: facade.twin(compiled.fwd), lambda: facade.twin(compiled.bwd_fn),
+                                            lambda: facade.twin(compiled.joint_fn))
         _check_outputs(fn, program, compiled, self.has_aux)
         # (complex_mode: complex arguments, or code that builds complex values; its output may be complex)
         # (an output not connected to the inputs: its value is looked at, a bool is refused)
         if (self.preserve_result or self.has_aux or program.output_dynamic()[0] or program.complex_mode
                 or not compiled.output_active[0]):
-            result = compiled.run(compiled.fwd, *raw)
+            result = run(fwd_fn() if fwd_fn else compiled.fwd, *raw)
             outs, residuals = result[:-1], result[-1]
             if not self.has_aux and isinstance(outs[0], (list, tuple, dict)):
                 raise TypeError("grad needs a function returning one array; %s returned a %s (to return other "
                                 "values with it, return (value, aux) and pass has_aux=True)"
                                 % (fn.__name__, type(outs[0]).__name__))
-            if np.result_type(outs[0]) == np.bool_:
+            kind = arrays.dtype_kind(outs[0]) if arrays.is_other_array(outs[0]) else np.result_type(outs[0]).kind
+            if kind == "b":
                 raise TypeError("grad needs a floating output; %s returned a bool (np.allclose, a comparison: "
                                 "it has no derivative), as autograd and JAX refuse it" % fn.__name__)
-            if np.iscomplexobj(outs[0]):
+            if kind == "c":
                 raise TypeError("grad needs a real-valued output (as autograd's and JAX's grad); %s returned a "
                                 "complex %s: differentiate np.real(...), np.abs(...) ** 2 or another real "
                                 "function of it, or use sg.jacobian / a GradientTape (TF's convention for a "
                                 "complex target)" % (fn.__name__, type(outs[0]).__name__))
-            seeds = [np.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
-            grads = compiled.bwd(residuals, *seeds)
+            seeds = [arrays.ones_like(outs[0])] + [zeros_tree(o) for o in outs[1:]]
+            grads = run(bwd_fn() if bwd_fn else compiled.bwd_fn, residuals, *seeds)
             value = outs[0]
+        elif joint_fn:
+            grads = run(joint_fn(), *raw)
+            grads = grads if len(compiled.active_inputs) != 1 else (grads,)
         else:
             grads = compiled.joint(*raw)
         active = [i for i, m in enumerate(mask) if m]

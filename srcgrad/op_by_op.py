@@ -30,6 +30,7 @@ import numpy as np
 from .errors import (GradientPathError, NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError,
                      UnsupportedSyntaxError, api_boundary)
 from .forward_mode import ForwardAccumulator
+from .runtime import arrays
 from .tape import GradientTape, buffers, recording_tapes, scipy_calls
 from .tensor import GradientPathWarning, Tensor, Variable, id_mark, is_differentiable_dtype, user_frame
 
@@ -242,6 +243,19 @@ def _path_cut_in(exc):
     return None
 
 
+def _refuse_other_arrays(f, values):
+    """Raise ForeignArrayError when `values` hold another library's arrays
+    (Dask, PyTorch, array_api_strict): the tape's Tensors hold NumPy
+    arrays, so running f op by op would convert them."""
+    if arrays.any_other_array(values):
+        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+        raise arrays.ForeignArrayError(
+            "srcgrad cannot compile %s (the PerformanceWarning says why), and differentiating it op by op on "
+            "the tape would convert its %s arrays to NumPy: the tape holds NumPy arrays only. Make %s compile "
+            "(the warning names the construct), or differentiate it with NumPy arrays"
+            % (name, arrays.library(values), name))
+
+
 def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     """sg.grad(f, wrt, preserve_result, has_aux)(*args, **kwargs), op by
     op: f runs once on Tensors inside a GradientTape watching the `wrt`
@@ -249,6 +263,7 @@ def gradient(f, args, kwargs, wrt, preserve_result=False, has_aux=False):
     `tape.gradient`). Returns what `grad` returns (ndarrays, or Tensors
     under an outer recording tape). Raises TypeError as `grad` does for a
     tuple, list or dict output without has_aux."""
+    _refuse_other_arrays(f, list(args) + list(kwargs.values()))
     on_tape = bool(recording_tapes())
     user_args, args = args, list(args)
     mark = id_mark()
@@ -329,6 +344,7 @@ def jvp(f, primals, tangents):
     """sg.jvp(f, primals, tangents), op by op: f runs once on Tensors inside
     a ForwardAccumulator. Returns (f(*primals), J . tangents) as ndarrays
     (Tensors under an outer tape)."""
+    _refuse_other_arrays(f, list(primals) + list(tangents))
     on_tape = bool(recording_tapes())
     watched, ts = [], []
     args = [p if t is None else _seeded(p, t, watched, ts) for p, t in zip(primals, tangents)]

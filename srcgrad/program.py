@@ -401,12 +401,16 @@ class Program:
             self.callee_programs.append(program)
         return program.compile(mask, mode)
 
-    def numpy_only_calls(self, _seen=None):
+    def numpy_only_calls(self, namespace=None, _seen=None):
         """[(name, filename, lineno)]: the calls, here and in the user
         functions the compiled code calls, of functions whose derivative
-        rules are NumPy-only (`rules.arrays.NUMPY_ONLY`: on a Dask array
-        they would convert it to NumPy, or fail). Computed once."""
-        found = self.__dict__.get("_numpy_only")
+        rules are NumPy-only: for arrays with NumPy dispatch (`namespace`
+        None: Dask, CuPy) those of `rules.arrays.NUMPY_ONLY`, which would
+        convert them to NumPy or fail; for another array namespace (PyTorch,
+        array_api_strict), every rule not measured to run there
+        (`rules.arrays.array_api_unsupported`). Computed once per kind."""
+        key = "_numpy_only" if namespace is None else "_numpy_only_%s" % getattr(namespace, "__name__", id(namespace))
+        found = self.__dict__.get(key)
         if found is None:
             found = []
             for stmt in ast_util.walk(self.resolution.node):
@@ -419,16 +423,18 @@ class Program:
                     parts = [p for v in parts if v is not None for p in (v if isinstance(v, list) else [v])]
                 for n in (n for part in parts for n in ast_util.walk(part)):
                     if isinstance(n, gast.Call):
-                        name = array_rules.numpy_only(Anno.CALLEE.of(n.func))
+                        callee = Anno.CALLEE.of(n.func)
+                        name = (array_rules.numpy_only(callee) if namespace is None
+                                else array_rules.array_api_unsupported(callee, namespace))
                         if name is not None:
                             filename, lineno, _ = self.parsed.origin(stmt)
                             if (name, filename, lineno) not in found:
                                 found.append((name, filename, lineno))
-            self._numpy_only = found
+            self.__dict__[key] = found
         seen = _seen if _seen is not None else set()
         seen.add(id(self))
         out = list(found)
         for p in self.callee_programs:
             if id(p) not in seen:
-                out += p.numpy_only_calls(seen)
+                out += p.numpy_only_calls(namespace, seen)
         return out

@@ -13,6 +13,8 @@ dispatch and the runtime's array-API helpers (srcgrad.runtime.arrays).
 import numpy as np
 
 from ..runtime.arrays import ForeignArrayError  # noqa: F401  (re-exported for the front end)
+from . import registry
+from .array_api_support import ARRAY_API_RULES
 from .python import containers
 
 _NAMES = [
@@ -83,3 +85,40 @@ def numpy_only(obj):
             return None         # (scipy.special's elementwise functions dispatch)
         return "%s.%s" % (".".join(module.split(".")[:2]), getattr(obj, "__name__", "?"))
     return None
+
+
+def rule_label(f):
+    """The name the rule-table sweep (tests/arrays/sweep_rules.py) and the
+    support lists use for the differentiable function `f`: `np.exp`,
+    `np.linalg.norm`, `scipy.special._logsumexp.logsumexp`, a helper's
+    module path."""
+    mod = getattr(f, "__module__", None) or ""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
+    if mod.startswith("numpy"):
+        mod = "np" + mod[5:].replace("._core.umath", "").replace("._core.fromnumeric", "").replace(
+            "._core.multiarray", "").replace("._core.numeric", "").replace(".lib._function_base_impl", "")
+    return "%s.%s" % (mod, name) if mod else name
+
+
+def support_list(namespace):
+    """The set of rule labels measured to run in the array namespace
+    `namespace` (a module: array_api_strict, array_api_compat.torch, or
+    another array-API library, which gets array_api_strict's list: the
+    standard's functions only)."""
+    name = getattr(namespace, "__name__", "") or ""
+    return ARRAY_API_RULES["torch" if name.endswith("torch") else "strict"]
+
+
+def array_api_unsupported(obj, namespace):
+    """The label of `obj` when it is a differentiable function whose rule
+    has not been measured to run in `namespace` (its rows in the rule table
+    did not all give NumPy's gradient there: docs/arrays.md), else None.
+    Non-differentiable functions and user functions are None."""
+    try:
+        rule = registry.adjoint_rule(obj)
+    except Exception:
+        return None
+    if rule is None:
+        return None
+    label = rule_label(obj)
+    return None if label in support_list(namespace) else label

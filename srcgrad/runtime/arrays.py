@@ -45,9 +45,11 @@ def is_other_array(x):
     t = type(x)
     known = _IS_OTHER.get(t)
     if known is None:
-        known = (not issubclass(t, _NUMPY_TYPES) and t.__module__.split(".")[0] != "srcgrad"
+        top = t.__module__.split(".")[0]
+        known = (not issubclass(t, _NUMPY_TYPES) and top != "srcgrad"
                  and hasattr(t, "shape") and hasattr(t, "dtype")
-                 and (hasattr(t, "__array_namespace__") or hasattr(t, "__array_function__")))
+                 and (hasattr(t, "__array_namespace__") or hasattr(t, "__array_function__")
+                      or top == "torch"))       # (PyTorch's Tensor: the array API through array_api_compat)
         _IS_OTHER[t] = known
     return known
 
@@ -101,34 +103,36 @@ def namespace(*xs):
         from array_api_compat import array_namespace
     except ImportError:     # pragma: no cover - the arrays extra is missing
         raise ImportError("srcgrad needs array-api-compat to differentiate %s arrays: "
-                          "pip install 'srcgrad[arrays]'" % _library(xs)) from None
+                          "pip install 'srcgrad[arrays]'" % library(xs)) from None
     arrays = [x for x in xs if x is not None and not isinstance(x, (int, float, complex))]
     return array_namespace(*arrays)
 
 
-def _library(xs):
+def library(xs):
+    """The top-level module of the first other library's array among `xs`
+    (or in a list, tuple or dict among them): "dask", "torch"."""
     for x in xs:
-        if is_other_array(x):
+        if type(x) in (list, tuple, dict):
+            found = library(x.values() if type(x) is dict else x)
+            if found != "non-NumPy":
+                return found
+        elif is_other_array(x):
             return type(x).__module__.split(".")[0]
     return "non-NumPy"
 
 
-_KINDS = (("bool", "b"), ("signed integer", "i"), ("unsigned integer", "u"),
-          ("real floating", "f"), ("complex floating", "c"))
-
-
 def dtype_kind(x):
-    """NumPy's dtype kind letter ('f', 'c', 'i', 'u', 'b') of an array of
-    any library (array_api_strict's dtypes are not NumPy dtypes)."""
-    dtype = x.dtype
+    """NumPy's dtype kind letter ('f', 'c', 'i', 'u', 'b') of an array (or
+    a dtype) of any library (array_api_strict's dtypes are not NumPy
+    dtypes)."""
+    dtype = getattr(x, "dtype", x)
     try:
         return np.dtype(dtype).kind
-    except TypeError:
-        xp = namespace(x)
-        for name, kind in _KINDS:
-            if xp.isdtype(dtype, name):
-                return kind
-        return "O"
+    except TypeError:       # (torch.float64, array_api_strict.float32: NumPy's dtype of the same name)
+        try:
+            return np.dtype(str(dtype).rsplit(".", 1)[-1]).kind
+        except TypeError:
+            return "O"
 
 
 def zeros_like(x, float_only=False):
@@ -141,6 +145,14 @@ def zeros_like(x, float_only=False):
         return None
     xp = namespace(x)
     return xp.zeros_like(x, dtype=x.dtype if kind in "fc" else xp.float64)
+
+
+def ones_like(x):
+    """Ones shaped like `x` (the seed of a gradient): in x's namespace for
+    another library's array, NumPy's otherwise."""
+    if is_other_array(x):
+        return namespace(x).ones_like(x)
+    return np.ones_like(x)
 
 
 def zeros(shape, dtype, like):
@@ -201,7 +213,7 @@ def refuse_numpy_only(calls, values):
         raise ForeignArrayError(
             "srcgrad: the derivative of %s (%s:%s) is NumPy-only: on %s arrays it would convert them to "
             "NumPy or fail%s. Differentiate with NumPy arrays, or write the step with functions that work on "
-            "them (docs/arrays.md lists both)" % (name, filename, lineno, _library(values), more))
+            "them (docs/arrays.md lists both)" % (name, filename, lineno, library(values), more))
 
 
 def check_arguments(values, what="differentiate"):
@@ -273,4 +285,4 @@ def scatter_add(g, x, index):
     raise ForeignArrayError(
         "srcgrad: the adjoint of indexing with %r is NumPy-only (np.add.at); on %s arrays only basic "
         "indices (ints, slices, None, ...) and one 1-d integer array on the first axis are supported"
-        % (type(index).__name__, _library((g, x))))
+        % (type(index).__name__, library((g, x))))

@@ -1,17 +1,25 @@
-"""Run every row of the rule table (tests/rules/test_rules.py CASES) on Dask
-arrays and sort the rules by what happens:
+"""Run every row of the rule table (tests/rules/test_rules.py CASES) on
+another library's arrays and sort the rules by what happens:
 
-    lazy      the gradient is a Dask array, nothing was computed on the way,
-              and it equals the gradient on NumPy arrays
-    computes  something converted a Dask array to NumPy (dask computed inside
+    kept      the gradient is an array of that library, nothing was
+              converted on the way (Dask: nothing computed), and it equals
+              the gradient on NumPy arrays
+    converts  something converted an array to NumPy (Dask computed inside
               the gradient call), or the gradient came back as NumPy
-    wrong     lazy, but different from NumPy's gradient
+    wrong     kept, but different from NumPy's gradient
     error     the call raised (the message's first line is printed)
+    n/a       (array-API namespaces) the row's function itself fails on these
+              arrays (x.sum() on array_api_strict): not code for them
 
-    python tests/arrays/sweep_rules.py [--markdown]
+    python tests/arrays/sweep_rules.py [--namespace dask|strict|torch] [--markdown]
+    python tests/arrays/sweep_rules.py --write-support
 
-Its output is the NumPy-only list of docs/arrays.md (srcgrad.rules.arrays
-NUMPY_ONLY is the set of rules whose every row is not `lazy`).
+Its output is the NumPy-only list of docs/arrays.md: for Dask,
+srcgrad.rules.arrays NUMPY_ONLY is the set of rules whose every row is not
+`kept`; for arrays without NumPy dispatch (array_api_strict, PyTorch),
+`--write-support` writes the rules kept in every row to
+srcgrad/rules/array_api_support.py (a program calling another rule is
+refused on those arrays before it runs).
 """
 import os
 import sys
@@ -26,6 +34,8 @@ import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
 
 import srcgrad as sg  # noqa: E402
+import srcgrad.rules.arrays as sg_rule_arrays  # noqa: E402
+from srcgrad.rules.arrays import rule_label  # noqa: E402
 import test_rules as T  # noqa: E402
 from rulecase import Arg  # noqa: E402
 
@@ -38,29 +48,76 @@ def _refuse(dsk, keys, **kwargs):
     raise Computed("dask computed inside the gradient call")
 
 
-def _label(f):
-    mod = getattr(f, "__module__", None) or ""
-    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
-    if mod.startswith("numpy"):
-        mod = "np" + mod[5:].replace("._core.umath", "").replace("._core.fromnumeric", "").replace(
-            "._core.multiarray", "").replace("._core.numeric", "").replace(".lib._function_base_impl", "")
-    return "%s.%s" % (mod, name) if mod else name
+_label = rule_label
 
 
-def run(case):
+class _Everything:
+    def __contains__(self, item):
+        return True
+
+
+def _measure_all():
+    """Let every rule run on array-API arrays (the support list is what
+    this sweep measures)."""
+    sg_rule_arrays.support_list = lambda namespace: _Everything()
+
+
+def _dask_convert(a):
+    return da.from_array(a, chunks=2)
+
+
+def _kept_dask(g):
+    return isinstance(g, da.Array)
+
+
+def _value_dask(g):
+    return g.compute(scheduler="synchronous")
+
+
+def _namespace(name):
+    """(convert, is_kept, to_numpy, context) for the library `name`."""
+    import contextlib
+    if name == "dask":
+        return _dask_convert, _kept_dask, _value_dask, lambda: dask.config.set(scheduler=_refuse)
+    if name == "strict":
+        import array_api_strict as xs
+        return (xs.asarray, lambda g: isinstance(g, type(xs.asarray(0.0))), lambda g: np.asarray(g),
+                contextlib.nullcontext)
+    if name == "torch":
+        import torch
+        return (torch.from_numpy, lambda g: isinstance(g, torch.Tensor), lambda g: g.numpy(),
+                contextlib.nullcontext)
+    raise SystemExit("unknown namespace %r (dask, strict, torch)" % name)
+
+
+def run(case, namespace="dask"):
+    convert, kept, to_numpy, context = _namespace(namespace)
     args, w = T._data(case.name)
     wrt = case.wrt
     ref = sg.grad(case.fn, wrt=wrt)(*args, w)
-    dargs = [da.from_array(a, chunks=2) if isinstance(spec, Arg) else a
+    dargs = [convert(np.array(a)) if isinstance(spec, Arg) and np.asarray(a).dtype != bool
+             else (convert(np.asarray(a)) if isinstance(spec, Arg) else a)
              for spec, a in zip(case.inputs, args)]
-    dw = da.from_array(w, chunks=2)
+    dw = convert(np.array(w))
+    if namespace != "dask":
+        # the row's own code run in the namespace (NumPy's names as the array API's): when it
+        # fails (x.sum() on an array_api_strict array, x[i] of a matrix), the program is not
+        # code for these arrays, and srcgrad fails on it as plainly: not counted against the rule
+        from srcgrad.runtime import namespaces
+        facade = namespaces.facade_for(dargs + [dw])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                facade.twin(case.fn)(*dargs, dw)
+        except Exception as e:
+            return "n/a", "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:100] if str(e) else "")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with dask.config.set(scheduler=_refuse):
+            with context():
                 g = sg.grad(case.fn, wrt=wrt)(*dargs, dw)
     except Computed:
-        return "computes", ""
+        return "converts", ""
     except Exception as e:
         return "error", "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:100] if str(e) else "")
     gs = g if len(wrt) > 1 else (g,)
@@ -68,41 +125,78 @@ def run(case):
     for gi, ri in zip(gs, refs):
         if isinstance(gi, list):
             continue
-        if not isinstance(gi, da.Array):
-            return "computes", "returned %s" % type(gi).__name__
+        if not kept(gi):
+            return "converts", "returned %s" % type(gi).__name__
         try:
-            val = gi.compute(scheduler="synchronous")
+            val = to_numpy(gi)
         except Exception as e:
             return "error", "at compute: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:100])
         if not np.allclose(val, ri, rtol=1e-9, atol=1e-12):
             return "wrong", ""
-    return "lazy", ""
+    return "kept", ""
 
 
-def main():
-    markdown = "--markdown" in sys.argv
+def sweep(namespace, verbose=False):
+    """{rule label: [(case name, outcome, why)]} over every row."""
+    _measure_all()
     by_rule = {}
     for case in T.CASES:
         try:
-            outcome, why = run(case)
+            outcome, why = run(case, namespace)
         except Exception:
             outcome, why = "error", "NumPy reference failed: " + traceback.format_exc().splitlines()[-1]
         covers = case.covers if isinstance(case.covers, tuple) else (case.covers,)
         for f in covers:
             by_rule.setdefault(_label(f), []).append((case.name, outcome, why))
-        if not markdown:
+        if verbose:
             print("%-40s %-9s %s" % (case.name, outcome, why), flush=True)
+    return by_rule
+
+
+def kept(by_rule):
+    """The rules with a row kept and every row kept or not applicable."""
+    return sorted(r for r, rows in by_rule.items()
+                  if any(o == "kept" for _, o, _ in rows) and all(o in ("kept", "n/a") for _, o, _ in rows))
+
+
+SUPPORT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "srcgrad", "rules", "array_api_support.py")
+
+
+def write_support():
+    lists = {ns: kept(sweep(ns)) for ns in ("strict", "torch")}
+    with open(SUPPORT, "w") as out:
+        out.write('"""Generated by `python tests/arrays/sweep_rules.py --write-support`: the rules\n'
+                  'whose every row of the rule table gives NumPy\'s gradient on array_api_strict\n'
+                  'arrays ("strict") and on PyTorch CPU tensors ("torch"), with nothing converted\n'
+                  'to NumPy (%d and %d rules). srcgrad refuses a program calling another rule on\n'
+                  'such arrays (rules/arrays.py). Do not edit."""\n' % (len(lists["strict"]), len(lists["torch"])))
+        out.write("ARRAY_API_RULES = {\n")
+        for ns, names in lists.items():
+            out.write("    %r: frozenset([\n" % ns)
+            for name in names:
+                out.write("        %r,\n" % name)
+            out.write("    ]),\n")
+        out.write("}\n")
+    print("wrote %s: strict %d rules, torch %d rules" % (SUPPORT, len(lists["strict"]), len(lists["torch"])))
+
+
+def main():
+    if "--write-support" in sys.argv:
+        return write_support()
+    markdown = "--markdown" in sys.argv
+    namespace = sys.argv[sys.argv.index("--namespace") + 1] if "--namespace" in sys.argv else "dask"
+    by_rule = sweep(namespace, verbose=not markdown)
+    good = kept(by_rule)
+    bad = sorted(r for r in by_rule if r not in good)
     print()
-    good = sorted(r for r, rows in by_rule.items() if all(o == "lazy" for _, o, _ in rows))
-    bad = sorted(r for r, rows in by_rule.items() if not all(o == "lazy" for _, o, _ in rows))
-    print("lazy on Dask (%d rules):" % len(good))
+    print("kept on %s (%d rules):" % (namespace, len(good)))
     print(", ".join(good))
     print()
-    print("not lazy on Dask (%d rules):" % len(bad))
+    print("not kept on %s (%d rules):" % (namespace, len(bad)))
     for r in bad:
         rows = by_rule[r]
         print("- %s: %s" % (r, "; ".join("%s %s%s" % (n, o, (" (%s)" % w) if w else "")
-                                        for n, o, w in rows if o != "lazy")))
+                                        for n, o, w in rows if o not in ("kept", "n/a"))))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ a cotangent computed in float64 back (float_power, SciPy's functions).
 """
 import numpy as np
 
-from ...runtime import nondiff_helper, primitive
+from ...runtime import arrays, nondiff_helper, primitive
 from . import elementwise
 
 
@@ -31,7 +31,7 @@ def _kind(v):
     """The dtype kind of `v` ('f', 'c', 'i', ...); Python scalars included."""
     dtype = getattr(v, "dtype", None)
     if dtype is not None:
-        return dtype.kind
+        return getattr(dtype, "kind", None) or arrays.dtype_kind(dtype)    # (another library's dtype)
     if isinstance(v, complex):
         return "c"
     if isinstance(v, (bool, int, float)):
@@ -112,7 +112,7 @@ def _is_complex(x):
     try:
         return x.dtype.kind == "c"
     except AttributeError:
-        return isinstance(x, complex) or np.asarray(x).dtype.kind == "c"
+        return _kind(x) == "c"
 
 
 # --------------------------------------------------------------------- dtypes
@@ -123,7 +123,7 @@ def cast_like(g, x):
     float32 input gets a float32 cotangent)."""
     dtype = float_dtype(x)
     g = np.asarray(g)
-    return g if g.dtype == dtype else g.astype(dtype)
+    return g if g.dtype == dtype else np.astype(g, dtype)
 
 
 @nondiff_helper

@@ -15,7 +15,7 @@ def linspace_weights(num, endpoint, axis, g):
     weight of `stop` in linspace's sample i (that of `start` is 1 - t_i),
     shaped to broadcast along `axis` of the output `g`, in g's dtype."""
     ndim = np.ndim(g)
-    t = np.linspace(0.0, 1.0, num, endpoint=endpoint).astype(inexact_dtype(g))
+    t = np.astype(np.linspace(0.0, 1.0, num, endpoint=endpoint), inexact_dtype(g))
     shape = [1] * ndim
     shape[axis % ndim] = num
     return np.reshape(t, shape)

@@ -21,8 +21,8 @@ def balanced_eq(x, z, y):
     (autograd's convention for maximum/minimum ties)."""
     x = np.asarray(x)
     dtype = np.result_type(x, np.float32) if np.issubdtype(x.dtype, np.inexact) else np.float64
-    eq = (x == z).astype(dtype)
-    return eq / (1 + (x == y)).astype(dtype)
+    eq = np.astype(x == z, dtype)
+    return eq / (1 + np.astype(x == y, dtype))
 
 
 def _clip_masks(a, a_min, a_max, min, max):

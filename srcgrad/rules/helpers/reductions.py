@@ -25,7 +25,7 @@ def max_chooser(x, y, axis=None, keepdims=False):
     elif axis is None and not keepdims:
         y = np.reshape(y, (1,) * len(shape))
     floating = np.issubdtype(np.asarray(x).dtype, np.floating)
-    mask = (x == y).astype(np.result_type(x, np.float32) if floating else np.float64)
+    mask = np.astype(x == y, np.result_type(x, np.float32) if floating else np.float64)
     return mask / np.sum(mask, axis=axis, keepdims=True)
 
 
@@ -99,7 +99,7 @@ def nan_mean_weights(a, axis=None):
     0 at NaNs; in a's floating dtype."""
     keep = ~np.isnan(a)
     count = np.sum(keep, axis=axis, keepdims=True)
-    return (keep / count).astype(float_dtype(a))
+    return np.astype(keep / count, float_dtype(a))
 
 
 def _broadcast_weights(a, weights, axis):
@@ -177,7 +177,7 @@ def norm_chooser(x, z, sum_axis, choose_axis):
     """Where the sum of |x| over `sum_axis` attains the norm `z` (broadcast
     to x's shape) among the sums along `choose_axis`: 1/k for k ties."""
     s = np.sum(np.abs(x), axis=sum_axis, keepdims=True)
-    mask = (s == z).astype(float_dtype(x))
+    mask = np.astype(s == z, float_dtype(x))
     mask = np.broadcast_to(mask, np.shape(x))
     return mask / np.sum(mask, axis=choose_axis, keepdims=True)
 
@@ -185,7 +185,7 @@ def norm_chooser(x, z, sum_axis, choose_axis):
 @nondiff_helper
 def abs_chooser(x, z):
     """Where |x| attains the inf/-inf vector norm `z` (full shape), 1/k for k ties."""
-    return (np.abs(x) == z).astype(float_dtype(x))
+    return np.astype(np.abs(x) == z, float_dtype(x))
 
 
 def norm_adjoint(g, x, z, ord=None, axis=None, keepdims=False, kind=None):
@@ -248,13 +248,13 @@ def ptp_adjoint(g, a, axis, keepdims):
 def nan_count(a, axis):
     """The number of non-NaN entries of each reduction of `a` over `axis`
     (keepdims), in a's floating dtype."""
-    return np.sum(~np.isnan(a), axis=axis, keepdims=True).astype(inexact_dtype(a))
+    return np.astype(np.sum(~np.isnan(a), axis=axis, keepdims=True), inexact_dtype(a))
 
 
 @nondiff_helper
 def nan_mask(a):
     """1 where `a` is not NaN, 0 where it is, in a's floating dtype."""
-    return (~np.isnan(a)).astype(inexact_dtype(a))
+    return np.astype(~np.isnan(a), inexact_dtype(a))
 
 
 def nan_to_zero(a):
@@ -325,7 +325,7 @@ def _quantile_ranks(a, axes, nan):
         n = np.sum(~np.isnan(am), axis=-1, keepdims=True)
     else:
         n = np.full(am.shape[:-1] + (1,), am.shape[-1])
-    return order, n.astype(inexact_dtype(a))
+    return order, np.astype(n, inexact_dtype(a))
 
 
 @nondiff_helper
@@ -336,7 +336,7 @@ def _rank_onehots(order, position, dtype):
     nq = np.ndim(position) - np.ndim(order)
     order = np.broadcast_to(order, np.shape(position)[:nq] + np.shape(order))
     src = np.take_along_axis(order, np.maximum(position, 0).astype(np.intp), axis=-1)
-    return (np.arange(np.shape(order)[-1]) == src).astype(dtype)
+    return np.astype(np.arange(np.shape(order)[-1]) == src, dtype)
 
 
 @nondiff_helper

@@ -230,7 +230,7 @@ def array_adjoint(g, obj):
     along new leading axes; the cotangent has the same structure, entry i
     being g[i]. An array-like obj gets g reshaped (ndmin's axes dropped)."""
     if isinstance(obj, (list, tuple)):
-        return [array_adjoint(g[i], e) for i, e in enumerate(obj)]
+        return [array_adjoint(g[i, ...], e) for i, e in enumerate(obj)]     # (g[i, ...]: the array API's spelling)
     return np.reshape(g, np.shape(obj))
 
 

@@ -1,0 +1,209 @@
+"""The same gradient function on PyTorch CPU tensors and array_api_strict
+arrays (docs/arrays.md, "Array-API arrays").
+
+Neither type implements NumPy's dispatch protocols, so srcgrad runs its
+generated code with NumPy's names bound to the inputs' array-API namespace
+(srcgrad/runtime/namespaces.py). Each program of array_programs.py is
+differentiated on NumPy inputs and on the same values as tensors / strict
+arrays: the gradient is of the input's type (never converted to NumPy) and
+equals NumPy's gradient, which is itself checked against autograd.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import srcgrad as sg
+import array_programs as P
+from srcgrad.rules import arrays as rule_arrays
+from srcgrad.runtime import namespaces
+
+_SUPPORT_LIST = rule_arrays.support_list
+
+autograd = pytest.importorskip("autograd")
+anp = pytest.importorskip("autograd.numpy")
+xs = pytest.importorskip("array_api_strict")
+torch = pytest.importorskip("torch")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(23)
+
+
+def _strict(a):
+    return xs.asarray(a) if isinstance(a, np.ndarray) and a.dtype.kind in "fc" else a
+
+
+def _torch(a):
+    return torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) and a.dtype.kind in "fc" else a
+
+
+NAMESPACES = {"array_api_strict": (_strict, lambda g: isinstance(g, type(xs.asarray(0.0))), np.asarray),
+              "torch": (_torch, lambda g: isinstance(g, torch.Tensor), lambda g: g.numpy())}
+
+
+def _programs():
+    X = RNG.normal(size=(30, 3))
+    y = (RNG.random(30) > 0.5).astype(float)
+    return {
+        "elementwise": (P.elementwise, (RNG.normal(size=(4, 3)),), (0,)),
+        "exp_log_tanh": (P.exp_log_tanh, (RNG.normal(size=(5, 2)),), (0,)),
+        "broadcast_row": (P.broadcast_row, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
+        "broadcast_col": (P.broadcast_col, (RNG.normal(size=(4, 3)), RNG.normal(size=(4, 1))), (0, 1)),
+        "reductions": (P.reductions, (RNG.normal(size=(4, 3)),), (0,)),
+        "sum_keepdims": (P.sum_keepdims, (RNG.normal(size=(4, 3)),), (0,)),
+        "matmul": (P.matmul, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
+        "where_mask": (P.where_mask, (RNG.normal(size=(4, 3)),), (0,)),
+        "clipped": (P.clipped, (RNG.normal(size=(4, 3)),), (0,)),
+        "logistic": (P.logistic, (RNG.normal(size=3), X, y), (0,)),
+        "logistic_wrt_data": (P.logistic, (RNG.normal(size=3), X, y), (0, 1)),
+        "mlp": (P.mlp, (RNG.normal(size=(3, 5)), RNG.normal(size=5), RNG.normal(size=(5, 2)),
+                        X, RNG.normal(size=(30, 2))), (0, 1, 2)),
+        "loop_sum": (P.loop_sum, (RNG.normal(size=(4, 3)),), (0,)),
+        "newaxis_slice": (P.newaxis_slice, (RNG.normal(size=(3, 4)),), (0,)),
+        "softmax_xent": (P.softmax_xent, (RNG.normal(size=(3, 4)), RNG.normal(size=(6, 3)),
+                                          np.eye(4)[[0, 2, 1, 3, 3, 0]]), (0,)),
+        "layer_norm": (P.layer_norm, (RNG.normal(size=(5, 4)), RNG.normal(size=4)), (0, 1)),
+        "rnn": (P.rnn, (0.5 * RNG.normal(size=(3, 3)), RNG.normal(size=(6, 3))), (0,)),
+        "helper_and_function": (P.helper_and_function, (RNG.normal(size=(4, 3)),), (0,)),
+    }
+
+
+PROGRAMS = _programs()
+
+
+def _autograd_reference(fn, args, wrt):
+    """The gradient by autograd on the same source (np replaced by
+    autograd.numpy in the function's module for the call)."""
+    saved = P.np
+    P.np = anp
+    try:
+        return autograd.grad(lambda *ws: fn(*[ws[wrt.index(i)] if i in wrt else a
+                                                for i, a in enumerate(args)]),
+                             argnum=tuple(range(len(wrt))))(*[args[i] for i in wrt])
+    finally:
+        P.np = saved
+
+
+@pytest.mark.parametrize("library", sorted(NAMESPACES))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_same_gradient_in_the_inputs_namespace(name, library):
+    fn, args, wrt = PROGRAMS[name]
+    convert, is_theirs, to_numpy = NAMESPACES[library]
+    ref = sg.grad(fn, wrt=wrt)(*args)
+    ref = ref if len(wrt) > 1 else (ref,)
+    expected = _autograd_reference(fn, args, wrt)
+    for r, e in zip(ref, expected):
+        np.testing.assert_allclose(r, e, rtol=1e-10, atol=1e-12)
+    got = sg.grad(fn, wrt=wrt)(*[convert(a) for a in args])
+    got = got if len(wrt) > 1 else (got,)
+    for g, r, i in zip(got, ref, wrt):
+        assert is_theirs(g), "the gradient of %s came back as %s" % (name, type(g).__name__)
+        assert tuple(g.shape) == np.shape(args[i])
+        np.testing.assert_allclose(to_numpy(g), r, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("library", sorted(NAMESPACES))
+def test_value_and_grad_in_the_namespace(library):
+    convert, is_theirs, to_numpy = NAMESPACES[library]
+    fn, args, wrt = PROGRAMS["mlp"]
+    value, grads = sg.value_and_grad(fn, wrt=wrt)(*[convert(a) for a in args])
+    ref_value, ref_grads = sg.value_and_grad(fn, wrt=wrt)(*args)
+    assert is_theirs(value) and float(value) == pytest.approx(ref_value, rel=1e-12)
+    for g, r in zip(grads, ref_grads):
+        assert is_theirs(g)
+        np.testing.assert_allclose(to_numpy(g), r, rtol=1e-10)
+
+
+def test_float32_tensors_keep_float32():
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+    g = sg.grad(P.exp_log_tanh)(torch.from_numpy(x))
+    assert g.dtype == torch.float32
+    np.testing.assert_allclose(g.numpy(), sg.grad(P.exp_log_tanh)(x), rtol=1e-5)
+
+
+def test_a_rule_not_measured_there_is_refused_naming_the_line():
+    # np.einsum's adjoint is NumPy-only on array-API arrays (docs/arrays.md): refused before running
+    x = xs.asarray(RNG.normal(size=(3, 3)))
+    with pytest.raises(sg.ForeignArrayError, match=r"np.einsum \(.*array_programs.py:\d+\) is NumPy-only"):
+        sg.grad(P.einsum_trace)(x)
+    # (the tape, the caches and other functions keep working)
+    assert float(sg.grad(P.elementwise)(xs.asarray(np.ones((2, 2))))[0, 0]) == pytest.approx(
+        float(sg.grad(P.elementwise)(np.ones((2, 2)))[0, 0]))
+
+
+def test_method_syntax_the_namespace_lacks_fails_plainly():
+    # x.sum() is not array-API code: array_api_strict arrays have no .sum, in srcgrad as in Python
+    with pytest.raises(AttributeError, match="sum"):
+        sg.grad(P.method_sum)(xs.asarray(np.ones(3)))
+    with pytest.raises(AttributeError, match="sum"):
+        P.method_sum(xs.asarray(np.ones(3)))
+
+
+def test_no_op_by_op_fallback_on_other_arrays():
+    # a lambda passed on is run op by op on NumPy inputs; the tape holds NumPy arrays, so on
+    # tensors that would be a conversion: refused, naming the function
+    x = RNG.normal(size=(4, 3))
+    with pytest.warns(sg.PerformanceWarning):
+        ref = sg.grad(P.helper_and_lambda)(x)
+    np.testing.assert_allclose(ref, sg.grad(P.helper_and_function)(x), rtol=1e-12)
+    with pytest.warns(sg.PerformanceWarning), pytest.raises(sg.ForeignArrayError, match="helper_and_lambda.*torch"):
+        sg.grad(P.helper_and_lambda)(torch.from_numpy(x))
+
+
+def test_libraries_mixed_are_an_error():
+    with pytest.raises(TypeError):
+        sg.grad(P.broadcast_row)(xs.asarray(np.ones((2, 3))), torch.ones(3, dtype=torch.float64))
+
+
+def test_numpy_names_in_the_namespace():
+    f = namespaces.facade_for([xs.asarray(np.ones(2))])
+    assert f.xp is xs
+    x = xs.asarray(np.arange(6.0).reshape(2, 3))
+    assert isinstance(f.transpose(x), type(x)) and f.transpose(x).shape == (3, 2)
+    assert float(f.sum(x, axis=[0, 1])) == 15.0
+    assert f.arccos is not None and float(f.arccos(xs.asarray(1.0))) == 0.0
+    assert [tuple(p.shape) for p in f.split(x, [1], axis=1)] == [(2, 1), (2, 2)]
+    # shapes, axes and Python lists are computed by NumPy, as NumPy's dispatch leaves them
+    assert f.cumsum([1, 2, 3]).tolist() == [1, 3, 6]
+    # a NumPy float result is lifted into the namespace (float64: not PyTorch's float32 default)
+    t = namespaces.facade_for([torch.ones(2, dtype=torch.float64)])
+    seed = t.broadcast_to(0.1, (2,))
+    assert isinstance(seed, torch.Tensor) and seed.dtype == torch.float64
+    # a boolean mask too (PyTorch would combine a NumPy bool array with its own as uint8)
+    assert t.zeros((2,), dtype=bool).dtype == torch.bool
+    # a name the array API lacks raises instead of converting
+    with pytest.raises(sg.ForeignArrayError, match="np.einsum has no counterpart"):
+        f.einsum("ii", x)
+    # NumPy's names outside the standard are not looked up in PyTorch (torch.split means sizes)
+    assert [tuple(p.shape) for p in t.split(torch.ones((4, 2)), [1, 3])] == [(1, 2), (2, 2), (1, 2)]
+
+
+def _sweep_rows(every):
+    sys.path[:0] = [os.path.join(os.path.dirname(HERE), "rules")]
+    import sweep_rules as S
+    import test_rules as T
+    from srcgrad.rules.array_api_support import ARRAY_API_RULES
+    return S, T, ARRAY_API_RULES, T.CASES[::every]
+
+
+@pytest.mark.parametrize("library", ["strict", "torch"])
+def test_supported_rules_still_give_numpys_gradient(library, request):
+    """Every rule-table row of a rule in the support list (a sample of
+    them, every one with --slow) still gives NumPy's gradient there: the
+    list srcgrad refuses by is what the code does."""
+    every = 1 if request.config.getoption("--slow") else 5
+    S, T, support, rows = _sweep_rows(every)
+    S._measure_all()
+    try:
+        bad = []
+        for case in rows:
+            covers = case.covers if isinstance(case.covers, tuple) else (case.covers,)
+            if not all(S._label(f) in support[library] for f in covers):
+                continue
+            outcome, why = S.run(case, library)
+            if outcome not in ("kept", "n/a"):
+                bad.append((case.name, outcome, why))
+        assert not bad
+    finally:
+        S.sg_rule_arrays.support_list = _SUPPORT_LIST
