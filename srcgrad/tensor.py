@@ -527,6 +527,7 @@ class Variable(Tensor):
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         value = initial_value._value if isinstance(initial_value, Tensor) else initial_value
+        _refuse_other_array(value, "sg.Variable")
         super().__init__(np.array(value, dtype=dtype))
         self._trainable = bool(trainable)
         self._name = name if name is not None else "Variable"
@@ -544,6 +545,7 @@ class Variable(Tensor):
 
     def assign(self, value):
         """Replace the value; shape must match. Returns self."""
+        _refuse_other_array(value, "Variable.assign")
         new = np.array(unwrap(value), dtype=self._value.dtype)
         if new.shape != self._value.shape:
             raise ValueError("Cannot assign a value of shape %s to Variable %r of shape %s"
@@ -571,7 +573,19 @@ def constant(value, dtype=None):
     Python floats give float64 (NumPy's default), unlike TF's float32."""
     if isinstance(value, Tensor):
         value = value._value
+    _refuse_other_array(value, "sg.constant")
     return Tensor(np.array(value, dtype=dtype))
+
+
+def _refuse_other_array(value, what):
+    """Raise ForeignArrayError for another library's array (Dask, PyTorch,
+    array_api_strict): a Tensor holds an ndarray, so wrapping it would
+    convert it to NumPy behind the user's back."""
+    if type(value) is not np.ndarray and runtime.arrays.is_other_array(value):
+        raise runtime.arrays.ForeignArrayError(
+            "srcgrad: %s of a %s array would convert it to NumPy: Tensors, Variables and tapes hold NumPy "
+            "arrays. Differentiate functions of such arrays with sg.grad / sg.value_and_grad, which keep their "
+            "type (docs/arrays.md), or pass np.asarray(x) explicitly" % (what, type(value).__module__.split(".")[0]))
 
 
 runtime.install(Tensor, apply, unwrap)

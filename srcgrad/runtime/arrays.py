@@ -175,7 +175,13 @@ def as_gradient(g, x):
     the caller (`.compute()`), never converted here."""
     shape, xp = _shape_and_namespace(x, g)
     if not is_other_array(g):
-        g = xp.asarray(g)
+        if isinstance(g, np.ndarray) and g.ndim and is_other_array(x) and not dispatches(x):
+            # (the code ran by the array API's names: a NumPy gradient means a value left the namespace)
+            raise ForeignArrayError(
+                "srcgrad: the gradient with respect to a %s array came out as a NumPy array: something in the "
+                "computation converted its values to NumPy (a library function srcgrad does not run by the "
+                "array API's names). Please report it with the program" % library((x,)))
+        g = xp.asarray(g if isinstance(g, np.ndarray) else np.asarray(g))   # (a Python float is float64)
     if tuple(g.shape) != shape:
         g = xp.broadcast_to(g, shape)
     if is_other_array(x):

@@ -143,10 +143,11 @@ class NumpyFacade:
             numpy_attr = getattr(np, name, None)
             if isinstance(numpy_attr, type):
                 return numpy_attr       # np.ndarray, np.integer, np.floating: isinstance tests
-        elif self._sub == "linalg":
-            adapter = _LINALG_ADAPTERS.get(name)
+        else:
+            adapter = (_LINALG_ADAPTERS if self._sub == "linalg" else _FFT_ADAPTERS).get(name)
             if adapter is not None:
-                return _on_arrays(_bound(adapter, self._root), getattr(np.linalg, name, None), name, self._root)
+                return _on_arrays(_bound(adapter, self._root), getattr(getattr(np, self._sub), name, None), name,
+                                  self._root)
         standard = _RENAMED.get(name, name) if not self._sub else name
         target = getattr(xp, standard, None) if standard in _STANDARD_BY_SUB[self._sub] else None
         numpy_module = getattr(np, self._sub) if self._sub else np
@@ -770,6 +771,16 @@ _ADAPTERS = {
 
 
 _LINALG_ADAPTERS = {"norm": _norm}
+
+
+def _shift(name):
+    def adapter(f, x, axes=None):
+        return getattr(f.xp.fft, name)(x, axes=axes)
+    adapter.__name__ = name
+    return adapter
+
+
+_FFT_ADAPTERS = {"fftshift": _shift("fftshift"), "ifftshift": _shift("ifftshift")}
 
 
 _FACADES = {}       # id(namespace) -> (namespace, its NumpyFacade)

@@ -34,8 +34,11 @@ def test_zeros_in_the_strict_namespace():
 
 def test_as_input_keeps_strict_arrays():
     x = xp.ones((2, 3), dtype=xp.float32)
-    g = core.as_input(np.ones(3), x)          # a NumPy cotangent broadcast into x's namespace
+    g = core.as_input(1.0, x)          # a Python number broadcast into x's namespace
     assert type(g) is type(x) and g.shape == (2, 3) and g.dtype == xp.float32
+    # a NumPy array as the gradient of a strict array: a value left the namespace on the way
+    with pytest.raises(arrays.ForeignArrayError, match="came out as a NumPy array"):
+        core.as_input(np.ones(3), x)
     g = core.as_input(xp.ones((2, 3), dtype=xp.float64), x)
     assert g.dtype == xp.float32
 

@@ -64,7 +64,7 @@ def prod_others(a, axis=None, initial=None):
     p = np.prod(safe, axis=axis, keepdims=True)
     if initial is not None:
         p = p * initial
-    zeros = np.sum(zero, axis=axis, keepdims=True)
+    zeros = np.sum(np.astype(zero, np.int64), axis=axis, keepdims=True)     # (the array API sums numbers only)
     return np.where(np.equal(zeros, 0), p / safe,
                     np.where(np.logical_and(zero, np.equal(zeros, 1)), p, 0.0))
 

@@ -171,7 +171,7 @@ def concatenate_adjoint(g, arrays, axis):
 def stack_adjoint(g, arrays, axis):
     """np.stack: operand i's cotangent is g's slice i along the new axis."""
     gm = np.moveaxis(g, axis, 0)
-    return [gm[i] for i in range(len(arrays))]
+    return [gm[i, ...] for i in range(len(arrays))]
 
 
 def _promoted(x, kind):

@@ -54,12 +54,14 @@ for _f, _like in ((np.maximum, None), (np.minimum, None), (np.fmax, "maximum"), 
 def clip(z, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     """The cotangent passes to `a` where lo <= a <= hi (bounds included, as
     TF's clip_by_value), to the lower bound where a < lo and to the upper
-    where a > hi (array bounds are summed back to their shape)."""
-    d[a] = unbroadcast(d[z] * clip_inside(a, a_min, a_max, min, max), a)
-    d[a_min] = unbroadcast(d[z] * clip_below(a, a_min, a_max, min, max), a_min)
-    d[a_max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), a_max)
-    d[min] = unbroadcast(d[z] * clip_below(a, a_min, a_max, min, max), min)
-    d[max] = unbroadcast(d[z] * clip_above(a, a_min, a_max, min, max), max)
+    where a > hi (array bounds are summed back to their shape). The masks
+    select (np.where, as TF's clip_by_value gradient) rather than multiply,
+    which the array API does not allow for booleans."""
+    d[a] = unbroadcast(np.where(clip_inside(a, a_min, a_max, min, max), d[z], 0.0), a)
+    d[a_min] = unbroadcast(np.where(clip_below(a, a_min, a_max, min, max), d[z], 0.0), a_min)
+    d[a_max] = unbroadcast(np.where(clip_above(a, a_min, a_max, min, max), d[z], 0.0), a_max)
+    d[min] = unbroadcast(np.where(clip_below(a, a_min, a_max, min, max), d[z], 0.0), min)
+    d[max] = unbroadcast(np.where(clip_above(a, a_min, a_max, min, max), d[z], 0.0), max)
 
 
 # ------------------------------------------------------------------ selection
