@@ -40,7 +40,8 @@ from benchmarks import harness  # noqa: E402
 
 # Issue 10's workloads, then issue 9's, in the order of the issues; then issue 19's and 18's.
 WORKLOADS = ["pendulum", "mlp", "rnn", "smallops", "digits", "transform", "overhead",
-             "jacobian", "hessian", "checkpoint", "constants"]
+             "jacobian", "hessian", "checkpoint", "constants", "arrays"]
+ALIASES = {"gpu": "arrays"}     # (--only gpu: the CuPy row runs where a GPU exists)
 DEFAULT_JSON = os.path.join(HERE, "results.json")
 OPTIONAL_LIBRARIES = ["jax", "torch", "autograd", "numba"]
 
@@ -289,7 +290,7 @@ def parse_args(argv):
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     if args.only:
-        names = [n for item in args.only for n in item.split(",") if n]
+        names = [ALIASES.get(n, n) for item in args.only for n in item.split(",") if n]
         unknown = sorted(set(names) - set(WORKLOADS))
         if unknown:
             parser.error("unknown workload(s) %s; choose from %s"

@@ -14,6 +14,7 @@ another library's arrays and sort the rules by what happens:
 
     python tests/arrays/sweep_rules.py [--namespace dask|strict|torch] [--markdown]
     python tests/arrays/sweep_rules.py --write-support
+    python tests/arrays/sweep_rules.py --docs     (the lists of docs/arrays.md)
 
 Its output is the NumPy-only list of docs/arrays.md: for Dask,
 srcgrad.rules.arrays NUMPY_ONLY is the set of rules whose every row is not
@@ -193,9 +194,31 @@ def write_support():
     print("wrote %s: strict %d rules, torch %d rules" % (SUPPORT, len(lists["strict"]), len(lists["torch"])))
 
 
+def docs_lists():
+    """Markdown for docs/arrays.md: which rules of the rule table run on
+    PyTorch tensors and array_api_strict arrays (the support lists), and
+    which NumPy rules are refused there."""
+    from srcgrad.rules.array_api_support import ARRAY_API_RULES
+    labels = sorted({_label(f) for case in T.CASES
+                     for f in (case.covers if isinstance(case.covers, tuple) else (case.covers,))})
+    numpy_labels = [x for x in labels if x.startswith("np.")]
+    strict, torch = ARRAY_API_RULES["strict"], ARRAY_API_RULES["torch"]
+
+    def names(xs):
+        return ", ".join("`%s`" % x for x in xs) or "none"
+    both = [x for x in numpy_labels if x in strict and x in torch]
+    print("- NumPy functions whose rules run on both (%d): %s" % (len(both), names(both)))
+    print("- on PyTorch tensors only: %s" % names([x for x in numpy_labels if x in torch and x not in strict]))
+    print("- on array_api_strict arrays only: %s" % names([x for x in numpy_labels if x in strict and x not in torch]))
+    refused = [x for x in numpy_labels if x not in strict and x not in torch]
+    print("- NumPy-only there (refused on both, %d): %s" % (len(refused), names(refused)))
+
+
 def main():
     if "--write-support" in sys.argv:
         return write_support()
+    if "--docs" in sys.argv:
+        return docs_lists()
     markdown = "--markdown" in sys.argv
     namespace = sys.argv[sys.argv.index("--namespace") + 1] if "--namespace" in sys.argv else "dask"
     by_rule = sweep(namespace, verbose=not markdown)

@@ -207,3 +207,27 @@ def test_supported_rules_still_give_numpys_gradient(library, request):
         assert not bad
     finally:
         S.sg_rule_arrays.support_list = _SUPPORT_LIST
+
+
+def test_one_gradient_function_on_numpy_dask_torch_and_strict():
+    """Issue 19's contract: the same `sg.grad` object, called with NumPy,
+    Dask, PyTorch CPU and array_api_strict arrays, gives each library's
+    array holding NumPy's gradient (Dask's lazy until computed)."""
+    da = pytest.importorskip("dask.array")
+    fn, args, wrt = PROGRAMS["logistic_wrt_data"]
+    w, X, y = args
+    grad = sg.grad(fn, wrt=wrt)
+    ref_w, ref_X = grad(w, X, y)
+    dX, dy = da.from_array(X, chunks=(10, 3)), da.from_array(y, chunks=10)
+    gw, gX = grad(w, dX, dy)
+    assert isinstance(gw, da.Array) and isinstance(gX, da.Array)      # lazy
+    np.testing.assert_allclose(gw.compute(), ref_w, rtol=1e-10)
+    np.testing.assert_allclose(gX.compute(), ref_X, rtol=1e-10)
+    for library in ("torch", "array_api_strict"):
+        convert, is_theirs, to_numpy = NAMESPACES[library]
+        gw, gX = grad(*[convert(a) for a in args])
+        assert is_theirs(gw) and is_theirs(gX)
+        np.testing.assert_allclose(to_numpy(gw), ref_w, rtol=1e-10)
+        np.testing.assert_allclose(to_numpy(gX), ref_X, rtol=1e-10)
+    # and NumPy again: nothing of the other runs stuck to the compiled code
+    np.testing.assert_allclose(grad(w, X, y)[0], ref_w, rtol=0)
