@@ -233,3 +233,15 @@ class Deferred:
 
     def __srcgrad_function__(self):
         return getattr(self.pending.resolve(), self.attr).__srcgrad_function__()
+
+    def __srcgrad_twin__(self, facade):
+        """This call run in another array namespace (runtime/namespaces.py):
+        the resolved generated function's twin."""
+        def call(*args):
+            fn = facade.twin(getattr(self.pending.resolve(), self.attr))
+            if self.attr == "jvp_fn":       # (NumPy-only: sg.jvp refuses other arrays before this)
+                return self(*args)
+            return fn(*args)
+        call.__name__ = self.__name__
+        call.__srcgrad_twin_of__ = self
+        return call

@@ -195,7 +195,7 @@ def as_gradient(g, x):
         if dtype.kind in "fc" and g.dtype != dtype:
             if dtype_kind(g) == "c" and dtype.kind != "c":
                 g = xp.real(g)
-            g = xp.astype(g, dtype)
+            g = xp.astype(g, getattr(xp, dtype.name, dtype))     # (the namespace's dtype of that name)
     return g
 
 

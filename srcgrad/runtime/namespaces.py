@@ -200,7 +200,10 @@ class NumpyFacade:
             return hit[1]
         result = obj
         modules = _numpy_modules()
-        if isinstance(obj, types.ModuleType):
+        hook = getattr(type(obj), "__srcgrad_twin__", None)
+        if hook is not None:            # (srcgrad's callable objects: a recursive call's Deferred)
+            result = hook(obj, root)
+        elif isinstance(obj, types.ModuleType):
             sub = modules.get(key)
             if sub is not None:
                 result = root if sub == "" else getattr(root, sub)
@@ -361,6 +364,7 @@ def _on_arrays(xp_function, numpy_function, name, facade):
             return xp_function(*args, **kwargs)
         return _lift_result(facade, numpy_function(*args, **kwargs))
     call.__name__ = name
+    call.__srcgrad_twin_of__ = numpy_function
     return call
 
 

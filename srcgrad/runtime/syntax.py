@@ -89,7 +89,9 @@ def check_unrolled(seq, objects, where):
     """Before a loop that the compiler unrolled over the objects of a list
     read from a global (or an attribute): the list still holds the same
     objects, else the compiled code is stale."""
-    if len(seq) != len(objects) or any(a is not b for a, b in zip(seq, objects)):
+    # (run in another array namespace, the list holds the functions' twins: runtime/namespaces.py)
+    if len(seq) != len(objects) or any(a is not b and getattr(a, "__srcgrad_twin_of__", None) is not b
+                                       for a, b in zip(seq, objects)):
         raise RuntimeError(
             "srcgrad: the list iterated at %s changed (an element was replaced, added or removed) since srcgrad "
             "unrolled the loop over its %d objects; bind the name to a new list to recompile" % (where, len(objects)))

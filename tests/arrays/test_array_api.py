@@ -231,3 +231,44 @@ def test_one_gradient_function_on_numpy_dask_torch_and_strict():
         np.testing.assert_allclose(to_numpy(gX), ref_X, rtol=1e-10)
     # and NumPy again: nothing of the other runs stuck to the compiled code
     np.testing.assert_allclose(grad(w, X, y)[0], ref_w, rtol=0)
+
+
+@pytest.mark.parametrize("library,at_least", [("torch", 160), ("array_api_strict", 110)])
+def test_the_corpus_on_array_api_arrays_is_never_silently_wrong(library, at_least):
+    """Issue 4's corpus (tests/corpus_funcs.py: loops, branches, closures,
+    methods, containers, recursion, element assignment) on PyTorch tensors
+    and array_api_strict arrays: every entry gives NumPy's gradient as the
+    library's array, or raises (ForeignArrayError for what srcgrad refuses
+    there; the library's own error for what is not code for it: x.copy()
+    on a tensor, len() of a strict array). None comes back converted or
+    different. The floor (of 181 entries with arrays) guards the rest."""
+    import warnings
+    sys.path.insert(0, os.path.dirname(HERE))
+    import corpus_funcs as cf
+    convert, is_theirs, to_numpy = NAMESPACES[library]
+    kept, silent = 0, []
+    for entry in cf.CORPUS:
+        args = entry.inputs(np.random.default_rng(0))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = sg.grad(entry.fn, wrt=entry.wrt)(*args)
+        except Exception:       # (the corpus's refusals: test_corpus.py checks them)
+            continue
+        converted = [convert(a) for a in args]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = sg.grad(entry.fn, wrt=entry.wrt)(*converted)
+        except Exception:
+            continue
+        got, ref = (got, ref) if len(entry.wrt) > 1 else ((got,), (ref,))
+        for g, r, i in zip(got, ref, entry.wrt):
+            if isinstance(args[i], np.ndarray):
+                if not is_theirs(g):
+                    silent.append((entry.name, "converted to %s" % type(g).__name__))
+                elif not np.allclose(to_numpy(g), r, rtol=1e-9, atol=1e-12):
+                    silent.append((entry.name, "wrong"))
+        kept += not silent or silent[-1][0] != entry.name
+    assert not silent
+    assert kept >= at_least
