@@ -424,8 +424,12 @@ class Program:
                 for n in (n for part in parts for n in ast_util.walk(part)):
                     if isinstance(n, gast.Call):
                         callee = Anno.CALLEE.of(n.func)
-                        name = (array_rules.numpy_only(callee) if namespace is None
-                                else array_rules.array_api_unsupported(callee, namespace))
+                        if namespace is None:
+                            name = array_rules.numpy_only(callee)
+                        elif Anno.METHOD.exists(n.func):
+                            name = array_rules.array_api_method_unsupported(Anno.METHOD.of(n.func))
+                        else:
+                            name = array_rules.array_api_unsupported(callee, namespace)
                         if name is not None:
                             filename, lineno, _ = self.parsed.origin(stmt)
                             if (name, filename, lineno) not in found:

@@ -135,3 +135,19 @@ def _other_library(obj):
         return getattr(np, obj.__name__, None) is not obj
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
     return module.startswith("scipy")
+
+
+#: array methods whose meaning in the array libraries srcgrad runs by the array API's names is
+#: NumPy's, or which fail plainly where it is not (x.dot of matrices in PyTorch): others differ
+#: silently -- PyTorch's x.std() and x.var() divide by n - 1, x.max(axis) returns (values,
+#: indices), x.repeat(n) tiles -- while srcgrad differentiates NumPy's meaning
+_ARRAY_API_METHODS = frozenset({"sum", "mean", "prod", "reshape", "squeeze", "swapaxes", "transpose", "conj",
+                                "conjugate", "clip", "flatten", "ravel", "trace", "diagonal", "dot", "cumsum",
+                                "cumprod"})
+
+
+def array_api_method_unsupported(method):
+    """`x.<method>(...)` as the message names it when the method's meaning
+    on PyTorch tensors / array-API arrays may differ from NumPy's (whose
+    derivative srcgrad computes), else None."""
+    return None if method in _ARRAY_API_METHODS else "x.%s()" % method

@@ -218,8 +218,9 @@ def refuse_numpy_only(calls, values):
             "%s at line %s" % (n, ln) for n, _, ln in calls[1:4])
         raise ForeignArrayError(
             "srcgrad: the derivative of %s (%s:%s) is NumPy-only: on %s arrays it would convert them to "
-            "NumPy or fail%s. Differentiate with NumPy arrays, or write the step with functions that work on "
-            "them (docs/arrays.md lists both)" % (name, filename, lineno, library(values), more))
+            "NumPy, fail, or differ from NumPy's meaning (PyTorch's x.std() divides by n - 1)%s. Differentiate "
+            "with NumPy arrays, or write the step with functions that work on them (docs/arrays.md lists both)"
+            % (name, filename, lineno, library(values), more))
 
 
 def check_arguments(values, what="differentiate"):

@@ -125,6 +125,22 @@ def method_sum(x):
     return (x * x).sum()
 
 
+def method_std(x):
+    return x.std() * 2.0
+
+
+def method_var(x):
+    return x.var() + 1.0
+
+
+def method_max_axis(x):
+    return np.sum(x.max(axis=0) ** 2)
+
+
+def method_repeat(x):
+    return np.sum(x.repeat(2) * np.arange(24.0))
+
+
 def special(x):
     return np.sum(sc.erf(x) * sc.expit(x))
 

@@ -132,6 +132,17 @@ def test_a_rule_not_measured_there_is_refused_naming_the_line():
         float(sg.grad(P.elementwise)(np.ones((2, 2)))[0, 0]))
 
 
+@pytest.mark.parametrize("name", ["method_std", "method_var", "method_max_axis", "method_repeat"])
+def test_methods_whose_meaning_differs_are_refused(name):
+    # PyTorch's x.std() divides by n - 1, x.max(axis) returns (values, indices), x.repeat tiles: srcgrad
+    # differentiates NumPy's meaning, so on tensors these would be silently wrong derivatives
+    fn = getattr(P, name)
+    x = RNG.normal(size=(4, 3))
+    sg.grad(fn)(x)                  # (fine on NumPy arrays)
+    with pytest.raises(sg.ForeignArrayError, match=r"x\.\w+\(\) \(.*array_programs.py:\d+\) is NumPy-only"):
+        sg.grad(fn)(torch.from_numpy(x))
+
+
 def test_method_syntax_the_namespace_lacks_fails_plainly():
     # x.sum() is not array-API code: array_api_strict arrays have no .sum, in srcgrad as in Python
     with pytest.raises(AttributeError, match="sum"):
