@@ -71,15 +71,37 @@ def load_lazy(everything=False):
     return bool(ready)
 
 
+class _Signature:
+    """An attribute of a Template read from its signature, computed with all
+    the others (Template._read_signature) the first time one is read; the
+    instance's own attribute then hides this descriptor."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        obj._read_signature()
+        return obj.__dict__[self.name]
+
+
 class Template:
     """A rule template parsed once: `tree` (its gast FunctionDef), `output`
     (the primal-output parameter), `params` (the others, in order),
-    `defaults`, `doc` (its docstring), and `bind`, which matches a call's
-    arguments to them. Shared by adjoint rules (here) and tangent rules
-    (tangents.py).
+    `defaults`, `varargs` (the *parameter's name, in a list, or none),
+    `signature` (the template's inspect.Signature, renamed), `doc` (its
+    docstring), and `bind`, which matches a call's arguments to them.
+    Shared by adjoint rules (here) and tangent rules (tangents.py).
+
+    srcgrad's own templates (module `srcgrad.*`) are read lazily: the
+    signature's facts when one is first read, the tree when first needed.
+    A user's template is read, and checked, when it is registered.
 
     name, doc: the rule's name and docstring (default: the template's);
-      compiled VJPs are called `vjp_<name>`.
+      compiled VJPs are called `vjp_<name>`. `doc` may be a function of no
+      arguments, for a rule written by code: it gives the docstring when
+      first read.
     constants: {NAME: value} for a parametrised template, whose body reads
       placeholders bound when the rule is registered (one template for
       scipy.stats' cdf, sf, logcdf and logsf: `KIND`). A number, string,
@@ -94,25 +116,30 @@ class Template:
       scipy.stats.t, `df`, and of gamma, `a`): the signature, and every
       use of the parameter in the body, take the new name.
     tree: the FunctionDef itself, for a template written by code
-      (tangents.register_linear); `template` then gives the signature and
-      the module whose globals the body reads.
+      (tangents.register_linear), or a function of no arguments writing it
+      when first needed; `template` then gives the signature and the
+      module whose globals the body reads.
     """
+
+    signature = _Signature()
+    output = _Signature()
+    params = _Signature()
+    defaults = _Signature()
+    varargs = _Signature()
+    _n_required = _Signature()
+    _fast_bind = _Signature()
 
     def __init__(self, primitive, template, name=None, doc=None, constants=None, rename=None, tree=None):
         self.primitive = primitive
         self.template = template
         self.name = name or template.__name__
-        self.signature = inspect.signature(template)
         self.globals = template.__globals__
         doc = template.__doc__ if doc is None else doc
-        if rename:
-            self.signature = self.signature.replace(parameters=[
-                p.replace(name=rename.get(p.name, p.name)) for p in self.signature.parameters.values()])
-        names = list(self.signature.parameters)
-        self.output, self.params = names[0], names[1:]
-        if constants:
+        if constants and isinstance(doc, str):
             for key, value in constants.items():
-                doc = doc and doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
+                doc = doc.replace("{%s}" % key, str(getattr(value, "__name__", value)))
+        self._doc = doc
+        self._rename = rename
         self._recipe = (tree, rename, constants)
         self._tree = None
         if tree is None:
@@ -120,17 +147,48 @@ class Template:
             # template parsed later is the code that runs, even if the file changes on disk meanwhile
             code = template.__code__
             self._lines = (linecache.getlines(code.co_filename, template.__globals__), code.co_firstlineno)
-        if tree is not None or not (getattr(template, "__module__", "") or "").startswith("srcgrad."):
-            self.tree      # (a user's template is checked when registered; srcgrad's own when first used)
-        self.doc = doc
-        params = list(self.signature.parameters.values())[1:]
-        self.defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-        self._n_required = sum(1 for p in params if p.default is inspect.Parameter.empty)
-        self._fast_bind = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        self.varargs = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+        if not (getattr(template, "__module__", "") or "").startswith("srcgrad."):
+            self.signature  # (a user's template is checked when registered; srcgrad's own when first used)
+            self.tree
+        elif tree is not None and not callable(tree):
+            self.tree
         # caches filled by transforms/instantiate.py (declared here, written there)
         self.free_names = None      # the module globals the body reads, sorted
         self.compiled = {}          # needed set -> compiled VJP/JVP function
+
+    # The facts read from the template's signature (`signature`, `output`,
+    # `params`, `defaults`, `varargs`) are computed the first time one is read
+    # (_Signature): inspect.signature on srcgrad's ~400 rules would cost
+    # `import srcgrad` tens of milliseconds.
+
+    def _read_signature(self):
+        """Set the signature-derived attributes (once; see _Signature)."""
+        signature = inspect.signature(self.template)
+        if self._rename:
+            rename = self._rename
+            signature = signature.replace(parameters=[
+                p.replace(name=rename.get(p.name, p.name)) for p in signature.parameters.values()])
+        names = list(signature.parameters)
+        output = names[0]
+        params = list(signature.parameters.values())[1:]
+        self.__dict__.update(
+            signature=signature, output=output, params=names[1:],
+            defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
+            varargs=[p.name for p in params if p.kind is p.VAR_POSITIONAL],
+            _n_required=sum(1 for p in params if p.default is inspect.Parameter.empty),
+            _fast_bind=all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params))
+
+    @property
+    def doc(self):
+        """The rule's docstring (a function giving it, for a rule written by
+        code, is called the first time it is read)."""
+        if callable(self._doc):
+            self._doc = self._doc()
+        return self._doc
+
+    @doc.setter
+    def doc(self, value):
+        self._doc = value
 
     @property
     def tree(self):
@@ -139,7 +197,9 @@ class Template:
         import: a rule is parsed when code using it is compiled)."""
         if self._tree is None:
             tree, rename, constants = self._recipe
-            if tree is None:
+            if callable(tree):
+                tree = tree()
+            elif tree is None:
                 lines, first = self._lines
                 source = "".join(inspect.getblock(lines[first - 1:])) if lines else inspect.getsource(self.template)
                 tree = ast_util.parse(textwrap.dedent(source)).body[0]

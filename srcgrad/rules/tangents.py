@@ -177,51 +177,85 @@ def register_linear(primitive, kind="first", static=None):
     The rule is named after the adjoint template (`<name>_tangent`) and reads
     its module's globals: the primitive is spelled as that module spells it
     (`np.fft.fft`, `unbroadcast`, `runtime.densify`). Raises ValueError when
-    `primitive` has no adjoint rule or cannot be spelled there. Replaces a
+    `primitive` has no adjoint rule or cannot be spelled there (srcgrad's
+    own linear primitives, whose adjoint templates are in srcgrad, have
+    their tangent rules written, and checked, when first used). Replaces a
     tangent rule registered before. Returns `primitive`.
     """
     adjoint = adjoint_rule(primitive)
     if adjoint is None:
         raise ValueError("register_linear(%r): register its adjoint rule first (the tangent rule "
                          "takes its signature)" % (primitive,))
-    params = adjoint.signature.parameters
-    names = adjoint.params
-    if adjoint.varargs:
-        raise ValueError("register_linear(%r): a *%s parameter" % (primitive, adjoint.varargs[0]))
-    if kind == "any":
-        linear = [p for p in names if params[p].default is inspect.Parameter.empty]
-    elif kind == "first":
-        linear = names[:1]
-    else:
-        linear = [names[i] for i in kind]
-    if static is None:
-        static = [p for p in names if p not in linear and p != "out"]
-    func = spelling(primitive, adjoint.globals, "register_linear(%r)" % (primitive,))
-
-    last = max(i for i, p in enumerate(names) if p in linear or
-               (p in static and params[p].default is inspect.Parameter.empty))
-    skipped = [p for p in names[:last] if p not in linear and p not in static]
-    if skipped:
-        raise ValueError("register_linear(%r): %s comes before a parameter passed by position"
-                         % (primitive, skipped[0]))
-
-    def call(tangent_of):
-        args = []
-        for i, p in enumerate(names):
-            if i <= last and (p in linear or p in static):
-                args.append("t[%s]" % p if p == tangent_of or (kind != "any" and p in linear) else p)
-            elif i > last and p in static:
-                args.append("%s=%s" % (p, p))
-        return "%s(%s)" % (func, ", ".join(args))
-
-    terms = [call(p) for p in linear] if kind == "any" else [call(None)]
-    line = "t[%s] = %s" % (adjoint.output, " + ".join(terms))
-    name = adjoint.name.rstrip("_") + "_tangent"
-    tree = ast_util.function_def(name, [adjoint.output] + names, ast_util.quote(line))
-    doc = "Linear (register_linear): %s." % line
+    writer = _LinearWriter(primitive, adjoint, kind, static)
+    if not (getattr(adjoint.template, "__module__", "") or "").startswith("srcgrad."):
+        writer.write()  # (a user's rule is checked now; srcgrad's own are written when first used)
     declare_linear(primitive, kind)
-    _add(TangentRule(primitive, adjoint.template, name=name, tree=tree, doc=doc))
+    _add(TangentRule(primitive, adjoint.template, name=adjoint.name.rstrip("_") + "_tangent",
+                     tree=writer.tree, doc=writer.doc))
     return primitive
+
+
+class _LinearWriter:
+    """Writes register_linear's tangent template from the adjoint rule's
+    signature, once, when it is first needed (the ~70 linear NumPy
+    primitives are not parsed at import)."""
+
+    def __init__(self, primitive, adjoint, kind, static):
+        self.primitive, self.adjoint, self.kind, self.static = primitive, adjoint, kind, static
+        self.line = None
+
+    def tree(self):
+        """The tangent template's FunctionDef (fresh nodes)."""
+        adjoint = self.adjoint
+        line = self.write()
+        return ast_util.function_def(adjoint.name.rstrip("_") + "_tangent", [adjoint.output] + adjoint.params,
+                                     ast_util.quote(line))
+
+    def doc(self):
+        """The tangent rule's docstring."""
+        return "Linear (register_linear): %s." % self.write()
+
+    def write(self):
+        """The template's one statement, `t[z] = f(t[x], ...)`. Raises
+        ValueError for a primitive register_linear cannot write."""
+        if self.line is None:
+            self.line = self._write()
+        return self.line
+
+    def _write(self):
+        primitive, adjoint, kind, static = self.primitive, self.adjoint, self.kind, self.static
+        params = adjoint.signature.parameters
+        names = adjoint.params
+        if adjoint.varargs:
+            raise ValueError("register_linear(%r): a *%s parameter" % (primitive, adjoint.varargs[0]))
+        if kind == "any":
+            linear = [p for p in names if params[p].default is inspect.Parameter.empty]
+        elif kind == "first":
+            linear = names[:1]
+        else:
+            linear = [names[i] for i in kind]
+        if static is None:
+            static = [p for p in names if p not in linear and p != "out"]
+        func = spelling(primitive, adjoint.globals, "register_linear(%r)" % (primitive,))
+
+        last = max(i for i, p in enumerate(names) if p in linear or
+                   (p in static and params[p].default is inspect.Parameter.empty))
+        skipped = [p for p in names[:last] if p not in linear and p not in static]
+        if skipped:
+            raise ValueError("register_linear(%r): %s comes before a parameter passed by position"
+                             % (primitive, skipped[0]))
+
+        def call(tangent_of):
+            args = []
+            for i, p in enumerate(names):
+                if i <= last and (p in linear or p in static):
+                    args.append("t[%s]" % p if p == tangent_of or (kind != "any" and p in linear) else p)
+                elif i > last and p in static:
+                    args.append("%s=%s" % (p, p))
+            return "%s(%s)" % (func, ", ".join(args))
+
+        terms = [call(p) for p in linear] if kind == "any" else [call(None)]
+        return "t[%s] = %s" % (adjoint.output, " + ".join(terms))
 
 
 def tangent_rule(primitive):
