@@ -10,9 +10,13 @@ GradientPathWarning (the written array is a plain ndarray the tape cannot
 follow). The list is explicit; a ufunc or function called with `out=` (or a
 ufunc's positional output) is refused whatever it is.
 """
+import sys
+
 import numpy as np
 
 #: function -> (the parameter it writes into, what to write instead)
+#: (np.random's entries are added when a program has imported numpy.random:
+#: NumPy imports it on first use, and `import srcgrad` does not pay for it)
 WRITES_INTO = {
     np.copyto: ("dst", "dst = np.broadcast_to(src, dst.shape) * 1.0  (or np.where(where, src, dst))"),
     np.put: ("a", "a = a.copy(); a.flat[ind] = v  is an element assignment srcgrad differentiates: "
@@ -20,8 +24,11 @@ WRITES_INTO = {
     np.putmask: ("a", "a = np.where(mask, values, a)"),
     np.place: ("arr", "arr = arr.copy(); arr[mask] = vals"),
     np.fill_diagonal: ("a", "a = a + np.diag(val - np.diag(a)) (a square matrix)"),
-    np.random.shuffle: ("x", "x = x[np.random.permutation(len(x))]"),
 }
+_RANDOM_WRITES_INTO = (
+    ("shuffle", ("x", "x = x[np.random.permutation(len(x))]")),
+)
+_random_added = False
 
 #: ndarray methods that change the array in place, and the functional spelling
 IN_PLACE_METHODS = {
@@ -46,7 +53,19 @@ def writes_into(fn, n_args, kwargs):
     if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
         return "a", ("a = a.copy(); a[indices] = np.%s.reduceat-free form: for np.add.at(a, i, b) write "
                      "a = a + np.bincount(i, weights=b, minlength=len(a))" % fn.__self__.__name__)
+    if not _random_added and "numpy.random" in sys.modules:
+        _add_random()
     try:
         return WRITES_INTO.get(fn)
     except TypeError:       # unhashable
         return None
+
+
+def _add_random():
+    """Add np.random's entries to WRITES_INTO (once numpy.random is imported)."""
+    global _random_added
+    random = sys.modules["numpy.random"]
+    found = {getattr(random, name, None): entry for name, entry in _RANDOM_WRITES_INTO}
+    if None not in found:       # (not while numpy.random is being imported)
+        WRITES_INTO.update(found)
+        _random_added = True
