@@ -11,7 +11,6 @@ Imports nothing of srcgrad: it sits at the bottom of the layers, so the
 functions that return its values (sg.source, the tools) may live anywhere
 above it.
 """
-import html
 import sys
 
 # JupyterLab's stylesheet sets the font of a rendered <pre> to the notebook's
@@ -34,6 +33,13 @@ def in_notebook():
     return shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell"
 
 
+def escape(text):
+    """html.escape(text), the html module imported on first use (its
+    entity table would cost `import srcgrad` a few milliseconds)."""
+    import html
+    return html.escape(text)
+
+
 def code_html(text):
     """`text` (Python source) as highlighted HTML with inline styles and a
     monospace font (no stylesheet needed)."""
@@ -42,7 +48,7 @@ def code_html(text):
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
     except ImportError:
-        return '<pre style="%s">%s</pre>' % (_PRE_STYLE, html.escape(text))
+        return '<pre style="%s">%s</pre>' % (_PRE_STYLE, escape(text))
     formatter = HtmlFormatter(noclasses=True, prestyles=_PRE_STYLE, cssstyles=MONOSPACE + "; padding: 0.4em")
     return highlight(text, PythonLexer(), formatter)
 
@@ -93,7 +99,7 @@ class Report(str):
     def _repr_html_(self):
         if self._html is not None:
             return self._html
-        return '<pre style="%s">%s</pre>' % (_PRE_STYLE, html.escape(str(self)))
+        return '<pre style="%s">%s</pre>' % (_PRE_STYLE, escape(str(self)))
 
     def _repr_pretty_(self, printer, cycle):
         printer.text(str(self))
@@ -121,13 +127,13 @@ def html_table(headers, rows, code_columns=(), caption=None, marked=()):
     (indices) tinted."""
     out = ['<table style="%s">' % _TABLE]
     if caption:
-        out.append('<caption style="text-align: left; font-weight: bold">%s</caption>' % html.escape(caption))
-    out.append("<tr>" + "".join('<th style="%s">%s</th>' % (_CELL, html.escape(str(h))) for h in headers) + "</tr>")
+        out.append('<caption style="text-align: left; font-weight: bold">%s</caption>' % escape(caption))
+    out.append("<tr>" + "".join('<th style="%s">%s</th>' % (_CELL, escape(str(h))) for h in headers) + "</tr>")
     for k, row in enumerate(rows):
         cells = []
         for i, c in enumerate(row):
             style = _CELL + ("; " + _CODE if i in code_columns else "")
-            cells.append('<td style="%s">%s</td>' % (style, html.escape(str(c))))
+            cells.append('<td style="%s">%s</td>' % (style, escape(str(c))))
         out.append(("<tr%s>" % (' style="background: #fde8e8"' if k in marked else "")) + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)

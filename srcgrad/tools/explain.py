@@ -17,7 +17,6 @@ a value that does not: `int()`, `np.argmax`, `.astype(int)`, a comparison,
 artefact's split forward (`Artefact.fwd`) on the arguments: the residuals
 it returns, by name, with their sizes.
 """
-import html
 import sys
 
 import gast
@@ -360,7 +359,7 @@ def _bytes(n):
 
 
 def _html(title, inputs, rows, cuts, residuals):
-    parts = ["<div>", "<p><b>%s</b></p>" % html.escape(title),
+    parts = ["<div>", "<p><b>%s</b></p>" % display.escape(title),
              display.html_table(["input", "value", ""], inputs, code_columns=(0,))]
     table = [[r["lineno"], r["source"], ", ".join(r["active"]), ", ".join(r["inactive"]), ", ".join(r["calls"])]
              for r in rows]

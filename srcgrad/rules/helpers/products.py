@@ -6,8 +6,6 @@ over the output's other axes and put back in the operand's axis order
 and reverse mode AD", 2008, the product rule; autograd's numpy_vjps.py for
 NumPy's axis conventions).
 """
-import string
-
 import numpy as np
 
 from ...runtime import nondiff_helper
@@ -106,7 +104,7 @@ def vecdot_adjoint(g, x1, x2, axis, wrt_x1, keepdims=False, axes=None):
 
 # --------------------------------------------------------------------- einsum
 
-_LETTERS = string.ascii_uppercase + string.ascii_lowercase
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"     # (string.ascii_letters, upper case first)
 
 
 @nondiff_helper
