@@ -4,6 +4,30 @@ source)."""
 import numpy as np
 
 
+def common_cases(rng, rows):
+    """{name: (program, arguments, wrt)} for the programs every array
+    library is tested on: data drawn from `rng`, `rows` samples for the
+    regression and MLP data."""
+    X = rng.normal(size=(rows, 3))
+    y = (rng.random(rows) > 0.5).astype(float)
+    return {
+        "elementwise": (elementwise, (rng.normal(size=(4, 3)),), (0,)),
+        "exp_log_tanh": (exp_log_tanh, (rng.normal(size=(5, 2)),), (0,)),
+        "broadcast_row": (broadcast_row, (rng.normal(size=(4, 3)), rng.normal(size=3)), (0, 1)),
+        "broadcast_col": (broadcast_col, (rng.normal(size=(4, 3)), rng.normal(size=(4, 1))), (0, 1)),
+        "reductions": (reductions, (rng.normal(size=(4, 3)),), (0,)),
+        "sum_keepdims": (sum_keepdims, (rng.normal(size=(4, 3)),), (0,)),
+        "matmul": (matmul, (rng.normal(size=(4, 3)), rng.normal(size=3)), (0, 1)),
+        "where_mask": (where_mask, (rng.normal(size=(4, 3)),), (0,)),
+        "logistic": (logistic, (rng.normal(size=3), X, y), (0,)),
+        "logistic_wrt_data": (logistic, (rng.normal(size=3), X, y), (0, 1)),
+        "mlp": (mlp, (rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 2)),
+                      X, rng.normal(size=(rows, 2))), (0, 1, 2)),
+        "loop_sum": (loop_sum, (rng.normal(size=(4, 3)),), (0,)),
+        "newaxis_slice": (newaxis_slice, (rng.normal(size=(3, 4)),), (0,)),
+    }
+
+
 def elementwise(x):
     return np.sum(np.sin(x) * x + x ** 2 / 3.0 - np.cos(x) / (1.0 + x * x))
 

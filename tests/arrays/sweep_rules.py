@@ -184,11 +184,17 @@ def write_support():
                   'arrays ("strict") and on PyTorch CPU tensors ("torch"), with nothing converted\n'
                   'to NumPy (%d and %d rules; SciPy\'s are left out: they convert). srcgrad refuses\n'
                   'a program calling another rule on such arrays (rules/arrays.py). Do not edit."""\n' % (len(lists["strict"]), len(lists["torch"])))
+        both = [r for r in lists["strict"] if r in lists["torch"]]
+        out.write("_BOTH = frozenset([\n")
+        for name in both:
+            out.write("    %r,\n" % name)
+        out.write("])\n")
         out.write("ARRAY_API_RULES = {\n")
         for ns, names in lists.items():
-            out.write("    %r: frozenset([\n" % ns)
+            out.write("    %r: _BOTH | frozenset([\n" % ns)
             for name in names:
-                out.write("        %r,\n" % name)
+                if name not in both:
+                    out.write("        %r,\n" % name)
             out.write("    ]),\n")
         out.write("}\n")
     print("wrote %s: strict %d rules, torch %d rules" % (SUPPORT, len(lists["strict"]), len(lists["torch"])))

@@ -43,30 +43,16 @@ NAMESPACES = {"array_api_strict": (_strict, lambda g: isinstance(g, type(xs.asar
 
 
 def _programs():
-    X = RNG.normal(size=(30, 3))
-    y = (RNG.random(30) > 0.5).astype(float)
-    return {
-        "elementwise": (P.elementwise, (RNG.normal(size=(4, 3)),), (0,)),
-        "exp_log_tanh": (P.exp_log_tanh, (RNG.normal(size=(5, 2)),), (0,)),
-        "broadcast_row": (P.broadcast_row, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
-        "broadcast_col": (P.broadcast_col, (RNG.normal(size=(4, 3)), RNG.normal(size=(4, 1))), (0, 1)),
-        "reductions": (P.reductions, (RNG.normal(size=(4, 3)),), (0,)),
-        "sum_keepdims": (P.sum_keepdims, (RNG.normal(size=(4, 3)),), (0,)),
-        "matmul": (P.matmul, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
-        "where_mask": (P.where_mask, (RNG.normal(size=(4, 3)),), (0,)),
+    cases = P.common_cases(RNG, 30)
+    cases.update({
         "clipped": (P.clipped, (RNG.normal(size=(4, 3)),), (0,)),
-        "logistic": (P.logistic, (RNG.normal(size=3), X, y), (0,)),
-        "logistic_wrt_data": (P.logistic, (RNG.normal(size=3), X, y), (0, 1)),
-        "mlp": (P.mlp, (RNG.normal(size=(3, 5)), RNG.normal(size=5), RNG.normal(size=(5, 2)),
-                        X, RNG.normal(size=(30, 2))), (0, 1, 2)),
-        "loop_sum": (P.loop_sum, (RNG.normal(size=(4, 3)),), (0,)),
-        "newaxis_slice": (P.newaxis_slice, (RNG.normal(size=(3, 4)),), (0,)),
         "softmax_xent": (P.softmax_xent, (RNG.normal(size=(3, 4)), RNG.normal(size=(6, 3)),
                                           np.eye(4)[[0, 2, 1, 3, 3, 0]]), (0,)),
         "layer_norm": (P.layer_norm, (RNG.normal(size=(5, 4)), RNG.normal(size=4)), (0, 1)),
         "rnn": (P.rnn, (0.5 * RNG.normal(size=(3, 3)), RNG.normal(size=(6, 3))), (0,)),
         "helper_and_function": (P.helper_and_function, (RNG.normal(size=(4, 3)),), (0,)),
-    }
+    })
+    return cases
 
 
 PROGRAMS = _programs()

@@ -17,27 +17,13 @@ RNG = np.random.default_rng(19)
 
 
 def _data():
-    X = RNG.normal(size=(40, 3))
-    y = (RNG.random(40) > 0.5).astype(float)
-    return {
-        "elementwise": (P.elementwise, (RNG.normal(size=(4, 3)),), (0,)),
-        "exp_log_tanh": (P.exp_log_tanh, (RNG.normal(size=(5, 2)),), (0,)),
-        "broadcast_row": (P.broadcast_row, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
-        "broadcast_col": (P.broadcast_col, (RNG.normal(size=(4, 3)), RNG.normal(size=(4, 1))), (0, 1)),
-        "reductions": (P.reductions, (RNG.normal(size=(4, 3)),), (0,)),
-        "sum_keepdims": (P.sum_keepdims, (RNG.normal(size=(4, 3)),), (0,)),
-        "matmul": (P.matmul, (RNG.normal(size=(4, 3)), RNG.normal(size=3)), (0, 1)),
+    cases = P.common_cases(RNG, 40)
+    cases.update({
         "indexing": (P.indexing, (RNG.normal(size=(4, 3)),), (0,)),
         "fancy_index": (P.fancy_index, (RNG.normal(size=(4, 3)), np.array([0, 2, 0, 3])), (0,)),
-        "where_mask": (P.where_mask, (RNG.normal(size=(4, 3)),), (0,)),
-        "logistic": (P.logistic, (RNG.normal(size=3), X, y), (0,)),
-        "logistic_wrt_data": (P.logistic, (RNG.normal(size=3), X, y), (0, 1)),
-        "mlp": (P.mlp, (RNG.normal(size=(3, 5)), RNG.normal(size=5), RNG.normal(size=(5, 2)),
-                        X, RNG.normal(size=(40, 2))), (0, 1, 2)),
-        "loop_sum": (P.loop_sum, (RNG.normal(size=(4, 3)),), (0,)),
-        "newaxis_slice": (P.newaxis_slice, (RNG.normal(size=(3, 4)),), (0,)),
         "scipy_special_ufuncs": (P.special, (RNG.normal(size=(3, 4)),), (0,)),
-    }
+    })
+    return cases
 
 
 CASES = _data()
