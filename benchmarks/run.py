@@ -324,12 +324,14 @@ def main(argv=None):
     # goes to the permanent generation: a gc.collect() then costs
     # milliseconds, not a third of a second, and the collector's pauses
     # during timing are about the objects the paths themselves create.
+    was_frozen = gc.get_freeze_count()
     gc.collect()
     gc.freeze()
     try:
         return _run(args, settings, info)
     finally:
-        gc.unfreeze()   # run in-process (the smoke test): leave the collector as it was
+        if not was_frozen:      # run in-process (the smoke test): leave the collector as it was
+            gc.unfreeze()       # (a heap frozen before stays frozen: a full scan would cost seconds)
 
 
 def _run(args, settings, info):

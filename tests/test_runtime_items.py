@@ -23,10 +23,14 @@ def young_heap():
     (gc.freeze), so that a test's gc.collect() scans what the test made,
     not the whole suite's heap (seconds per collection late in a full run).
     Frozen objects still hold what they reference: a cache keeping a
-    dropped function alive keeps it alive here too."""
+    dropped function alive keeps it alive here too. Left frozen when the
+    suite's conftest had frozen the heap already: unfreezing it would make
+    the next collection scan everything (10-15 s late in a full run)."""
+    was_frozen = gc.get_freeze_count()
     gc.freeze()
     yield
-    gc.unfreeze()
+    if not was_frozen:
+        gc.unfreeze()
 
 
 def _collected(refs):

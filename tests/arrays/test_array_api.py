@@ -269,3 +269,15 @@ def test_the_corpus_on_array_api_arrays_is_never_silently_wrong(library, at_leas
         kept += not silent or silent[-1][0] != entry.name
     assert not silent
     assert kept >= at_least
+
+
+def test_docs_list_the_rules_that_run_on_both():
+    """docs/arrays.md's list of NumPy functions running on both libraries is
+    the support module's (regenerate with `sweep_rules.py --docs` when the
+    support list changes)."""
+    from srcgrad.rules.array_api_support import ARRAY_API_RULES
+    text = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "arrays.md")).read()
+    line = next(ln for ln in text.splitlines() if ln.startswith("- NumPy functions whose rules run on both"))
+    listed = set(line.split(": ", 1)[1].replace("`", "").split(", "))
+    both = {r for r in ARRAY_API_RULES["strict"] & ARRAY_API_RULES["torch"] if r.startswith("np.")}
+    assert listed == both
