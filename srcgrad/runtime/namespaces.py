@@ -27,6 +27,7 @@ before anything runs.
 import functools
 import math
 import types
+import weakref
 
 import numpy as np
 
@@ -110,7 +111,9 @@ class NumpyFacade:
         self._xp = xp
         self._sub = sub
         self._root = root or self
-        self._twins = {} if root is None else None     # id(obj) -> (obj, twin): on the root only
+        # (on the root only) function -> its twin, held no longer than the function; module id -> twin
+        self._function_twins = weakref.WeakKeyDictionary() if root is None else None
+        self._module_twins = {} if root is None else None
         self.__name__ = "numpy-on-%s" % getattr(xp, "__name__", type(xp).__name__)
 
     def __repr__(self):
@@ -194,38 +197,54 @@ class NumpyFacade:
         reads NumPy through its globals (srcgrad's helpers, the user's
         functions), `obj` itself otherwise."""
         root = self._root
-        key = id(obj)
-        hit = root._twins.get(key)
-        if hit is not None:
-            return hit[1]
-        result = obj
-        modules = _numpy_modules()
-        hook = getattr(type(obj), "__srcgrad_twin__", None)
-        if hook is not None:            # (srcgrad's callable objects: a recursive call's Deferred)
-            result = hook(obj, root)
-        elif isinstance(obj, types.ModuleType):
-            sub = modules.get(key)
-            if sub is not None:
-                result = root if sub == "" else getattr(root, sub)
-            elif obj.__name__.split(".")[0] == "srcgrad" or (
-                    getattr(obj, "__file__", None) and _is_own_code(obj.__file__, obj.__name__)):
-                result = _TwinModule(obj, root)
-        elif isinstance(obj, types.FunctionType):
+        if isinstance(obj, types.FunctionType):
+            hit = root._function_twins.get(obj)
+            if hit is not None:
+                return obj if hit is _SAME else hit
             if _reads_numpy(obj):
                 return _twin_function(obj, root)
-        elif isinstance(obj, np.ufunc) or (callable(obj) and getattr(obj, "__module__", None) and
-                                           obj.__module__.split(".")[0] == "numpy"):
-            entry = _numpy_function_names().get(key)
+            root._function_twins[obj] = _SAME
+            return obj
+        hook = getattr(type(obj), "__srcgrad_twin__", None)
+        if hook is not None:            # (srcgrad's callable objects: a recursive call's Deferred)
+            return hook(obj, root)
+        if isinstance(obj, types.ModuleType):
+            hit = root._module_twins.get(id(obj))
+            if hit is None:
+                result = obj
+                sub = _numpy_modules().get(id(obj))
+                if sub is not None:
+                    result = root if sub == "" else getattr(root, sub)
+                elif obj.__name__.split(".")[0] == "srcgrad" or (
+                        getattr(obj, "__file__", None) and _is_own_code(obj.__file__, obj.__name__)):
+                    result = _TwinModule(obj, root)
+                hit = root._module_twins[id(obj)] = (obj, result)     # (modules live as long as the process)
+            return hit[1]
+        if isinstance(obj, np.ufunc) or (callable(obj) and getattr(obj, "__module__", None) and
+                                         obj.__module__.split(".")[0] == "numpy"):
+            entry = _numpy_function_names().get(id(obj))
             if entry is not None:
                 sub, name, _ = entry
-                result = getattr(getattr(root, sub) if sub else root, name)
-        elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
-            if _reads_numpy(obj.__func__):
-                result = types.MethodType(_twin_function(obj.__func__, root), obj.__self__)
-        elif isinstance(obj, functools.partial):
-            result = functools.partial(self.twin(obj.func), *obj.args, **obj.keywords)
-        root._twins[key] = (obj, result)
-        return result
+                return getattr(getattr(root, sub) if sub else root, name)     # (cached as an attribute)
+            return obj
+        if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+            func = self.twin(obj.__func__)
+            return obj if func is obj.__func__ else types.MethodType(func, obj.__self__)
+        if isinstance(obj, functools.partial):
+            func = self.twin(obj.func)
+            return obj if func is obj.func else functools.partial(func, *obj.args, **obj.keywords)
+        return obj      # (data, the user's objects: seen as they are, and not held here)
+
+
+_SAME = object()        # a function that is its own twin (a library's)
+
+
+def original(obj):
+    """The object `obj` is the twin of (itself when it is none's)."""
+    ref = getattr(obj, "__srcgrad_twin_of__", None)
+    if ref is None:
+        return obj
+    return ref() if isinstance(ref, weakref.ref) else ref
 
 
 class _Missing:
@@ -299,8 +318,8 @@ def _twin_function(fn, facade):
                               fn.__defaults__, cells)
     twin.__kwdefaults__ = fn.__kwdefaults__
     twin.__dict__.update(fn.__dict__)
-    twin.__srcgrad_twin_of__ = fn
-    facade._twins[id(fn)] = (fn, twin)
+    twin.__srcgrad_twin_of__ = weakref.ref(fn)      # (weakly: the cache must not keep fn alive)
+    facade._function_twins[fn] = twin
     for new, old in zip(cells or (), closure or ()):
         try:
             new.cell_contents = facade.twin(old.cell_contents)

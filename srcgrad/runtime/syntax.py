@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
+from . import namespaces
 from .core import nondiff_helper
 
 # ------------------------------------------------------------------ with
@@ -90,7 +91,7 @@ def check_unrolled(seq, objects, where):
     read from a global (or an attribute): the list still holds the same
     objects, else the compiled code is stale."""
     # (run in another array namespace, the list holds the functions' twins: runtime/namespaces.py)
-    if len(seq) != len(objects) or any(a is not b and getattr(a, "__srcgrad_twin_of__", None) is not b
+    if len(seq) != len(objects) or any(a is not b and namespaces.original(a) is not b
                                        for a, b in zip(seq, objects)):
         raise RuntimeError(
             "srcgrad: the list iterated at %s changed (an element was replaced, added or removed) since srcgrad "

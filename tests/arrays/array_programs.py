@@ -141,6 +141,12 @@ def helper_and_lambda(x):
     return np.sum(_apply(lambda v: np.exp(-v * v), x) ** 2)
 
 
+def make_scaled_tanh(k):
+    def scaled_tanh(x):
+        return np.sum(np.tanh(x) * k)
+    return scaled_tanh
+
+
 def einsum_trace(x):
     return np.einsum("ii", x * x)
 

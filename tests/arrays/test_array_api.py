@@ -236,9 +236,10 @@ def test_the_corpus_on_array_api_arrays_is_never_silently_wrong(library, at_leas
     methods, containers, recursion, element assignment) on PyTorch tensors
     and array_api_strict arrays: every entry gives NumPy's gradient as the
     library's array, or raises (ForeignArrayError for what srcgrad refuses
-    there; the library's own error for what is not code for it: x.copy()
-    on a tensor, len() of a strict array). None comes back converted or
-    different. The floor (of 181 entries with arrays) guards the rest."""
+    there: x.copy(), a method whose meaning may differ; the library's own
+    error for what is not code for it: len() of a strict array). None comes
+    back converted or different. The floor (of 181 entries with arrays)
+    guards the rest."""
     import warnings
     sys.path.insert(0, os.path.dirname(HERE))
     import corpus_funcs as cf
@@ -281,3 +282,21 @@ def test_docs_list_the_rules_that_run_on_both():
     listed = set(line.split(": ", 1)[1].replace("`", "").split(", "))
     both = {r for r in ARRAY_API_RULES["strict"] & ARRAY_API_RULES["torch"] if r.startswith("np.")}
     assert listed == both
+
+
+def test_twins_do_not_keep_dropped_functions_alive():
+    """A function differentiated on tensors and dropped is collected, with
+    its twin: the twin cache holds functions weakly."""
+    import gc
+    import weakref
+    refs = []
+    facade = namespaces.facade_for([torch.ones(2, dtype=torch.float64)])
+    for k in range(3):
+        f = P.make_scaled_tanh(k + 1.0)         # a closure made in a loop, as users make them
+        refs.append(weakref.ref(f))
+        twin = facade.twin(f)
+        assert twin is not f and namespaces.original(twin) is f and facade.twin(f) is twin
+        assert float(twin(torch.zeros(2, dtype=torch.float64))) == 0.0
+        del f, twin
+    gc.collect()
+    assert all(r() is None for r in refs)
