@@ -88,16 +88,22 @@ def _float_tree(v):
     return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
 
 
+def _zeros_like(x):
+    """The zero gradient of an unconnected element `x` of a list or dict
+    argument: in x's own namespace for another library's array."""
+    return arrays.zeros_like(x) if arrays.is_other_array(x) else np.zeros_like(x)
+
+
 def _as_input_dtype(g, x):
     if type(x) in (list, tuple):
         if g is None or isinstance(g, (list, tuple)):
             gs = g or [None] * len(x)
         else:       # the list was read as one array (np.sin(p), np.dot(p, p)): its rows are the elements'
             gs = list(np.broadcast_to(g, np.shape(x)))
-        return type(x)(_as_input_dtype(gi if gi is not None else np.zeros_like(xi), xi) for gi, xi in zip(gs, x))
+        return type(x)(_as_input_dtype(gi if gi is not None else _zeros_like(xi), xi) for gi, xi in zip(gs, x))
     if type(x) is dict:
         gs = g if isinstance(g, dict) else {}
-        return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else np.zeros_like(xi), xi)
+        return {k: _as_input_dtype(gs.get(k) if gs.get(k) is not None else _zeros_like(xi), xi)
                 for k, xi in x.items()}
     if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.as_gradient(g, x)     # in x's namespace (g's for NumPy x): never converted

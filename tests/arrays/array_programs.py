@@ -141,6 +141,15 @@ def helper_and_lambda(x):
     return np.sum(_apply(lambda v: np.exp(-v * v), x) ** 2)
 
 
+def list_params(params, x):
+    W, b, unused = params
+    return np.sum(np.tanh(x @ W + b))
+
+
+def dict_params(params, x):
+    return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+
+
 def make_scaled_tanh(k):
     def scaled_tanh(x):
         return np.sum(np.tanh(x) * k)

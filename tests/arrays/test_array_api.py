@@ -101,6 +101,23 @@ def test_value_and_grad_in_the_namespace(library):
         np.testing.assert_allclose(to_numpy(g), r, rtol=1e-10)
 
 
+@pytest.mark.parametrize("library", sorted(NAMESPACES))
+def test_list_and_dict_arguments_with_an_unconnected_entry(library):
+    convert, is_theirs, to_numpy = NAMESPACES[library]
+    W, b, u, x = RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=4), RNG.normal(size=(5, 3))
+    got = sg.grad(P.list_params)([convert(W), convert(b), convert(u)], convert(x))
+    ref = sg.grad(P.list_params)([W, b, u], x)
+    assert all(is_theirs(g) for g in got)
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(to_numpy(g), r, rtol=1e-10, atol=1e-12)
+    assert not np.any(to_numpy(got[2]))          # the unused entry's zero, in the library's type
+    got = sg.grad(P.dict_params)({"W": convert(W), "b": convert(b), "u": convert(u)}, convert(x))
+    ref = sg.grad(P.dict_params)({"W": W, "b": b, "u": u}, x)
+    assert set(got) == {"W", "b", "u"} and all(is_theirs(g) for g in got.values())
+    for k in ref:
+        np.testing.assert_allclose(to_numpy(got[k]), ref[k], rtol=1e-10, atol=1e-12)
+
+
 def test_float32_tensors_keep_float32():
     x = RNG.normal(size=(4, 3)).astype(np.float32)
     g = sg.grad(P.exp_log_tanh)(torch.from_numpy(x))
