@@ -275,6 +275,8 @@ def scatter_add(g, x, index):
                 index if isinstance(index, tuple) else (index,)) else xp.broadcast_to(g, target)
         out[parts] = g
         return out
+    if library((g, x)) == "torch" and _integer_arrays(index):
+        return _torch_scatter_add(g, shape, dtype, index)
     idx = index[0] if isinstance(index, tuple) and len(index) == 1 else index
     if isinstance(idx, (list, tuple)) or is_other_array(idx) or isinstance(idx, np.ndarray):
         idx = np.asarray(idx) if not is_other_array(idx) else idx
@@ -291,5 +293,44 @@ def scatter_add(g, x, index):
             return xp.reshape(onehot @ flat, shape)
     raise ForeignArrayError(
         "srcgrad: the adjoint of indexing with %r is NumPy-only (np.add.at); on %s arrays only basic "
-        "indices (ints, slices, None, ...) and one 1-d integer array on the first axis are supported"
+        "indices (ints, slices, None, ...) and one 1-d integer array on the first axis are supported "
+        "(and, on PyTorch tensors, integer arrays on every axis: p[np.arange(n), labels])"
         % (type(index).__name__, library((g, x))))
+
+
+def _integer_arrays(index):
+    """Is `index` integer arrays (or lists, or ints) only, one per leading
+    axis (p[np.arange(n), labels])?"""
+    parts = index if isinstance(index, tuple) else (index,)
+    found = False
+    for p in parts:
+        if isinstance(p, (bool, np.bool_)) or p is None or p is Ellipsis or isinstance(p, slice):
+            return False
+        if isinstance(p, (int, np.integer)):
+            continue
+        if isinstance(p, (list, np.ndarray)) or is_other_array(p):
+            if dtype_kind(p if is_other_array(p) else np.asarray(p)) not in "iu":
+                return False
+            found = True
+        else:
+            return False
+    return found
+
+
+def _torch_scatter_add(g, shape, dtype, index):
+    """zeros of `shape` with `g` added at the integer-array `index`,
+    repeated positions accumulating: PyTorch's index_put_(accumulate=True),
+    the library's own scatter-add (the array API has none)."""
+    import torch
+    parts = index if isinstance(index, tuple) else (index,)
+    tensors = tuple(p if isinstance(p, torch.Tensor) else torch.as_tensor(np.asarray(p, dtype=np.int64))
+                    for p in parts)
+    if isinstance(g, torch.Tensor):
+        dtype = g.dtype
+    elif not isinstance(dtype, torch.dtype):
+        dtype = getattr(torch, np.dtype(dtype).name)
+    out = torch.zeros(shape, dtype=dtype)
+    target_shape = torch.broadcast_shapes(*(t.shape for t in tensors)) + tuple(shape[len(tensors):])
+    values = torch.as_tensor(g, dtype=out.dtype) if not isinstance(g, torch.Tensor) else g.to(out.dtype)
+    out.index_put_(tensors, torch.broadcast_to(values, target_shape), accumulate=True)
+    return out

@@ -588,6 +588,22 @@ def _split(f, x, indices_or_sections, axis=0):
     return [x[lead + (slice(a, max(a, b)), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
+def _diagonal(f, a, offset=0, axis1=0, axis2=1):
+    """np.diagonal (axes 0 and 1 by default) by the array API's
+    linalg.diagonal (the last two axes): those axes moved there first."""
+    xp = f.xp
+    nd = len(a.shape)
+    moved = xp.moveaxis(a, (axis1 % nd, axis2 % nd), (nd - 2, nd - 1))
+    return xp.linalg.diagonal(moved, offset=offset)
+
+
+def _trace(f, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise ForeignArrayError("srcgrad: np.trace(..., out=...) on array-API arrays")
+    d = _diagonal(f, a, offset, axis1, axis2)
+    return f.xp.sum(d, axis=-1, dtype=f.xp_dtype(dtype))
+
+
 def _take(f, x, indices, axis=None, out=None, mode="raise"):
     if mode != "raise" or out is not None:
         raise ForeignArrayError("srcgrad: np.take(..., mode=%r) on array-API arrays" % mode)
@@ -784,7 +800,8 @@ _ADAPTERS = {
     "empty": _creation("empty"), "full": _full, "zeros_like": _like("zeros_like"),
     "ones_like": _like("ones_like"), "empty_like": _like("empty_like"), "full_like": _full_like,
     "tril": _triangle("tril"), "triu": _triangle("triu"), "sort": _sorting("sort"),
-    "argsort": _sorting("argsort"), "take": _take, "split": _split,
+    "argsort": _sorting("argsort"), "take": _take, "split": _split, "diagonal": _diagonal,
+    "trace": _trace,
     "cumsum": _cumulative("cumulative_sum"), "cumprod": _cumulative("cumulative_prod"),
     "iscomplexobj": _iscomplexobj, "result_type": _result_type, "moveaxis": _moveaxis,
     "broadcast_to": _broadcast_to, "stack": _stack, "concatenate": _concatenate, "astype": _astype,

@@ -118,6 +118,23 @@ def test_list_and_dict_arguments_with_an_unconnected_entry(library):
         np.testing.assert_allclose(to_numpy(got[k]), ref[k], rtol=1e-10, atol=1e-12)
 
 
+def test_integer_array_indexing_on_tensors_scatters_with_torch():
+    # p[np.arange(n), y] (CS231n's softmax loss): the adjoint accumulates with PyTorch's
+    # index_put_(accumulate=True); repeated labels and repeated rows included
+    W, b, X = RNG.normal(size=(4, 3)), RNG.normal(size=3), RNG.normal(size=(6, 4))
+    y = np.array([0, 2, 2, 1, 0, 2])
+    got = sg.grad(P.cs231n_softmax, wrt=(0, 1, 2))(*[torch.from_numpy(a) for a in (W, b, X)], y)
+    ref = sg.grad(P.cs231n_softmax, wrt=(0, 1, 2))(W, b, X, y)
+    for g, r in zip(got, ref):
+        assert isinstance(g, torch.Tensor)
+        np.testing.assert_allclose(g.numpy(), r, rtol=1e-10, atol=1e-12)
+    x = torch.from_numpy(RNG.normal(size=(3, 4)))
+    rows, cols = np.array([0, 0, 2, 0]), np.array([1, 1, 3, 1])       # (0, 1) three times
+    g = sg.grad(P.pick_twice)(x, rows, cols)
+    np.testing.assert_allclose(g.numpy(), sg.grad(P.pick_twice)(x.numpy(), rows, cols), rtol=1e-12)
+    assert g[0, 1] == 3 * 2 * x[0, 1]
+
+
 def test_float32_tensors_keep_float32():
     x = RNG.normal(size=(4, 3)).astype(np.float32)
     g = sg.grad(P.exp_log_tanh)(torch.from_numpy(x))
