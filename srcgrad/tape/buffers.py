@@ -34,6 +34,7 @@ _ALLOCATORS = ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like"
 ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
 MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
+_wrappers = {}      # name -> its allocator wrapper (made once per NumPy function)
 
 
 def _live(buf):
@@ -161,16 +162,21 @@ def enter():
     Buffers (NumPy's allocation functions replaced until the last exit)."""
     ACTIVE[0] += 1
     if ACTIVE[0] == 1:
+        # (a tape is entered per training step: the wrappers are made once, installed in one update)
+        namespace = vars(np)
+        wrappers = {}
         for name in _ALLOCATORS:
-            raw = getattr(np, name)
-            _raw[name] = raw
-            setattr(np, name, _allocator(name, raw))
+            raw = _raw[name] = namespace[name]
+            wrapper = _wrappers.get(name)
+            if wrapper is None or wrapper.__srcgrad_raw__ is not raw:
+                wrapper = _wrappers[name] = _allocator(name, raw)
+            wrappers[name] = wrapper
+        namespace.update(wrappers)
 
 
 def exit():
     """op_by_op finished: NumPy's functions back (at the last exit)."""
     ACTIVE[0] -= 1
     if ACTIVE[0] == 0:
-        for name, raw in _raw.items():
-            setattr(np, name, raw)
+        vars(np).update(_raw)
         _raw.clear()
