@@ -20,13 +20,13 @@ from .python import containers
 _NAMES = [
     # reductions whose adjoints build NumPy masks, sort or loop
     "max", "min", "amax", "amin", "nanmax", "nanmin", "ptp", "median", "nanmedian", "quantile", "nanquantile",
-    "percentile", "nanpercentile", "average", "nanprod", "nanstd", "nanvar", "sort", "partition",
+    "percentile", "nanpercentile", "nanprod", "nanstd", "nanvar", "sort", "partition",
     "cumulative_sum", "cumulative_prod",
     # elementwise with NumPy masks
     "var", "std",
     "maximum", "minimum", "fmax", "fmin", "clip", "float_power", "real_if_close",
     # shapes and constructors
-    "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "append",
+    "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "append",
     "insert", "delete", "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "array", "copy",
     "pad", "take", "take_along_axis", "compress", "extract", "select", "resize", "repeat", "gradient",
     "linspace", "full", "full_like", "diag", "diagonal", "trace", "matrix_transpose",

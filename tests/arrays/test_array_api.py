@@ -264,11 +264,22 @@ def test_one_gradient_function_on_numpy_dask_torch_and_strict():
     np.testing.assert_allclose(grad(w, X, y)[0], ref_w, rtol=0)
 
 
-@pytest.mark.parametrize("library,at_least", [("torch", 160), ("array_api_strict", 110)])
+def _dask_library():
+    da = pytest.importorskip("dask.array")
+
+    def convert(a):
+        if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and a.ndim:
+            return da.from_array(a, chunks=tuple(max(1, s // 2) for s in a.shape))
+        return a
+    return convert, lambda g: isinstance(g, da.Array), lambda g: g.compute(scheduler="synchronous")
+
+
+@pytest.mark.parametrize("library,at_least", [("torch", 160), ("array_api_strict", 110),
+                                               pytest.param("dask", 130, marks=pytest.mark.slow)])  # (26 s)
 def test_the_corpus_on_array_api_arrays_is_never_silently_wrong(library, at_least):
     """Issue 4's corpus (tests/corpus_funcs.py: loops, branches, closures,
-    methods, containers, recursion, element assignment) on PyTorch tensors
-    and array_api_strict arrays: every entry gives NumPy's gradient as the
+    methods, containers, recursion, element assignment) on PyTorch tensors,
+    array_api_strict arrays and Dask arrays: every entry gives NumPy's gradient as the
     library's array, or raises (ForeignArrayError for what srcgrad refuses
     there: x.copy(), a method whose meaning may differ; the library's own
     error for what is not code for it: len() of a strict array). None comes
@@ -277,7 +288,7 @@ def test_the_corpus_on_array_api_arrays_is_never_silently_wrong(library, at_leas
     import warnings
     sys.path.insert(0, os.path.dirname(HERE))
     import corpus_funcs as cf
-    convert, is_theirs, to_numpy = NAMESPACES[library]
+    convert, is_theirs, to_numpy = NAMESPACES[library] if library != "dask" else _dask_library()
     kept, silent = 0, []
     for entry in cf.CORPUS:
         args = entry.inputs(np.random.default_rng(0))
