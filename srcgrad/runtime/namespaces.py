@@ -98,13 +98,16 @@ class NumpyFacade:
     """NumPy's names over the array-API namespace `xp`.
 
     `facade.name` is looked up once and cached: `xp`'s function of the
-    same name, its renamed counterpart (`_RENAMED`), an adapter written
-    here for a NumPy signature the standard spells differently (`sum`
-    with a list of axes, `transpose`, `dot`, `outer`, `ndim`, `shape`,
-    `squeeze` without an axis), NumPy's own type objects (`np.ndarray`,
-    `np.integer`: isinstance tests stay NumPy's) and dtype names mapped to
-    `xp`'s dtypes. `np.random` stays NumPy's. A name with none of these
-    raises ForeignArrayError. `facade.linalg` and `facade.fft` are facades
+    same name in the array API standard, its renamed counterpart
+    (`_RENAMED`), or an adapter written here for a NumPy signature the
+    standard spells differently (`sum` with a list of axes, `transpose`,
+    `dot`, `outer`, `ndim`, `shape`, `squeeze` without an axis) -- each
+    called on the namespace's arrays, NumPy's own function otherwise
+    (`_on_arrays`). NumPy's type objects stay NumPy's (`np.ndarray`,
+    `np.float64`: isinstance tests, and dtype arguments, which become
+    `xp`'s dtypes where an array is made: `xp_dtype`); `np.random` stays
+    NumPy's. A name the standard lacks raises ForeignArrayError when called
+    on the namespace's arrays. `facade.linalg` and `facade.fft` are facades
     over `xp.linalg` and `xp.fft`."""
 
     def __init__(self, xp, sub="", root=None):
