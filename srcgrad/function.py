@@ -30,7 +30,7 @@ from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, collector_paused
 from .runtime import arrays
 from .syntax import ast_util, naming
 from .syntax.anno import Anno
-from .tensor import Tensor, is_differentiable_dtype, unwrap_nested
+from .tensor import Tensor, Variable, is_differentiable_dtype, unwrap_nested
 from .transforms import parse, pipeline
 
 # attributes functools.update_wrapper copies (a specialization keeps the user's)
@@ -116,6 +116,7 @@ class Function:
                          args.kwarg.id if args.kwarg is not None else None)
         self._specializations = {}
         self.kw_map = {}            # (a specialization: **kwargs key -> its parameter)
+        self._plans = {}            # call_on_tape's fast path: argument kinds -> (program, 0-d flags)
 
     @property
     def has_varargs(self):
@@ -340,25 +341,49 @@ class Function:
         outs, _ = compiled.run(compiled.jvp_fn, *values)
         return outs
 
+    def _planned(self, args):
+        """call_on_tape's fast path: for positional `args` of Tensors,
+        ndarrays and Python numbers that fill the parameters, and a
+        Program without leaves seen before for these kinds, still current:
+        (program, the values, which of them are 0-d float64 Tensors run as
+        scalars); None otherwise (the general path: bind, program_for,
+        values_for), which fills the plan."""
+        key = _plan_key(args)
+        if key is None:
+            return None
+        plan = self._plans.get(key)
+        if plan is None or not plan[0].is_current():
+            return None
+        return plan[0], list(args), plan[1]
+
     def call_on_tape(self, tapes, args, kwargs, user_args, user_kwargs):
         """A call inside recording `tapes`: the compiled forward sweep on
         ndarrays and ONE tape entry whose backward is the generated adjoint
         (the plain call when no input is watched)."""
-        params = self.bind(args, kwargs)
-        keys = params
-        for p, v in params.items():
-            if isinstance(v, Tensor) and v._value.shape == () and v._value.dtype == _F64:
-                if keys is params:
-                    keys = dict(params)
-                keys[p] = _SCALAR_0D
-        try:
-            program = self.program_for(keys)
-            program, values = self.values_for(params, program)
-        except Exception as exc:
-            if not op_by_op.falls_back(exc):
-                raise
-            op_by_op.warn(self, exc, stacklevel=4)
-            return self.op_by_op(*user_args, **user_kwargs)
+        planned = None if kwargs or len(args) != self.parsed.n_positional else self._planned(args)
+        if planned is not None:
+            program, values, scalar_0d = planned
+        else:
+            params = self.bind(args, kwargs)
+            keys = params
+            for p, v in params.items():
+                if isinstance(v, Tensor) and v._value.shape == () and v._value.dtype == _F64:
+                    if keys is params:
+                        keys = dict(params)
+                    keys[p] = _SCALAR_0D
+            try:
+                program = self.program_for(keys)
+                program, values = self.values_for(params, program)
+            except Exception as exc:
+                if not op_by_op.falls_back(exc):
+                    raise
+                op_by_op.warn(self, exc, stacklevel=4)
+                return self.op_by_op(*user_args, **user_kwargs)
+            scalar_0d = tuple(k is _SCALAR_0D for k in _padded(keys.values(), len(values)))
+            if not kwargs and not program.leaves and len(args) == len(params):
+                key = _plan_key(args)
+                if key is not None:
+                    self._plans[key] = (program, scalar_0d)
         mask = []
         any_active = False
         for v in values:
@@ -387,8 +412,8 @@ class Function:
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
-        raw = [(v._value[()] if k is _SCALAR_0D else v._value) if isinstance(v, Tensor)
-               else unwrap_nested(v) for v, k in zip(values, _padded(keys.values(), len(values)))]
+        raw = [(v._value[()] if z else v._value) if isinstance(v, Tensor)
+               else unwrap_nested(v) for v, z in zip(values, scalar_0d)]
         result = compiled.run(compiled.fwd, *raw)
         owned = {id(v._value) for v in values if isinstance(v, Tensor)}
         result = tape_mod.keep_values(result, owned)
@@ -475,6 +500,29 @@ class BoundFunction:
 
 _F64 = np.dtype(np.float64)
 _SCALAR_0D = 0.0        # the stand-in for a 0-d float64 Tensor in a call's cache key (kind "scalar")
+
+
+def _plan_key(args):
+    """The key of call_on_tape's fast path for positional `args`: per
+    argument its Program key (`_kind_of`, a 0-d float64 Tensor as a
+    scalar) and whether it is a Tensor, from its type alone; None when an
+    argument is anything else (a container, a function, a subclass...)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is Tensor or t is Variable:
+            v = a._value
+            if v.dtype is _F64 and v.ndim == 0:
+                key.append("tensor0d")
+            else:
+                key.append("tensor_c" if v.dtype.kind == "c" else "tensor")
+        elif t is np.ndarray:
+            key.append("carray" if a.dtype.kind == "c" else "array")
+        elif t is float or t is int:
+            key.append("scalar")
+        else:
+            return None
+    return tuple(key)
 
 
 def _padded(items, n):
