@@ -462,6 +462,9 @@ def optional(module_name):
 
 
 SG_JIT_STEADY, SG_JIT_FIRST = "srcgrad sg.jit (steady state)", "srcgrad sg.jit first call"
+#: the rows of @sg.function(jit=True) on a tape (sg_jit_paths with these names)
+TAPE_JIT_STEADY, TAPE_JIT_FIRST = ("srcgrad @sg.function(jit=True) on tape (steady state)",
+                                   "srcgrad @sg.function(jit=True) on tape, first call")
 
 
 def sg_jit_paths(bench, make_fn, notes="", steady_name=SG_JIT_STEADY, first_name=SG_JIT_FIRST):

@@ -18,6 +18,7 @@ import weakref
 from . import op_by_op
 from . import tape as tape_mod
 from .errors import NoRuleError
+from .function import SERVICES as FUNCTION_SERVICES
 from .function import BoundFunction, Function
 from .methods import FieldMethod, MethodFunction
 from .rules import registry
@@ -198,7 +199,7 @@ def _cached(raw):
     return fn if fn.python_function is raw or (fn._origin is not None and fn._origin[0] is raw) else None
 
 
-def function(f):
+def function(f=None, *, jit=False):
     """Decorator: make `f` differentiable by source transformation.
 
     `f` may take Tensors, Variables, ndarrays, Python scalars and nested
@@ -208,16 +209,32 @@ def function(f):
     supported"); some (objects built from differentiated values) are found
     when the derivative is first compiled. A bound method (`obj.method`) is a
     function of its other arguments (see MethodFunction).
+
+    `@sg.function(jit=True)` (the `jit` extra: Numba) compiles the
+    function's tape calls with Numba: the split forward sweep when called,
+    the reverse sweep for `gradient`, as a pair compiled before the call
+    runs (srcgrad/jit/tape.py); outside tapes, the function runs as
+    `sg.jit(f)`. Where Numba cannot compile them, they run in CPython with
+    a PerformanceWarning saying why (same values). Higher-order tapes and
+    vectorised Jacobians run the CPython code.
     """
+    if f is None:
+        return functools.partial(function, jit=jit)
     try:
         if inspect.ismethod(f):
-            return MethodFunction(f, as_function(f.__func__))
-        return Function(f)
+            made = MethodFunction(f, as_function(f.__func__))
+        else:
+            made = Function(f)
     except Exception as exc:
         if not op_by_op.falls_back(exc):
             raise
         op_by_op.warn(f, exc)
         return OpByOpFunction(f, exc)
+    if jit:
+        if FUNCTION_SERVICES.tape_jit is None:
+            raise RuntimeError("srcgrad: sg.function(jit=True) needs srcgrad.jit (import srcgrad)")
+        made.jit = FUNCTION_SERVICES.tape_jit(made)
+    return made
 
 
 class OpByOpFunction:

@@ -117,6 +117,7 @@ class Function:
         self._specializations = {}
         self.kw_map = {}            # (a specialization: **kwargs key -> its parameter)
         self._plans = {}            # call_on_tape's fast path: argument kinds -> (program, 0-d flags)
+        self.jit = None             # @sg.function(jit=True): a jit.tape.TapeJit (SERVICES.tape_jit)
 
     @property
     def has_varargs(self):
@@ -144,7 +145,10 @@ class Function:
         the old programs and specializations are dropped."""
         with self._lock:
             if self.is_stale():
+                jit = self.jit is not None
                 self.__init__(self._origin[0])
+                if jit:                 # (a new TapeJit: the old one compiled the old code)
+                    self.jit = SERVICES.tape_jit(self)
 
     def n_outputs(self):
         """1, or k for a function that returns a k-tuple display."""
@@ -290,6 +294,8 @@ class Function:
         if not tapes:
             if self.parsed.grad_of:
                 return self._call_primal(args, kwargs)
+            if self.jit is not None and not any(isinstance(a, Tensor) for a in args):
+                return self.jit.plain(*args, **kwargs)
             return self.python_function(*args, **kwargs)
         if forward_mode.accumulating():     # a ForwardAccumulator is active: generated JVP code
             if not self.has_varargs:
@@ -414,9 +420,13 @@ class Function:
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
         raw = [(v._value[()] if z else v._value) if isinstance(v, Tensor)
                else unwrap_nested(v) for v, z in zip(values, scalar_0d)]
-        result = compiled.run(compiled.fwd, *raw)
         owned = {id(v._value) for v in values if isinstance(v, Tensor)}
-        result = tape_mod.keep_values(result, owned)
+        result = backward = None
+        if self.jit is not None:        # @sg.function(jit=True): the sweeps compiled by Numba (jit/tape.py)
+            result, backward = self.jit.forward(compiled, raw, owned)
+        if result is None:
+            result = compiled.run(compiled.fwd, *raw)
+            result = tape_mod.keep_values(result, owned)
         wrapped = []
         active_out = []
         out_index = []
@@ -442,7 +452,7 @@ class Function:
             else:
                 wrapped.append(o)
         if active_out:
-            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees)
+            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward)
             entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
                                        call.batched)
             for t in tapes:
@@ -451,6 +461,17 @@ class Function:
         if compiled.tuple_output:
             return tuple(wrapped)
         return wrapped[0]
+
+
+class _Services:
+    """What the composition root (srcgrad/__init__.py) installs from the
+    layer above: `tape_jit(function)`, the Numba side of
+    `@sg.function(jit=True)` (srcgrad/jit/tape.py, TapeJit)."""
+
+    tape_jit = None
+
+
+SERVICES = _Services()
 
 
 def _named_lambda(fn, name):

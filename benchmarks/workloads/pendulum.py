@@ -115,6 +115,17 @@ def run(bench):
         return tape.gradient(y, [v_theta0, v_c])
     bench.path("srcgrad @sg.function on tape", tape_compiled, notes="0-d Variables")
 
+    def make_tape_jit():
+        jitted = sg.function(jit=True)(pendulum)
+
+        def tape_jit():
+            with sg.GradientTape() as tape:
+                y = jitted(v_theta0, v_c)
+            return tape.gradient(y, [v_theta0, v_c])
+        return tape_jit
+    harness.sg_jit_paths(bench, make_tape_jit, notes="0-d Variables; the split sweeps compiled by Numba",
+                         steady_name=harness.TAPE_JIT_STEADY, first_name=harness.TAPE_JIT_FIRST)
+
     def tape_op_by_op():
         with sg.GradientTape() as tape:
             y = pendulum_np(v_theta0, v_c)

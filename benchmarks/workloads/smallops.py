@@ -74,6 +74,9 @@ def run(bench):
             return tape.gradient(value, [vx, vw])
         return run_tape
     bench.path("srcgrad @sg.function on tape", tape_of(compiled))
+    harness.sg_jit_paths(bench, lambda: tape_of(sg.function(jit=True)(chain)),
+                         notes="the split sweeps compiled by Numba", steady_name=harness.TAPE_JIT_STEADY,
+                         first_name=harness.TAPE_JIT_FIRST)
     bench.path("srcgrad op by op on tape", tape_of(chain))
 
     autograd = harness.optional("autograd")

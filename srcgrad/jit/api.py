@@ -35,6 +35,7 @@ from ..errors import PerformanceWarning
 from ..function import Function
 from ..functional import Gradient, _grad_inputs
 from ..runtime import ShapeOf, pop, push
+from ..tape import buffers
 from ..tools.linker import Linker, NotExportable
 from . import lower, twins
 
@@ -85,13 +86,14 @@ def _named_objects(linker):
     return out
 
 
-def link_and_lower(main, preferred):
+def link_and_lower(main, preferred, split=None):
     """Link generated function `main` into one module and lower it for
     Numba.
 
     Args:
       main: a generated function (it has `__srcgrad_trees__`).
       preferred: the module-level name wanted for it.
+      split: None, or "fwd" / "bwd" for a split sweep (lower.lower_function).
 
     Returns:
       (module AST (lowered), the main function's name, {name: object} of
@@ -113,12 +115,14 @@ def link_and_lower(main, preferred):
     generated = [n for n, o in objects.items() if getattr(o, "__srcgrad_trees__", None) is not None]
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
-            lower.lower_function(node, push_names, pop_names, shape_names, numpy_names)
+            lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
+                                 split if node.name == name else None)
     return module, name, objects, generated
 
 
-def build_entry(main, preferred):
-    """Compile generated function `main` with Numba (see the module doc).
+def build_entry(main, preferred, split=None):
+    """Compile generated function `main` with Numba (see the module doc);
+    `split` as for link_and_lower.
 
     Returns an `_Entry` whose `call` is the Numba dispatcher (compiled on
     its first call) and `source` the lowered generated code, or whose
@@ -128,7 +132,7 @@ def build_entry(main, preferred):
     if numba is None:
         return _Entry(fallback=_NUMBA_MISSING)
     try:
-        module, name, objects, generated = link_and_lower(main, preferred)
+        module, name, objects, generated = link_and_lower(main, preferred, split)
     except (NotExportable, lower.Unlowerable) as exc:
         return _Entry(fallback=_reason(exc))
     shown = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name in generated]
@@ -144,6 +148,8 @@ def build_entry(main, preferred):
         return _Entry(fallback=_reason(exc))
     ns.update(twin_names)
     ns[lower.REDUCE_NAME] = twins.reduce
+    ns[lower.TYPED_LIST_NAME] = numba.typed.List
+    ns[lower.STACK_VALUE_NAME] = twins.stack_value
     for key, value in list(ns.items()):
         if isinstance(value, types.FunctionType) and value.__globals__ is ns:
             ns[key] = numba.njit(value)
@@ -222,7 +228,8 @@ class Jitted:
         if entry.call is not None:
             numba, _ = _numba()
             try:
-                return entry.call(*args), True
+                with buffers.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
+                    return entry.call(*args), True
             except numba.core.errors.NumbaError as exc:
                 self._fallback(key, entry, _reason(exc))
         elif key not in self.fallbacks:

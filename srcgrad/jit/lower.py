@@ -17,7 +17,11 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
-  srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`).
+  srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`);
+- in the split sweeps of a tape's call (`@sg.function(jit=True)`), a stack
+  the forward sweep returns and the reverse sweep unpacks is a tuple of
+  Numba typed lists, one per variable, and what is pushed or kept as a
+  residual has no None (`_split_escaping`, twins.stack_value).
 
 Anything else that cannot be lowered raises `Unlowerable` with the reason;
 `sg.jit` then runs that function in CPython with a PerformanceWarning.
@@ -30,6 +34,9 @@ from ..syntax.naming import ALIAS_PREFIX
 REDUCTIONS = ("sum", "max", "min", "mean", "prod", "amax", "amin")
 #: the name the lowered module binds the reduction twin to
 REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated code
+#: the names the lowered module binds numba.typed.List and twins.stack_value to (split sweeps)
+TYPED_LIST_NAME = ALIAS_PREFIX + "typed_list"
+STACK_VALUE_NAME = ALIAS_PREFIX + "stack_value"
 
 
 class Unlowerable(Exception):
@@ -43,8 +50,9 @@ def _stack_name(stack, var):
 class _Lowering(ast.NodeTransformer):
     """Rewrites one generated FunctionDef in place (see the module doc)."""
 
-    def __init__(self, push, pop, shape_of, numpy_names):
+    def __init__(self, push, pop, shape_of, numpy_names, split=None):
         self.push, self.pop, self.shape_of = push, pop, shape_of
+        self.split = split          # None, or "fwd" / "bwd": a split sweep of a tape's call
         self.numpy_names = numpy_names
         self.stacks = {}            # stack name -> ordered set of the variables pushed on it
         self.popped = {}            # stack name -> names popped from it
@@ -134,11 +142,21 @@ class _Lowering(ast.NodeTransformer):
 
     # -- the stacks' definitions
     def finish(self, fdef):
+        escaping = _escaping_stacks(fdef, set(self.stacks) | set(self.popped)) if self.split else set()
         for stack, popped in self.popped.items():
             missing = popped - set(self.stacks.get(stack, ()))
-            if missing:
+            if missing and stack not in escaping:
                 raise Unlowerable("values are popped into %s, which nothing pushed under that name"
                                   % ", ".join(sorted(missing)))
+        if self.split == "bwd":
+            for node in ast.walk(fdef):
+                if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                    raise Unlowerable("the reverse sweep compares a value with `is` (%s); the values its "
+                                      "stacks restore may be stand-ins for None" % ast.unparse(node))
+        if escaping:
+            self._split_escaping(fdef, escaping)
+        if self.split == "fwd":
+            _residuals_as_values(fdef)
 
         class Defs(ast.NodeTransformer):
             def visit_Assign(inner, node):
@@ -166,6 +184,116 @@ class _Lowering(ast.NodeTransformer):
         _fill_empty_bodies(fdef)
 
 
+    def _split_escaping(self, fdef, escaping):
+        """A stack that crosses from the split forward sweep (which returns
+        it among its residuals) to the reverse sweep (which unpacks it) is
+        the tuple of its per-variable stacks, ordered by variable name so
+        that both sides agree. Those stacks are Numba typed lists
+        (`TYPED_LIST_NAME()`), which keep their element type when empty and
+        pass between compiled functions as they are; what is pushed on them
+        goes through `STACK_VALUE_NAME` (twins.stack_value: no None). Where
+        the reverse sweep copies the stack it was given (`_stack =
+        list(_stack)`, so that a persistent tape can run it again), it
+        reads each list from its top down instead of popping a copy."""
+        variables = {s: sorted(set(self.stacks.get(s, ())) | self.popped.get(s, set())) for s in escaping}
+        for s, vs in variables.items():
+            if not vs:
+                raise Unlowerable("the stack %s carries no values between the sweeps" % s)
+        appends = {_stack_name(s, v) for s, vs in variables.items() for v in vs}
+        copied = {n.targets[0].id for n in ast.walk(fdef)
+                  if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                  and n.targets[0].id in escaping and isinstance(n.value, ast.Call)
+                  and isinstance(n.value.func, ast.Name) and n.value.func.id == "list"}
+        tops = {_stack_name(s, v): _top_name(s, v) for s in copied for v in variables[s]}
+        if any(s in self.stacks for s in copied):
+            raise Unlowerable("the reverse sweep pushes on the stack it was given (%s)"
+                              % ", ".join(sorted(s for s in copied if s in self.stacks)))
+
+        def load(name):
+            return ast.Name(id=name, ctx=ast.Load())
+
+        class Split(ast.NodeTransformer):
+            def visit_Assign(inner, node):
+                target, value = node.targets[0], node.value
+                if len(node.targets) == 1 and isinstance(target, ast.Name) and target.id in escaping:
+                    stack = target.id
+                    if isinstance(value, ast.List) and not value.elts:
+                        make = [ast.Call(func=load(TYPED_LIST_NAME), args=[], keywords=[])
+                                for _ in variables[stack]]
+                    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                            and value.func.id == "list" and len(value.args) == 1 \
+                            and isinstance(value.args[0], ast.Name) and value.args[0].id == stack:
+                        # the reverse sweep's copy: the stacks are read from their tops down instead
+                        return [ast.copy_location(ast.Assign(
+                            targets=[ast.Name(id=_top_name(stack, v), ctx=ast.Store())],
+                            value=ast.Call(func=load("len"), args=[load(_stack_name(stack, v))], keywords=[])),
+                            node) for v in variables[stack]]
+                    else:
+                        raise Unlowerable("an unusual use of the stack %s: %s" % (stack, ast.unparse(node)))
+                    return [ast.copy_location(ast.Assign(targets=[ast.Name(id=_stack_name(stack, v),
+                                                                            ctx=ast.Store())], value=m), node)
+                            for v, m in zip(variables[stack], make)]
+                if len(node.targets) == 1 and isinstance(value, ast.Call) and not value.args \
+                        and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
+                        and isinstance(value.func.value, ast.Name) and value.func.value.id in tops:
+                    # x = stack.pop() on a stack the reverse sweep was given: read, not popped (the
+                    # residuals stay whole for another gradient of a persistent tape)
+                    stack_var = value.func.value.id
+                    top = tops[stack_var]
+                    return [ast.copy_location(ast.AugAssign(target=ast.Name(id=top, ctx=ast.Store()), op=ast.Sub(),
+                                                            value=ast.Constant(1)), node),
+                            ast.copy_location(ast.Assign(targets=node.targets, value=ast.Subscript(
+                                value=load(stack_var), slice=load(top), ctx=ast.Load())), node)]
+                inner.generic_visit(node)
+                return node
+
+            def visit_Call(inner, node):
+                inner.generic_visit(node)
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) \
+                        and func.value.id in appends and len(node.args) == 1:
+                    node.args = [ast.Call(func=load(STACK_VALUE_NAME), args=node.args, keywords=[])]
+                return node
+
+            def visit_Name(inner, node):
+                if node.id in escaping:
+                    ctx = type(node.ctx)
+                    return ast.copy_location(ast.Tuple(elts=[ast.Name(id=_stack_name(node.id, v), ctx=ctx())
+                                                             for v in variables[node.id]], ctx=ctx()), node)
+                return node
+        Split().visit(fdef)
+
+
+def _top_name(stack, var):
+    return "%s__%s__top" % (stack, var)
+
+
+def _escaping_stacks(fdef, stacks):
+    """The stacks among `stacks` named anywhere but in push/pop calls (their
+    arguments were rewritten) and their own `= []` definitions: returned
+    or unpacked as residuals of a split sweep."""
+    definitions = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and not node.value.elts:
+            definitions.update(id(t) for t in node.targets)
+    return {node.id for node in ast.walk(fdef)
+            if isinstance(node, ast.Name) and node.id in stacks and id(node) not in definitions}
+
+
+def _residuals_as_values(fdef):
+    """The split forward sweep returns `(outputs..., residuals)`: each
+    variable among the residuals goes through `STACK_VALUE_NAME`, so that
+    none is returned as an Optional (a temporary still None when a loop
+    ran no step), whose boxed value would not type as the reverse sweep
+    was compiled for."""
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and node.value.elts \
+                and isinstance(node.value.elts[-1], ast.Tuple):
+            residuals = node.value.elts[-1]
+            residuals.elts = [ast.Call(func=ast.Name(id=STACK_VALUE_NAME, ctx=ast.Load()), args=[e], keywords=[])
+                              if isinstance(e, ast.Name) else e for e in residuals.elts]
+
+
 def _fill_empty_bodies(tree):
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
@@ -174,7 +302,7 @@ def _fill_empty_bodies(tree):
                 body.append(ast.Pass())
 
 
-def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy")):
+def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None):
     """Lower one generated function for Numba, in place.
 
     Args:
@@ -182,6 +310,9 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy")):
       push, pop, shape_of: the sets of names that mean srcgrad's runtime
         `push`, `pop` and `ShapeOf` in its module.
       numpy_names: names that mean the numpy module there.
+      split: None for a function run whole (sg.jit's gradient), "fwd" or
+        "bwd" for the split forward / reverse sweep of a tape's call, whose
+        stacks and residuals pass from one to the other.
 
     Returns:
       `fdef`, rewritten.
@@ -190,7 +321,7 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy")):
       Unlowerable: an idiom the lowering cannot give Numba (the message
         says which).
     """
-    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names))
+    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split)
     lowering.visit(fdef)
     lowering.finish(fdef)
     ast.fix_missing_locations(fdef)

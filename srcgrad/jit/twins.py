@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 # Numba's names, bound by install()
-types = TypingError = to_fixed_tuple = None
+types = TypingError = to_fixed_tuple = _unoptional = None
 _OVERLOADS = []         # (stub, implementation, prefer_literal)
 _installed = []
 _install_lock = threading.Lock()
@@ -39,7 +39,7 @@ def overload(stub, prefer_literal=False):
 def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
-    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit
+    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional
     if _installed:
         return
     with _install_lock:
@@ -51,6 +51,7 @@ def install():
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
         _broadcast_sum = numba.njit(_broadcast_sum_py)
+        _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
         _padded_jit = numba.njit(_padded)
         for stub, implementation, prefer_literal in _OVERLOADS:
             numba_overload(stub, prefer_literal=prefer_literal)(implementation)
@@ -160,6 +161,20 @@ def zero_at_in_place(g, index):
 def value_cotangent(g, index, v):
     """Twin of srcgrad's value_cotangent for an array `g`: a copy of
     g[index] summed back to v's shape."""
+    raise NotImplementedError("a Numba twin")
+
+
+def unindex(g, x, index):
+    """Twin of srcgrad's unindex for an array `x` and a basic index (an
+    integer, a slice, or a tuple of them): zeros of x's shape with `g` at
+    `index` (the positions are distinct: an assignment)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def stack_value(v):
+    """Twin for the stacks of split sweeps (lowered code only): `v` with
+    its Optional type removed; where `v` is None, an empty stand-in of
+    its type (see `_stack_value`)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -512,6 +527,74 @@ def _value_cotangent(g, index, v):
     return lambda g, index, v: g[index]
 
 
+@overload(unindex)
+def _unindex(g, x, index):
+    if isinstance(x, types.Optional):
+        x = x.type
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if not _array(x) or not parts or not all(isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+        return None
+    dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+
+    def impl(g, x, index):
+        out = np.zeros(x.shape, dtype=dtype)
+        out[index] = g
+        return out
+    return impl
+
+
+def _unoptional_intrinsic(typingctx, x):
+    """Numba intrinsic: an Optional(T) value as a T (it must not be None:
+    the callers test first). The cast borrows the optional's payload, so
+    the result is given its own reference."""
+    if not isinstance(x, types.Optional):
+        return None
+    sig = x.type(x)
+
+    def codegen(context, builder, signature, args):
+        out = context.cast(builder, args[0], signature.args[0], signature.return_type)
+        context.nrt.incref(builder, signature.return_type, out)
+        return out
+    return sig, codegen
+
+
+@overload(stack_value)
+def _stack_value(v):
+    """A value pushed on a stack that passes from the split forward sweep
+    to the reverse sweep (a Numba typed list: one element type, no
+    None), or kept as a residual. Generated code starts a temporary at
+    None before the loop that assigns it, and pushes its previous value
+    at each step: the None pushed first is restored by the reverse sweep
+    after the loop's last adjoint step, where nothing reads it (the
+    primal code before the loop never had the temporary), so an empty
+    array of its rank and dtype (0 for a number) stands in for it (the
+    lowering refuses reverse sweeps that test a value against None).
+    Typed while `v` is still only None: no implementation yet (Numba
+    retries once the variable's other assignments are typed)."""
+    if _none(v):
+        return None
+    if isinstance(v, types.Optional):
+        t = v.type
+        if _array(t) and t.layout == "C":
+            empty_shape, dtype = (0,) * t.ndim, np.dtype(str(t.dtype)).type     # (np.float64: Numba types it)
+
+            def empty_array(v):
+                if v is None:
+                    return np.empty(empty_shape, dtype)
+                return _unoptional(v)
+            return empty_array
+        if isinstance(t, (types.Float, types.Integer, types.Boolean, types.Complex)):
+            zero = np.zeros((), dtype=str(t))[()]       # (a NumPy scalar: Numba types it as t)
+
+            def empty_number(v):
+                if v is None:
+                    return zero
+                return _unoptional(v)
+            return empty_number
+        return None
+    return lambda v: v
+
+
 def _helper_key(module, qualname):
     return module, qualname
 
@@ -521,6 +604,7 @@ TWINS = {
     _helper_key("srcgrad.rules.helpers.broadcast", "unbroadcast"): unbroadcast,
     _helper_key("srcgrad.rules.helpers.broadcast", "unreduce"): unreduce,
     _helper_key("srcgrad.rules.helpers.broadcast", "reduction_size"): reduction_size,
+    _helper_key("srcgrad.rules.helpers.broadcast", "unindex"): unindex,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_x"): matmul_adjoint_x,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_y"): matmul_adjoint_y,
     _helper_key("srcgrad.rules.helpers.reductions", "max_chooser"): max_chooser,

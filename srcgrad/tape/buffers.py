@@ -22,6 +22,7 @@ What a Buffer cannot follow raises instead of cutting the path: an in-place
 update of a row read from it (`out[i] += t` with `out[i]` a view), handled
 by NumPy before srcgrad sees it, is TypeError from the Tensor ("out=").
 """
+import contextlib
 import sys
 
 import numpy as np
@@ -172,6 +173,23 @@ def enter():
                 wrapper = _wrappers[name] = _allocator(name, raw)
             wrappers[name] = wrapper
         namespace.update(wrappers)
+
+
+@contextlib.contextmanager
+def numpy_restored():
+    """NumPy's own allocation functions in numpy's namespace for the block,
+    the wrappers back after it (when a tape records): for Numba, which
+    resolves `np.zeros` when it compiles (sg.jit inside a tape)."""
+    if not _raw:
+        yield
+        return
+    namespace = vars(np)
+    installed = {name: namespace[name] for name in _raw}
+    namespace.update(_raw)
+    try:
+        yield
+    finally:
+        namespace.update(installed)
 
 
 def exit():

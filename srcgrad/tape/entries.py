@@ -267,9 +267,9 @@ class CompiledCall:
     the batched generated code. Inputs the outputs do not depend on stay
     unconnected (None), as on TF's tape."""
 
-    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected", "trees")
+    __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected", "trees", "jit_backward")
 
-    def __init__(self, compiled, values, raw, out_index, residuals, trees=None):
+    def __init__(self, compiled, values, raw, out_index, residuals, trees=None, jit_backward=None):
         self.compiled = compiled
         self.values = values
         self.raw = raw
@@ -277,6 +277,8 @@ class CompiledCall:
         self.residuals = residuals
         self._connected = None
         self.trees = trees              # {i: the container output i} for (i, k) entries
+        # the reverse sweep compiled by Numba (jit/tape.py), whose residuals these are; None: CPython's
+        self.jit_backward = jit_backward
 
     def connected_values(self):
         found = self._connected
@@ -297,6 +299,8 @@ class CompiledCall:
         return _flat_cotangents(self.connected_values(), cots)
 
     def backward(self, residuals, gs):
+        if self.jit_backward is not None:
+            return self._result(self.jit_backward(self.residuals, self._seeds(gs)))
         return self._result(self.compiled.bwd(self.residuals, *self._seeds(gs)))
 
     def batched(self, gs):

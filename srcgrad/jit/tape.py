@@ -1,0 +1,146 @@
+"""`@sg.function(jit=True)`: a decorated function's tape calls compiled
+with Numba.
+
+On a tape, a call of a decorated function runs the split forward sweep of
+its generated code and records one entry whose backward is the split
+reverse sweep (function.py, `call_on_tape`). With `jit=True`, both sweeps
+are lowered for Numba as a pair (lower.py, `split="fwd"` / `"bwd"`: the
+stacks the forward sweep returns among its residuals become typed lists
+that the reverse sweep unpacks) and compiled, for the types of a call's
+arguments, BEFORE the forward sweep runs: the reverse sweep is compiled
+for the residual and output types the compiled forward sweep declares.
+So a pair either runs compiled from the forward sweep to the gradient, or
+(Numba missing, an idiom the lowering does not know, a typing error in
+either sweep) the call runs the CPython sweeps, with a PerformanceWarning
+giving the reason, once per argument types. The user's code runs once per
+call either way.
+
+The compiled forward sweep is given copies of the plain ndarrays among
+its arguments (a Tensor's array is immutable): its residuals, typed lists
+included, then hold nothing the program can write to before `gradient`
+(what tape.keep_values ensures for the CPython sweeps). Cotangents are
+given to the reverse sweep in the types of the outputs it was compiled
+for (a float for a scalar output, a C-contiguous array of the output's
+shape and dtype otherwise).
+
+Outside tapes, the decorated function runs as `sg.jit` of the user's
+function (Numba, or CPython with a PerformanceWarning).
+"""
+import threading
+import warnings
+
+import numpy as np
+
+from ..errors import PerformanceWarning
+from ..tape import buffers
+from . import api
+
+
+class _Pair:
+    """The Numba entries of one artefact's split sweeps, and the argument
+    types they were compiled for: {types: (output types) or a reason}."""
+
+    def __init__(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        self.compiled = {}
+
+
+class TapeJit:
+    """The Numba side of `@sg.function(jit=True)` (see the module doc).
+
+    Attributes:
+      function: the decorated srcgrad Function.
+      plain: `sg.jit` of the user's function, run outside tapes.
+      fallbacks: {(sweep name, argument types): reason} of the tape calls
+        that ran in CPython.
+    """
+
+    def __init__(self, function):
+        self.function = function
+        self.plain = api.Jitted(function.python_function)
+        self.fallbacks = {}
+        self._pairs = {}            # id(artefact) -> (artefact, _Pair)
+        self._lock = threading.Lock()
+
+    def _pair(self, compiled):
+        found = self._pairs.get(id(compiled))
+        if found is None or found[0] is not compiled:
+            with self._lock:
+                found = self._pairs.get(id(compiled))
+                if found is None or found[0] is not compiled:
+                    name = self.function.parsed.node.name
+                    fwd = api.build_entry(compiled.fwd, "%s_fwd" % name, "fwd")
+                    bwd = api.build_entry(compiled.bwd_fn, "%s_bwd" % name, "bwd")
+                    found = self._pairs[id(compiled)] = (compiled, _Pair(fwd, bwd))
+        return found[1]
+
+    def _prepare(self, pair, raw):
+        """Compile both sweeps for the types of `raw`: the output types, or
+        the reason they run in CPython."""
+        numba, _ = api._numba()
+        if numba is None:
+            return api._NUMBA_MISSING
+        if pair.fwd.call is None or pair.bwd.call is None:
+            return pair.fwd.fallback or pair.bwd.fallback
+        try:
+            key = tuple(numba.typeof(a) for a in raw)
+        except Exception as exc:        # noqa: BLE001  (an argument Numba cannot type)
+            return api._reason(exc)
+        found = pair.compiled.get(key)
+        if found is None:
+            try:
+                with buffers.numpy_restored():     # (the tape's allocation wrappers are not NumPy's to Numba)
+                    pair.fwd.call.compile(key)
+                    returned = pair.fwd.call.overloads[key].signature.return_type
+                    outputs, residuals = tuple(returned.types[:-1]), returned.types[-1]
+                    pair.bwd.call.compile((residuals,) + outputs)
+                found = outputs
+            except Exception as exc:    # noqa: BLE001  (a Numba typing or lowering error: CPython)
+                found = api._reason(exc)
+            pair.compiled[key] = found
+        return found
+
+    def forward(self, compiled, raw, owned):
+        """Run the forward sweep of artefact `compiled` on `raw` (the
+        call's raw inputs; `owned`: ids of the Tensors' arrays).
+
+        Returns:
+          (result, backward): what the CPython forward sweep returns
+          (outputs, then residuals), and a function `backward(residuals,
+          seeds)` running the compiled reverse sweep, or None when the
+          call ran in CPython (the tape then calls the CPython reverse
+          sweep, and keeps the residuals as for any call).
+        """
+        pair = self._pair(compiled)
+        outputs = self._prepare(pair, raw)
+        if isinstance(outputs, str):
+            key = (compiled.fwd.__name__, tuple(type(a).__name__ for a in raw))
+            if key not in self.fallbacks:
+                self.fallbacks[key] = outputs
+                warnings.warn("sg.function(jit=True): %s runs in CPython on the tape, not compiled by Numba: %s"
+                              % (self.function.__name__, outputs), PerformanceWarning, stacklevel=5)
+            return None, None
+        args = [a.copy() if type(a) is np.ndarray and id(a) not in owned else a for a in raw]
+        result = pair.fwd.call(*args)
+        shapes = [np.shape(o) for o in result[:-1]]
+        bwd = pair.bwd.call
+
+        def backward(residuals, seeds):
+            seeds = [_as_type(s, t, shape) for s, t, shape in zip(seeds, outputs, shapes)]
+            with buffers.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
+                return bwd(residuals, *seeds)
+        return result, backward
+
+
+def _as_type(seed, numba_type, shape):
+    """A cotangent in the type the compiled reverse sweep takes for an
+    output of Numba type `numba_type` and shape `shape`."""
+    dtype = getattr(numba_type, "dtype", None)
+    if getattr(numba_type, "ndim", None) is not None:
+        g = np.asarray(seed, dtype=str(dtype))
+        if g.shape != shape:
+            g = np.broadcast_to(g, shape)
+        return np.ascontiguousarray(g)
+    value = np.asarray(seed)
+    kind = np.dtype(str(numba_type)).kind if str(numba_type) in np.sctypeDict else "f"
+    return complex(value) if kind == "c" else int(value) if kind in "iub" else float(value)
