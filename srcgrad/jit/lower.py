@@ -157,6 +157,8 @@ class _Lowering(ast.NodeTransformer):
             self._split_escaping(fdef, escaping)
         if self.split == "fwd":
             _residuals_as_values(fdef)
+        if self.split == "bwd":
+            _residuals_as_parameters(fdef)
 
         class Defs(ast.NodeTransformer):
             def visit_Assign(inner, node):
@@ -292,6 +294,49 @@ def _residuals_as_values(fdef):
             residuals = node.value.elts[-1]
             residuals.elts = [ast.Call(func=ast.Name(id=STACK_VALUE_NAME, ctx=ast.Load()), args=[e], keywords=[])
                               if isinstance(e, ast.Name) else e for e in residuals.elts]
+
+
+def _residuals_as_parameters(fdef):
+    """The split reverse sweep `def f_bwd(_residuals, *cotangents)` whose
+    first statement unpacks `_residuals` into names (nested tuples too)
+    becomes `def f_bwd(name_1, ..., name_k, *cotangents)`, the names in
+    the unpacking's depth-first order: Numba's dispatcher types flat
+    arguments cheaply, a tuple of typed lists at each call not (tens of
+    microseconds). The caller flattens the residuals the same way
+    (jit/tape.py). Raises Unlowerable when the function does not start so."""
+    params = fdef.args.args
+    first = fdef.body[0] if fdef.body else None
+    if not params or not isinstance(first, ast.Assign) or len(first.targets) != 1 \
+            or not isinstance(first.value, ast.Name) or first.value.id != params[0].arg:
+        raise Unlowerable("the reverse sweep does not begin by unpacking its residuals")
+    names = []
+
+    def flat(target):
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Tuple):
+            for e in target.elts:
+                flat(e)
+        else:
+            raise Unlowerable("the residuals are unpacked into %s" % ast.unparse(target))
+    flat(first.targets[0])
+    if len(set(names)) != len(names) or params[0].arg in names:
+        raise Unlowerable("the residuals are unpacked into repeated names")
+    fdef.args.args = [ast.arg(arg=n) for n in names] + params[1:]
+    fdef.body = fdef.body[1:] or [ast.Pass()]
+
+
+def flatten_residuals(residuals):
+    """The residuals a lowered split forward sweep returned (nested tuples,
+    typed lists as leaves), flattened as `_residuals_as_parameters` flattens
+    the reverse sweep's parameters."""
+    out = []
+    for r in residuals:
+        if type(r) is tuple:
+            out.extend(flatten_residuals(r))
+        else:
+            out.append(r)
+    return out
 
 
 def _fill_empty_bodies(tree):

@@ -5,8 +5,8 @@ On a tape, a call of a decorated function runs the split forward sweep of
 its generated code and records one entry whose backward is the split
 reverse sweep (function.py, `call_on_tape`). With `jit=True`, both sweeps
 are lowered for Numba as a pair (lower.py, `split="fwd"` / `"bwd"`: the
-stacks the forward sweep returns among its residuals become typed lists
-that the reverse sweep unpacks) and compiled, for the types of a call's
+stacks the forward sweep returns among its residuals become typed lists,
+and the reverse sweep takes the residuals as flat parameters) and compiled, for the types of a call's
 arguments, BEFORE the forward sweep runs: the reverse sweep is compiled
 for the residual and output types the compiled forward sweep declares.
 So a pair either runs compiled from the forward sweep to the gradient, or
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import PerformanceWarning
 from ..tape import buffers
-from . import api
+from . import api, lower
 
 
 class _Pair:
@@ -93,7 +93,7 @@ class TapeJit:
                     pair.fwd.call.compile(key)
                     returned = pair.fwd.call.overloads[key].signature.return_type
                     outputs, residuals = tuple(returned.types[:-1]), returned.types[-1]
-                    pair.bwd.call.compile((residuals,) + outputs)
+                    pair.bwd.call.compile(tuple(_flat_types(residuals)) + outputs)
                 found = outputs
             except Exception as exc:    # noqa: BLE001  (a Numba typing or lowering error: CPython)
                 found = api._reason(exc)
@@ -122,14 +122,25 @@ class TapeJit:
             return None, None
         args = [a.copy() if type(a) is np.ndarray and id(a) not in owned else a for a in raw]
         result = pair.fwd.call(*args)
+        result = result[:-1] + (tuple(lower.flatten_residuals(result[-1])),)
         shapes = [np.shape(o) for o in result[:-1]]
         bwd = pair.bwd.call
 
         def backward(residuals, seeds):
             seeds = [_as_type(s, t, shape) for s, t, shape in zip(seeds, outputs, shapes)]
             with buffers.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
-                return bwd(residuals, *seeds)
+                return bwd(*residuals, *seeds)
         return result, backward
+
+
+def _flat_types(t):
+    """A Numba tuple type's leaves, depth first (lower.flatten_residuals)."""
+    if isinstance(t, tuple) or t.__class__.__name__ in ("Tuple", "UniTuple"):
+        out = []
+        for e in (t if isinstance(t, tuple) else t.types):
+            out.extend(_flat_types(e))
+        return out
+    return [t]
 
 
 def _as_type(seed, numba_type, shape):
