@@ -35,7 +35,7 @@ from ..errors import PerformanceWarning
 from ..function import Function
 from ..functional import Gradient, _grad_inputs
 from ..runtime import ShapeOf, pop, push
-from ..tape import buffers
+from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
 from . import lower, twins
 
@@ -71,10 +71,12 @@ def _kind(a):
 
 class _Entry:
     """One compiled function (or its CPython fallback) for one generated
-    function: `call(*args)`; `source` its lowered source."""
+    function: `call(*args, *extra)`; `source` its lowered source; `extra`
+    the global arrays it reads, passed at each call (_live_arrays)."""
 
-    def __init__(self, call=None, source=None, fallback=None, keep=None):
+    def __init__(self, call=None, source=None, fallback=None, keep=None, extra=()):
         self.call, self.source, self.fallback, self.keep = call, source, fallback, keep
+        self.extra = extra
 
 
 def _named_objects(linker):
@@ -97,7 +99,9 @@ def link_and_lower(main, preferred, split=None):
 
     Returns:
       (module AST (lowered), the main function's name, {name: object} of
-      the module's linked objects, the names of its generated functions).
+      the module's linked objects, the names of its generated functions,
+      the (name, object) pairs of the mutable objects written as their
+      values: Linker.frozen).
 
     Raises:
       NotExportable: the code reaches something that cannot be linked.
@@ -117,7 +121,48 @@ def link_and_lower(main, preferred, split=None):
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
                                  split if node.name == name else None)
-    return module, name, objects, generated
+    return module, name, objects, generated, linker.frozen
+
+
+def _live_arrays(module, name, objects, generated, frozen):
+    """Numba reads a module-level array when it compiles, and the linker
+    wrote each mutable object the code reads as its value then: the
+    program's later writes into it (an optimiser updating a global weight
+    array in place) would not be seen. A global ndarray that only the main
+    function reads becomes a parameter of it, given the array itself at
+    each call (returned: their names and objects, in the parameters'
+    order); any other mutable object that the generated code or the
+    user's functions read raises Unlowerable (sg.jit then runs the code in
+    CPython, which reads it live)."""
+    user = {n for n, o in objects.items()
+            if n in generated or (isinstance(o, types.FunctionType) and not o.__module__.startswith("srcgrad"))}
+    readers = {}
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name in user:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name):
+                    readers.setdefault(n.id, set()).add(node.name)
+    live = []
+    for var, obj in frozen:
+        who = readers.get(var)
+        if not who:
+            continue
+        if isinstance(obj, np.ndarray) and who == {name}:
+            live.append((var, obj))
+            continue
+        raise lower.Unlowerable("the code reads %s (a %s), which Numba would freeze when compiling; pass it as "
+                                "an argument" % (var, type(obj).__name__))
+    if live:
+        main = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == name)
+        if main.args.defaults or main.args.vararg or main.args.kwonlyargs or main.args.kwarg:
+            raise lower.Unlowerable("the code reads the global array %s, and %s has defaults"
+                                    % (live[0][0], name))
+        main.args.args += [ast.arg(arg=var) for var, _ in live]
+        names = {var for var, _ in live}
+        module.body = [n for n in module.body if not (
+            isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id in names)]
+    return live
 
 
 def build_entry(main, preferred, split=None):
@@ -132,7 +177,8 @@ def build_entry(main, preferred, split=None):
     if numba is None:
         return _Entry(fallback=_NUMBA_MISSING)
     try:
-        module, name, objects, generated = link_and_lower(main, preferred, split)
+        module, name, objects, generated, frozen = link_and_lower(main, preferred, split)
+        live = _live_arrays(module, name, objects, generated, frozen)
     except (NotExportable, lower.Unlowerable) as exc:
         return _Entry(fallback=_reason(exc))
     shown = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name in generated]
@@ -142,6 +188,7 @@ def build_entry(main, preferred, split=None):
     module.body = [node for node in module.body
                    if not (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in twin_names)]
     ns = {"__name__": "srcgrad_jit_%s" % name}
+    ast.fix_missing_locations(module)
     try:
         exec(compile(module, "<srcgrad jit %s>" % name, "exec"), ns)
     except Exception as exc:            # noqa: BLE001  (a module that does not run: CPython it is)
@@ -155,7 +202,7 @@ def build_entry(main, preferred, split=None):
             ns[key] = numba.njit(value)
     header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
     source = header + "\n\n".join(ast.unparse(node) for node in shown) + "\n"
-    return _Entry(call=ns[name], source=source, keep=main)
+    return _Entry(call=ns[name], source=source, keep=main, extra=tuple(obj for _, obj in live))
 
 
 def _fast_inputs(args, wrt):
@@ -228,8 +275,8 @@ class Jitted:
         if entry.call is not None:
             numba, _ = _numba()
             try:
-                with buffers.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
-                    return entry.call(*args), True
+                with scipy_calls.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
+                    return entry.call(*args, *entry.extra), True
             except numba.core.errors.NumbaError as exc:
                 self._fallback(key, entry, _reason(exc))
         elif key not in self.fallbacks:

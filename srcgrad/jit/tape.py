@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from ..errors import PerformanceWarning
-from ..tape import buffers
+from ..tape import scipy_calls
 from . import api, lower
 
 
@@ -83,17 +83,18 @@ class TapeJit:
         if pair.fwd.call is None or pair.bwd.call is None:
             return pair.fwd.fallback or pair.bwd.fallback
         try:
-            key = tuple(numba.typeof(a) for a in raw)
+            key = tuple(numba.typeof(a) for a in list(raw) + list(pair.fwd.extra))
+            extra_types = tuple(numba.typeof(a) for a in pair.bwd.extra)
         except Exception as exc:        # noqa: BLE001  (an argument Numba cannot type)
             return api._reason(exc)
         found = pair.compiled.get(key)
         if found is None:
             try:
-                with buffers.numpy_restored():     # (the tape's allocation wrappers are not NumPy's to Numba)
+                with scipy_calls.numpy_restored():     # (the tape's allocation wrappers are not NumPy's to Numba)
                     pair.fwd.call.compile(key)
                     returned = pair.fwd.call.overloads[key].signature.return_type
                     outputs, residuals = tuple(returned.types[:-1]), returned.types[-1]
-                    pair.bwd.call.compile(tuple(_flat_types(residuals)) + outputs)
+                    pair.bwd.call.compile(tuple(_flat_types(residuals)) + outputs + extra_types)
                 found = outputs
             except Exception as exc:    # noqa: BLE001  (a Numba typing or lowering error: CPython)
                 found = api._reason(exc)
@@ -120,16 +121,17 @@ class TapeJit:
                 warnings.warn("sg.function(jit=True): %s runs in CPython on the tape, not compiled by Numba: %s"
                               % (self.function.__name__, outputs), PerformanceWarning, stacklevel=5)
             return None, None
+        # (copies: the residuals must hold the values at the call, whatever the program writes later)
         args = [a.copy() if type(a) is np.ndarray and id(a) not in owned else a for a in raw]
-        result = pair.fwd.call(*args)
+        result = pair.fwd.call(*args, *[a.copy() for a in pair.fwd.extra])
         result = result[:-1] + (tuple(lower.flatten_residuals(result[-1])),)
         shapes = [np.shape(o) for o in result[:-1]]
-        bwd = pair.bwd.call
+        bwd, extra = pair.bwd.call, [a.copy() for a in pair.bwd.extra]
 
         def backward(residuals, seeds):
             seeds = [_as_type(s, t, shape) for s, t, shape in zip(seeds, outputs, shapes)]
-            with buffers.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
-                return bwd(*residuals, *seeds)
+            with scipy_calls.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
+                return bwd(*residuals, *seeds, *extra)
         return result, backward
 
 

@@ -22,7 +22,6 @@ What a Buffer cannot follow raises instead of cutting the path: an in-place
 update of a row read from it (`out[i] += t` with `out[i]` a view), handled
 by NumPy before srcgrad sees it, is TypeError from the Tensor ("out=").
 """
-import contextlib
 import sys
 
 import numpy as np
@@ -31,7 +30,7 @@ from ..rules.python.containers import array_setitem
 from ..tensor import Tensor, frame_kind, unwrap
 from . import nested
 
-_ALLOCATORS = ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like")
+ALLOCATORS = ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like")
 ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
 MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
@@ -166,30 +165,13 @@ def enter():
         # (a tape is entered per training step: the wrappers are made once, installed in one update)
         namespace = vars(np)
         wrappers = {}
-        for name in _ALLOCATORS:
+        for name in ALLOCATORS:
             raw = _raw[name] = namespace[name]
             wrapper = _wrappers.get(name)
             if wrapper is None or wrapper.__srcgrad_raw__ is not raw:
                 wrapper = _wrappers[name] = _allocator(name, raw)
             wrappers[name] = wrapper
         namespace.update(wrappers)
-
-
-@contextlib.contextmanager
-def numpy_restored():
-    """NumPy's own allocation functions in numpy's namespace for the block,
-    the wrappers back after it (when a tape records): for Numba, which
-    resolves `np.zeros` when it compiles (sg.jit inside a tape)."""
-    if not _raw:
-        yield
-        return
-    namespace = vars(np)
-    installed = {name: namespace[name] for name in _raw}
-    namespace.update(_raw)
-    try:
-        yield
-    finally:
-        namespace.update(installed)
 
 
 def exit():

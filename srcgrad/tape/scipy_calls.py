@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import public_name
 from ..rules import registry
 from ..tensor import Tensor, frame_kind, path_is_cut, warn_path_cut
-from . import nested, recording
+from . import buffers, nested, recording
 
 _lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
 _depth = 0
@@ -70,6 +70,30 @@ NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", 
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+
+
+@contextlib.contextmanager
+def numpy_restored():
+    """NumPy's own functions in numpy's namespace for the block, the
+    tape's wrappers back after it (np.zeros and np.asarray, say, while a
+    tape records: buffers.py and this module): for Numba, which resolves
+    `np.zeros` in the code it compiles, and in its own implementations of
+    NumPy's functions, when it compiles (sg.jit inside a tape), and keeps
+    what it typed."""
+    if not buffers.ACTIVE[0] and not _depth:
+        yield
+        return
+    namespace = vars(np)
+    wrapped = {}
+    for name in buffers.ALLOCATORS + NUMPY_NON_DISPATCHING:
+        raw = getattr(namespace.get(name), "__srcgrad_raw__", None)
+        if raw is not None:
+            wrapped[name] = namespace[name]
+            namespace[name] = raw
+    try:
+        yield
+    finally:
+        namespace.update(wrapped)
 
 
 def _targets():

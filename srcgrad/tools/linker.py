@@ -106,6 +106,9 @@ def _unparse(tree):
     return "\n".join(out)
 
 
+_MUTABLE = (np.ndarray, list, dict, set, bytearray)
+
+
 class Linker:
     """One module namespace: objects -> module-level names, with the code
     that defines them (imports, bindings, definitions in dependency order)."""
@@ -120,6 +123,9 @@ class Linker:
         self.bindings = []          # "tanh = np.tanh", constants
         self.late = []              # constants that hold defined functions (a dict of lambdas)
         self.refs = 0               # how many container elements are linked names (not literals)
+        # (name, object) of the mutable objects written as their value when linked (arrays, lists, dicts,
+        # Variables, objects rebuilt from their attributes): sg.jit must not freeze what the program changes
+        self.frozen = []
         self.defs = {section: [] for section in _SECTIONS}    # definitions, dependencies first
 
     # -- names
@@ -168,7 +174,10 @@ class Linker:
             if found is not None:
                 return found
         if isinstance(obj, (Tensor, Variable)):
-            return self._constant(obj, np.asarray(obj.numpy()), preferred, where)
+            name = self._constant(obj, np.asarray(obj.numpy()), preferred, where)
+            if isinstance(obj, Variable):
+                self.frozen.append((name, obj))
+            return name
         if isinstance(obj, types.ModuleType):
             return self._import(obj, preferred, where)
         if getattr(obj, "__srcgrad_trees__", None) is not None:
@@ -196,6 +205,8 @@ class Linker:
         literal = self._literal(obj, preferred)
         if literal is not None:
             name = self._claim(obj, preferred)
+            if isinstance(obj, _MUTABLE):
+                self.frozen.append((name, obj))
             # a container of functions names definitions: bound after them
             (self.late if self.refs > refs else self.bindings).append("%s = %s" % (name, literal))
             return name
@@ -295,6 +306,7 @@ class Linker:
         rebuilt with its attributes' values when exported."""
         cls = self.link(type(obj), type(obj).__name__)
         name = self._claim(obj, preferred)
+        self.frozen.append((name, obj))
         items = ", ".join("%r: %s" % (k, self._element(v, k if k.isidentifier() else preferred))
                           for k, v in vars(obj).items())
         self.late.append("%s = %s.__new__(%s)  # its attributes when exported\n%s.__dict__.update({%s})"

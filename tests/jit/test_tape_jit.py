@@ -166,3 +166,53 @@ def test_numpy_allocations_compile_inside_the_tape(compiled_only):
         out = filled(x)
     check_close(out.numpy(), _filled(x0), rtol=1e-13)
     check_close(tape.gradient(out, x).numpy(), numerical_grad(_filled, x0), rtol=1e-6)
+
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def _weighted(x):
+    return np.sum(WEIGHTS * x * x)
+
+
+class _Model:
+    def __init__(self):
+        self.w = np.array([0.5, -1.0, 2.0])
+
+    def loss(self, x):
+        return np.sum(self.w * np.sin(x))
+
+
+def _closure_over(w):
+    def loss(x):
+        return np.sum(w * x * x)
+    return loss
+
+
+def test_arrays_the_program_writes_in_place_are_read_at_each_call():
+    # Numba reads a global array when it compiles; the generated code reads it at each call (an optimiser
+    # updating weights in place): the compiled code takes the array as an argument, or runs in CPython
+    x0 = np.array([0.3, -0.7, 1.1])
+    tape_jit = sg.function(jit=True)(_weighted)
+    grad_jit = sg.jit(sg.grad(_weighted))
+    closure = _closure_over(np.array([2.0, 0.5, -1.0]))
+    closure_jit = sg.jit(sg.grad(closure))
+    model = _Model()
+    method_jit = sg.jit(sg.grad(model.loss))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)     # (the method: CPython)
+        for step in range(2):
+            x = sg.Variable(x0)
+            with sg.GradientTape() as tape:
+                out = tape_jit(x)
+            check_close(tape.gradient(out, x).numpy(), 2 * WEIGHTS * x0, rtol=1e-13)
+            check_close(grad_jit(x0), 2 * WEIGHTS * x0, rtol=1e-13)
+            w = closure.__closure__[0].cell_contents
+            check_close(closure_jit(x0), 2 * w * x0, rtol=1e-13)
+            check_close(method_jit(x0), model.w * np.cos(x0), rtol=1e-13)
+            WEIGHTS[:] *= 3.0          # written in place between the calls
+            w *= -2.0
+            model.w += 1.0
+    WEIGHTS[:] = [1.0, 2.0, 3.0]
+    assert not tape_jit.jit.fallbacks and not grad_jit.fallbacks and not closure_jit.fallbacks
+    assert any("freeze" in reason for reason in method_jit.fallbacks.values())
