@@ -88,6 +88,35 @@ def _named_objects(linker):
     return out
 
 
+def _mutable_free_names(fn):
+    """(name, value) of the first global or closure value of `fn`'s code
+    (nested code included) that the program could change in place, which
+    Numba would read once, when compiling: an array, a list, a dict, a
+    set, an object with attributes; None when there is none."""
+    def names(code):
+        out = set(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                out |= names(c)
+        return out
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for name in sorted(names(fn.__code__) | set(cells)):
+        if name in cells:
+            try:
+                value = cells[name].cell_contents
+            except ValueError:
+                continue
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        else:
+            continue
+        if isinstance(value, (np.ndarray, list, dict, set, bytearray)) or (
+                hasattr(value, "__dict__") and not isinstance(value, (types.ModuleType, types.FunctionType, type))
+                and not callable(value)):
+            return name, value
+    return None
+
+
 def link_and_lower(main, preferred, split=None):
     """Link generated function `main` into one module and lower it for
     Numba.
@@ -301,6 +330,11 @@ class Jitted:
                 return _Entry(fallback=_NUMBA_MISSING)
             if not isinstance(python_function, types.FunctionType):
                 return _Entry(fallback="%r is not a Python function" % (python_function,))
+            mutable = _mutable_free_names(python_function)
+            if mutable:
+                return _Entry(fallback="%s reads %s (a %s), which Numba would freeze when compiling; pass it as "
+                                       "an argument" % (python_function.__name__, mutable[0],
+                                                        type(mutable[1]).__name__))
             return _Entry(call=numba.njit(python_function))
         entry = self._entry(key, make)
         if kwargs:

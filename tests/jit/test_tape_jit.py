@@ -210,9 +210,11 @@ def test_arrays_the_program_writes_in_place_are_read_at_each_call():
             w = closure.__closure__[0].cell_contents
             check_close(closure_jit(x0), 2 * w * x0, rtol=1e-13)
             check_close(method_jit(x0), model.w * np.cos(x0), rtol=1e-13)
+            check_close(tape_jit(x0), np.sum(WEIGHTS * x0 * x0), rtol=1e-13)   # (outside tapes: CPython)
             WEIGHTS[:] *= 3.0          # written in place between the calls
             w *= -2.0
             model.w += 1.0
     WEIGHTS[:] = [1.0, 2.0, 3.0]
     assert not tape_jit.jit.fallbacks and not grad_jit.fallbacks and not closure_jit.fallbacks
+    assert "freeze" in next(iter(tape_jit.jit.plain.fallbacks.values()))
     assert any("freeze" in reason for reason in method_jit.fallbacks.values())
