@@ -149,16 +149,21 @@ def user_frame(depth=1, through_srcgrad=False):
     srcgrad's frames are passed too (the user's line that led there)."""
     frame = sys._getframe(depth + 1)
     library = None
+    beyond_numpy = False        # (passed a frame of a library other than NumPy: SciPy's, say)
     while frame is not None:
         kind = frame_kind(frame)
         if kind == "srcgrad":
             if not through_srcgrad:
-                return None
+                # srcgrad's own call (through NumPy's Python functions at most): None. But a library
+                # function that srcgrad runs (sg.grad(scipy.optimize.rosen), op by op) converting: there
+                return (library, library) if beyond_numpy else None
             frame = frame.f_back
             continue
         if kind == "user":
             return frame, library
         library = frame
+        beyond_numpy = beyond_numpy or kind == "library" or not (
+            frame.f_globals.get("__name__") or "").startswith("numpy")
         frame = frame.f_back
     return (library, library) if library is not None else None
 

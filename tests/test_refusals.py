@@ -10,6 +10,7 @@ Each now raises UnsupportedSyntaxError naming the construct, the file and
 the line; a correct neighbour of each is checked by value.
 """
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -296,3 +297,20 @@ def write_through_a_view_of_a_view(x):
 def test_a_view_of_a_view_is_checked():
     error = assert_refused_at(write_through_a_view_of_a_view, "b[0] = 3.0")
     assert "make a copy" in error.hint
+
+
+def test_a_library_function_that_converts_its_argument_is_never_a_zero_gradient():
+    # SciPy >= 1.15 writes scipy.optimize.rosen with the array API (array_namespace, xp_promote: its
+    # argument converted to an ndarray). The compiler refuses `xp.sum(..., axis=0, dtype=...)`, op by op
+    # the conversion cut the path inside SciPy, and sg.grad returned zeros, silently. The right gradient
+    # or GradientPathError naming SciPy's line: never a wrong value.
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    x = np.array([0.3, -0.8, 1.2, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        try:
+            g = sg.grad(scipy_optimize.rosen)(x)
+        except sg.GradientPathError as exc:
+            assert "_optimize.py" in str(exc) and "rosen" in str(exc)
+            return
+    check_close(g, scipy_optimize.rosen_der(x), rtol=1e-10)
