@@ -30,6 +30,7 @@ import numpy as np
 from .errors import (GradientPathError, NoRuleError, PerformanceWarning, ResolutionError, SourceNotFoundError,
                      UnsupportedSyntaxError, api_boundary)
 from .forward_mode import ForwardAccumulator
+from . import tensor as tensor_mod
 from .runtime import arrays
 from .tape import GradientTape, buffers, recording_tapes, scipy_calls
 from .tensor import GradientPathWarning, Tensor, Variable, id_mark, is_differentiable_dtype, user_frame
@@ -129,6 +130,7 @@ def _scipy_recorded(f):
     scipy_calls.replace_cells(getattr(f, "__func__", f))
     scipy_calls.replace_module_closures(namespace)
     buffers.enter()         # (np.zeros(n) filled with Tensors: out[i] = t is recorded, tape/buffers.py)
+    tensor_mod.STRICT[0] += 1     # (float(t) of a differentiated Tensor: an error here, tensor.py)
     try:
         with scipy_calls.everywhere(), warnings.catch_warnings():      # (and every module f calls into)
             warnings.simplefilter("error", GradientPathWarning)
@@ -146,6 +148,7 @@ def _scipy_recorded(f):
                     "register a rule for the function that converts them."
                     % (name, str(cut).replace("srcgrad: ", "", 1).split(" What is computed")[0])) from None
     finally:
+        tensor_mod.STRICT[0] -= 1
         buffers.exit()
         scipy_calls.exit()
 

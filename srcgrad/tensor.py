@@ -111,6 +111,9 @@ class GradientPathWarning(UserWarning):
 
 
 _path_check = None      # installed by srcgrad.tape: is this Tensor tracked by a recording tape/accumulator?
+#: >0 while sg.grad, sg.jvp or sg.jacobian run a function op by op (op_by_op.py), where float(t) and
+#: t.item() of a tracked Tensor cut the derivative's path (GradientPathWarning, an error there)
+STRICT = [0]
 
 
 def install_path_check(check):
@@ -328,10 +331,15 @@ class Tensor:
         explicit float(t) is a conversion on purpose (as `.numpy()`); NumPy
         calls it too for `out[i] = t` into a plain array, which cuts the
         gradient path unseen: that warns GradientPathWarning inside a
-        recording tape that tracks `t`, as `np.asarray(t)` does."""
-        if _path_check is not None and self._value.dtype.kind in "fc" and _stores_subscript(sys._getframe(1)) \
-                and _path_check(self):
-            warn_path_cut(self, action="written into a NumPy array element")
+        recording tape that tracks `t`, as `np.asarray(t)` does. While
+        sg.grad, sg.jvp or sg.jacobian run a function op by op, any
+        float(t) of a Tensor they differentiate is that error (as autograd
+        and JAX refuse float() of a traced value): the derivative would
+        miss the path."""
+        if _path_check is not None and self._value.dtype.kind in "fc" and (
+                STRICT[0] or _stores_subscript(sys._getframe(1))) and _path_check(self):
+            warn_path_cut(self, action="written into a NumPy array element" if _stores_subscript(
+                sys._getframe(1)) else "converted to a Python float")
         return float(self._value)
 
     def __int__(self):
@@ -350,10 +358,22 @@ class Tensor:
             yield self[i]
 
     def item(self):
+        """t.item(): a Python number, which the tape cannot follow (an error
+        while sg.grad, sg.jvp or sg.jacobian run a function op by op: see
+        __float__)."""
+        self._strict_cut("converted to a Python number (.item())")
         return self._value.item()
 
     def tolist(self):
+        """t.tolist(): Python numbers, which the tape cannot follow (an
+        error while sg.grad, sg.jvp or sg.jacobian run a function op by op:
+        see __float__)."""
+        self._strict_cut("converted to Python numbers (.tolist())")
         return self._value.tolist()
+
+    def _strict_cut(self, action):
+        if STRICT[0] and _path_check is not None and self._value.dtype.kind in "fc" and _path_check(self):
+            warn_path_cut(self, depth=3, action=action)
 
     def __format__(self, spec):
         if self._value.ndim == 0:

@@ -314,3 +314,34 @@ def test_a_library_function_that_converts_its_argument_is_never_a_zero_gradient(
             assert "_optimize.py" in str(exc) and "rosen" in str(exc)
             return
     check_close(g, scipy_optimize.rosen_der(x), rtol=1e-10)
+
+
+def _apply(fn, x):
+    return fn(x)
+
+
+def test_float_of_a_differentiated_value_run_op_by_op_is_refused_not_cut():
+    # a lambda passed on runs op by op; float(z[0]) and z[0].item() gave Python floats the tape cannot
+    # follow, and sg.grad returned the gradient without that path ([0.5, 0.5, 0.5] for [2, 0.5, 0.5]).
+    # autograd and JAX refuse float() of a traced value; so does srcgrad, naming the line
+    x = np.array([0.5, 2.0, -1.0])
+    for convert in ("float", "item"):
+        if convert == "float":
+            def f(x):
+                return _apply(lambda z: np.sum(z) * float(z[0]), x)
+        else:
+            def f(x):
+                return _apply(lambda z: np.sum(z) * z[0].item(), x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sg.PerformanceWarning)
+            with pytest.raises(sg.GradientPathError, match=r"test_refusals\.py:\d+"):
+                sg.grad(f)(x)
+            with pytest.raises(sg.GradientPathError):
+                sg.jacobian(f)(x)
+    # on a tape float(t) stays a conversion on purpose (TF's float(tensor)): no warning, the value
+    v = sg.Variable(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.GradientPathWarning)
+        with sg.GradientTape() as tape:
+            y = np.sum(v) * float(v[0])
+    check_close(tape.gradient(y, v).numpy(), [0.5, 0.5, 0.5])
