@@ -4,7 +4,6 @@ CPython sweeps (and of central finite differences); a function Numba
 cannot compile runs in CPython with a PerformanceWarning; arrays the
 program writes to after the call do not change the gradient; the user's
 code runs once per call (its random draws are the plain call's)."""
-import math
 import warnings
 
 import numpy as np
@@ -14,22 +13,13 @@ numba = pytest.importorskip("numba")
 
 import srcgrad as sg  # noqa: E402
 from gradcheck import check_close, numerical_grad  # noqa: E402
+from test_sg_jit import pendulum as _pendulum  # noqa: E402  (the loop on Python floats of sg.jit's tests)
 
 
 def _chain(x, w, n):
     for i in range(n):
         x = x + 0.1 * np.sin(x * w)
     return np.sum(x * x)
-
-
-def _pendulum(theta0, c):
-    theta = theta0
-    omega = 0.0
-    for i in range(30):
-        alpha = -9.81 * math.sin(theta) - c * omega
-        omega = omega + 0.01 * alpha
-        theta = theta + 0.01 * omega
-    return theta
 
 
 def _two_outputs(x, y):
