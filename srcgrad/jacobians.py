@@ -73,6 +73,7 @@ def jacobian(f, wrt=0):
         out = op_by_op.jacobian(f, [unwrap(a) for a in args], wrts)
         return out if isinstance(wrt, int) or len(wrts) > 1 else (out,)
     jac.__name__ = "jacobian_" + getattr(f, "__name__", "f")
+    jac.__srcgrad_transform__ = "sg.jacobian"     # (sg.jit names it when it runs in CPython)
     jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
@@ -203,6 +204,7 @@ def hvp(f, wrt=0):
             hv = op_by_op.hvp(f, fargs, wrt, v)
         return np.asarray(hv, dtype=x.dtype).reshape(x.shape)
     h.__name__ = "hvp_" + getattr(f, "__name__", "f")
+    h.__srcgrad_transform__ = "sg.hvp"     # (sg.jit names it when it runs in CPython)
     return h
 
 
@@ -247,5 +249,6 @@ def hessian(f, wrt=0):
                                 else "shape %s" % (np.shape(unwrap(value)),)))
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
+    hess.__srcgrad_transform__ = "sg.hessian"     # (sg.jit names it when it runs in CPython)
     hess.__srcgrad_transform__ = "sg.hessian"
     return hess

@@ -306,7 +306,7 @@ class Jitted:
             try:
                 with scipy_calls.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
                     return entry.call(*args, *entry.extra), True
-            except numba.core.errors.NumbaError as exc:
+            except (numba.core.errors.NumbaError, numba.core.errors.UnsupportedBytecodeError) as exc:
                 self._fallback(key, entry, _reason(exc))
         elif key not in self.fallbacks:
             self._fallback(key, entry, entry.fallback)
@@ -328,6 +328,10 @@ class Jitted:
             numba, _ = _numba()
             if numba is None:
                 return _Entry(fallback=_NUMBA_MISSING)
+            transform = getattr(python_function, "__srcgrad_transform__", None)
+            if transform is not None:
+                return _Entry(fallback="what %s returns runs srcgrad's machinery; sg.jit compiles what sg.grad and "
+                                       "sg.value_and_grad return, and plain functions" % transform)
             if not isinstance(python_function, types.FunctionType):
                 return _Entry(fallback="%r is not a Python function" % (python_function,))
             mutable = _mutable_free_names(python_function)

@@ -168,3 +168,15 @@ def test_plain_function():
     j = sg.jit(pendulum)
     assert j(0.5, 0.3) == pytest.approx(pendulum(0.5, 0.3), rel=1e-14)
     assert sg.jit(j) is j
+
+
+def test_what_other_transforms_return_runs_in_cpython_with_the_reason():
+    # (sg.hvp's function once crashed sg.jit: Numba's UnsupportedBytecodeError is not a NumbaError)
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    x, v = np.array([0.3, -1.0, 2.0]), np.array([1.0, 0.5, -2.0])
+    for transform, args in ((sg.hvp(f), (x, v)), (sg.hessian(f), (x,)), (sg.jacobian(np.sin), (x,))):
+        j = sg.jit(transform)
+        with pytest.warns(sg.PerformanceWarning, match="sg.jit compiles what sg.grad"):
+            got = j(*args)
+        np.testing.assert_allclose(got, transform(*args), rtol=1e-14)
