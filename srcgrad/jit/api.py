@@ -88,19 +88,39 @@ def _named_objects(linker):
     return out
 
 
+def _code_names(code):
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _code_names(c)
+    return out
+
+
+def _random_free_name(fn):
+    """A name `fn` reads that draws from NumPy's random generators (a
+    global numpy module whose `.random` it reads, numpy.random or one of
+    its functions or Generators), or None."""
+    names = _code_names(fn.__code__)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for name in sorted(names | set(cells)):
+        try:
+            value = cells[name].cell_contents if name in cells else fn.__globals__.get(name)
+        except ValueError:
+            continue
+        if _is_random(value):
+            return name
+        if value is np and "random" in names:
+            return "%s.random" % name
+    return None
+
+
 def _mutable_free_names(fn):
     """(name, value) of the first global or closure value of `fn`'s code
     (nested code included) that the program could change in place, which
     Numba would read once, when compiling: an array, a list, a dict, a
     set, an object with attributes; None when there is none."""
-    def names(code):
-        out = set(code.co_names)
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                out |= names(c)
-        return out
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    for name in sorted(names(fn.__code__) | set(cells)):
+    for name in sorted(_code_names(fn.__code__) | set(cells)):
         if name in cells:
             try:
                 value = cells[name].cell_contents
@@ -146,11 +166,43 @@ def link_and_lower(main, preferred, split=None):
     shape_names = [n for n, o in objects.items() if o is ShapeOf]
     numpy_names = [n for n, o in objects.items() if o is np]
     generated = [n for n, o in objects.items() if getattr(o, "__srcgrad_trees__", None) is not None]
+    drawn = _random_draws(module, objects, numpy_names)
+    if drawn:
+        raise lower.Unlowerable(_RANDOM % drawn)
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
                                  split if node.name == name else None)
     return module, name, objects, generated, linker.frozen
+
+
+_RANDOM = ("the code draws random numbers (%s): under Numba they would come from Numba's own generator, not "
+           "NumPy's, and differ from the plain call's draws")
+
+
+def _is_random(obj):
+    """Is `obj` NumPy's random module, one of its functions, or a
+    Generator / RandomState (or a bound method of one)?"""
+    owner = getattr(obj, "__self__", None)
+    for o in (obj, owner, type(obj)):
+        name = getattr(o, "__name__", "") if isinstance(o, types.ModuleType) else getattr(o, "__module__", "")
+        if isinstance(name, str) and name.startswith("numpy.random"):
+            return True
+    return False
+
+
+def _random_draws(module, objects, numpy_names):
+    """The name of something in the linked module that draws from NumPy's
+    random generators (np.random.normal, a Generator's method, an object
+    of numpy.random), or None."""
+    for n, o in objects.items():
+        if _is_random(o):
+            return n
+    for node in ast.walk(module):
+        if isinstance(node, ast.Attribute) and node.attr == "random" and isinstance(node.value, ast.Name) \
+                and node.value.id in numpy_names:
+            return "%s.random" % node.value.id
+    return None
 
 
 def _live_arrays(module, name, objects, generated, frozen):
@@ -301,6 +353,8 @@ class Jitted:
                       % (getattr(self.target, "__name__", self.target), reason), PerformanceWarning, stacklevel=4)
 
     def _run(self, key, entry, args, python):
+        if entry.call is not None and any(_is_random(a) for a in args):
+            self._fallback(key, entry, _RANDOM % "a random generator argument")
         if entry.call is not None:
             numba, _ = _numba()
             try:
@@ -334,6 +388,9 @@ class Jitted:
                                        "sg.value_and_grad return, and plain functions" % transform)
             if not isinstance(python_function, types.FunctionType):
                 return _Entry(fallback="%r is not a Python function" % (python_function,))
+            drawn = _random_free_name(python_function)
+            if drawn:
+                return _Entry(fallback=_RANDOM % drawn)
             mutable = _mutable_free_names(python_function)
             if mutable:
                 return _Entry(fallback="%s reads %s (a %s), which Numba would freeze when compiling; pass it as "

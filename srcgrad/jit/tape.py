@@ -82,6 +82,8 @@ class TapeJit:
             return api._NUMBA_MISSING
         if pair.fwd.call is None or pair.bwd.call is None:
             return pair.fwd.fallback or pair.bwd.fallback
+        if any(api._is_random(a) for a in raw):
+            return api._RANDOM % "a random generator argument"
         try:
             key = tuple(numba.typeof(a) for a in list(raw) + list(pair.fwd.extra))
             extra_types = tuple(numba.typeof(a) for a in pair.bwd.extra)

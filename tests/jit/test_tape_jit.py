@@ -129,8 +129,8 @@ def test_random_draws_happen_once_per_call():
     x0 = np.array([0.1, -0.2, 0.3])
     x = sg.Variable(x0)
     rng, twin = np.random.default_rng(7), np.random.default_rng(7)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sg.PerformanceWarning)      # (a Generator: CPython, and that is fine)
+    # (a Generator argument: CPython, whose draws are NumPy's; Numba's generators are its own)
+    with pytest.warns(sg.PerformanceWarning, match="random"):
         with sg.GradientTape() as tape:
             value, noise = noisy(x, rng)
     drawn = twin.normal(size=3)
@@ -208,3 +208,27 @@ def test_arrays_the_program_writes_in_place_are_read_at_each_call():
     assert not tape_jit.jit.fallbacks and not grad_jit.fallbacks and not closure_jit.fallbacks
     assert "freeze" in next(iter(tape_jit.jit.plain.fallbacks.values()))
     assert any("freeze" in reason for reason in method_jit.fallbacks.values())
+
+
+def _loop_with_draws(x):
+    s = 0.0
+    for i in range(3):
+        s = s + (x + np.random.normal()) ** 2
+    return s
+
+
+def test_np_random_draws_are_numpys_under_jit():
+    # Numba would draw from its own generator (seeded apart from NumPy's): the gradient would silently
+    # differ from the plain call's; such code runs in CPython, with the reason
+    np.random.seed(3)
+    expected = np.sum(2 * (0.5 + np.random.normal(size=3)))
+    np.random.seed(3)
+    with pytest.warns(sg.PerformanceWarning, match="random"):
+        got = sg.jit(sg.grad(_loop_with_draws))(0.5)
+    check_close(got, expected, rtol=1e-13)
+    np.random.seed(3)
+    v = sg.Variable(0.5)
+    with pytest.warns(sg.PerformanceWarning, match="random"):
+        with sg.GradientTape() as tape:
+            y = sg.function(jit=True)(_loop_with_draws)(v)
+    check_close(tape.gradient(y, v).numpy(), expected, rtol=1e-13)
