@@ -185,7 +185,9 @@ def enter(namespace=None):
     with _lock:
         _depth += 1
         key = (registry.rule_count(), "scipy" in sys.modules)      # (cheap: no lazy loading)
-        if key not in _found:
+        # (found only by the outermost tape: inside, the wrappers are installed and _targets would not see
+        # the primitives they replace; a cache built then missed them, and every later tape with it)
+        if key not in _found and _depth == 1:
             _found.clear()
             found = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
             _found[key] = _groups(found)
