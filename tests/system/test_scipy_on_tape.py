@@ -201,3 +201,23 @@ def test_a_tape_after_an_op_by_op_gradient_still_records_scipy():
         with sg.GradientTape() as tape:
             y = _solve_sum(v) + np.sum(v ** 2)
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), fd + 2 * x, rtol=1e-6)
+
+
+def test_special_functions_refuse_their_shape_and_order_parameters():
+    # gammainc's a, betainc's a and b, the Bessel functions' order had no cotangent: zero, silently
+    sp = pytest.importorskip("scipy.special")
+    a = np.array([1.3, 2.5])
+    cases = [lambda a: sp.gammainc(a, 1.0), lambda a: sp.gammaincc(a, 1.0), lambda a: sp.betainc(a, 3.0, 0.4),
+             lambda a: sp.betainc(2.0, a, 0.4), lambda a: sp.jv(a, 2.0), lambda a: sp.yv(a, 2.0),
+             lambda a: sp.iv(a, 2.0), lambda a: sp.ive(a, 2.0)]
+    for case in cases:
+        def f(a, case=case):
+            return np.sum(case(a))
+        with pytest.raises(NotImplementedError, match="not differentiable with respect to"):
+            sg.grad(f)(a)
+        with pytest.raises(NotImplementedError, match="not differentiable with respect to"):
+            sg.jvp(f, (a,), (np.ones(2),))
+    # in x they are differentiated: d/dx gammainc(1.5, x) = x^0.5 e^-x / Gamma(1.5)
+    x = np.array([0.7, 1.9])
+    np.testing.assert_allclose(sg.grad(lambda x: np.sum(sp.gammainc(1.5, x)))(x),
+                               x ** 0.5 * np.exp(-x) / sp.gamma(1.5), rtol=1e-12)

@@ -79,11 +79,12 @@ def cdf_weight(kind, g, z, logp):
 def not_differentiable(function, parameter):
     """Raised from a rule's backward code when `parameter` of `function` is
     differentiated and has no closed-form derivative (the shape parameter of
-    t.cdf, gamma.cdf, beta.cdf, ...). The forward value is unaffected."""
+    t.cdf, gamma.cdf, beta.cdf, ...; of scipy.special.gammainc and betainc,
+    the order of the Bessel functions). The forward value is unaffected."""
     raise NotImplementedError(
         "srcgrad: %s is not differentiable with respect to %r (no closed form; autograd and "
         "TensorFlow Probability do not differentiate it either). Differentiate with respect to "
-        "x, loc and scale only, or pass %s as a constant." % (function, parameter, parameter))
+        "its other arguments only, or pass %s as a constant." % (function, parameter, parameter))
 
 
 @nondiff_helper

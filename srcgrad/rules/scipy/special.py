@@ -30,6 +30,7 @@ import scipy.special as sp
 from ...runtime import primitive
 from ..helpers.broadcast import unbroadcast, unreduce
 from ..helpers.complex import cast_like, conj, float_dtype, sign
+from ..helpers.stats import not_differentiable
 from ..helpers.special import logsumexp_value, logsumexp_value_cotangent, logsumexp_weights
 from ..registry import adjoint_rule, register_adjoint, register_nondiff
 from ..tangents import register_tangent
@@ -202,14 +203,17 @@ def multigammaln_(z, a, d_):
 @register_adjoint(sp.gammainc)
 def gammainc(z, a, x, out=None, dtype=None):
     """Regularised lower incomplete gamma P(a, x): dP/dx = x^(a-1) e^-x / Gamma(a)
-    (no cotangent for the shape a, as autograd and TF's gradient in x)."""
+    (in x, as autograd and TF). a: not differentiable (NotImplementedError)."""
     d[x] = unbroadcast(d[z] * np.exp((a - 1.0) * np.log(x) - x - sp.gammaln(a)), x)
+    d[a] = not_differentiable("scipy.special.gammainc", "a")
 
 
 @register_adjoint(sp.gammaincc)
 def gammaincc(z, a, x, out=None, dtype=None):
-    """Q(a, x) = 1 - P(a, x): dQ/dx = -x^(a-1) e^-x / Gamma(a)."""
+    """Q(a, x) = 1 - P(a, x): dQ/dx = -x^(a-1) e^-x / Gamma(a). a: not differentiable
+    (NotImplementedError)."""
     d[x] = unbroadcast(-d[z] * np.exp((a - 1.0) * np.log(x) - x - sp.gammaln(a)), x)
+    d[a] = not_differentiable("scipy.special.gammaincc", "a")
 
 
 @register_adjoint(sp.beta)
@@ -229,9 +233,11 @@ def betaln(z, a, b, out=None, dtype=None):
 @register_adjoint(sp.betainc)
 def betainc(z, a, b, x, out=None, dtype=None):
     """Regularised incomplete beta I_x(a, b): dI/dx = x^(a-1) (1-x)^(b-1) / B(a, b)
-    (in x only, as autograd and TF)."""
+    (in x, as autograd and TF). a, b: not differentiable (NotImplementedError)."""
     d[x] = unbroadcast(
         d[z] * np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - sp.betaln(a, b)), x)
+    d[a] = not_differentiable("scipy.special.betainc", "a")
+    d[b] = not_differentiable("scipy.special.betainc", "b")
 
 
 # ------------------------------------------------------------------ Bessel
@@ -263,15 +269,18 @@ def y1(z, x, out=None, dtype=None):
 
 @register_adjoint(sp.jv)
 def jv(z, v, x, out=None, dtype=None):
-    """J_v' = (J_{v-1} - J_{v+1}) / 2 (DLMF 10.6.1); no cotangent for the order.
+    """J_v' = (J_{v-1} - J_{v+1}) / 2 (DLMF 10.6.1); the order v: not differentiable
+    (NotImplementedError).
     scipy.special.jn is this ufunc."""
     d[x] = unbroadcast(cast_like(d[z] * (sp.jv(v - 1, x) - sp.jv(v + 1, x)) / 2.0, x), x)
+    d[v] = not_differentiable("scipy.special.jv", "v")
 
 
 @register_adjoint(sp.yv)
 def yv(z, v, x, out=None, dtype=None):
-    """Y_v' = (Y_{v-1} - Y_{v+1}) / 2."""
+    """Y_v' = (Y_{v-1} - Y_{v+1}) / 2; the order v: not differentiable (NotImplementedError)."""
     d[x] = unbroadcast(cast_like(d[z] * (sp.yv(v - 1, x) - sp.yv(v + 1, x)) / 2.0, x), x)
+    d[v] = not_differentiable("scipy.special.yv", "v")
 
 
 @register_adjoint(sp.yn)
@@ -294,8 +303,10 @@ def i1(z, x, out=None, dtype=None):
 
 @register_adjoint(sp.iv)
 def iv(z, v, x, out=None, dtype=None):
-    """I_v' = (I_{v-1} + I_{v+1}) / 2 (DLMF 10.29.1); no cotangent for the order."""
+    """I_v' = (I_{v-1} + I_{v+1}) / 2 (DLMF 10.29.1); the order v: not differentiable
+    (NotImplementedError)."""
     d[x] = unbroadcast(cast_like(d[z] * (sp.iv(v - 1, x) + sp.iv(v + 1, x)) / 2.0, x), x)
+    d[v] = not_differentiable("scipy.special.iv", "v")
 
 
 @register_adjoint(sp.i0e)
@@ -312,9 +323,11 @@ def i1e(z, x, out=None, dtype=None):
 
 @register_adjoint(sp.ive)
 def ive(z, v, x, out=None, dtype=None):
-    """ive = e^-|x| I_v: d/dx = (ive(v-1) + ive(v+1)) / 2 - sign(x) ive(v)."""
+    """ive = e^-|x| I_v: d/dx = (ive(v-1) + ive(v+1)) / 2 - sign(x) ive(v); the order v:
+    not differentiable (NotImplementedError)."""
     d[x] = unbroadcast(cast_like(
         d[z] * ((sp.ive(v - 1, x) + sp.ive(v + 1, x)) / 2.0 - sign(x) * z), x), x)
+    d[v] = not_differentiable("scipy.special.ive", "v")
 
 
 # ----------------------------------------------------- information theory
