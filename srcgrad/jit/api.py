@@ -15,9 +15,12 @@ For what `sg.grad` / `sg.value_and_grad` return, a call:
    new shapes of the same dtypes and ranks does not compile again.
 
 Anything that fails on the way (a name the linker cannot write, an idiom
-the lowering does not know, a Numba typing error) makes that generated
-function run in CPython, as `sg.grad` runs it, with a PerformanceWarning
-giving the reason; values are the same either way.
+the lowering does not know, any error of Numba's compiler) makes that
+generated function run in CPython, as `sg.grad` runs it, with a
+PerformanceWarning giving the reason; values are the same either way.
+Numba compiles with bounds checks (an index out of range raises
+IndexError, as in CPython, instead of reading past the array); an error
+the compiled code raises when it runs is the function's own.
 
 A plain user function is given to `numba.njit` as it is, with the same
 fallback.
@@ -61,6 +64,22 @@ def _reason(exc):
     return "%s: %s" % (type(exc).__name__, text[:400] + ("..." if len(text) > 400 else ""))
 
 
+def _while_compiling(exc, numba):
+    """Did `exc` come from Numba compiling (typing, lowering: any error of
+    its compiler, not only its NumbaErrors), rather than from running the
+    compiled code? Compiled code raises from native frames: its traceback
+    holds no frame of Numba's Python modules."""
+    if isinstance(exc, (numba.core.errors.NumbaError, numba.core.errors.UnsupportedBytecodeError)):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        if name.startswith("numba."):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _kind(a):
     """What a compiled entry is keyed on: Python scalar type, or array
     dtype and rank (not shape)."""
@@ -74,9 +93,10 @@ class _Entry:
     function: `call(*args, *extra)`; `source` its lowered source; `extra`
     the global arrays it reads, passed at each call (_live_arrays)."""
 
-    def __init__(self, call=None, source=None, fallback=None, keep=None, extra=()):
+    def __init__(self, call=None, source=None, fallback=None, keep=None, extra=(), residual_spec=None):
         self.call, self.source, self.fallback, self.keep = call, source, fallback, keep
         self.extra = extra
+        self.residual_spec = residual_spec     # (a split reverse sweep's: lower.flatten_residuals)
 
 
 def _named_objects(linker):
@@ -280,10 +300,12 @@ def build_entry(main, preferred, split=None):
     ns[lower.STACK_VALUE_NAME] = twins.stack_value
     for key, value in list(ns.items()):
         if isinstance(value, types.FunctionType) and value.__globals__ is ns:
-            ns[key] = numba.njit(value)
+            ns[key] = numba.njit(value, boundscheck=True)     # (an index out of range: IndexError, as CPython)
     header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
     source = header + "\n\n".join(ast.unparse(node) for node in shown) + "\n"
-    return _Entry(call=ns[name], source=source, keep=main, extra=tuple(obj for _, obj in live))
+    main_def = next(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == name)
+    return _Entry(call=ns[name], source=source, keep=main, extra=tuple(obj for _, obj in live),
+                  residual_spec=getattr(main_def, "residual_spec", None))
 
 
 def _fast_inputs(args, wrt):
@@ -360,7 +382,9 @@ class Jitted:
             try:
                 with scipy_calls.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
                     return entry.call(*args, *entry.extra), True
-            except (numba.core.errors.NumbaError, numba.core.errors.UnsupportedBytecodeError) as exc:
+            except Exception as exc:
+                if not _while_compiling(exc, numba):
+                    raise               # (the compiled code ran and raised: what the function raises)
                 self._fallback(key, entry, _reason(exc))
         elif key not in self.fallbacks:
             self._fallback(key, entry, entry.fallback)
@@ -396,7 +420,7 @@ class Jitted:
                 return _Entry(fallback="%s reads %s (a %s), which Numba would freeze when compiling; pass it as "
                                        "an argument" % (python_function.__name__, mutable[0],
                                                         type(mutable[1]).__name__))
-            return _Entry(call=numba.njit(python_function))
+            return _Entry(call=numba.njit(python_function, boundscheck=True))
         entry = self._entry(key, make)
         if kwargs:
             return f(*args, **kwargs)

@@ -314,28 +314,32 @@ def _residuals_as_parameters(fdef):
     def flat(target):
         if isinstance(target, ast.Name):
             names.append(target.id)
-        elif isinstance(target, ast.Tuple):
-            for e in target.elts:
-                flat(e)
-        else:
-            raise Unlowerable("the residuals are unpacked into %s" % ast.unparse(target))
-    flat(first.targets[0])
-    if len(set(names)) != len(names) or params[0].arg in names:
+            return None
+        if isinstance(target, ast.Tuple):
+            return [flat(e) for e in target.elts]
+        raise Unlowerable("the residuals are unpacked into %s" % ast.unparse(target))
+    spec = flat(first.targets[0])
+    if not isinstance(spec, list) or len(set(names)) != len(names) or params[0].arg in names:
         raise Unlowerable("the residuals are unpacked into repeated names")
     fdef.args.args = [ast.arg(arg=n) for n in names] + params[1:]
     fdef.body = fdef.body[1:] or [ast.Pass()]
+    fdef.residual_spec = spec       # (read by sg.jit's entry: flatten_residuals)
 
 
-def flatten_residuals(residuals):
-    """The residuals a lowered split forward sweep returned (nested tuples,
-    typed lists as leaves), flattened as `_residuals_as_parameters` flattens
-    the reverse sweep's parameters."""
+def flatten_residuals(residuals, spec):
+    """The residuals a lowered split forward sweep returned, flattened as
+    `_residuals_as_parameters` flattened the reverse sweep's unpacking:
+    `spec` is that unpacking's structure (a list per tuple, None per name),
+    so a tuple that one name receives (a callee's residuals) stays whole.
+    Raises ValueError when the structure differs."""
     out = []
-    for r in residuals:
-        if type(r) is tuple:
-            out.extend(flatten_residuals(r))
-        else:
+    if len(residuals) != len(spec):
+        raise ValueError("srcgrad.jit: %d residuals for %d names" % (len(residuals), len(spec)))
+    for r, s in zip(residuals, spec):
+        if s is None:
             out.append(r)
+        else:
+            out.extend(flatten_residuals(r, s))
     return out
 
 

@@ -96,7 +96,8 @@ class TapeJit:
                     pair.fwd.call.compile(key)
                     returned = pair.fwd.call.overloads[key].signature.return_type
                     outputs, residuals = tuple(returned.types[:-1]), returned.types[-1]
-                    pair.bwd.call.compile(tuple(_flat_types(residuals)) + outputs + extra_types)
+                    pair.bwd.call.compile(tuple(_flat_types(residuals, pair.bwd.residual_spec)) + outputs
+                                          + extra_types)
                 found = outputs
             except Exception as exc:    # noqa: BLE001  (a Numba typing or lowering error: CPython)
                 found = api._reason(exc)
@@ -126,7 +127,7 @@ class TapeJit:
         # (copies: the residuals must hold the values at the call, whatever the program writes later)
         args = [a.copy() if type(a) is np.ndarray and id(a) not in owned else a for a in raw]
         result = pair.fwd.call(*args, *[a.copy() for a in pair.fwd.extra])
-        result = result[:-1] + (tuple(lower.flatten_residuals(result[-1])),)
+        result = result[:-1] + (tuple(lower.flatten_residuals(result[-1], pair.bwd.residual_spec)),)
         shapes = [np.shape(o) for o in result[:-1]]
         bwd, extra = pair.bwd.call, [a.copy() for a in pair.bwd.extra]
 
@@ -137,14 +138,19 @@ class TapeJit:
         return result, backward
 
 
-def _flat_types(t):
-    """A Numba tuple type's leaves, depth first (lower.flatten_residuals)."""
-    if isinstance(t, tuple) or t.__class__.__name__ in ("Tuple", "UniTuple"):
-        out = []
-        for e in (t if isinstance(t, tuple) else t.types):
-            out.extend(_flat_types(e))
-        return out
-    return [t]
+def _flat_types(t, spec):
+    """The Numba tuple type of the residuals flattened as
+    lower.flatten_residuals flattens their values (`spec`)."""
+    types_ = list(t.types)
+    if len(types_) != len(spec):
+        raise TypeError("srcgrad.jit: %d residual types for %d names" % (len(types_), len(spec)))
+    out = []
+    for e, s in zip(types_, spec):
+        if s is None:
+            out.append(e)
+        else:
+            out.extend(_flat_types(e, s))
+    return out
 
 
 def _as_type(seed, numba_type, shape):

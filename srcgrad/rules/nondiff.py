@@ -25,13 +25,13 @@ register_nondiff(
     np.floor_divide, np.count_nonzero, np.nonzero, np.flatnonzero, np.searchsorted,
     # shapes and constructors
     np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.eye, np.identity,
-    np.zeros_like, np.ones_like, np.empty_like, np.arange,
+    np.zeros_like, np.ones_like, np.empty_like,
     np.result_type, np.issubdtype,
     # piecewise-constant and integer-valued elementwise functions (zero derivative
     # almost everywhere, as autograd's nograd_functions and TF's Floor/Round/Sign)
     np.heaviside, np.around, np.fix, np.signbit, np.spacing, np.nextafter, np.isneginf,
     np.isposinf, np.isreal, np.iscomplex, np.iscomplexobj, np.isrealobj, np.isscalar,
-    np.argwhere, np.argpartition, np.array_equiv, np.bincount, np.digitize,
+    np.argwhere, np.argpartition, np.array_equiv, np.digitize,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
     np.gcd, np.lcm,
     # index and mask constructors

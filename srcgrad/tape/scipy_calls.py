@@ -66,7 +66,8 @@ def _replace_names(namespace):
 
 #: NumPy functions with rules that do not dispatch on a differentiable
 #: argument (np.full's fill value reaches the array through np.copyto)
-NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
+                         "arange")
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")

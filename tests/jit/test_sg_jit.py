@@ -180,3 +180,25 @@ def test_what_other_transforms_return_runs_in_cpython_with_the_reason():
         with pytest.warns(sg.PerformanceWarning, match="sg.jit compiles what sg.grad"):
             got = j(*args)
         np.testing.assert_allclose(got, transform(*args), rtol=1e-14)
+
+
+def leaky_product(x):
+    leaky = lambda u: np.maximum(u, 0.1 * u)  # noqa: E731
+    return np.sum(leaky(x) * leaky(x - 0.5))
+
+
+def test_any_error_of_numbas_compiler_falls_back_and_errors_of_the_code_propagate():
+    # Numba raised a plain TypeError typing np.maximum's helpers (not a NumbaError): sg.jit raised it
+    # (found running issue 4's corpus through sg.jit); an error the compiled code raises when it runs
+    # is the function's own
+    x = np.array([1.0, -0.3, 2.0, -0.1])
+    g = sg.jit(sg.grad(leaky_product))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        np.testing.assert_allclose(g(x), sg.grad(leaky_product)(x), rtol=1e-14)
+
+    def index_past_the_end(x):
+        return x[5] * 2.0
+    j = sg.jit(index_past_the_end)
+    with pytest.raises(IndexError):
+        j(np.ones(3))

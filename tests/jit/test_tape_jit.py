@@ -232,3 +232,22 @@ def test_np_random_draws_are_numpys_under_jit():
         with sg.GradientTape() as tape:
             y = sg.function(jit=True)(_loop_with_draws)(v)
     check_close(tape.gradient(y, v).numpy(), expected, rtol=1e-13)
+
+
+def _activation(u):
+    return np.tanh(u)
+
+
+def _with_helper(x):
+    return np.sum(_activation(x) * x)
+
+
+def test_a_helpers_residuals_stay_whole(compiled_only):
+    # the helper's split sweeps return and take their own residual tuple; flattening the caller's
+    # residuals once flattened that tuple too, and the helper's reverse sweep read a row of an array
+    # for it: a wrong gradient, silently (found running issue 4's corpus through jit=True)
+    x0 = np.array([0.4, -1.3, 0.9])
+    x = sg.Variable(x0)
+    with sg.GradientTape() as tape:
+        out = sg.function(jit=True)(_with_helper)(x)
+    check_close(tape.gradient(out, x).numpy(), np.tanh(x0) + x0 * (1 - np.tanh(x0) ** 2), rtol=1e-12)

@@ -1,6 +1,7 @@
 """Rule rows for NumPy's constructors with a differentiated value
 (srcgrad/rules/numpy/constructors.py): np.full and np.full_like (in the fill
-value), np.linspace (in its end points), np.copy, and the conversions
+value), np.linspace (in its end points), np.arange (in start and step),
+np.bincount (in its weights), np.copy, and the conversions
 np.asarray, np.asanyarray, np.ascontiguousarray and np.asfortranarray (of
 an array: the identity; of a (nested) list or tuple of arrays: a stack).
 
@@ -52,6 +53,30 @@ def _ag_linspace(a, b, num, endpoint=True, axis=0):
     shape[axis % nd] = num
     t = t.reshape(shape)
     return anp.expand_dims(a, axis) * (1.0 - t) + anp.expand_dims(b, axis) * t
+
+
+def _step(s):
+    return 0.3 + 0.1 * np.tanh(s)       # in (0.2, 0.4): np.arange(a, a + 2.05, step) has 6 to 11 points
+
+
+def f_arange(a, s, w):
+    return np.sum(np.arange(a, a + 2.05, _step(s)) * w)
+
+
+def f_arange_start(a, w):
+    return np.sum(np.arange(a, 3.0, 0.5) * w)      # (a from a normal draw: the count is 7 to 13 or so)
+
+
+def _ag_arange(a, start, stop, step):
+    n = int(np.ceil((_raw(stop) - _raw(start)) / _raw(step)))
+    return a * 0.0 + start + anp.arange(n) * step
+
+
+_BINS = np.array([0, 2, 0, 3, 2])
+
+
+def f_bincount(v, w):
+    return np.sum(np.bincount(_BINS, weights=v, minlength=5) * w)
 
 
 def f_copy(x, w):
@@ -123,6 +148,11 @@ CASES = [
     C("linspace_open_last", f_linspace_open,
       lambda a, b: _ag_linspace(a, b, 3, endpoint=False, axis=-1), (R(2), R()), np.linspace),
     C("linspace_one", f_linspace_one, lambda a, b: _ag_linspace(a, b, 1), (R(), R()), np.linspace),
+    C("arange_start_step", f_arange,
+      lambda a, s: _ag_arange(a, a, a + 2.05, 0.3 + 0.1 * anp.tanh(s)), (R(), R()), np.arange),
+    C("arange_start", f_arange_start, lambda a: _ag_arange(a, a, 3.0, 0.5), (R(),), np.arange),
+    C("bincount_weights", f_bincount,
+      lambda v: anp.dot(np.asarray(_BINS[:, None] == np.arange(5), dtype=float).T, v), (R(5),), np.bincount),
     C("copy", f_copy, lambda x: x * 1.0, (R(3, 4),), np.copy),
     # conversions: an array passes through, a (nested) list or tuple is stacked
     C("asarray", f_asarray, lambda x: x * 1.0, (R(3, 4),), np.asarray),

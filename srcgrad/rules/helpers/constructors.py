@@ -1,6 +1,8 @@
 """Run-time helpers of the constructor rules (rules/numpy/constructors.py):
 np.linspace's weights. z_i = (1 - t_i) start + t_i stop is linear in
-(start, stop) (numpy/_core/function_base.py).
+(start, stop) (numpy/_core/function_base.py). np.arange(start, stop, step)
+is z_i = start + i step for i < ceil((stop - start) / step): linear in start
+and step, piecewise constant in stop (which sets only the count).
 """
 import numpy as np
 
@@ -45,3 +47,25 @@ def linspace_tangent(t_start, t_stop, num, endpoint, retstep, axis):
     it is np.linspace of the tangents."""
     _refuse_retstep(retstep)
     return np.linspace(t_start, t_stop, num, endpoint=endpoint, axis=axis)
+
+
+def arange_adjoint(g, start, stop, step, wrt_step):
+    """d start = sum_i g_i, d step = sum_i i g_i for z = np.arange(start,
+    stop, step), in the differentiated argument's shape. With one
+    argument, np.arange(stop) (bound to `start` here: stop is None), z_i = i
+    does not depend on it: 0."""
+    like = step if wrt_step else start
+    if stop is None:
+        return np.zeros(np.shape(like), dtype=inexact_dtype(like))
+    if wrt_step:
+        g = g * np.arange(np.shape(g)[0], dtype=inexact_dtype(g))
+    return unbroadcast(np.sum(g), like)
+
+
+def arange_tangent(z, start, stop, step, t_start, t_step):
+    """The tangent of z = np.arange(start, stop, step): t_start + i t_step
+    (0 for np.arange(stop), whose `start` here is the stop)."""
+    if stop is None:
+        return np.zeros(np.shape(z), dtype=inexact_dtype(z))
+    i = np.arange(np.shape(z)[0], dtype=inexact_dtype(z))
+    return np.zeros(np.shape(z), dtype=inexact_dtype(z)) + t_start + i * t_step

@@ -9,14 +9,15 @@ Each is linear in what it is differentiated in: full broadcasts the fill
 value (its adjoint sums back: unbroadcast), linspace is
 (1 - t_i) start + t_i stop (rules/helpers/constructors.py), np.array stacks
 its elements (the cotangent of element i is d[z][i]). The other
-constructors (zeros, ones, arange, eye...) are non-differentiable
-(rules/nondiff.py).
+constructors (zeros, ones, eye...) are non-differentiable
+(rules/nondiff.py). np.arange is linear in start and step, np.bincount in
+its weights.
 """
 import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.complex import cast_like
-from ..helpers.constructors import linspace_adjoint, linspace_tangent
+from ..helpers.constructors import arange_adjoint, arange_tangent, linspace_adjoint, linspace_tangent
 from ..helpers.shapes import array_adjoint, array_tangent
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
@@ -69,6 +70,34 @@ def linspace_tangent_(z, start, stop, num=50, endpoint=True, retstep=False, dtyp
 
 
 declare_linear(linspace_tangent, (0, 1))
+
+
+@register_adjoint(np.arange)
+def arange(z, start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """z_i = start + i step (i < ceil((stop - start) / step)): d start =
+    sum_i g_i, d step = sum_i i g_i; stop sets the count only (0), and so
+    does the single argument of np.arange(stop)."""
+    d[start] = arange_adjoint(d[z], start, stop, step, False)
+    d[step] = arange_adjoint(d[z], start, stop, step, True)
+
+
+@register_tangent(np.arange)
+def arange_tangent_(z, start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """t[z] = t[start] + i t[step] (zero for np.arange(stop))."""
+    t[z] = arange_tangent(z, start, stop, step, t[start], t[step])
+
+
+@register_adjoint(np.bincount)
+def bincount(z, x, weights=None, minlength=0):
+    """z_k = sum of weights_i over x_i == k, linear in the weights: d
+    weights_i = g[x_i] (x holds integers: not differentiated)."""
+    d[weights] = cast_like(d[z][x], weights)
+
+
+@register_tangent(np.bincount)
+def bincount_tangent(z, x, weights=None, minlength=0):
+    """The segment sum of the weights' tangent, of z's length."""
+    t[z] = np.bincount(x, weights=t[weights], minlength=np.shape(z)[0])
 
 
 # --------------------------------------------------------------------- copies
