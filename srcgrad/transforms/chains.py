@@ -16,6 +16,7 @@ Program.is_current compares a chain's object with.
 Requires: the resolver's fields (`known`, `params`, `examples`, `locals`,
 `ns`) and `_walked`, `_root_value`.
 """
+import random
 import sys
 import types
 
@@ -239,8 +240,10 @@ class StaticValues:
                 args = [self.static(a) for a in value.args]
                 kwargs = {k.arg: self.static(k.value) for k in value.keywords}
                 if all(f for f, _ in args) and all(f for f, _ in kwargs.values()):
+                    values = [v for _, v in args] + [v for _, v in kwargs.values()]
                     try:
-                        obj = cls(*[v for _, v in args], **{k: v for k, (_, v) in kwargs.items()})
+                        with _random_states_kept(cls, values):
+                            obj = cls(*[v for _, v in args], **{k: v for k, (_, v) in kwargs.items()})
                     except Exception:
                         return None
                     return Known(obj, False)
@@ -261,3 +264,35 @@ class StaticValues:
             root = root.value
         local = isinstance(root, gast.Name) and root.id in self.known and root.id not in self.params
         return Known(obj, self.known[root.id].shared if local else True)
+
+
+class _random_states_kept:
+    """The states of the random generators a constructor run at transform
+    time may draw from, put back after it: NumPy's global generator,
+    Python's `random`, and the Generators and RandomStates among its
+    arguments and its class's module globals. The constructor runs again
+    when the compiled code runs (the object the program uses is built
+    then); its draws must be the plain call's, in the plain call's order
+    (a layer whose __init__ draws its weights: numpy-ml, CS231n)."""
+
+    def __init__(self, cls, values):
+        module = sys.modules.get(getattr(cls, "__module__", None) or "")
+        pool = list(values) + (list(vars(module).values()) if module is not None else [])
+        self.generators = [v for v in pool if isinstance(v, (np.random.Generator, np.random.RandomState))]
+
+    def __enter__(self):
+        self.numpy_state = np.random.get_state()
+        self.python_state = random.getstate()
+        self.states = [(g, g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state())
+                       for g in self.generators]
+        return self
+
+    def __exit__(self, *exc):
+        np.random.set_state(self.numpy_state)
+        random.setstate(self.python_state)
+        for g, state in self.states:
+            if isinstance(g, np.random.Generator):
+                g.bit_generator.state = state
+            else:
+                g.set_state(state)
+        return False
