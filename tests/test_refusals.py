@@ -345,3 +345,39 @@ def test_float_of_a_differentiated_value_run_op_by_op_is_refused_not_cut():
         with sg.GradientTape() as tape:
             y = np.sum(v) * float(v[0])
     check_close(tape.gradient(y, v).numpy(), [0.5, 0.5, 0.5])
+
+
+def test_arrays_of_python_objects_and_mixed_results_are_refused_not_cut():
+    # (found by a probe) v.astype(object), np.array([...], dtype=object), np.frompyfunc and
+    # scipy.linalg.cho_factor's (c, lower) left the tape or had no derivative: partial gradients, silently
+    x = np.array([0.3, 0.7, 1.2])
+    with pytest.raises(sg.NoRuleError, match=r"astype\(object\)"):
+        sg.grad(lambda v: np.sum((v.astype(object) ** 2).astype(float)) + np.sum(v))(x)
+    square = np.frompyfunc(lambda a: a * a, 1, 1)
+    op_by_op = [lambda z: np.sum((z.astype(object) ** 2).astype(float)),
+                lambda z: np.sum(np.array([z[0], z[1] * z[1]], dtype=object).astype(float)),
+                lambda z: np.sum(square(z).astype(float))]
+    for inner in op_by_op:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sg.PerformanceWarning)
+            try:        # (compiled or op by op: the right gradient or a refusal, never a cut path)
+                g = sg.grad(lambda v: _apply(inner, v) + np.sum(v))(x)
+            except (sg.GradientPathError, sg.NoRuleError):
+                pass
+            else:
+                check_close(g, numerical_grad(lambda v: inner(v) + np.sum(v), x), rtol=1e-6)
+        v = sg.Variable(x)
+        with pytest.warns(sg.GradientPathWarning, match="Python objects"):
+            with sg.GradientTape():
+                inner(v)
+    sl = pytest.importorskip("scipy.linalg")
+    B = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]])
+
+    def solve_spd(v):
+        return np.sum(sl.cho_solve(sl.cho_factor(B + np.diag(v)), np.ones(3)))
+    eps = 1e-6
+    fd = np.array([(solve_spd(x + eps * u) - solve_spd(x - eps * u)) / (2 * eps) for u in np.eye(3)])
+    check_close(sg.grad(solve_spd)(x), fd, rtol=1e-6)          # compiled: a rule for the pair
+    with pytest.warns(sg.GradientPathWarning, match="cho_factor"):      # op by op: (c, lower) is not recorded
+        with sg.GradientTape():
+            solve_spd(sg.Variable(x))

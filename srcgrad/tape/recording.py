@@ -74,6 +74,23 @@ def _differentiable_result(result):
     return False
 
 
+def _mixed_result(result):
+    """A tuple/list holding a floating array beside values that are not
+    arrays (scipy.linalg.cho_factor's (c, lower)): the tape records
+    arrays only, so the floating one would leave it."""
+    return isinstance(result, (tuple, list)) and not _differentiable_result(result) and any(
+        isinstance(r, (np.ndarray, np.generic)) and is_differentiable_dtype(np.result_type(r)) for r in result)
+
+
+def _holds_objects(result):
+    """Is `result` (or an element of a tuple/list result) an array of
+    Python objects, which carries no derivative?"""
+    if isinstance(result, np.ndarray):
+        return result.dtype == object
+    return isinstance(result, (tuple, list)) and any(isinstance(r, np.ndarray) and r.dtype == object
+                                                     for r in result)
+
+
 def _tensors_in(values):
     for v in values:
         if isinstance(v, Tensor):
@@ -110,6 +127,14 @@ def apply(func, args, kwargs):
     if watching and mutation.writes_into(func, len(args), list(kwargs)) is not None:
         # np.copyto(buf, t), np.sin(t, out=buf): a plain array written from a watched Tensor
         tensor_mod.warn_path_cut(inputs[0], action="written into a NumPy array by %s"
+                                 % getattr(func, "__name__", func), through_srcgrad=True)
+    if watching and _mixed_result(result) and not registry.is_nondiff(func):
+        tensor_mod.warn_path_cut(inputs[0], action="passed to %s, whose result mixes arrays with other values "
+                                 "(the tape records arrays only)" % getattr(func, "__name__", func),
+                                 through_srcgrad=True)
+    if watching and _holds_objects(result) and not registry.is_nondiff(func):
+        # (v.astype(object), np.array([a, b], dtype=object), np.frompyfunc: Python objects, no derivative)
+        tensor_mod.warn_path_cut(inputs[0], action="turned into an array of Python objects by %s"
                                  % getattr(func, "__name__", func), through_srcgrad=True)
     if not watching or registry.is_nondiff(func) or not _differentiable_result(result):
         return _observe(func, args, kwargs, wrap(result))

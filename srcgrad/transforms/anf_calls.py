@@ -142,7 +142,18 @@ class CallForms:
             for attr in reversed(chain):
                 value = getattr(value, attr, None)
         try:
-            return value is not None and np.dtype(value).kind not in "fc"
+            # (dtype object is not a cast of numbers: Python objects, refused when differentiated (call))
+            return value is not None and np.dtype(value).kind not in "fcO"
+        except TypeError:
+            return False
+
+    def _casts_to_objects(self, e):
+        """Is `e`, a call x.astype(dtype), a cast to dtype object?"""
+        arg = e.args[0] if e.args else next((k.value for k in e.keywords if k.arg == "dtype"), None)
+        value = arg.value if isinstance(arg, gast.Constant) else (
+            self.free.get(arg.id) if isinstance(arg, gast.Name) else None)
+        try:
+            return value is not None and np.dtype(value).kind == "O"
         except TypeError:
             return False
 
@@ -200,6 +211,9 @@ class CallForms:
             src = m + ("_" + self.base(recv) if self.base(recv) else "")
             if casts:       # x.astype(int): integers or booleans carry no derivative (TF's cast)
                 return e, Op("nondiff", source=src)
+            if m == "astype" and self._casts_to_objects(e):
+                # Python objects: their arithmetic is not differentiated, a silent cut if it were let through
+                return e, Op("opaque", obj="ndarray.astype(object)", source=src, args=_names_in(e))
             if m in _COPY_METHODS or (m == "item" and not e.args and not e.keywords):
                 return e, Op("copy", args=[recv], source=src)      # (x.item(): its one value, as float(x))
             if m in ("item", "tolist"):

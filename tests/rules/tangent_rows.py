@@ -26,6 +26,9 @@ def c_full(v): return np.full((2, 3), v) * 2.0                            # noqa
 def c_full_like(x, v): return np.full_like(x, v) * x                      # noqa: E704
 def c_linspace(a, b): return np.linspace(a, b, 4, axis=-1)                # noqa: E704
 def c_copy(x): return np.copy(x) * x                                      # noqa: E704
+# (NumPy's arange and bincount give float64 for float32 values: cast back, for the float32 rows)
+def c_arange(a, s): return np.arange(a, a + 2.05, 0.3 + 0.1 * np.tanh(s)).astype(a.dtype)  # noqa: E704
+def c_bincount(w): return np.bincount(np.array([0, 2, 0, 3, 2]), weights=w, minlength=5).astype(w.dtype)  # noqa: E704,E501
 def c_vstack(x, y): return np.vstack([x, y])                              # noqa: E704
 def c_vstack_array(x): return np.vstack(x * 2.0)                          # noqa: E704
 def c_hstack(x, y): return np.hstack((x, y, np.ones(1, x.dtype)))        # noqa: E704
@@ -103,6 +106,8 @@ TANGENT_CASES = [
     ("full_like", c_full_like, (((2, 3), "real"), ((3,), "real")), np.full_like),
     ("linspace", c_linspace, (((2,), "real"), ((), "real")), np.linspace),
     ("copy", c_copy, (((3, 2), "real"),), (np.copy, np.multiply)),
+    ("arange", c_arange, (((), "real"), ((), "real")), np.arange),
+    ("bincount", c_bincount, (((5,), "real"),), np.bincount),
     ("vstack", c_vstack, (((3,), "real"), ((2, 3), "real")), np.vstack),
     ("vstack_array", c_vstack_array, (((2, 3), "real"),), np.vstack),
     ("hstack", c_hstack, (((2,), "real"), ((3,), "real")), np.hstack),

@@ -316,11 +316,18 @@ def cast(x, dtype):
 
 @register_adjoint(cast)
 def cast_(z, x, dtype):
-    """A cast is the identity on values: the cotangent is cast back."""
-    d[x] = cast_back(d[z], x)
+    """A cast is the identity on values: the cotangent is cast back. A cast
+    to dtype object (Python objects) is refused (NotImplementedError)."""
+    d[x] = cast_back(d[z], x, z)
 
 
-def cast_back(g, x):
-    """`g` in `x`'s dtype (floating inputs; others keep g's)."""
+def cast_back(g, x, z=None):
+    """`g` in `x`'s dtype (floating inputs; others keep g's). Raises
+    NotImplementedError when the cast's result `z` holds Python objects
+    (x.astype(object)): their arithmetic is not differentiated."""
+    if isinstance(z, np.ndarray) and z.dtype == object:
+        raise NotImplementedError(
+            "srcgrad: x.astype(object) of a differentiated value: arrays of Python objects carry no "
+            "derivative (autograd and JAX refuse them too); keep the array floating")
     dtype = np.result_type(x)
     return cast(g, dtype) if dtype.kind in "fc" and np.result_type(g) != dtype else g
