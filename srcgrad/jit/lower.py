@@ -326,20 +326,23 @@ def _residuals_as_parameters(fdef):
     fdef.residual_spec = spec       # (read by sg.jit's entry: flatten_residuals)
 
 
-def flatten_residuals(residuals, spec):
+def flatten_residuals(residuals, spec, parts=tuple):
     """The residuals a lowered split forward sweep returned, flattened as
     `_residuals_as_parameters` flattened the reverse sweep's unpacking:
     `spec` is that unpacking's structure (a list per tuple, None per name),
     so a tuple that one name receives (a callee's residuals) stays whole.
-    Raises ValueError when the structure differs."""
+    `parts(r)` gives a tuple residual's elements (their Numba types' for
+    a Numba tuple type: `lambda t: t.types`). Raises ValueError when the
+    structure differs."""
+    items = parts(residuals)
+    if len(items) != len(spec):
+        raise ValueError("srcgrad.jit: %d residuals for %d names" % (len(items), len(spec)))
     out = []
-    if len(residuals) != len(spec):
-        raise ValueError("srcgrad.jit: %d residuals for %d names" % (len(residuals), len(spec)))
-    for r, s in zip(residuals, spec):
+    for r, s in zip(items, spec):
         if s is None:
             out.append(r)
         else:
-            out.extend(flatten_residuals(r, s))
+            out.extend(flatten_residuals(r, s, parts))
     return out
 
 

@@ -96,7 +96,8 @@ class TapeJit:
                     pair.fwd.call.compile(key)
                     returned = pair.fwd.call.overloads[key].signature.return_type
                     outputs, residuals = tuple(returned.types[:-1]), returned.types[-1]
-                    pair.bwd.call.compile(tuple(_flat_types(residuals, pair.bwd.residual_spec)) + outputs
+                    pair.bwd.call.compile(tuple(lower.flatten_residuals(residuals, pair.bwd.residual_spec,
+                                                                          parts=lambda t: t.types)) + outputs
                                           + extra_types)
                 found = outputs
             except Exception as exc:    # noqa: BLE001  (a Numba typing or lowering error: CPython)
@@ -136,21 +137,6 @@ class TapeJit:
             with scipy_calls.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
                 return bwd(*residuals, *seeds, *extra)
         return result, backward
-
-
-def _flat_types(t, spec):
-    """The Numba tuple type of the residuals flattened as
-    lower.flatten_residuals flattens their values (`spec`)."""
-    types_ = list(t.types)
-    if len(types_) != len(spec):
-        raise TypeError("srcgrad.jit: %d residual types for %d names" % (len(types_), len(spec)))
-    out = []
-    for e, s in zip(types_, spec):
-        if s is None:
-            out.append(e)
-        else:
-            out.extend(_flat_types(e, s))
-    return out
 
 
 def _as_type(seed, numba_type, shape):
