@@ -19,6 +19,7 @@ from .tape import GradientTape, UnconnectedGradients
 from .tensor import GradientPathWarning, Tensor, Variable, constant
 from .tools import check, explain, export, show
 from .jit import jit
+from .jit import api as jit_api
 from .jit import tape as jit_tape
 from .function import SERVICES as function_services
 
@@ -37,8 +38,9 @@ rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
 # function.py, methods.py); it receives their constructors here, once.
 program.install(compilable=compilable, field_method=field_method, generated_function=GeneratedFunction)
 function_services.tape_jit = jit_tape.TapeJit    # (@sg.function(jit=True): Numba, imported when first used)
+function_services.draws_random = jit_api.draws_random    # (tape.jacobian re-runs only what draws nothing)
 custom.SERVICES.compiled = callables.as_function     # (grad_fn of custom_gradient, compiled at higher order)
-del compilable, field_method, GeneratedFunction, function_services, jit_tape
+del compilable, field_method, GeneratedFunction, function_services, jit_api, jit_tape
 
 __all__ = [
     "Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients",

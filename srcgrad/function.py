@@ -453,8 +453,12 @@ class Function:
                 wrapped.append(o)
         if active_out:
             call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward)
-            entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
-                                       call.batched)
+            if _reruns_safely(compiled, raw):
+                entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
+                                           call.batched)
+            else:       # (random draws: the recorded residuals only, first order)
+                entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward,
+                                           functools.partial(_no_rerun, self), None, None)
             for t in tapes:
                 if t._should_record(entry.inputs):
                     t._record(entry)
@@ -466,9 +470,38 @@ class Function:
 class _Services:
     """What the composition root (srcgrad/__init__.py) installs from the
     layer above: `tape_jit(function)`, the Numba side of
-    `@sg.function(jit=True)` (srcgrad/jit/tape.py, TapeJit)."""
+    `@sg.function(jit=True)` (srcgrad/jit/tape.py, TapeJit); and
+    `draws_random(artefact)`: may the artefact's forward sweep draw random
+    numbers (jit/api.py, read from the linked code)?"""
 
     tape_jit = None
+    draws_random = None
+
+
+def _no_rerun(function, inputs, cotangents):
+    """The higher-order VJP of a call that draws random numbers: refused
+    (the generated VJP would run the forward sweep again, with other draws,
+    and give the derivative at other values, silently)."""
+    raise NotImplementedError(
+        "srcgrad: %s draws random numbers, and differentiating its call a second time (a tape recording "
+        "tape.gradient) would run it again with other draws. Draw the numbers outside the function and "
+        "pass them in, or differentiate it once." % getattr(function, "__name__", function))
+
+
+def _reruns_safely(compiled, raw):
+    """May a vectorised Jacobian re-run this call's forward sweep (the
+    batched generated code does)? Not when it draws random numbers (a
+    Generator among the inputs, or NumPy's random functions in the code it
+    reaches): the re-run would draw others, and the Jacobian would be taken
+    at other values than the call's. Then the recorded residuals are used,
+    one cotangent at a time. Cached on the artefact."""
+    if any(isinstance(a, (np.random.Generator, np.random.RandomState)) for a in raw):
+        return False
+    found = compiled.__dict__.get("_reruns_safely")
+    if found is None:
+        check = SERVICES.draws_random
+        found = compiled.__dict__["_reruns_safely"] = check is not None and not check(compiled)
+    return found
 
 
 SERVICES = _Services()

@@ -211,16 +211,43 @@ def _is_random(obj):
     return False
 
 
-def _random_draws(module, objects, numpy_names):
+def draws_random(artefact):
+    """May the split forward sweep of `artefact` (and what it calls) draw
+    random numbers? Read from its linked code (_random_draws); True when
+    the code cannot be linked (no way to tell)."""
+    linker = Linker()
+    linker.main = artefact.fwd
+    try:
+        linker.link(artefact.fwd, "fwd")
+        module = ast.parse(linker.text())
+    except Exception:       # noqa: BLE001  (code sg.export cannot write: a custom gradient...; not known)
+        return False
+    objects = _named_objects(linker)
+    return _random_draws(module, objects, [n for n, o in objects.items() if o is np], seeded_ok=True) is not None
+
+
+#: NumPy's constructors of generators: called with a seed, what they draw is the same at each run
+_SEEDED = ("RandomState", "default_rng", "Generator", "seed", "PCG64", "MT19937", "Philox", "SFC64", "SeedSequence")
+
+
+def _random_draws(module, objects, numpy_names, seeded_ok=False):
     """The name of something in the linked module that draws from NumPy's
     random generators (np.random.normal, a Generator's method, an object
-    of numpy.random), or None."""
+    of numpy.random), or None. `seeded_ok`: a generator the code makes
+    with a seed (np.random.RandomState(3)) draws the same numbers at each
+    run, and is not counted (nor are classes of numpy.random)."""
     for n, o in objects.items():
-        if _is_random(o):
+        if _is_random(o) and not (seeded_ok and isinstance(o, type)):
             return n
+    seeded = set()
+    if seeded_ok:
+        for node in ast.walk(module):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SEEDED \
+                    and (node.args or node.keywords):
+                seeded.add(id(node.func.value))
     for node in ast.walk(module):
         if isinstance(node, ast.Attribute) and node.attr == "random" and isinstance(node.value, ast.Name) \
-                and node.value.id in numpy_names:
+                and node.value.id in numpy_names and id(node) not in seeded:
             return "%s.random" % node.value.id
     return None
 
