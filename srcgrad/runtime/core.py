@@ -14,6 +14,7 @@ primitive called on Tensors is recorded on the tape op by op, and a
 non-differentiable helper unwraps them; this module never imports it.
 """
 import functools
+import math
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class ShapeOf:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))
 
     def __repr__(self):
         return "ShapeOf(shape=%s, dtype=%s)" % (self.shape, self.dtype)

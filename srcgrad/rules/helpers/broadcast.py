@@ -11,6 +11,8 @@ of matrix derivative results for forward and reverse mode AD", 2008,
 residuals they read only the shape of as `ShapeOf`, and the batched twins
 (batched.py) replace them in vectorised Jacobians.
 """
+import math
+
 import numpy as np
 
 from ...runtime import ShapeOf, arrays, nondiff_helper, primitive, unindex_container
@@ -23,6 +25,26 @@ def _shape(x):
 def _size(x):
     size = getattr(x, "size", None)       # (ShapeOf's, and Dask's: np.size computes a Dask array)
     return size if isinstance(size, int) else np.size(x)
+
+
+#: Up to this many elements, a broadcast cotangent is materialised instead of
+#: made a view: np.broadcast_to's Python-level setup (an nditer, about 5 us)
+#: costs more than allocating and filling a small array, and small arrays
+#: are where per-call overhead dominates a gradient (issue 18's digits MLP).
+SMALL_BROADCAST = 1 << 14
+
+
+def broadcast_up(g, shape):
+    """`g` broadcast to `shape` (NumPy broadcasting rules; ValueError when it
+    does not broadcast): a new array for a NumPy array or Python/NumPy
+    number up to SMALL_BROADCAST elements, else np.broadcast_to's read-only
+    view. Either way the values and dtype are np.broadcast_to's."""
+    if (type(g) is np.ndarray or type(g) is float or isinstance(g, np.generic)) \
+            and math.prod(shape) <= SMALL_BROADCAST:
+        out = np.empty(shape, g.dtype if type(g) is not float else np.float64)
+        out[...] = g
+        return out
+    return np.broadcast_to(g, shape)
 
 
 def _normalize_axes(axis, ndim):
@@ -47,7 +69,7 @@ def unbroadcast(g, x):
         return g
     if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
             a == b or a == 1 for a, b in zip(gshape, shape))):
-        return np.broadcast_to(g, shape)        # the transpose: broadcast up to x's shape
+        return broadcast_up(g, shape)        # the transpose: broadcast up to x's shape
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
@@ -67,7 +89,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     if axis is not None and not keepdims:
         axes = _normalize_axes(axis, len(shape))
         g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
-    return np.broadcast_to(g, shape)
+    return broadcast_up(g, shape)
 
 
 def rereduce(h, g, axis=None, keepdims=False):

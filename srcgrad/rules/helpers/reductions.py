@@ -17,6 +17,11 @@ def max_chooser(x, y, axis=None, keepdims=False):
     """Where `x` attains its reduced max/min `y`: 1/k at each of k tied
     positions, 0 elsewhere (ties split evenly, as autograd and JAX do). `x`
     may be a list of arrays (np.max([a, b], axis=0))."""
+    if keepdims and type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4 \
+            and type(y) is np.ndarray:
+        mask = (x == y).astype(x.dtype)          # the common case (log-softmax's max), in fewer calls
+        mask /= mask.sum(axis=axis, keepdims=True)
+        return mask
     x = np.asarray(x)
     shape = np.shape(x)
     if axis is not None and not keepdims:

@@ -1,0 +1,74 @@
+"""The run-time helpers' fast paths for small NumPy arrays (issue 18: per-call
+overhead) give exactly what their general paths give: the same values, shape
+and dtype, and the same errors."""
+import numpy as np
+import pytest
+
+from srcgrad.rules.helpers import broadcast, reductions
+from srcgrad.runtime import ShapeOf
+
+CASES = [
+    (np.arange(3.0), (4, 3)),
+    (np.arange(4.0).reshape(4, 1), (4, 5)),
+    (np.float32(2.5), (2, 3)),
+    (2.5, (3,)),
+    (np.array(1.5 + 2j), (2, 2)),
+    (np.arange(3, dtype=np.float32), (2, 3)),
+    (np.ones((1, 1)), (3, 1, 2)),
+    (7, (2, 2)),
+    (np.ones(3), ()),
+]
+
+
+@pytest.mark.parametrize("g, shape", CASES[:-1])
+def test_broadcast_up_matches_broadcast_to(g, shape):
+    got = broadcast.broadcast_up(g, shape)
+    want = np.broadcast_to(g, shape)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_broadcast_up_refuses_what_broadcast_to_refuses():
+    with pytest.raises(ValueError):
+        np.broadcast_to(np.ones(3), (4, 2))
+    with pytest.raises(ValueError):
+        broadcast.broadcast_up(np.ones(3), (4, 2))
+    g, shape = CASES[-1]
+    with pytest.raises(ValueError):
+        broadcast.broadcast_up(g, shape)
+
+
+def test_broadcast_up_of_a_large_shape_is_a_view():
+    g = np.arange(3.0)
+    big = broadcast.broadcast_up(g, (broadcast.SMALL_BROADCAST, 3))
+    assert np.shares_memory(big, g) and not big.flags.writeable
+    small = broadcast.broadcast_up(g, (2, 3))
+    assert not np.shares_memory(small, g)
+
+
+def test_unreduce_and_unbroadcast_keep_their_values():
+    x = np.zeros((4, 3))
+    g = np.arange(4.0)
+    np.testing.assert_array_equal(broadcast.unreduce(g, x, 1, False), np.repeat(g[:, None], 3, axis=1))
+    np.testing.assert_array_equal(broadcast.unreduce(2.0, ShapeOf(x)), np.full((4, 3), 2.0))
+    np.testing.assert_array_equal(broadcast.unbroadcast(np.ones(3), x), np.ones((4, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("axis", [0, 1, (0, 1)])
+def test_max_chooser_fast_path_matches_the_general_one(dtype, axis):
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0], [5.0, 4.0, 5.0]], dtype=dtype)
+    y = np.max(x, axis=axis, keepdims=True)
+    got = reductions.max_chooser(x, y, axis, True)
+    general = reductions.max_chooser(x.tolist(), y, axis, True)     # a list takes the general path
+    assert got.dtype == np.result_type(x, np.float32)
+    np.testing.assert_array_equal(got, general.astype(got.dtype))
+    # ties split evenly: each reduction's weights sum to one
+    np.testing.assert_allclose(np.sum(got, axis=axis), 1.0)
+
+
+def test_shape_of_size():
+    assert ShapeOf(np.zeros((3, 4))).size == 12
+    assert ShapeOf(np.zeros((0, 4))).size == 0
+    assert ShapeOf(1.5).size == 1
+    assert isinstance(ShapeOf(np.zeros((2, 2))).size, int)
