@@ -503,6 +503,49 @@ def sg_jit_paths(bench, make_fn, notes="", steady_name=SG_JIT_STEADY, first_name
                     first_notes="link + lower + Numba compile + run")
 
 
+#: the row of sg_jit_cached_first
+SG_JIT_CACHED = "srcgrad sg.jit first call, new process, warm disk cache"
+
+
+def sg_jit_cached_first(bench, module_name, name=SG_JIT_CACHED):
+    """The first call of `sg.jit(..., cache=True)` in a new process whose
+    on-disk cache another process filled: `module_name`'s
+    `sg_jit_case(cache=True)` run twice in fresh interpreters
+    (workloads/_jit_cache_child.py) sharing a temporary SRCGRAD_CACHE_DIR;
+    the second one's time is the row (the first one's, which compiled, is
+    in its notes). The results are checked. Skipped as sg_jit_paths is."""
+    if optional("numba") is None:
+        bench.skip(name, unavailable("numba"))
+        return
+    if bench.settings.small:
+        bench.skip(name, "not run at --small sizes (Numba compiles for seconds)")
+        return
+    import json
+    import subprocess
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    runs = []
+    bench.log("  %s (two fresh processes) ..." % name)
+    with tempfile.TemporaryDirectory(prefix="srcgrad-cache-") as folder:
+        env = dict(os.environ, SRCGRAD_CACHE_DIR=folder)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        for _ in range(2):
+            proc = subprocess.run([sys.executable, "-m", "benchmarks.workloads._jit_cache_child", module_name],
+                                  cwd=root, env=env, capture_output=True, text=True, timeout=1800)
+            if proc.returncode != 0:
+                bench.failed(name, RuntimeError("the child process failed:\n" + proc.stderr[-2000:]))
+                return
+            runs.append(json.loads(proc.stdout))
+    for run in runs:
+        problem = compare(run["result"], bench.expected, bench.rtol, bench.atol)
+        if problem:
+            bench.wrong(name, problem)
+            return
+    bench.measured(name, runs[1]["first_call_s"],
+                   notes="transform + lower + load the machine code + run; the process that compiled and "
+                         "filled the cache took %.2f s" % runs[0]["first_call_s"])
+
+
 def jax_modules():
     """(jax, jax.numpy) with float64 enabled, or (None, None)."""
     jax = optional("jax")

@@ -199,7 +199,7 @@ def _cached(raw):
     return fn if fn.python_function is raw or (fn._origin is not None and fn._origin[0] is raw) else None
 
 
-def function(f=None, *, jit=False):
+def function(f=None, *, jit=False, cache=False):
     """Decorator: make `f` differentiable by source transformation.
 
     `f` may take Tensors, Variables, ndarrays, Python scalars and nested
@@ -216,10 +216,17 @@ def function(f=None, *, jit=False):
     runs (srcgrad/jit/tape.py); outside tapes, the function runs as
     `sg.jit(f)`. Where Numba cannot compile them, they run in CPython with
     a PerformanceWarning saying why (same values). Higher-order tapes and
-    vectorised Jacobians run the CPython code.
+    vectorised Jacobians run the CPython code. With `cache=True` too, the
+    machine code is kept on disk for other processes (as `sg.jit(f,
+    cache=True)`).
+
+    Raises:
+      TypeError: `cache=True` without `jit=True` (only Numba's code is cached).
     """
+    if cache and not jit:
+        raise TypeError("sg.function(cache=True) caches the code Numba compiles: use it with jit=True")
     if f is None:
-        return functools.partial(function, jit=jit)
+        return functools.partial(function, jit=jit, cache=cache)
     try:
         if inspect.ismethod(f):
             made = MethodFunction(f, as_function(f.__func__))
@@ -233,7 +240,7 @@ def function(f=None, *, jit=False):
     if jit:
         if FUNCTION_SERVICES.tape_jit is None:
             raise RuntimeError("srcgrad: sg.function(jit=True) needs srcgrad.jit (import srcgrad)")
-        made.jit = FUNCTION_SERVICES.tape_jit(made)
+        made.jit = FUNCTION_SERVICES.tape_jit(made, cache=cache)
     return made
 
 

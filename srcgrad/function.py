@@ -145,10 +145,10 @@ class Function:
         the old programs and specializations are dropped."""
         with self._lock:
             if self.is_stale():
-                jit = self.jit is not None
+                jit = self.jit
                 self.__init__(self._origin[0])
-                if jit:                 # (a new TapeJit: the old one compiled the old code)
-                    self.jit = SERVICES.tape_jit(self)
+                if jit is not None:     # (a new TapeJit: the old one compiled the old code)
+                    self.jit = SERVICES.tape_jit(self, cache=jit.cache)
 
     def n_outputs(self):
         """1, or k for a function that returns a k-tuple display."""

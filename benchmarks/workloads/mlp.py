@@ -35,6 +35,15 @@ def make_data(n_in, n_hidden, n_out, batch, seed=0):
     return params, x, y
 
 
+def sg_jit_case(cache=False):
+    """A call of sg.jit of the gradient on the benchmark's data (its first
+    call compiles; `cache`: with the on-disk cache)."""
+    import srcgrad as sg
+    params, x, y = make_data(784, 256, 10, 256)
+    jitted = sg.jit(sg.grad(mlp_loss, wrt=(0, 1, 2, 3)), cache=cache)
+    return lambda: jitted(*params, x, y)
+
+
 def run(bench):
     sizes = (20, 16, 10, 8) if bench.settings.small else (784, 256, 10, 256)
     bench.params = dict(zip(("inputs", "hidden", "classes", "batch"), sizes))
@@ -42,11 +51,8 @@ def run(bench):
     params, x, y = make_data(*sizes)
     _softmax_mlp.run_paths(bench, mlp_loss, params, x, y, 0.0)
 
-    def make_sg_jit():
-        import srcgrad as sg
-        jitted = sg.jit(sg.grad(mlp_loss, wrt=(0, 1, 2, 3)))
-        return lambda: jitted(*params, x, y)
-    harness.sg_jit_paths(bench, make_sg_jit, notes="the generated gradient compiled by Numba")
+    harness.sg_jit_paths(bench, sg_jit_case, notes="the generated gradient compiled by Numba")
+    harness.sg_jit_cached_first(bench, __name__)
     for short, path in (("sg.grad", "srcgrad sg.grad"), ("tape", "srcgrad @sg.function on tape")):
         bench.target("%s / hand-written time" % short,
                      lambda path=path: bench.ratio(path, "hand-written NumPy"), "<=", 1.25,

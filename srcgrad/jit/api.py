@@ -40,7 +40,7 @@ from ..functional import Gradient, _grad_inputs
 from ..runtime import ShapeOf, pop, push
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
-from . import lower, twins
+from . import diskcache, lower, twins
 
 _NUMBA_MISSING = ("sg.jit needs Numba (pip install 'srcgrad[jit]'); without it the function runs in "
                   "CPython")
@@ -293,9 +293,11 @@ def _live_arrays(module, name, objects, generated, frozen):
     return live
 
 
-def build_entry(main, preferred, split=None):
+def build_entry(main, preferred, split=None, cache=False):
     """Compile generated function `main` with Numba (see the module doc);
-    `split` as for link_and_lower.
+    `split` as for link_and_lower; `cache`: the lowered module is run from
+    its file in the on-disk cache and compiled with Numba's cache
+    (diskcache.py), so another process loads the machine code.
 
     Returns an `_Entry` whose `call` is the Numba dispatcher (compiled on
     its first call) and `source` the lowered generated code, or whose
@@ -315,19 +317,38 @@ def build_entry(main, preferred, split=None):
     # the twins' definitions are not needed: drop the copied helpers they replace
     module.body = [node for node in module.body
                    if not (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in twin_names)]
-    ns = {"__name__": "srcgrad_jit_%s" % name}
     ast.fix_missing_locations(module)
-    try:
-        exec(compile(module, "<srcgrad jit %s>" % name, "exec"), ns)
-    except Exception as exc:            # noqa: BLE001  (a module that does not run: CPython it is)
-        return _Entry(fallback=_reason(exc))
+    ns = None
+    if cache:
+        try:
+            ns = diskcache.module_namespace(ast.unparse(module))
+        except OSError as exc:          # (a directory that cannot be written: compiled, not cached)
+            warnings.warn("sg.jit: the on-disk cache %s cannot be written (%s); compiling without it"
+                          % (diskcache.directory(), exc), PerformanceWarning, stacklevel=5)
+            cache = False
+        except Exception as exc:        # noqa: BLE001  (a module that does not run: CPython it is)
+            return _Entry(fallback=_reason(exc))
+    if ns is None:
+        ns = {"__name__": "srcgrad_jit_%s" % name}
+        try:
+            exec(compile(module, "<srcgrad jit %s>" % name, "exec"), ns)
+        except Exception as exc:            # noqa: BLE001  (a module that does not run: CPython it is)
+            return _Entry(fallback=_reason(exc))
     ns.update(twin_names)
     ns[lower.REDUCE_NAME] = twins.reduce
     ns[lower.TYPED_LIST_NAME] = numba.typed.List
     ns[lower.STACK_VALUE_NAME] = twins.stack_value
     for key, value in list(ns.items()):
         if isinstance(value, types.FunctionType) and value.__globals__ is ns:
-            ns[key] = numba.njit(value, boundscheck=True)     # (an index out of range: IndexError, as CPython)
+            # (boundscheck: an index out of range raises IndexError, as in CPython)
+            if cache and key != name:
+                # the main function's callees compiled into its own machine code: a dispatcher read as a
+                # global is a dynamic address, which Numba does not cache
+                if not getattr(value, "__srcgrad_jitable__", False):
+                    value.__srcgrad_jitable__ = True
+                    numba.extending.register_jitable(boundscheck=True)(value)
+            else:
+                ns[key] = numba.njit(value, boundscheck=True, cache=cache)
     header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
     source = header + "\n\n".join(ast.unparse(node) for node in shown) + "\n"
     main_def = next(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == name)
@@ -371,8 +392,9 @@ class Jitted:
       fallbacks: {key: reason} of the calls that run in CPython.
     """
 
-    def __init__(self, f):
+    def __init__(self, f, cache=False):
         self.target = f
+        self.cache = cache
         self.__name__ = "jit_%s" % getattr(f, "__name__", "f")
         self.__doc__ = getattr(f, "__doc__", None)
         self.__wrapped__ = f
@@ -447,6 +469,11 @@ class Jitted:
                 return _Entry(fallback="%s reads %s (a %s), which Numba would freeze when compiling; pass it as "
                                        "an argument" % (python_function.__name__, mutable[0],
                                                         type(mutable[1]).__name__))
+            if self.cache:
+                try:
+                    return _Entry(call=numba.njit(python_function, boundscheck=True, cache=True))
+                except RuntimeError:        # (no file to cache next to: an exec'd function)
+                    pass
             return _Entry(call=numba.njit(python_function, boundscheck=True))
         entry = self._entry(key, make)
         if kwargs:
@@ -470,7 +497,7 @@ class Jitted:
             return gradient(*args)          # (raises grad's TypeError)
         n = len(fn.parsed.params)
         main = compiled.gradient_function(n, gradient.wrt, gradient.preserve_result, gradient.has_aux)
-        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__))
+        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__, cache=self.cache))
         if entry.source is not None:
             self.source = entry.source
         if not program.leaves and all(k[0] in (float, np.ndarray) for k in kinds):
@@ -526,11 +553,11 @@ class Jitted:
         compiled = program.compile(mask)
         main = compiled.gradient_function(len(fn.parsed.params), gradient.wrt, gradient.preserve_result,
                                           gradient.has_aux)
-        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__))
+        entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__, cache=self.cache))
         return entry.source
 
 
-def jit(f):
+def jit(f, *, cache=False):
     """Compile `f` with Numba (the `jit` extra: `pip install 'srcgrad[jit]'`).
 
     Args:
@@ -540,6 +567,10 @@ def jit(f):
         stack per saved variable, `range(n - 1, -1, -1)` for reversed
         loops, srcgrad's run-time helpers replaced by `@njit` twins chosen
         at specialisation time) and compiled.
+      cache: keep the machine code on disk, so that a new process loads it
+        instead of compiling again (seconds for a gradient; Numba's
+        `cache=True`, keyed by the lowered source: diskcache.py). The
+        directory is `$SRCGRAD_CACHE_DIR/jit`, else `~/.cache/srcgrad/jit`.
 
     Returns:
       A `Jitted` callable with f's signature, returning what f returns
@@ -560,6 +591,6 @@ def jit(f):
     Raises:
       Exception: what f (or sg.grad of it) raises; nothing of its own.
     """
-    if isinstance(f, Jitted):
+    if isinstance(f, Jitted) and f.cache == cache:
         return f
-    return Jitted(f)
+    return Jitted(f.target if isinstance(f, Jitted) else f, cache=cache)

@@ -55,9 +55,10 @@ class TapeJit:
         that ran in CPython.
     """
 
-    def __init__(self, function):
+    def __init__(self, function, cache=False):
         self.function = function
-        self.plain = api.Jitted(function.python_function)
+        self.cache = cache
+        self.plain = api.Jitted(function.python_function, cache=cache)
         self.fallbacks = {}
         self._pairs = {}            # id(artefact) -> (artefact, _Pair)
         self._lock = threading.Lock()
@@ -69,8 +70,8 @@ class TapeJit:
                 found = self._pairs.get(id(compiled))
                 if found is None or found[0] is not compiled:
                     name = self.function.parsed.node.name
-                    fwd = api.build_entry(compiled.fwd, "%s_fwd" % name, "fwd")
-                    bwd = api.build_entry(compiled.bwd_fn, "%s_bwd" % name, "bwd")
+                    fwd = api.build_entry(compiled.fwd, "%s_fwd" % name, "fwd", self.cache)
+                    bwd = api.build_entry(compiled.bwd_fn, "%s_bwd" % name, "bwd", self.cache)
                     found = self._pairs[id(compiled)] = (compiled, _Pair(fwd, bwd))
         return found[1]
 

@@ -50,9 +50,11 @@ def install():
         from numba.extending import overload as numba_overload
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
-        _broadcast_sum = numba.njit(_broadcast_sum_py)
+        # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
+        # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
+        _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
         _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
-        _padded_jit = numba.njit(_padded)
+        _padded_jit = numba.extending.register_jitable(_padded)
         for stub, implementation, prefer_literal in _OVERLOADS:
             numba_overload(stub, prefer_literal=prefer_literal)(implementation)
         _installed.append(True)
@@ -214,7 +216,7 @@ def _broadcast_sum_py(g, gs, xs, out):
     return out
 
 
-_broadcast_sum = None       # its njit form, bound by install()
+_broadcast_sum = None       # its jitable form, bound by install()
 
 
 def _padded(shape, nd):
