@@ -58,7 +58,7 @@ def _code_stamp():
         import numba
         here = os.path.dirname(os.path.abspath(__file__))
         digest = hashlib.sha256()
-        for name in ("twins.py", "lower.py", "diskcache.py"):
+        for name in ("twins.py", "lower.py", "api.py", "diskcache.py"):
             with open(os.path.join(here, name), "rb") as f:
                 digest.update(f.read())
         digest.update(("%s|%s|%s" % (sys.version, np.__version__, numba.__version__)).encode())
