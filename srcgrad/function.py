@@ -495,8 +495,9 @@ def _reruns_safely(compiled, raw):
     reaches): the re-run would draw others, and the Jacobian would be taken
     at other values than the call's. Then the recorded residuals are used,
     one cotangent at a time. Cached on the artefact."""
-    if any(isinstance(a, (np.random.Generator, np.random.RandomState)) for a in raw):
-        return False
+    for a in raw:
+        if isinstance(a, _GENERATORS):
+            return False
     found = compiled.__dict__.get("_reruns_safely")
     if found is None:
         check = SERVICES.draws_random
@@ -553,6 +554,7 @@ class BoundFunction:
 
 
 _F64 = np.dtype(np.float64)
+_GENERATORS = (np.random.Generator, np.random.RandomState)
 _SCALAR_0D = 0.0        # the stand-in for a 0-d float64 Tensor in a call's cache key (kind "scalar")
 
 

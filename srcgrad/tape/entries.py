@@ -207,18 +207,22 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
     return full
 
 
-def _arrays(tree, counts, first):
-    for e in tree:
-        t = type(e)
-        if t is np.ndarray:
-            key = id(e)
-            if key in counts:
-                counts[key] += 1
-            else:
-                counts[key] = 1
-                first[key] = e
-        elif t is tuple or t is list:
-            _arrays(e, counts, first)
+def _arrays(tree, owned):
+    """{id: (array, occurrences)} of the ndarrays in `tree` (nested tuples
+    and lists) that are not in `owned`."""
+    found = {}
+    todo = [tree]
+    while todo:
+        for e in todo.pop():
+            t = type(e)
+            if t is np.ndarray:
+                key = id(e)
+                if key not in owned:
+                    hit = found.get(key)
+                    found[key] = (e, 1) if hit is None else (e, hit[1] + 1)
+            elif t is tuple or t is list:
+                todo.append(e)
+    return found
 
 
 def keep_values(result, owned):
@@ -230,16 +234,19 @@ def keep_values(result, owned):
     those arrays before `gradient`. Arrays the compiled code made are held
     only by `result` (CPython's reference counts tell), and `owned` lists
     the ids of Tensors' arrays (immutable): neither is copied."""
-    counts, first = {}, {}
-    _arrays(result, counts, first)
+    found = _arrays(result, owned)
+    if not found:
+        return result
     foreign = None
-    for key, a in first.items():
-        if key in owned or not a.flags.writeable:
-            continue
-        base = a.base
-        # (the references: result's, `first`'s, the loop's `a` and getrefcount's argument)
-        if sys.getrefcount(a) - counts[key] > 3 or (
-                type(base) is np.ndarray and id(base) not in owned and id(base) not in first):
+    for key, (a, n) in found.items():
+        # (the references: result's n, `found`'s pair, the loop's `a` and getrefcount's argument)
+        if sys.getrefcount(a) - n > 3:
+            pass
+        else:
+            base = a.base
+            if type(base) is not np.ndarray or id(base) in owned or id(base) in found:
+                continue
+        if a.flags.writeable:
             if foreign is None:
                 foreign = {}
             foreign[key] = a.copy()
