@@ -68,6 +68,59 @@ def _shape_only(nodes, injected, names):
     return only_shape & all_reads
 
 
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.Global, gast.Nonlocal)
+
+
+def free_early(body, free, keep, scalar=()):
+    """The forward sweep `body` with the statements of `free` (`del a, b`
+    and `n = ShapeOf(n)`, what the joint code drops between the sweeps)
+    moved up to just after the last top-level statement of `body` that
+    mentions each name, so that a temporary the rest of the forward sweep
+    does not read is released when it dies, not at the end: a lower peak
+    (the glibc heap then keeps its pages: a 784-256-10 MLP's gradient took
+    870 fresh pages a call when its forward temporaries died together).
+    Names in `keep` (the outputs, read after the forward sweep) stay at
+    the end, as do 0-d values (`scalar`: no memory to speak of, and the
+    code users read stays uncluttered), and so does everything when the forward sweep defines a
+    function, lambda or class (a closure reads its names when called) or
+    declares a name global or nonlocal. Returns (body, what stays at the
+    end)."""
+    last, computed = {}, set()
+    for i, stmt in enumerate(body):
+        for n in ast_util.walk(stmt):
+            if isinstance(n, _SCOPES):
+                return body, free
+            if isinstance(n, gast.Name):
+                last[n.id] = i
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, (gast.BinOp, gast.UnaryOp, gast.Call)):
+            computed.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
+    # (only computed values, which may be large arrays: a shape, an item or an alias stays to the end,
+    # where it does not clutter the code users read)
+    last = {k: v for k, v in last.items() if k in computed and k not in keep and k not in scalar}
+    after = {}
+    late = []
+    for stmt in free:
+        if isinstance(stmt, gast.Delete):
+            stay = [t.id for t in stmt.targets if t.id not in last]
+            if stay:
+                late.append(ast_util.delete(stay))
+            for t in stmt.targets:
+                if t.id in last:
+                    after.setdefault(last[t.id], []).append(t.id)
+        elif isinstance(stmt, gast.Assign) and stmt.targets[0].id in last:
+            after.setdefault(last[stmt.targets[0].id], []).append(stmt)
+        else:
+            late.append(stmt)
+    out = []
+    for i, stmt in enumerate(body):
+        out.append(stmt)
+        dels = [x for x in after.get(i, ()) if isinstance(x, str)]
+        if dels:
+            out.append(ast_util.delete(dels))
+        out.extend(x for x in after.get(i, ()) if not isinstance(x, str))
+    return out, late
+
+
 def assemble(name, inputs, active_inputs, sweeps):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
@@ -142,10 +195,11 @@ def assemble(name, inputs, active_inputs, sweeps):
     for n in residuals:
         if n in shape_only and n in defined_once:
             free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
+    early, free = free_early(fwd_core, free, set(outputs), sweeps.scalar)
     if free:
         free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
-    sweeps.free = free
-    jbody = ([ast_util.comment("Forward sweep")] + fwd_core + free
+    sweeps.fwd_early, sweeps.free = early, free
+    jbody = ([ast_util.comment("Forward sweep")] + early + free
              + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
@@ -167,7 +221,7 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     seeded = sweeps.outputs[:1] if has_aux else sweeps.outputs
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
     body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in seeded]
-    body += ast_util.clone(sweeps.fwd_core)
+    body += ast_util.clone(sweeps.fwd_early)
     body += [ast_util.assign(sweeps.seeds[o], sweeps.zeros(o)) for o in sweeps.outputs if o not in seeded]
     value = aux = None
     if preserve_result:

@@ -79,6 +79,8 @@ class Sweeps:
     batched: bool = False          # cotangents carry a leading batch axis
     free_arrays: set = field(default_factory=set)   # globals and cells holding ndarrays the code reads
     fwd_core: list = field(default_factory=list)    # codegen: the forward sweep as the functions run it
+    scalar: set = field(default_factory=set)       # names known to be 0-d (kinds.py)
+    fwd_early: list = field(default_factory=list)   # codegen: fwd_core, dead temporaries released early
     free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
 
 
@@ -437,7 +439,7 @@ def transform(fdef, ctx):
                     gen.injected, first_defined=gen.first_defined)
     gen.np_name()           # the generated code may name `np` (zeros_like)
     sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
-    sweeps.dynamic, sweeps.batched = gen.dynamic, gen.batched
+    sweeps.dynamic, sweeps.batched, sweeps.scalar = gen.dynamic, gen.batched, set(gen.scalar)
     # arrays read as globals or closure cells: the split forward returns them with the residuals (the
     # tape then keeps their values at the call, whatever the program writes into them afterwards)
     module = ast_util.module(fdef.body)

@@ -1,7 +1,7 @@
 """sg.jit(f, cache=True) and @sg.function(jit=True, cache=True): the machine
 code Numba compiles is kept on disk (srcgrad/jit/diskcache.py), keyed by
 the lowered source: a new process loads it instead of compiling (Numba's
-cache hits), with the same values; a changed constant is another program,
+cache hits), with the same values; a changed constant is another file,
 never the old code; a directory that cannot be written compiles without
 the cache, with a PerformanceWarning."""
 import json
@@ -80,11 +80,24 @@ def test_a_new_process_loads_the_machine_code_with_the_same_values(tmp_path):
         np.testing.assert_allclose(run["got"], run["want"], rtol=1e-12)
         np.testing.assert_allclose(run["tape_got"], run["tape_want"], rtol=1e-12)
     assert second["got"] == first["got"] and second["tape_got"] == first["tape_got"]
-    # a changed module constant is another program: compiled again, never the old machine code
-    third = _run(tmp_path, 3.71)
-    assert third["hits"] == 0
-    np.testing.assert_allclose(third["got"], third["want"], rtol=1e-12)
-    assert not np.allclose(third["got"], first["got"])
+
+
+def test_another_text_is_another_module_and_file(tmp_path, monkeypatch):
+    """The cache is keyed by the text Numba compiles: a changed constant is
+    another file (compiled afresh, never the old machine code); the same
+    text in the same process is the same module."""
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    a = diskcache.module_namespace("C = 9.81\ndef f(x):\n    return C * x\n")
+    b = diskcache.module_namespace("C = 3.71\ndef f(x):\n    return C * x\n")
+    again = diskcache.module_namespace("C = 9.81\ndef f(x):\n    return C * x\n")
+    assert a["__name__"] != b["__name__"] and again is a
+    assert a["f"](2.0) == 9.81 * 2.0 and b["f"](2.0) == 3.71 * 2.0
+    files = sorted(f for f in os.listdir(tmp_path / "jit") if f.endswith(".py"))
+    assert files == sorted([a["__name__"] + ".py", b["__name__"] + ".py"])
+    before = set(sys.modules)
+    with pytest.raises(ZeroDivisionError):
+        diskcache.module_namespace("x = 1 / 0\n")
+    assert set(sys.modules) == before       # (a module that raised is not registered)
 
 
 def _cubic(x):
