@@ -39,7 +39,8 @@ def overload(stub, prefer_literal=False):
 def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
-    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional
+    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, \
+        _sum_rows_jit
     if _installed:
         return
     with _install_lock:
@@ -55,6 +56,8 @@ def install():
         _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
         _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
         _padded_jit = numba.extending.register_jitable(_padded)
+        _tail_equal_jit = numba.extending.register_jitable(_tail_equal)
+        _sum_rows_jit = numba.extending.register_jitable(_sum_rows)
         for stub, implementation, prefer_literal in _OVERLOADS:
             numba_overload(stub, prefer_literal=prefer_literal)(implementation)
         _installed.append(True)
@@ -231,6 +234,31 @@ def _padded(shape, nd):
 _padded_jit = None
 
 
+def _tail_equal(gshape, xshape, lead):
+    """Is `xshape` the trailing part of `gshape` (after `lead` axes)?"""
+    for i in range(len(xshape)):
+        if gshape[lead + i] != xshape[i]:
+            return False
+    return True
+
+
+def _sum_rows(g, m):
+    """The flat `g` summed over rows of length `m` (a sum over leading axes,
+    in a loop LLVM vectorises: the general _broadcast_sum indexes per
+    element)."""
+    out = np.zeros(m, dtype=g.dtype)
+    if m == 0:
+        return out
+    for r in range(g.size // m):
+        base = r * m
+        for j in range(m):
+            out[j] += g[base + j]
+    return out
+
+
+_tail_equal_jit = _sum_rows_jit = None
+
+
 @overload(unbroadcast, prefer_literal=True)
 def _unbroadcast(g, x):
     if isinstance(x, types.Optional):
@@ -251,10 +279,13 @@ def _unbroadcast(g, x):
         return None
     nd = max(g.ndim, x.ndim)
     same_rank = g.ndim == x.ndim
+    lead = g.ndim - x.ndim      # (> 0: maybe a sum over leading axes only, as a bias's cotangent)
 
     def impl(g, x):
         if same_rank and g.shape == x.shape:
             return g
+        if lead > 0 and _tail_equal_jit(g.shape, x.shape, lead):
+            return _sum_rows_jit(np.ascontiguousarray(g).ravel(), x.size).reshape(x.shape)
         out = np.zeros(x.size, dtype=g.dtype)
         _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x.shape, nd), out)
         return out.reshape(x.shape)

@@ -202,3 +202,25 @@ def test_any_error_of_numbas_compiler_falls_back_and_errors_of_the_code_propagat
     j = sg.jit(index_past_the_end)
     with pytest.raises(IndexError):
         j(np.ones(3))
+
+
+def test_unbroadcast_twin_sums_leading_axes_as_cpython():
+    """The Numba twin of unbroadcast: its fast path (a sum over leading axes,
+    as a bias's cotangent) and its general one (length-1 axes) give
+    CPython's values and shapes."""
+    from srcgrad.jit import twins
+    from srcgrad.rules.helpers.broadcast import unbroadcast
+
+    twins.install()
+    twin = twins.twin_of(unbroadcast)
+
+    @numba.njit
+    def run(g, x):
+        return twin(g, x)
+
+    rng = np.random.default_rng(0)
+    for g_shape, x_shape in [((5, 4, 3), (3,)), ((5, 4, 3), (4, 3)), ((4, 3), (4, 1)), ((4, 3), (1, 3))]:
+        g, x = rng.normal(size=g_shape), np.zeros(x_shape)
+        got, want = run(g, x), unbroadcast(g, x)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-13)
