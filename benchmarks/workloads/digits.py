@@ -34,8 +34,9 @@ def load_example():
     return digits
 
 
-def run(bench):
-    example = load_example()
+def make_data(example, small=False):
+    """(params, x, y_onehot): a training minibatch of the digits and weights
+    initialised as the example does (seeded)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -43,14 +44,32 @@ def run(bench):
     x = data.data / 16.0
     x_train, _, y_train, _ = train_test_split(x, data.target, test_size=0.25, random_state=0,
                                               stratify=data.target)
-    batch = 16 if bench.settings.small else example.BATCH
+    batch = 16 if small else example.BATCH
     rng = np.random.default_rng(0)
     idx = rng.permutation(len(x_train))[:batch]
     xb, yb = x_train[idx], np.eye(10)[y_train[idx]]
     n_in, hidden = x.shape[1], example.HIDDEN
     params = [rng.normal(0.0, 1.0 / np.sqrt(n_in), (n_in, hidden)), rng.normal(0.0, 0.1, hidden),
               rng.normal(0.0, 1.0 / np.sqrt(hidden), (hidden, 10)), rng.normal(0.0, 0.1, 10)]
-    bench.params = {"inputs": n_in, "hidden": hidden, "classes": 10, "batch": batch,
+    return params, xb, yb
+
+
+def sg_jit_case(cache=False):
+    """A call of sg.jit of the example's gradient on the benchmark's batch
+    (its first call compiles; `cache`: with the on-disk cache)."""
+    import srcgrad as sg
+    example = load_example()
+    params, xb, yb = make_data(example)
+    jitted = sg.jit(sg.grad(example.loss_fn.python_function, wrt=(0, 1, 2, 3)), cache=cache)
+    return lambda: jitted(*params, xb, yb)
+
+
+def run(bench):
+    example = load_example()
+    params, xb, yb = make_data(example, bench.settings.small)
+    bench.params = {"inputs": xb.shape[1], "hidden": example.HIDDEN, "classes": 10, "batch": xb.shape[0],
                     "l2": example.L2}
     bench.tolerance(1e-7, 1e-10)
     _softmax_mlp.run_paths(bench, example.loss_fn, params, xb, yb, example.L2)
+    harness.sg_jit_paths(bench, sg_jit_case, notes="the generated gradient compiled by Numba")
+    harness.sg_jit_cached_first(bench, __name__)
