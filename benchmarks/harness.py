@@ -537,7 +537,9 @@ def sg_jit_cached_first(bench, module_name, name=SG_JIT_CACHED):
                 return
             runs.append(json.loads(proc.stdout))
     for run in runs:
-        problem = compare(run["result"], bench.expected, bench.rtol, bench.atol)
+        got = run["result"]     # (JSON: a tuple of arrays came back as a list of nested lists)
+        got = [np.asarray(g) for g in got] if isinstance(got, list) else np.asarray(got)
+        problem = compare(got, bench.expected, bench.rtol, bench.atol)
         if problem:
             bench.wrong(name, problem)
             return
