@@ -56,7 +56,7 @@ def add_tangent(z, x, y, out=None, dtype=None):
 @register_adjoint(np.subtract)
 def subtract(z, x, y, out=None, dtype=None):
     d[x] = unbroadcast(d[z], x)
-    d[y] = unbroadcast(-d[z], y)
+    d[y] = -unbroadcast(d[z], y)       # (negated after the sum: on the smaller array)
 
 
 @register_tangent(np.subtract)
