@@ -3,7 +3,7 @@ transformation, with the tf.GradientTape programming model.
 
 The public names of API.md, nothing else.
 """
-from . import callables, custom, program, rules  # noqa: F401  (rules: registers the NumPy rules)
+from . import callables, custom, functional, program, rules  # noqa: F401  (rules: registers the NumPy rules)
 from .callables import compilable, field_method, function
 from .custom import custom_gradient, insert_grad_of
 from .errors import GradientPathError, NoRuleError, PerformanceWarning, UnsupportedSyntaxError
@@ -39,6 +39,7 @@ rules.registry.register_lazy("scipy.integrate", _scipy_integrate)
 program.install(compilable=compilable, field_method=field_method, generated_function=GeneratedFunction)
 function_services.tape_jit = jit_tape.TapeJit    # (@sg.function(jit=True): Numba, imported when first used)
 function_services.draws_random = jit_api.draws_random    # (tape.jacobian re-runs only what draws nothing)
+functional.SERVICES.lowered_source = jit_api.lowered_source     # (sg.source(..., jit=True))
 custom.SERVICES.compiled = callables.as_function     # (grad_fn of custom_gradient, compiled at higher order)
 del compilable, field_method, GeneratedFunction, function_services, jit_api, jit_tape
 

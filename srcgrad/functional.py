@@ -390,7 +390,18 @@ def _check_outputs(fn, program, compiled, has_aux):
 
 
 @api_boundary
-def source(f, wrt=(0,), mode="reverse", args=None):
+class _Services:
+    """What the composition root (srcgrad/__init__.py) installs from the
+    layer above: `lowered_source(f, wrt, args)`, the code sg.jit compiles
+    for sg.grad(f, wrt) on `args` (jit/api.py), for `source(jit=True)`."""
+
+    lowered_source = None
+
+
+SERVICES = _Services()
+
+
+def source(f, wrt=(0,), mode="reverse", args=None, jit=False):
     """The generated Python source of the derivative of `f`.
 
     Reverse mode gives the fused forward and reverse sweeps that `sg.grad`
@@ -410,6 +421,12 @@ def source(f, wrt=(0,), mode="reverse", args=None):
             differentiate.
         mode: "reverse" or "forward".
         args: a tuple of example arguments (an extension of API.md), or None.
+        jit: the gradient code `sg.jit(sg.grad(f, wrt))` compiles with
+            Numba for `args`, as lowered for it (stacks as typed lists,
+            reversed loops as ranges, the twins of srcgrad's helpers named
+            in its first line); when it cannot be lowered, a comment with
+            the reason and the CPython code sg.jit runs instead. Needs
+            `args` and reverse mode (and Numba: the `jit` extra).
 
     Returns:
         A `GeneratedCode`: a `str` of the code, which prints plainly,
@@ -417,7 +434,8 @@ def source(f, wrt=(0,), mode="reverse", args=None):
         notebook.
 
     Raises:
-        ValueError: for an unknown mode.
+        ValueError: for an unknown mode, or jit=True without args or in
+            forward mode.
         sg.NoRuleError: for what sg.jacobian or sg.hessian returned (not
             generated code), or a function applied to a differentiated value
             without a rule.
@@ -427,6 +445,11 @@ def source(f, wrt=(0,), mode="reverse", args=None):
         raise ValueError("mode must be 'reverse' or 'forward', got %r" % (mode,))
     fn = as_function(f)
     wrt = wrt_indices(wrt)
+    if jit:
+        if args is None or mode != "reverse":
+            raise ValueError("sg.source(..., jit=True) shows the gradient code Numba compiles for some "
+                             "arguments: pass args=(...) (and mode='reverse')")
+        return GeneratedCode(SERVICES.lowered_source(f, wrt, tuple(args)))
     if args is not None and not isinstance(f, BoundFunction):
         program, mask, _ = _grad_inputs(fn, tuple(args), {}, wrt)
         return GeneratedCode(program.compile(mask, mode).source)

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import PerformanceWarning
 from ..function import Function
-from ..functional import Gradient, _grad_inputs
+from ..functional import Gradient, _grad_inputs, grad, source
 from ..runtime import ShapeOf, pop, push
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
@@ -555,6 +555,24 @@ class Jitted:
                                           gradient.has_aux)
         entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__, cache=self.cache))
         return entry.source
+
+
+def lowered_source(f, wrt, args):
+    """The source `sg.jit(sg.grad(f, wrt))` compiles for `args` (a str: the
+    lowered generated code, its first line naming the twins), or, when it
+    cannot be lowered, a comment giving the reason followed by the CPython
+    gradient code sg.jit runs instead (`sg.source(f, wrt, args=args,
+    jit=True)`). Raises what sg.grad raises for these arguments."""
+    jitted = Jitted(grad(f, wrt=wrt))
+    text = jitted.lowered_source(*args)
+    if text is not None:
+        return text
+    if _numba()[0] is None:
+        reason = _NUMBA_MISSING
+    else:
+        reason = next((e.fallback for e in jitted._entries.values() if e.fallback), "not lowered")
+    return "# sg.jit runs this gradient in CPython, not compiled by Numba: %s\n%s" % (
+        reason, source(f, wrt=wrt, args=args))
 
 
 def jit(f, *, cache=False):

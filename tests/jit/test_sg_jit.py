@@ -224,3 +224,20 @@ def test_unbroadcast_twin_sums_leading_axes_as_cpython():
         got, want = run(g, x), unbroadcast(g, x)
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def _drawn(x):
+    return np.sum(x * np.random.normal(size=x.shape))
+
+
+def test_source_jit_shows_the_lowered_code_or_why_it_runs_in_cpython():
+    x = np.array([0.3, -0.2])
+    lowered = sg.source(pendulum, wrt=(0, 1), args=(0.3, 0.2), jit=True)
+    assert lowered.startswith("# lowered for Numba by sg.jit")
+    assert lowered == sg.jit(sg.grad(pendulum, wrt=(0, 1))).lowered_source(0.3, 0.2)
+    assert "range(" in lowered and "def grad_pendulum(" in lowered
+    fallback = sg.source(_drawn, args=(x,), jit=True)
+    assert fallback.startswith("# sg.jit runs this gradient in CPython") and "random" in fallback.splitlines()[0]
+    assert sg.source(_drawn, args=(x,)) in fallback
+    with pytest.raises(ValueError, match="args"):
+        sg.source(pendulum, jit=True)
