@@ -503,6 +503,29 @@ def sg_jit_paths(bench, make_fn, notes="", steady_name=SG_JIT_STEADY, first_name
                     first_notes="link + lower + Numba compile + run")
 
 
+def sg_jit_reason(bench, make_fn, name=SG_JIT_STEADY):
+    """The sg.jit row of a workload whose transform sg.jit does not compile
+    (what sg.jacobian and sg.hessian return run in CPython under sg.jit):
+    `make_fn()` returns a call of `sg.jit(...)`, run once; the row is
+    skipped with the PerformanceWarning's reason, or timed as
+    sg_jit_paths does when it compiled after all."""
+    if optional("numba") is None or bench.settings.small:
+        sg_jit_paths(bench, make_fn, steady_name=name, first_name=name + " first call")
+        return
+    import warnings
+
+    import srcgrad
+    call = make_fn()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", srcgrad.PerformanceWarning)
+        call()
+    reasons = [str(w.message) for w in caught if issubclass(w.category, srcgrad.PerformanceWarning)]
+    if reasons:
+        bench.skip(name, reasons[0])
+    else:
+        sg_jit_paths(bench, make_fn, steady_name=name, first_name=name + " first call")
+
+
 #: the row of sg_jit_cached_first
 SG_JIT_CACHED = "srcgrad sg.jit first call, new process, warm disk cache"
 

@@ -60,6 +60,8 @@ def run(bench):
     bench.path("plain forward (no derivative)", lambda: rosen(x), check=False)
     hess = sg.hessian(rosen)
     bench.path("srcgrad sg.hessian", lambda: hess(x))
+    harness.sg_jit_reason(bench, lambda: (lambda jitted: lambda: jitted(x))(sg.jit(sg.hessian(rosen))),
+                          name="srcgrad sg.jit(sg.hessian)")
 
     compiled = sg.function(rosen)
     v = sg.Variable(x)

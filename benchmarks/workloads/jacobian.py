@@ -61,6 +61,8 @@ def run(bench):
     bench.path("srcgrad tape.jacobian, op by op", tape_of(f), notes="vectorised")
     jac = sg.jacobian(f, wrt=1)
     bench.path("srcgrad sg.jacobian", lambda: jac(A, x))
+    harness.sg_jit_reason(bench, lambda: (lambda jitted: lambda: jitted(A, x))(sg.jit(sg.jacobian(f, wrt=1))),
+                          name="srcgrad sg.jit(sg.jacobian)")
 
     autograd = harness.optional("autograd")
     if autograd is None:
