@@ -401,7 +401,7 @@ class _Services:
 SERVICES = _Services()
 
 
-def source(f, wrt=(0,), mode="reverse", args=None, jit=False):
+def source(f, wrt=(0,), mode="reverse", args=None, *, jit=False):
     """The generated Python source of the derivative of `f`.
 
     Reverse mode gives the fused forward and reverse sweeps that `sg.grad`

@@ -25,7 +25,7 @@ import numpy as np
 from .. import display, op_by_op
 from ..callables import as_function
 from ..errors import api_boundary, public_name, short
-from ..functional import _grad_inputs, wrt_indices
+from ..functional import SERVICES, _grad_inputs, wrt_indices
 from ..runtime import ShapeOf
 from ..syntax import ast_util
 from ..syntax.anno import Anno
@@ -246,9 +246,11 @@ def explain(f, *args, wrt=(0,)):
     Returns:
         An `Explanation`: a `str` report (one table row per line of `f`
         that computes something, then the cuts, then the residuals, with
-        their names, shapes, dtypes and sizes in bytes) that displays as
-        HTML tables in a notebook; its attributes `lines`, `cuts`,
-        `residuals` and `active` hold the same data.
+        their names, shapes, dtypes and sizes in bytes, then whether
+        `sg.jit` compiles the gradient with Numba or why it runs in
+        CPython) that displays as HTML tables in a notebook; its
+        attributes `lines`, `cuts`, `residuals`, `active` and `jit` hold the
+        same data.
 
     Raises:
         ValueError: for a `wrt` out of range.
@@ -312,10 +314,32 @@ def explain(f, *args, wrt=(0,)):
     title = "sg.explain: %s(%s) at %s:%s, differentiated with respect to %s" % (
         parsed.node.name, ", ".join(parsed.params), short(parsed.filename), parsed.firstlineno,
         ", ".join(n for n, m in zip(program.inputs, mask) if m) or "nothing")
-    text = _text(title, inputs, rows, cuts, residuals)
-    report = Explanation(text, _html(title, inputs, rows, cuts, residuals))
+    jit = _jit_status(f, wrt, args)
+    text = _text(title, inputs, rows, cuts, residuals) + "\n\n" + jit
+    report = Explanation(text, _html(title, inputs, rows, cuts, residuals)
+                         .replace("</div>", "<p>%s</p>\n</div>" % display.escape(jit)))
     report.lines, report.cuts, report.residuals, report.active = rows, cuts, residuals, active
+    report.jit = jit
     return report
+
+
+def _jit_status(f, wrt, args):
+    """One line: does `sg.jit(sg.grad(f, wrt))` compile this gradient with
+    Numba for `args` (the lowering succeeds; Numba types the code when it
+    first compiles it), or why it runs in CPython."""
+    lowered = SERVICES.lowered_source
+    if lowered is None:
+        return "sg.jit: not available"
+    try:
+        text = lowered(f, wrt, tuple(args))
+    except Exception as exc:        # noqa: BLE001  (explain reports; it does not fail on sg.jit's account)
+        return "sg.jit: runs in CPython (%s: %s)" % (type(exc).__name__, exc)
+    first = text.split("\n", 1)[0]
+    if first.startswith("# lowered for Numba"):
+        twins = first.split("twins:", 1)[1].strip() if "twins:" in first else "none"
+        return ("sg.jit: the gradient is lowered for Numba and compiled when first called (Numba's twins of "
+                "srcgrad's helpers: %s); sg.source(f, args=..., jit=True) shows the code" % twins)
+    return "sg.jit: " + first.lstrip("# ").replace("sg.jit runs", "runs", 1)
 
 
 def _residuals(program, mask, raw):

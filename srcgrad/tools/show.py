@@ -8,9 +8,9 @@ from ..functional import source
 
 
 @api_boundary
-def show(f, wrt=(0,), mode="reverse", args=None, file=None):
+def show(f, wrt=(0,), mode="reverse", args=None, file=None, *, jit=False):
     """Print the generated derivative code of `f`: what `sg.source(f, wrt,
-    mode, args)` returns, highlighted when printed to a terminal, as HTML
+    mode, args, jit)` returns, highlighted when printed to a terminal, as HTML
     in a notebook.
 
     Args:
@@ -25,6 +25,8 @@ def show(f, wrt=(0,), mode="reverse", args=None, file=None):
         file: a text stream to print to instead of standard output (or of
             the notebook's rich display); plain text unless it is a
             terminal.
+        jit: the code sg.jit compiles with Numba for `args`, as lowered
+            (`sg.source(..., jit=True)`).
 
     Returns:
         None.
@@ -33,7 +35,7 @@ def show(f, wrt=(0,), mode="reverse", args=None, file=None):
         ValueError: for an unknown `mode` or a `wrt` out of range.
         sg.UnsupportedSyntaxError, sg.NoRuleError: as `sg.source` does.
     """
-    code = source(f, wrt=wrt, mode=mode, args=args)
+    code = source(f, wrt=wrt, mode=mode, args=args, jit=jit)
     if file is None and display.in_notebook():
         from IPython.display import display as ipython_display
         ipython_display(code)

@@ -123,3 +123,17 @@ def test_a_function_run_op_by_op_is_explained_as_such():
     report = sg.explain(_uses_a_generator, np.ones(2))
     assert "op by op" in report and "yield" in report
     assert isinstance(report.op_by_op, sg.UnsupportedSyntaxError) and report.lines == []
+
+
+def _drawn(x):
+    return np.sum(x * np.random.normal(size=x.shape))
+
+
+def test_the_report_says_whether_sg_jit_compiles_the_gradient():
+    pytest.importorskip("numba")
+    x, w = np.array([0.5, 1.5, 2.0]), np.ones((3, 2))
+    report = sg.explain(cut_twice, x, w)
+    assert report.jit.startswith("sg.jit: the gradient is lowered for Numba") and report.endswith(report.jit)
+    drawn = sg.explain(_drawn, x)
+    assert drawn.jit.startswith("sg.jit: runs this gradient in CPython") and "random" in drawn.jit
+    assert "random numbers" in drawn._repr_html_()
