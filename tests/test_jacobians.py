@@ -274,3 +274,33 @@ def test_the_common_rules_run_batched():
     slow = [getattr(p, "__name__", p) for p in common
             if registry.batched_rule(p) is None and not batch_safety.batchable(registry.adjoint_rule(p))]
     assert not slow, slow
+
+
+def _rotated(t, X):
+    c, s = np.cos(t[0]), np.sin(t[0])
+    return (np.array([[c, -s], [s, c * t[1]]]) @ X).ravel()
+
+
+def _fortran(x):
+    M = np.array([[x[0], x[1] * x[2]], [np.sin(x[1]), x[0] ** 2], [x[2], 1.0]])
+    return np.ravel(M, order="F") * 2.0 + np.sum(np.ravel(M.T @ M)[:3])
+
+
+def test_jacobian_of_built_arrays_and_ravel_is_batched_and_right():
+    """np.array of a nested list and np.ravel (C and F order) have batched
+    adjoints (array_adjoint_b, unravel_b): one slice per entry for every
+    row of the Jacobian, not one adjoint call per row (GradBench's ht was
+    58 gradient sweeps' time); the values are central differences'."""
+    from srcgrad.rules.helpers import batched
+    X = np.random.default_rng(0).normal(size=(2, 30))
+    for f, x in ((lambda t: _rotated(t, X), np.array([0.3, 1.2])), (_fortran, np.array([0.3, -1.2, 0.7]))):
+        eps = 1e-6
+        fd = np.stack([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)], axis=1)
+        np.testing.assert_allclose(sg.jacobian(f)(x), fd, rtol=1e-6, atol=1e-8)
+    g = np.arange(24.0).reshape(2, 3, 4)
+    parts = batched.array_adjoint_b(g, [np.ones(4), np.ones(4), np.ones(4)])
+    assert [np.shape(p) for p in parts] == [(2, 4)] * 3 and np.array_equal(parts[1], g[:, 1])
+    a = np.asfortranarray(np.ones((3, 4)))
+    rows = np.arange(24.0).reshape(2, 12)
+    got = batched.unravel_b(rows, a, "F")
+    assert np.array_equal(got[1], np.reshape(rows[1], (4, 3)).T)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import runtime
 from ...runtime import nondiff_helper
+from .shapes import array_adjoint, ravel_order, unravel
 from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
                         rereduce, unbroadcast, unindex, unreduce)
 
@@ -142,6 +143,26 @@ def _advanced(parts):
     return sum(1 for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))))
 
 
+def array_adjoint_b(g, obj):
+    """array_adjoint (np.array / np.asarray of a nested list) for a batched
+    `g` of shape (B,) + the array's shape: entry i of the list gets
+    g[:, i], so one slice per entry for all B cotangents, not one call per
+    cotangent (a Jacobian of a function building a rotation matrix from
+    its entries)."""
+    if isinstance(obj, (list, tuple)):
+        return [array_adjoint_b(g[:, i, ...], e) for i, e in enumerate(obj)]
+    return np.reshape(g, np.shape(g)[:1] + np.shape(obj))
+
+
+def unravel_b(g, a, order):
+    """unravel (np.ravel's adjoint) for a batched `g` of shape (B, a.size):
+    each row put back in a's shape, in the order ravel read it."""
+    shape = tuple(np.shape(a))
+    if ravel_order(a, order) == "F":
+        return np.transpose(np.reshape(g, np.shape(g)[:1] + shape[::-1]), (0,) + tuple(range(len(shape), 0, -1)))
+    return np.reshape(g, np.shape(g)[:1] + shape)
+
+
 def unindex_b(g, x, index):
     """unindex for a batched `g`: (B,) + x[index]'s shape scattered into
     zeros of shape (B,) + x's shape. Containers: the container of batched
@@ -236,6 +257,8 @@ BATCHED = {
     matmul_adjoint_x: (matmul_adjoint_x_b, ()),
     matmul_adjoint_y: (matmul_adjoint_y_b, ()),
     unindex: (unindex_b, ()),
+    array_adjoint: (array_adjoint_b, ()),
+    unravel: (unravel_b, ()),
     runtime.densify: (densify_b, ("_B",)),
     runtime.densify_tree: (densify_tree_b, ("_B",)),
 }
