@@ -304,3 +304,19 @@ def test_jacobian_of_built_arrays_and_ravel_is_batched_and_right():
     rows = np.arange(24.0).reshape(2, 12)
     got = batched.unravel_b(rows, a, "F")
     assert np.array_equal(got[1], np.reshape(rows[1], (4, 3)).T)
+
+
+def _joined(x):
+    M = np.reshape(x, (2, 3))
+    return np.concatenate([np.concatenate([x[:1], x[1:] * x[:-1]]), np.concatenate([M, M ** 2], axis=-1).ravel(),
+                           np.concatenate([M, np.tanh(M)], axis=None), np.concatenate(M * M)])
+
+
+def test_jacobian_through_concatenate_is_batched_and_right():
+    """np.concatenate's adjoint runs on the stack of cotangents
+    (concatenate_adjoint_b, seq_cotangent_b: lists, an array's rows, axis
+    -1 and None): central differences' values."""
+    x = np.linspace(-0.9, 0.8, 6)
+    eps = 1e-6
+    fd = np.stack([(_joined(x + eps * e) - _joined(x - eps * e)) / (2 * eps) for e in np.eye(x.size)], axis=1)
+    np.testing.assert_allclose(sg.jacobian(_joined)(x), fd, rtol=1e-6, atol=1e-8)

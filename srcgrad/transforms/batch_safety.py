@@ -38,7 +38,7 @@ TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), help
 # what generated code itself calls
 ALLOWED = {
     np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.matmul, np.broadcast_to, np.where,
-    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.ravel,
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.ravel, np.concatenate,
     operator.getitem, helpers.unbroadcast, helpers.unreduce, helpers.rereduce, helpers_math.conj,
     runtime.densify, runtime.add_cotangents, runtime.as_input, runtime.as_input_tree,
     containers.list_append, containers.list_extend, containers.as_list, containers.as_tuple,

@@ -18,7 +18,8 @@ import numpy as np
 
 from ... import runtime
 from ...runtime import nondiff_helper
-from .shapes import array_adjoint, ravel_order, unravel
+from ..python.containers import seq_cotangent
+from .shapes import _split_points, array_adjoint, concatenate_adjoint, ravel_order, unravel
 from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
                         rereduce, unbroadcast, unindex, unreduce)
 
@@ -163,6 +164,29 @@ def unravel_b(g, a, order):
     return np.reshape(g, np.shape(g)[:1] + shape)
 
 
+def concatenate_adjoint_b(g, arrays, axis):
+    """concatenate_adjoint for a batched `g` (B,) + the result's shape:
+    each operand's pieces of all B cotangents in one split, along the axis
+    after the batch axis."""
+    if axis is None:
+        pieces = np.split(g, _split_points([int(np.size(x)) for x in arrays]), axis=1)
+        return [np.reshape(p, np.shape(p)[:1] + np.shape(x)) for p, x in zip(pieces, arrays)]
+    ndim = np.ndim(arrays[0])
+    return np.split(g, _split_points([np.shape(x)[axis] for x in arrays]), axis=axis % ndim + 1)
+
+
+def seq_cotangent_b(g, x, B):
+    """seq_cotangent for batched cotangents: a list's as is; for an array
+    whose rows the list held, the rows' (B,) + row cotangents stacked
+    along axis 1 (zeros for None)."""
+    if isinstance(x, dict):
+        return None
+    if isinstance(x, (list, tuple)):
+        return g
+    rows = [zeros_dense_b(x[i], B) if e is None else e for i, e in enumerate(g)]
+    return np.stack(rows, axis=1) if rows else zeros_dense_b(x, B)
+
+
 def unindex_b(g, x, index):
     """unindex for a batched `g`: (B,) + x[index]'s shape scattered into
     zeros of shape (B,) + x's shape. Containers: the container of batched
@@ -259,6 +283,8 @@ BATCHED = {
     unindex: (unindex_b, ()),
     array_adjoint: (array_adjoint_b, ()),
     unravel: (unravel_b, ()),
+    concatenate_adjoint: (concatenate_adjoint_b, ()),
+    seq_cotangent: (seq_cotangent_b, ("_B",)),
     runtime.densify: (densify_b, ("_B",)),
     runtime.densify_tree: (densify_tree_b, ("_B",)),
 }
