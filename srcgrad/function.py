@@ -400,6 +400,8 @@ class Function:
                     for t in tapes:
                         if t._should_record(vs):
                             active = True
+            elif type(v) is np.ndarray or type(v) is float or type(v) is int:
+                pass
             elif type(v) in (list, tuple, dict):     # a container of Tensors: active as a whole
                 leaves = [e for e in tape_mod.flatten(v)
                           if isinstance(e, Tensor) and is_differentiable_dtype(e.dtype)]
@@ -418,9 +420,14 @@ class Function:
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
-        raw = [(v._value[()] if z else v._value) if isinstance(v, Tensor)
-               else unwrap_nested(v) for v, z in zip(values, scalar_0d)]
-        owned = {id(v._value) for v in values if isinstance(v, Tensor)}
+        raw = []
+        owned = set()
+        for v, z in zip(values, scalar_0d):
+            if isinstance(v, Tensor):
+                owned.add(id(v._value))
+                raw.append(v._value[()] if z else v._value)
+            else:
+                raw.append(v if type(v) is np.ndarray else unwrap_nested(v))
         result = backward = None
         if self.jit is not None:        # @sg.function(jit=True): the sweeps compiled by Numba (jit/tape.py)
             result, backward = self.jit.forward(compiled, raw, owned)

@@ -324,7 +324,7 @@ class Program:
         """The Artefact for `mask` (which inputs are active) and
         `mode`, cached; a recursive call met while compiling gets a
         `Pending` stand-in."""
-        key = (mode, tuple(bool(m) for m in mask))
+        key = (mode, tuple(map(bool, mask)))
         c = self._compiled.get(key)
         if c is None:
             with self._lock:

@@ -164,6 +164,11 @@ class CallEntry:
 
 def _flat_inputs(values):
     """Tape inputs: a Tensor as is, a container as its Tensor leaves."""
+    for v in values:
+        if not isinstance(v, Tensor):
+            break
+    else:
+        return values           # (the common case: Tensors only)
     out = []
     for v in values:
         if isinstance(v, Tensor):
@@ -257,12 +262,25 @@ def keep_values(result, owned):
 
 
 def _replace(tree, copies):
-    t = type(tree)
-    if t is tuple or t is list:
-        return t([_replace(e, copies) for e in tree])
-    if t is np.ndarray:
-        return copies.get(id(tree), tree)
-    return tree
+    """`tree` (nested tuples and lists) with the arrays whose ids `copies`
+    maps replaced by their copies: a container is rebuilt only when
+    something under it changed."""
+    changed = None
+    for i, e in enumerate(tree):
+        t = type(e)
+        if t is np.ndarray:
+            new = copies.get(id(e), e)
+        elif t is tuple or t is list:
+            new = _replace(e, copies)
+        else:
+            continue
+        if new is not e:
+            if changed is None:
+                changed = list(tree)
+            changed[i] = new
+    if changed is None:
+        return tree
+    return changed if type(tree) is list else type(tree)(changed)
 
 
 class CompiledCall:
@@ -291,8 +309,12 @@ class CompiledCall:
         found = self._connected
         if found is None:
             c = self.compiled
-            active = [v for v, m in zip(self.values, c.mask) if m]
-            found = self._connected = [v for v, k in zip(active, c.connected) if k]
+            where = c.__dict__.get("_connected_at")
+            if where is None:       # (the positions of the active inputs the outputs depend on, per artefact)
+                active = [i for i, m in enumerate(c.mask) if m]
+                where = c._connected_at = [i for i, k in zip(active, c.connected) if k]
+            values = self.values
+            found = self._connected = [values[i] for i in where]
         return found
 
     def inputs(self):
