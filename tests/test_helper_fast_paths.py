@@ -72,3 +72,26 @@ def test_shape_of_size():
     assert ShapeOf(np.zeros((0, 4))).size == 0
     assert ShapeOf(1.5).size == 1
     assert isinstance(ShapeOf(np.zeros((2, 2))).size, int)
+
+
+def test_keep_values_copies_foreign_residuals_at_any_depth():
+    """The tape's keep_values (a recorded call's residuals read at the call,
+    as TF's tape): an array the caller also holds is copied wherever it sits
+    in the nested residuals; containers without one are kept as they are."""
+    from srcgrad.tape import entries
+
+    held = np.arange(3.0)                   # the caller's array: must be copied
+    fresh = lambda: np.ones(2)              # noqa: E731  (made by the call: held by the result only)
+    untouched = (fresh(), [fresh(), 1.5])
+    result = (fresh(), (untouched, [2.0, (held, fresh())], held))
+    kept = entries.keep_values(result, set())
+    assert kept[1][0] is untouched          # nothing foreign below: the same container
+    assert type(kept[1][1]) is list and type(kept[1][1][1]) is tuple
+    copies = kept[1][1][1][0], kept[1][2]
+    for c in copies:
+        assert c is not held and np.array_equal(c, held)
+    assert copies[0] is copies[1]           # one copy per array, wherever it appears
+    held[:] = -1.0                          # the caller writes into its array after the call
+    assert np.array_equal(kept[1][2], np.arange(3.0))
+    owned = entries.keep_values((fresh(), (held,)), {id(held)})     # a Tensor's array: not copied
+    assert owned[1][0] is held
