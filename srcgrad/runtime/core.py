@@ -66,6 +66,13 @@ def nondiff_helper(f):
     array): Tensor arguments are unwrapped and a plain value is returned."""
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        tensor = _Dispatch.tensor
+        for a in args:
+            if isinstance(a, tensor):
+                break
+        else:
+            if not kwargs:
+                return f(*args)         # (arrays: no unwrapping, as primitive's)
         unwrap = _Dispatch.unwrap
         return f(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
     wrapper.__srcgrad_raw__ = f

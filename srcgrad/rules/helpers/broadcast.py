@@ -73,13 +73,16 @@ def unbroadcast(g, x):
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
-    if type(g) is np.ndarray:       # (the methods: no dispatch through np.sum)
+    if type(g) is np.ndarray:       # (the ufunc's reduce: no dispatch through np.sum or ndarray.sum)
         if axes:
-            g = g.sum(axis=axes)
+            g = _add_reduce(g, axis=axes, keepdims=not lead)
         return g if g.shape == shape else g.reshape(shape)
     if axes:
         g = np.sum(g, axis=axes)
     return np.reshape(g, shape)
+
+
+_add_reduce = np.add.reduce
 
 
 def unreduce(g, x, axis=None, keepdims=False):
@@ -88,7 +91,8 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = _shape(x)
     if axis is not None and not keepdims:
         axes = _normalize_axes(axis, len(shape))
-        g = np.reshape(g, tuple(1 if i in axes else s for i, s in enumerate(shape)))
+        kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        g = g.reshape(kept) if type(g) is np.ndarray else np.reshape(g, kept)
     return broadcast_up(g, shape)
 
 

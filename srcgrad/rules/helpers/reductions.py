@@ -20,7 +20,7 @@ def max_chooser(x, y, axis=None, keepdims=False):
     if keepdims and type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4 \
             and type(y) is np.ndarray:
         mask = (x == y).astype(x.dtype)          # the common case (log-softmax's max), in fewer calls
-        mask /= mask.sum(axis=axis, keepdims=True)
+        mask /= np.add.reduce(mask, axis=axis, keepdims=True)
         return mask
     x = np.asarray(x)
     shape = np.shape(x)
