@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 
 from ..errors import PerformanceWarning
+from .. import op_by_op
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
 from ..runtime import ShapeOf, pop, push
@@ -491,8 +492,16 @@ class Jitted:
             raw = _fast_inputs(args, gradient.wrt)
             if raw is not None:
                 return self._finish(main, entry, raw, args)
-        program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
-        compiled = program.compile(mask)
+        try:
+            program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
+            compiled = program.compile(mask)
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            # (sg.grad runs f op by op on a tape, with its PerformanceWarning: nothing for Numba to compile)
+            self.fallbacks[("op by op",) + kinds] = "%s runs op by op: %s" % (
+                fn.__name__, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return gradient(*args)
         if compiled.tuple_output and not gradient.has_aux:
             return gradient(*args)          # (raises grad's TypeError)
         n = len(fn.parsed.params)

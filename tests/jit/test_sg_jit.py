@@ -154,6 +154,36 @@ def test_fallback_warns_and_stays_correct():
     np.testing.assert_allclose(j(x), 2 * x)         # (warned once per argument kinds)
 
 
+def list_min(a):
+    return min([a[0], a[1] * 2.0]) * a[2]         # (min of a list: no compiled rule, op by op)
+
+
+class _Caching:
+    def forward(self, x):
+        self.cache = x                              # (numpy-ml's layers: state on self)
+        return x * 2.0
+
+
+def caching(x):
+    return np.sum(_Caching().forward(x) * x)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (list_min, lambda x: np.array([x[2], 0.0, x[0]])),
+    (caching, lambda x: 4.0 * x),
+])
+def test_what_sg_grad_runs_op_by_op_runs_op_by_op_under_jit(f, expected):
+    """A function sg.grad differentiates op by op (the compiler refuses it,
+    the tape does it) gives the same gradient under sg.jit, with the
+    PerformanceWarning, instead of the refusal."""
+    x = np.array([1.0, 2.0, 3.0])
+    j = sg.jit(sg.grad(f))
+    with pytest.warns(sg.PerformanceWarning, match="op by op"):
+        got = j(x)
+    np.testing.assert_allclose(got, expected(x), rtol=1e-12)
+    assert any("op by op" in reason for reason in j.fallbacks.values())
+
+
 def test_value_and_grad(jitted):
     vg = sg.value_and_grad(pendulum, wrt=(0, 1))
     j = sg.jit(vg)
