@@ -614,6 +614,15 @@ def accumulating():
     return _active_count() > 0
 
 
+class Refused:
+    """What call_function returns when the compiler refuses the function
+    in forward mode (`exc`), before any of it ran: the caller decides
+    whether it runs op by op (function.py, op_by_op.falls_back)."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+
 def call_function(fn, args, kwargs):
     """A call of the @sg.function `fn` while an accumulator is active.
 
@@ -624,7 +633,8 @@ def call_function(fn, args, kwargs):
     that entry's, with the JVP's tangents). When an argument is a container
     holding Tensors with tangents, the function runs op by op instead (each
     op reaches every tape and accumulator in order). Returns NOT_HANDLED
-    when no input has a tangent."""
+    when no input has a tangent, and a `Refused` when the compiler refuses
+    the function in forward mode (before any of it ran)."""
     if fn.has_varargs:     # *args/**kwargs: op by op
         leaves = [t for t in flatten([list(args), kwargs]) if isinstance(t, Tensor)]
         accs = [a for a in tape_mod._stack() if type(a) is ForwardAccumulator and a._recording]
@@ -660,7 +670,10 @@ def call_function(fn, args, kwargs):
     inner = any(t._recording and t._should_record(tensors) for t in stack[k + 1:])
     mask = [isinstance(v, Tensor) and is_differentiable_dtype(v.dtype) and acc._get(v) is not None
             for v in values]
-    compiled = program.compile(mask, "forward")
+    try:
+        compiled = program.compile(mask, "forward")
+    except Exception as exc:        # (nothing of the user's code has run: the caller may run it op by op)
+        return Refused(exc)
     outer = stack[:k]
     on_tensors = _recording(outer)
     tans = [acc._get(v) for v, m in zip(values, mask) if m]

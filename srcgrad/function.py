@@ -307,6 +307,11 @@ class Function:
                     op_by_op.warn(self, exc, stacklevel=4)
                     return self.op_by_op(*args, **kwargs)
             result = forward_mode.call_function(self, args, kwargs)
+            if type(result) is forward_mode.Refused:
+                if not op_by_op.falls_back(result.exc):
+                    raise result.exc
+                op_by_op.warn(self, result.exc, stacklevel=4)
+                return self.op_by_op(*args, **kwargs)
             if result is not forward_mode.NOT_HANDLED:
                 return result
         if self._varargs != (None, None):

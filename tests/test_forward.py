@@ -1023,3 +1023,23 @@ def test_jvp_of_jvp_through_a_list_parameter():
         np.testing.assert_allclose(t, expected, rtol=1e-12)
         fd = _directional_fd(jvp_of_list_to_array, [x, v], [dx, dv], (0, 1))
         np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-8)
+
+
+def _max_times_min(a):
+    xs = [a[0], a[1] * 2.0]
+    return max(xs) * min(xs)        # (builtins on a list: the compiler refuses, op by op differentiates)
+
+
+def test_accumulator_runs_a_refused_function_op_by_op():
+    """An @sg.function the compiler refuses in forward mode runs op by op
+    under a ForwardAccumulator (as sg.jvp and sg.grad run it), with the
+    PerformanceWarning, instead of raising the refusal."""
+    x, t = np.array([1.0, 2.0]), np.array([0.3, -0.7])
+    v = sg.Variable(x)
+    with pytest.warns(sg.PerformanceWarning, match="op by op"):
+        with sg.ForwardAccumulator(v, t) as acc:
+            y = sg.function(_max_times_min)(v)
+    eps = 1e-6
+    fd = (_max_times_min(x + eps * t) - _max_times_min(x - eps * t)) / (2 * eps)
+    np.testing.assert_allclose(float(acc.jvp(y)), fd, rtol=1e-8)
+    np.testing.assert_allclose(float(acc.jvp(y)), sg.jvp(_max_times_min, (x,), (t,))[1], rtol=1e-12)
