@@ -75,14 +75,11 @@ def unbroadcast(g, x):
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
     if type(g) is np.ndarray:       # (the ufunc's reduce: no dispatch through np.sum or ndarray.sum)
         if axes:
-            g = _add_reduce(g, axis=axes, keepdims=not lead)
+            g = np.add.reduce(g, axis=axes, keepdims=not lead)
         return g if g.shape == shape else g.reshape(shape)
     if axes:
         g = np.sum(g, axis=axes)
     return np.reshape(g, shape)
-
-
-_add_reduce = np.add.reduce
 
 
 def unreduce(g, x, axis=None, keepdims=False):
