@@ -917,9 +917,9 @@ def helper_assigns_into_local(x):
 
 def alias_sees_assignment(x):
     y = np.zeros(3)
-    y[:] = x  # unsupported: alias
+    y[:] = x          # (no alias yet: NumPy changes y only)
     view = y          # an alias, not a copy: it sees the next write
-    y[0] = x[1] * x[2]
+    y[0] = x[1] * x[2]  # unsupported: alias
     return np.sum(view * x)
 
 

@@ -840,3 +840,47 @@ def test_objects_from_differentiated_values_used_otherwise_raise():
         sg.grad(particle_steps)(X3, X3)        # a method returning a new object: p is not a record
     check_error(excinfo, "reading the attribute .pos of an object that holds differentiated values",
                 particle_steps, "return np.sum(p.pos)")
+
+
+def alias_rebound_before_write(x):
+    a = x * 1.0
+    b = a            # b is a ...
+    b = b + 1.0      # ... no longer: a new array
+    a[0] = 3.0       # NumPy changes a only
+    return np.sum(a * b)
+
+
+def view_rebound_before_write(x):
+    a = x * 1.0
+    v = a[1:]
+    v = v * 2.0      # a new array, no longer a view of a
+    a[0] = 5.0
+    return np.sum(a) + np.sum(v * v)
+
+
+def alias_in_some_iterations(x):
+    a = x * 1.0
+    b = x * 2.0
+    for i in range(3):
+        if i == 1:
+            b = a        # from here b is a again
+        else:
+            b = b + 1.0
+        a[0] = a[0] * 2.0
+    return np.sum(a * b)
+
+
+def test_a_name_rebound_after_aliasing_is_not_an_alias():
+    """`b = a` then `b = b + 1`: b is a new array before `a[0] = ...`, so
+    NumPy changes a only, and srcgrad differentiates it (the link is tested
+    at run time, since the analysis is not flow-sensitive)."""
+    check(alias_rebound_before_write, [X3], autograd_ok=False)
+    check(view_rebound_before_write, [X3], autograd_ok=False)
+
+
+def test_an_alias_made_in_a_loop_raises_when_it_holds():
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(alias_in_some_iterations)(X3)
+    check_error(excinfo, "element assignment to a while b, another name for the same array (b = a)",
+                alias_in_some_iterations, "a[0] = a[0] * 2.0")
+    assert "make a copy: b = a.copy()" in str(excinfo.value)

@@ -137,9 +137,6 @@ class _Mutations(Block):
             base = target.value.id
             if base not in ctx.locals:
                 fail(ctx.parsed, s, "assignment to an element of %s, which is not a local variable" % base)
-            if base in ctx.aliases:
-                fail(ctx.parsed, s, "element assignment to %s, which another name (%s) refers to (an alias)"
-                     % (base, ctx.aliases[base]), "make a copy: b = a.copy()", op_by_op=False)
             return replace("X = SET(X, I, V)", X=ast_util.name(base), I=ast_util.slice_to_expr(target.slice),
                            V=value, SET=helper(containers.setitem, "setitem"))
         if isinstance(target.value, gast.Subscript):

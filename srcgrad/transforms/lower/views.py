@@ -140,7 +140,14 @@ class _ViewCheck:
         self.stored = ast_util.names_stored(ast_util.module(body))
         self.locals = set(self.ctx.parsed.params) | self.stored
         self.snapshots = {}     # parameter rebound in the function -> the name holding the caller's object
+        self.bindings = {}      # name -> ids of the statements binding it to a new object (=, for)
+        self.place = {}         # id(statement) -> (its position in source order, the loops around it)
+        self.number(body, ())
         for n in ast_util.walk(ast_util.module(body)):
+            if isinstance(n, (gast.Assign, gast.AnnAssign, gast.For)):
+                for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                    for name in ast_util.names_stored(t):
+                        self.bindings.setdefault(name, set()).add(id(n))
             if isinstance(n, gast.Assign) and len(n.targets) == 1:
                 self.collect(n.targets[0], n.value, n)
             elif (isinstance(n, gast.Expr) and isinstance(n.value, gast.Call)
@@ -322,12 +329,14 @@ class _ViewCheck:
     def mutation(self, name, live, s):
         # x += v: in place for an array, not for a float (x[i] += v is an element assignment)
         augmented = isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name)
-        if name not in self.links or (name in self.ctx.aliases and not augmented):  # (setitem raises)
+        if name not in self.links:
             return
         runtime = []
         for other, definite in sorted(self.paths(name).items()):
             if other not in live:
                 continue
+            if definite and not augmented and self.rebound(name, other) and other in Anno.DEFINED.of(s, ()):
+                definite = False        # (`b = a` made them one array, but either may be another one by now)
             if not definite or augmented:
                 if other in Anno.DEFINED.of(s, ()):
                     runtime.append((other,) + view_message(name, other, self.links, s))
@@ -335,6 +344,33 @@ class _ViewCheck:
             self.fail(name, other, s)
         if runtime:
             Anno.VIEW_CHECK.add_to(s, runtime)
+
+    def rebound(self, name, other):
+        """Do statements other than those linking `name` and `other`
+        directly (`b = a`, `v = x[1:]`) bind either name to another object
+        (`b = b + 1`)? Then whether they still share memory at a statement
+        is known at run time only (the analysis is not flow-sensitive)."""
+        linking = self.made_by.get((name, other))
+        if linking is None or any(k not in self.place for k in linking):     # (through a third name: not followed)
+            return False
+        first = min(self.place[k][0] for k in linking)
+        loops = set().union(*(self.place[k][1] for k in linking))
+        for k in (self.bindings.get(name, set()) | self.bindings.get(other, set())) - linking:
+            position, around = self.place.get(k, (first + 1, ()))
+            if position > first or loops & set(around):     # (after the link, or in a loop with it)
+                return True
+        return False
+
+    def number(self, stmts, loops):
+        """Fill self.place: each statement's position in source order and
+        the ids of the loops around it."""
+        for s in stmts:
+            self.place[id(s)] = (len(self.place), loops)
+            inner = loops + (id(s),) if isinstance(s, (gast.For, gast.While)) else loops
+            for field in ("body", "orelse", "finalbody"):
+                self.number(getattr(s, field, None) or [], inner)
+            for handler in getattr(s, "handlers", None) or []:
+                self.number(handler.body, inner)
 
     def fail(self, name, other, s):
         fail(self.ctx.parsed, s, *view_message(name, other, self.links, s), op_by_op=False)
@@ -353,6 +389,11 @@ def view_message(name, other, links, mutation=None):
                 "%s holds too, srcgrad changes %s only)" % (what, holder, holder, name),
                 "store a copy in the container (%s.copy()), or build a new array instead of writing into %s"
                 % (held, name))
+    if not augmented and stmt is not None and isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name):
+        return ("element assignment to %s while %s, another name for the same array (%s), is still used (NumPy "
+                "would change %s too, srcgrad changes %s only)" % (name, other, ast_util.to_source(stmt).strip(),
+                                                                   other, name),
+                "make a copy: %s = %s.copy()" % (ast_util.names_stored(stmt.targets[0]).pop(), stmt.value.id))
     if augmented:
         return ("%s while %s, which may share its memory, is still used (NumPy would change %s too, "
                 "srcgrad changes %s only)" % (what, other, other, name),
