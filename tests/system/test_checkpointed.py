@@ -109,6 +109,35 @@ def test_second_order():
     check_close(sg.hvp(euler)(X, W, 8, 3, v), sg.hvp(euler_plain)(X, W, 8, 3, v), rtol=1e-10, atol=1e-12)
 
 
+def sines_and_sum(x):
+    s = 0.0
+    for t in sg.checkpointed(range(4), snapshots=2):
+        x = np.sin(x)
+        s = s + np.sum(x)       # (a scalar carried beside the array: its snapshot cotangent is 0.0 on some rows)
+    return s
+
+
+def sines_and_sum_plain(x):
+    s = 0.0
+    for t in range(4):
+        x = np.sin(x)
+        s = s + np.sum(x)
+    return s
+
+
+def test_hessian_of_a_loop_carrying_an_array_and_a_scalar():
+    """The vectorised Jacobian of the gradient (sg.hessian, sg.jacobian of
+    sg.grad) through the snapshots of a checkpointed loop whose carried
+    values' cotangents are zero on some rows (found by the probe helper:
+    np.stack of mixed shapes)."""
+    x = np.array([0.1, 0.2, -0.4])
+    want = sg.hessian(sines_and_sum_plain)(x)
+    for i in range(len(x)):       # the plain loop's Hessian, row by row, against central differences of its gradient
+        check_close(want[i], numerical_grad(lambda v: sg.grad(sines_and_sum_plain)(v)[i], x), rtol=1e-6, atol=1e-8)
+    check_close(sg.hessian(sines_and_sum)(x), want, rtol=1e-10, atol=1e-12)
+    check_close(sg.jacobian(sg.grad(sines_and_sum))(x), want, rtol=1e-10, atol=1e-12)
+
+
 def scalar_loop(a, n):
     for t in sg.checkpointed(range(n), snapshots=2):
         a = a + 0.2 * np.sin(a)

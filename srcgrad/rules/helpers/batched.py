@@ -248,10 +248,10 @@ def batch_vjp(vjp, g, z, *args):
         return tuple(None for _ in vjp(none, z, *args))
     if isinstance(g, (list, tuple)):
         B = batch_size(g)
-        parts = [vjp([None if e is None else e[k] for e in g], z, *args) for k in range(B)]
+        parts = [vjp([_example(e, k) for e in g], z, *args) for k in range(B)]
     elif isinstance(g, dict):
         B = batch_size(g)
-        parts = [vjp({key: None if e is None else e[k] for key, e in g.items()}, z, *args) for k in range(B)]
+        parts = [vjp({key: _example(e, k) for key, e in g.items()}, z, *args) for k in range(B)]
     elif g is None:
         # a symbolic zero for every example (the cotangent of a dict of checkpointed snapshots that nothing
         # read): zero cotangents, as None
@@ -262,15 +262,42 @@ def batch_vjp(vjp, g, z, *args):
     return tuple(_stack(column) for column in zip(*parts)) if parts else ()
 
 
+def _example(g, k):
+    """Example k of the batched cotangent `g`: of each array leaf of a
+    container (a checkpoint's snapshot holds a tuple of the carried values),
+    its row k; None and scalars (placeholders of unused outputs) as they are."""
+    if isinstance(g, (list, tuple)):
+        return type(g)(_example(e, k) for e in g)
+    if isinstance(g, dict):
+        return {key: _example(e, k) for key, e in g.items()}
+    if g is None or np.ndim(g) == 0:
+        return g
+    return g[k]
+
+
 def _stack(values):
-    first = values[0]
-    if first is None or all(v is None for v in values):
+    """The per-example cotangents `values` stacked on a new leading axis
+    (containers leaf by leaf). None is a symbolic zero: zeros where other
+    examples have a cotangent; a 0-d cotangent among arrays stands for its
+    broadcast (a 0.0 for an array's zero cotangent)."""
+    present = [v for v in values if v is not None]
+    if not present:
         return None
+    first = present[0]
     if isinstance(first, (list, tuple)):
         return [_stack([v[i] if v is not None else None for v in values]) for i in range(len(first))]
     if isinstance(first, dict):
         return {key: _stack([v.get(key) if v is not None else None for v in values]) for key in first}
-    return np.stack([np.asarray(v) for v in values])
+    arrays = [np.asarray(v) for v in present]
+    shapes = {a.shape for a in arrays if a.ndim}
+    if len(arrays) < len(values) or (shapes and any(a.ndim == 0 for a in arrays)):
+        if len(shapes) > 1:
+            raise ValueError("srcgrad: per-example cotangents of shapes %s cannot be stacked" % sorted(shapes))
+        shape = shapes.pop() if shapes else ()
+        dtype = np.result_type(*arrays)
+        it = iter(arrays)       # (a 0-d cotangent of an array: its broadcast)
+        arrays = [np.broadcast_to(next(it), shape) if v is not None else np.zeros(shape, dtype) for v in values]
+    return np.stack(arrays)
 
 
 #: unbatched helper -> (batched helper, extra trailing arguments the generated code passes)
