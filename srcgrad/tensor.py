@@ -21,6 +21,7 @@ from .errors import api_boundary, location
 from .rules import registry
 from .rules.python import containers
 
+_asarray = np.asarray       # (NumPy's own: inside a tape np.asarray is the recording wrapper of scipy_calls)
 _ids = itertools.count(1)
 
 
@@ -253,7 +254,7 @@ class Tensor:
     __slots__ = ("_value", "_id", "__weakref__")
 
     def __init__(self, value, dtype=None):
-        self._value = np.asarray(value, dtype=dtype)
+        self._value = _asarray(value, dtype=dtype)
         self._id = next(_ids)
 
     # -- basic protocol
