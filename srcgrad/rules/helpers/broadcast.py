@@ -193,11 +193,17 @@ def matmul_product(g, x, y, wrt_x):
 
 def matmul_adjoint_x(g, x, y):
     """Cotangent of x in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    if type(g) is np.ndarray and type(y) is np.ndarray and type(x) is np.ndarray \
+            and g.ndim == 2 and x.ndim == 2 and y.ndim == 2:
+        return g @ y.T          # (matrices: nothing broadcast, nothing to sum back)
     return unbroadcast(matmul_product(g, x, y, True), x)
 
 
 def matmul_adjoint_y(g, x, y):
     """Cotangent of y in z = x @ y (NumPy matmul semantics, 1-d and batched)."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and type(y) is np.ndarray \
+            and g.ndim == 2 and x.ndim == 2 and y.ndim == 2:
+        return x.T @ g
     return unbroadcast(matmul_product(g, x, y, False), y)
 
 
