@@ -226,6 +226,30 @@ def _stores_subscript(frame):
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
+def _overrides(value, protocol):
+    """Is `value` an ndarray of a subclass with its own NumPy protocol
+    method (a Buffer the tape follows: tape/buffers.py)?"""
+    return isinstance(value, np.ndarray) and getattr(type(value), protocol) is not getattr(np.ndarray, protocol)
+
+
+def _in_place_message(ufunc, method, out):
+    """The TypeError's message for a ufunc writing a Tensor into a NumPy
+    array (`a *= t`, `a[i] += t`, `np.exp(t, out=a)`), naming the user's line."""
+    name = "np.%s%s" % (ufunc.__name__, "" if method == "__call__" else "." + method)
+    found = user_frame(2, through_srcgrad=True)
+    where = ""
+    if found is not None:
+        frame = found[0]
+        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        where = " at %s%s" % (location(frame.f_code.co_filename, frame.f_lineno), ": `%s`" % text if text else "")
+    kind = "an array of %s" % out[0].dtype.name if len(out) == 1 and isinstance(out[0], np.ndarray) else "arrays"
+    return ("srcgrad Tensors are immutable, and %s%s writes a Tensor into %s in place (an augmented "
+            "assignment such as `a *= t` or `a[i] += t` runs %s(..., out=a)), which cannot be recorded op "
+            "by op. Write the new value instead: `a = a * t`, or `a[i] = a[i] + t` into an array allocated "
+            "inside the tape (np.zeros, np.ones, np.empty there are recorded when filled with Tensors)."
+            % (name, where, kind, name))
+
+
 def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in "fc"
 
@@ -293,8 +317,11 @@ class Tensor:
 
     @api_boundary
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError("srcgrad Tensors are immutable: out= is not supported")
+        out = kwargs.get("out")
+        if out is not None:
+            if any(_overrides(o, "__array_ufunc__") for o in out):
+                return NotImplemented       # (an array the tape follows, tape/buffers.py: its own method writes)
+            raise TypeError(_in_place_message(ufunc, method, out))
         kwargs.pop("out", None)
         if method == "__call__":
             return apply(ufunc, inputs, kwargs)
@@ -302,6 +329,8 @@ class Tensor:
 
     @api_boundary
     def __array_function__(self, func, types, args, kwargs):
+        if _overrides(kwargs.get("out"), "__array_function__"):
+            return NotImplemented           # (np.sum(t, out=buf) into an array the tape follows: its method writes)
         form = registry.tape_form(func)
         if form is not None:
             result = form(*args, **kwargs)

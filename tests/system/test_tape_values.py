@@ -94,9 +94,12 @@ def test_record_time_gradients_by_finite_differences():
 
 # ------------------------------------------------------------------ cut paths must warn
 
+_BEFORE_THE_TAPE = np.zeros(3)     # (a plain ndarray: np.zeros in the tape returns a Buffer, tape/buffers.py)
+
+
 def cut(case, xt):
-    if case == "copyto":
-        buf = np.zeros(3)
+    if case == "copyto":    # (into an array allocated on the tape, np.copyto is recorded: test_buffers_inplace.py)
+        buf = _BEFORE_THE_TAPE.copy()
         np.copyto(buf, xt * 2.0)
         return np.sum(buf * xt)
     if case == "setitem_scalar":
