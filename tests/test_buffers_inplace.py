@@ -1,11 +1,14 @@
 """Op by op, every way of writing into an array the user's code allocated
 on the tape (a Buffer, srcgrad/tape/buffers.py) is followed, with NumPy's
 values and their derivatives, or raises TypeError naming what to write
-instead.
+instead; and a SciPy function imported by name in another user module is
+recorded (srcgrad/tape/scipy_calls.py).
 
 Values are checked against the same code run on plain ndarrays, gradients
 against central finite differences (autograd cannot differentiate element
 assignment)."""
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -302,3 +305,32 @@ def test_in_place_update_of_a_plain_array_names_the_line():
     assert "test_buffers_inplace.py:%d" % info.traceback[-1].lineno in message or \
         "test_buffers_inplace.py:%d" % (info.traceback[-1].lineno + 1) in message
     assert "a = a * t" in message and "out=" in message
+
+
+# ------------------------------------------------------------------ SciPy imported by name in another module
+
+def test_scipy_function_imported_by_name_in_another_module(tmp_path, monkeypatch):
+    pytest.importorskip("scipy")
+    (tmp_path / "srcgrad_test_lib_lse.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from scipy.special import logsumexp
+        def loss(w):
+            return logsumexp(w * 2.0) + np.sum(w)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import srcgrad_test_lib_lse as lib
+    try:
+        w = np.array([0.1, 0.5, -0.3])
+        p = np.exp(2 * w) / np.sum(np.exp(2 * w))
+        v = sg.Variable(w)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sg.GradientPathWarning)
+            with sg.GradientTape() as tape:
+                y = lib.loss(v)
+            g = tape.gradient(y, v)
+        np.testing.assert_allclose(g.numpy(), 2 * p + 1, rtol=1e-12)
+        np.testing.assert_allclose(g.numpy(), fd_grad(lib.loss, w), rtol=1e-6)
+        import scipy.special
+        assert lib.logsumexp is scipy.special.logsumexp      # (restored after the tape)
+    finally:
+        sys.modules.pop("srcgrad_test_lib_lse", None)

@@ -16,15 +16,22 @@ as `__srcgrad_raw__`, which the registry follows, so compiled code treats
 it as the primitive. Leaving the last recording tape restores SciPy.
 
 A function imported by name (`from scipy.special import logsumexp`) is
-replaced in the globals of the module whose code the tape records (the
-module that entered the tape; for the op-by-op fallback, the function's);
-imported into a third module, it is not: call it through its module there,
-or inside `@sg.function`/`sg.grad`, where compiled code differentiates it
-by its rule.
+replaced in the globals of the module that entered the tape, and of every
+user module loaded then (not NumPy's, SciPy's, srcgrad's, the standard
+library's or an installed package's: `lib.py` beside the script that
+defines the loss the tape records). The op-by-op fallback also replaces it
+in every module the function calls into, when called (`everywhere`). A
+library installed in site-packages that imported it by name still calls
+SciPy's function on a watched Tensor, which converts it: that cut path
+warns GradientPathWarning on a tape, as every conversion the tape cannot
+see does (an error under sg.grad); call it through its module there, or
+inside `@sg.function`/`sg.grad`, where compiled code differentiates it by
+its rule.
 """
 import contextlib
 import importlib
 import inspect
+import os
 import sys
 import threading
 
@@ -62,6 +69,36 @@ def _replace_names(namespace):
         if found is not None and found[0] is value:
             namespace[name] = found[1]
             _names.append((namespace, name, value))
+
+
+_user_modules = [-1, []]     # [len(sys.modules) when listed, the user modules' globals]
+
+
+def _user_namespaces():
+    """The globals of the user's modules loaded (listed again when modules
+    were imported or removed): not NumPy's, SciPy's, srcgrad's, the standard
+    library's or an installed package's."""
+    if _user_modules[0] != len(sys.modules):
+        found = []
+        for name, module in list(sys.modules.items()):
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict) and _is_user_module(name, module):
+                found.append(namespace)
+        _user_modules[:] = [len(sys.modules), found]
+    return _user_modules[1]
+
+
+def _is_user_module(name, module):
+    top = name.partition(".")[0]
+    if top in ("numpy", "scipy", "srcgrad") or top in sys.stdlib_module_names:
+        return False
+    filename = getattr(module, "__file__", None)
+    if not isinstance(filename, str):
+        return name == "__main__"
+    return not ("site-packages" in filename or "dist-packages" in filename or filename.startswith(_SRCGRAD_DIR))
+
+
+_SRCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 #: NumPy functions with rules that do not dispatch on a differentiable
@@ -139,6 +176,9 @@ def _wrapper(prim):
     def recorded(*args, **kwargs):
         if users_only and args and type(args[0]) in _PLAIN:
             return prim(*args, **kwargs)        # (np.asarray(ndarray): the common call, kept cheap)
+        if buffers.MADE[0]:         # (an array filled with Tensors stands for its Tensor: buffers.py)
+            args = [buffers.plain(a) for a in args]
+            kwargs = {k: buffers.plain(v) for k, v in kwargs.items()}
         tensors = [a for a in nested.flatten([list(args), list(kwargs.values())]) if isinstance(a, Tensor)]
         if tensors and users_only and frame_kind(sys._getframe(1)) != "user":
             for t in tensors:       # (a library converting: the cut path warns at the user's line, as before)
@@ -199,6 +239,9 @@ def enter(namespace=None):
             _replace_names(namespace)
         if _depth > 1:
             return
+        if _by_primitive:
+            for user_namespace in _user_namespaces():      # (lib.py: from scipy.special import logsumexp)
+                _replace_names(user_namespace)
         for target, wrappers, _, _, one_by_one in _found[key]:
             if target is not None:
                 target.update(wrappers)
