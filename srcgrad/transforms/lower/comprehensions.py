@@ -6,8 +6,9 @@ function: each is computed by statements placed before the statement it
 is in (hoisted, innermost first), into a fresh name that the statement
 then reads:
 - `[elt for t in it if c]` -> `comp = []; for t_1 in it: if c: comp =
-  list_append(comp, elt)` (the targets renamed apart; a comprehension or
-  local call in the element or the conditions is hoisted inside the loop);
+  list_append(comp, elt)` (the targets renamed apart, except in the first
+  iterable, which Python evaluates in the enclosing scope; a comprehension
+  or local call in the element or the conditions is hoisted inside the loop);
 - `g(a)` for a local function g -> its body, inlined (local_functions.py).
 One inside a lambda, a conditional expression, an and/or or a while
 condition (which would run it a different number of times) raises
@@ -108,7 +109,9 @@ def _comprehension(comp, target, ctx):
     for g in reversed(comp.generators):
         for cond in reversed(g.ifs):
             inner = [ast_util.if_(rename(cond), inner, [])]
-        inner = [ast_util.for_(rename(g.target), rename(g.iter), inner)]
+        # the first iterable is evaluated in the enclosing scope (`[x for x in x]` iterates over the outer x)
+        it = ast_util.clone(g.iter) if g is comp.generators[0] else rename(g.iter)
+        inner = [ast_util.for_(rename(g.target), it, inner)]
     out = replace("T = []", T=ast_util.name(target)) + inner
     # local functions called in the element or the conditions: inlined there
     return _Hoisting(ctx).visit_block(inherit_origin(out, comp))
