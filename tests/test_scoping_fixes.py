@@ -5,6 +5,9 @@ srcgrad once gave wrong values and gradients or crashed the generated code:
    `[x * 2 for x in x]` iterates over the outer x (comprehensions.py, which
    renamed the target there too: the generated code read an unbound name).
    Dict and set comprehensions are refused by the compiler and run op by op.
+2. A comprehension or a local function call as the whole header of a
+   `for` or `if` (`for y in [...]:`, `if g(x):`) is hoisted before the
+   statement like one inside it (it was refused or left unresolved).
 
 Each function is checked against plain Python (the value), a closed form,
 central finite differences and, where autograd runs it (`np` rebound to
@@ -169,3 +172,43 @@ def test_dict_and_set_comprehensions_run_op_by_op(fn, construct, value, grad):
     check_close(g, numerical_grad(fn, X3), RTOL, ATOL)
     with autograd_numpy():
         check_close(autograd.grad(fn)(X3), grad, AG_RTOL, AG_ATOL)
+
+
+# ===========================================================================
+# 2. Comprehensions and local calls as for and if headers
+# ===========================================================================
+
+def comprehension_as_first_iterable(x):
+    ys = [x + 1.0 for x in [x * 2.0 for x in x]]
+    return sum(ys) * np.sum(x)
+
+
+
+def test_comprehension_as_the_first_iterable_of_another():
+    s = np.sum(2 * X3 + 1)
+    check(comprehension_as_first_iterable, s * np.sum(X3), np.full(3, 2 * np.sum(X3) + s))
+
+
+
+def loop_over_a_comprehension(x):
+    s = 0.0
+    for y in [x * 2.0 for x in x]:
+        s = s + y * y
+    return s
+
+
+def local_call_as_if_test(x):
+    positive = lambda z: np.sum(z) > 0  # noqa: E731
+    if positive(x):
+        return np.sum(x ** 2)
+    return np.sum(x)
+
+
+def test_comprehension_as_a_for_loop_iterable():
+    check(loop_over_a_comprehension, np.sum(4 * X3 ** 2), 8 * X3)
+
+
+def test_local_function_call_as_an_if_test():
+    check(local_call_as_if_test, np.sum(X3 ** 2), 2 * X3)
+    check(local_call_as_if_test, np.sum(-X3), 1 + 0 * X3, x=-X3)
+

@@ -3,8 +3,8 @@
 Requires: local_functions (`ctx.local_fns` known). Guarantees: no list
 comprehension or generator expression is left, nor a call of a local
 function: each is computed by statements placed before the statement it
-is in (hoisted, innermost first), into a fresh name that the statement
-then reads:
+is in (hoisted, innermost first; also the whole test of an `if` or the
+iterable of a `for`), into a fresh name that the statement then reads:
 - `[elt for t in it if c]` -> `comp = []; for t_1 in it: if c: comp =
   list_append(comp, elt)` (the targets renamed apart, except in the first
   iterable, which Python evaluates in the enclosing scope; a comprehension
@@ -75,16 +75,15 @@ class _Hoisting(Block):
 
     def hoisted(self, s):
         """The statements computing the hoistable expressions of `s`."""
-        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)):
-            root = s
-        elif isinstance(s, (gast.If, gast.For)):
-            root = s.test if isinstance(s, gast.If) else s.iter
-        else:
-            if isinstance(s, gast.While) and any(_hoistable(n, self.ctx) for n in ast_util.walk(s.test)):
-                fail(self.ctx.parsed, s, "a call of a local function in a while condition")
-            return []
         pre = []
-        _Hoist(self.ctx, root, pre).visit(root)
+        if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)):
+            _Hoist(self.ctx, s, pre).visit(s)
+        elif isinstance(s, (gast.If, gast.For)):
+            # the header itself may be hoisted (`for y in [...]:`, `if g(x):`): the statement is the root
+            field = "test" if isinstance(s, gast.If) else "iter"
+            setattr(s, field, _Hoist(self.ctx, s, pre).visit(getattr(s, field)))
+        elif isinstance(s, gast.While) and any(_hoistable(n, self.ctx) for n in ast_util.walk(s.test)):
+            fail(self.ctx.parsed, s, "a call of a local function in a while condition")
         return pre
 
 
