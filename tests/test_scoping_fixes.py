@@ -8,6 +8,11 @@ srcgrad once gave wrong values and gradients or crashed the generated code:
 2. A comprehension or a local function call as the whole header of a
    `for` or `if` (`for y in [...]:`, `if g(x):`) is hoisted before the
    statement like one inside it (it was refused or left unresolved).
+3. A default of a local `def` or `lambda` is evaluated once, where the
+   function is defined (again at each execution of the def in a loop), not
+   at the calls: a name it reads may be rebound before the call
+   (local_functions.py binds it to `<function>_<param>_default` at the
+   definition; the calls gave silent wrong values and gradients).
 
 Each function is checked against plain Python (the value), a closed form,
 central finite differences and, where autograd runs it (`np` rebound to
@@ -212,3 +217,158 @@ def test_local_function_call_as_an_if_test():
     check(local_call_as_if_test, np.sum(X3 ** 2), 2 * X3)
     check(local_call_as_if_test, np.sum(-X3), 1 + 0 * X3, x=-X3)
 
+
+
+# ===========================================================================
+# 3. Defaults of local functions: evaluated at the definition
+# ===========================================================================
+
+def def_default_then_rebound(x):
+    a = 2.0 * x
+    def g(z, c=a):      # c is 2x: bound here
+        return z * c
+    a = x ** 3
+    return np.sum(g(x))
+
+
+def lambda_default_then_rebound(x):
+    a = 2.0 * x
+    g = lambda z, c=a: z * c  # noqa: E731
+    a = x ** 3
+    return np.sum(g(x))
+
+
+def test_def_default_is_evaluated_at_the_definition():
+    check(def_default_then_rebound, np.sum(2 * X3 ** 2), 4 * X3)
+
+
+def test_lambda_default_is_evaluated_at_the_definition():
+    check(lambda_default_then_rebound, np.sum(2 * X3 ** 2), 4 * X3)
+
+
+def test_the_default_is_bound_once_where_the_function_is_defined():
+    src = sg.source(def_default_then_rebound)
+    forward = src.split("# Reverse sweep")[0]
+    assert forward.count("g_c_default = ") == 1, src
+    assert forward.index("g_c_default = ") < forward.index("x ** 3"), src
+
+
+def default_read_by_two_calls(x):
+    a = np.sin(x)
+    def g(z, c=a, k=2.0, f=np.tanh):    # a constant, a global's attribute: left at the calls
+        return f(z) * c * k
+    a = a * 10.0
+    return np.sum(g(x)) + np.sum(g(a, k=-1.0))
+
+
+def test_two_calls_read_the_same_default_and_its_gradient_is_counted_once_per_call():
+    s, c = np.sin(X3), np.cos(X3)
+    a = 10.0 * s
+    value = np.sum(2.0 * np.tanh(X3) * s - np.tanh(a) * s)
+    grad = (2.0 * (1 - np.tanh(X3) ** 2) * s + 2.0 * np.tanh(X3) * c
+            - (1 - np.tanh(a) ** 2) * 10.0 * c * s - np.tanh(a) * c)
+    check(default_read_by_two_calls, value, grad)
+
+
+def def_in_a_loop(x):
+    s = 0.0
+    a = x
+    for _ in range(3):
+        def g(z, c=a):      # re-evaluated at each iteration: x, x^2, x^3
+            return z * c
+        a = a * x
+        s = s + np.sum(g(x))
+    return s
+
+
+def lambda_in_a_loop(x):
+    s = 0.0
+    a = x
+    for _ in range(3):
+        g = lambda z, c=a * 2.0: z * c  # noqa: E731
+        a = np.sin(a)
+        s = s + np.sum(g(x))
+    return s
+
+
+def test_def_in_a_loop_evaluates_its_default_at_each_iteration():
+    check(def_in_a_loop, np.sum(X3 ** 2 + X3 ** 3 + X3 ** 4), 2 * X3 + 3 * X3 ** 2 + 4 * X3 ** 3)
+
+
+def test_lambda_in_a_loop_evaluates_its_default_at_each_iteration():
+    s1 = np.sin(X3)
+    s2 = np.sin(s1)
+    c1, c2 = np.cos(X3), np.cos(s1) * np.cos(X3)
+    value = np.sum(2 * X3 * (X3 + s1 + s2))
+    grad = 2 * (X3 + s1 + s2) + 2 * X3 * (1 + c1 + c2)
+    check(lambda_in_a_loop, value, grad)
+
+
+def called_before_the_def_runs_again(x):
+    s = 0.0
+    a = x
+    for i in range(3):
+        if i > 0:
+            s = s + np.sum(g(x))    # noqa: F821 (the g of the previous iteration, with its default)
+        def g(z, c=a):
+            return z * c
+        a = a * x
+    return s
+
+
+def test_a_call_reads_the_default_of_the_last_execution_of_the_def():
+    check(called_before_the_def_runs_again, np.sum(X3 ** 2 + X3 ** 3), 2 * X3 + 3 * X3 ** 2)
+
+
+def keyword_only_defaults(x):
+    a = np.sin(x)
+    def g(z, *, c=a, d=2.0):
+        return z * c * d
+    a = x
+    return np.sum(g(x)) + np.sum(g(x, d=3.0)) + np.sum(g(x, c=a))
+
+
+def positional_only_default(x):
+    a = np.sin(x)
+    def g(z, /, c=a):
+        return z * c
+    a = x
+    return np.sum(g(x)) + np.sum(g(a, a))
+
+
+def test_keyword_only_defaults():
+    s, c = np.sin(X3), np.cos(X3)
+    check(keyword_only_defaults, np.sum(5 * X3 * s + 2 * X3 ** 2), 5 * (s + X3 * c) + 4 * X3)
+
+
+def test_positional_only_parameter_and_default():
+    s, c = np.sin(X3), np.cos(X3)
+    check(positional_only_default, np.sum(X3 * s + X3 ** 2), s + X3 * c + 2 * X3)
+
+
+def nested_local_functions(x):
+    def h(y, k=x ** 2):         # k is x^2 (the parameter, before it is rebound)
+        def g(z, c=y * k):      # c is y k: y rebound below
+            return z + c
+        y = y * 3.0
+        return g(y)
+    x = x + 1.0
+    return np.sum(h(x))
+
+
+def test_defaults_of_nested_local_functions():
+    value = np.sum(3 * (X3 + 1) + (X3 + 1) * X3 ** 2)
+    grad = 3 + X3 ** 2 + 2 * X3 * (X3 + 1)
+    check(nested_local_functions, value, grad)
+
+
+def default_read_in_a_comprehension(x):
+    a = x * x
+    g = lambda z, c=a: z * c  # noqa: E731
+    a = x
+    return np.sum(sum([g(v) for v in x]))
+
+
+def test_default_read_by_calls_inside_a_comprehension():
+    check(default_read_in_a_comprehension, np.sum(X3) * np.sum(X3 ** 2),
+          np.sum(X3 ** 2) + 2 * X3 * np.sum(X3))

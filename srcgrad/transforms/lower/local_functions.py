@@ -6,8 +6,11 @@ body, nor a lambda assigned to a name; each is recorded in
 called, also inside a comprehension) replaces a call by the function's
 body, lowered on its own (with its own context, `Lowering.inlined`), its
 names renamed apart (`<function>_<name>`) and its result assigned to the
-call's target. A local function used as a value (passed on, stored,
-returned), called with *args, **kwargs or keyword-only parameters, or
+call's target. A default that is not a constant or a global is evaluated
+where the def or lambda is, as Python does (`<function>_<param>_default =
+<default>` in its place, re-run with it in a loop), and the inlined calls
+read that name. A local function used as a value (passed on, stored,
+returned), with *args or **kwargs (as parameters or in a call), or called
 recursively, raises UnsupportedSyntaxError: compiled code has no object to
 call for it.
 """
@@ -22,19 +25,62 @@ from ..base import inherit_origin
 from .common import Block
 
 
+def _fixed(e, ctx):
+    """Does the default `e` denote the same object wherever it is evaluated
+    (a constant, a global, a builtin, a module's attribute like np.pi)?"""
+    if isinstance(e, gast.Constant):
+        return True
+    if isinstance(e, gast.UnaryOp) and isinstance(e.operand, gast.Constant):
+        return True
+    return isinstance(e, (gast.Name, gast.Attribute)) and ctx.static(e) is not None
+
+
+def _bind_defaults(fn, name, ctx):
+    """Python evaluates a def's or lambda's defaults once, where it is
+    defined (at each execution of the def), not at the calls. The
+    statements binding each default that is not fixed to a fresh name, at
+    the definition, and a copy of `fn` whose defaults are those names (read
+    where a call is inlined; differentiated through like any assignment)."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    bound, pre = {}, []
+    for param, default in pairs:
+        if _fixed(default, ctx):
+            continue
+        tmp = ctx.namer.fresh("%s_%s_default" % (name, param.id))
+        ctx.locals.add(tmp)
+        bound[id(default)] = tmp
+        pre += replace("TMP = VALUE", TMP=ast_util.name(tmp), VALUE=default)
+    if not pre:
+        return fn, pre
+    fn = copy.copy(fn)
+    fn.args = copy.copy(args)
+
+    def sub(d):
+        return ast_util.name(bound[id(d)]) if d is not None and id(d) in bound else d
+    fn.args.defaults = [sub(d) for d in args.defaults]
+    fn.args.kw_defaults = [sub(d) for d in args.kw_defaults]
+    return fn, pre
+
+
 class _LocalFunctions(Block):
 
     def visit_FunctionDef(self, node):
         if node.decorator_list:
             fail(self.ctx.parsed, node, "a decorated nested function")
-        self.ctx.local_fns[node.name] = node
-        return None
+        fn, pre = _bind_defaults(node, node.name, self.ctx)
+        self.ctx.local_fns[node.name] = fn
+        return pre or None
 
     def visit_Assign(self, node):
         if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Lambda)):
-            self.ctx.local_fns[node.targets[0].id] = node.value
-            return None
+            name = node.targets[0].id
+            fn, pre = _bind_defaults(node.value, name, self.ctx)
+            self.ctx.local_fns[name] = fn
+            return pre or None
         return node
 
 
@@ -63,22 +109,29 @@ def inline_call(call, target, ctx):
     parsed = ctx.parsed
     fn = ctx.local_fns[call.func.id]
     args = fn.args
-    params = [a.id for a in args.args]
-    if args.vararg or args.kwarg or args.kwonlyargs:
-        fail(parsed, call, "a local function with *args, **kwargs or keyword-only parameters")
+    positional = [a.id for a in args.posonlyargs + args.args]
+    keyword = [a.id for a in args.args + args.kwonlyargs]
+    params = positional + [a.id for a in args.kwonlyargs]
+    if args.vararg or args.kwarg:
+        fail(parsed, call, "a local function with *args or **kwargs")
+    if any(isinstance(a, gast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        fail(parsed, call, "a call of the local function %s with *args or **kwargs" % call.func.id)
+    if len(call.args) > len(positional):
+        fail(parsed, call, "a call of %s with too many positional arguments" % call.func.id)
     renames = {}
     stored = {n.id for n in ast_util.walk(fn) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Param))}
     for n in stored:
         renames[n] = ctx.namer.fresh("%s_%s" % (call.func.id, n))
     values = {}
-    for p, a in zip(params, call.args):
+    for p, a in zip(positional, call.args):
         values[p] = a
     for k in call.keywords:
-        if k.arg not in params:
-            fail(parsed, call, "an unknown keyword %r in a call of %s" % (k.arg, call.func.id))
+        if k.arg not in keyword or k.arg in values:
+            fail(parsed, call, "an unknown or repeated keyword %r in a call of %s" % (k.arg, call.func.id))
         values[k.arg] = k.value
-    defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.id, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     pre = []
     for p in params:
         v = values.get(p, defaults.get(p))
