@@ -13,6 +13,10 @@ srcgrad once gave wrong values and gradients or crashed the generated code:
    at the calls: a name it reads may be rebound before the call
    (local_functions.py binds it to `<function>_<param>_default` at the
    definition; the calls gave silent wrong values and gradients).
+4. A local function's name must denote one function in the whole body:
+   a second definition, an assignment or a parameter of the same name is
+   refused (and runs op by op) instead of inlining the wrong body at every
+   call (silent wrong values and gradients).
 
 Each function is checked against plain Python (the value), a closed form,
 central finite differences and, where autograd runs it (`np` rebound to
@@ -372,3 +376,57 @@ def default_read_in_a_comprehension(x):
 def test_default_read_by_calls_inside_a_comprehension():
     check(default_read_in_a_comprehension, np.sum(X3) * np.sum(X3 ** 2),
           np.sum(X3 ** 2) + 2 * X3 * np.sum(X3))
+
+
+# ===========================================================================
+# 4. A local function's name is bound once
+# ===========================================================================
+
+def two_defs_of_one_name(x):
+    if x[0] > 0:
+        def g(z):
+            return z * 2.0
+    else:
+        def g(z):
+            return z * 3.0
+    return np.sum(g(x))
+
+
+def lambda_rebound(x):
+    g = lambda z: z * 2.0  # noqa: E731
+    y = g(x)
+    g = lambda z: z * 5.0  # noqa: E731
+    return np.sum(y + g(x))
+
+
+def def_named_as_a_parameter(x, g=np.sin):
+    y = g(x)
+    def g(z):
+        return z * 2.0
+    return np.sum(y + g(x))
+
+
+def def_named_as_a_parameter_of_a_local_function(x):
+    def h(z, g):
+        def g(u):
+            return u * 2.0
+        return g(z)
+    return np.sum(h(x, np.sin))
+
+
+@pytest.mark.parametrize("fn, message, value, grad", [
+    (two_defs_of_one_name, "defined more than once", np.sum(2 * X3), 2 + 0 * X3),
+    (lambda_rebound, "defined more than once", np.sum(7 * X3), 7 + 0 * X3),
+    (def_named_as_a_parameter, "named as the parameter", np.sum(np.sin(X3) + 2 * X3), np.cos(X3) + 2),
+    (def_named_as_a_parameter_of_a_local_function, "named as its parameter", np.sum(2 * X3), 2 + 0 * X3),
+])
+def test_a_local_function_name_bound_twice_is_refused_and_runs_op_by_op(fn, message, value, grad):
+    with pytest.raises(sg.UnsupportedSyntaxError, match=message):
+        sg.grad(fn)(X3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        v, g = sg.value_and_grad(fn)(X3)
+    assert np.isclose(fn(X3), value)
+    check_close(v, value, AG_RTOL, AG_ATOL)
+    check_close(g, grad, AG_RTOL, AG_ATOL)
+    check_close(g, numerical_grad(fn, X3), RTOL, ATOL)

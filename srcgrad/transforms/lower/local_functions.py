@@ -12,7 +12,10 @@ where the def or lambda is, as Python does (`<function>_<param>_default =
 read that name. A local function used as a value (passed on, stored,
 returned), with *args or **kwargs (as parameters or in a call), or called
 recursively, raises UnsupportedSyntaxError: compiled code has no object to
-call for it.
+call for it. So does a local function's name bound otherwise too (a
+second def or lambda, an assignment, a parameter): calls are inlined by
+name, whichever binding Python would read there. An inlined body's own
+local functions are renamed apart with its other names.
 """
 import copy
 
@@ -67,21 +70,42 @@ def _bind_defaults(fn, name, ctx):
 
 class _LocalFunctions(Block):
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.defined = {}           # name -> the def or lambda assignment statements binding it
+
+    def define(self, name, fn, node):
+        self.defined.setdefault(name, []).append(node)
+        fn, pre = _bind_defaults(fn, name, self.ctx)
+        self.ctx.local_fns[name] = fn
+        return pre or None
+
     def visit_FunctionDef(self, node):
         if node.decorator_list:
             fail(self.ctx.parsed, node, "a decorated nested function")
-        fn, pre = _bind_defaults(node, node.name, self.ctx)
-        self.ctx.local_fns[node.name] = fn
-        return pre or None
+        return self.define(node.name, node, node)
 
     def visit_Assign(self, node):
         if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Lambda)):
-            name = node.targets[0].id
-            fn, pre = _bind_defaults(node.value, name, self.ctx)
-            self.ctx.local_fns[name] = fn
-            return pre or None
+            return self.define(node.targets[0].id, node.value, node)
         return node
+
+
+def _check_bound_once(body, ctx, defined):
+    """A call of a local function is inlined by name, wherever it is: the
+    name must denote that one function in the whole body (bound by one
+    def or lambda, not by another one nor by an assignment or a parameter)."""
+    hint = "give each local function its own name, not used for anything else"
+    for name, nodes in defined.items():
+        if len(nodes) > 1:
+            fail(ctx.parsed, nodes[1], "the local function %s defined more than once" % name, hint)
+        if ctx.top and name in ctx.parsed.params:
+            fail(ctx.parsed, nodes[0], "a local function named as the parameter %s" % name, hint)
+    for s in body:
+        for n in ast_util.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in defined:
+                fail(ctx.parsed, n, "the local function %s assigned another value" % n.id, hint)
 
 
 def _check_values(body, ctx):
@@ -121,6 +145,12 @@ def inline_call(call, target, ctx):
     renames = {}
     stored = {n.id for n in ast_util.walk(fn) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Param))}
+    # (the local functions it defines are its names too: renamed with the calls of them)
+    inner_defs = {n.name for n in ast_util.walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+    if inner_defs & set(params):
+        fail(parsed, call, "a local function of %s named as its parameter %s"
+             % (call.func.id, sorted(inner_defs & set(params))[0]))
+    stored |= inner_defs
     for n in stored:
         renames[n] = ctx.namer.fresh("%s_%s" % (call.func.id, n))
     values = {}
@@ -148,6 +178,8 @@ def inline_call(call, target, ctx):
         for n in ast_util.walk(s):
             if isinstance(n, gast.Name) and n.id in renames:
                 n.id = renames[n.id]
+            elif isinstance(n, gast.FunctionDef) and n.name in renames:
+                n.name = renames[n.name]
     # a local function's returns: lowered on its own, then its result is assigned
     fake = copy.copy(parsed.node)
     fake.body = body
@@ -165,6 +197,8 @@ def inline_call(call, target, ctx):
 
 
 def transform(fdef, ctx):
-    fdef.body = _LocalFunctions(ctx).visit_block(fdef.body)
+    converter = _LocalFunctions(ctx)
+    fdef.body = converter.visit_block(fdef.body)
+    _check_bound_once(fdef.body, ctx, converter.defined)
     _check_values(fdef.body, ctx)
     return fdef
