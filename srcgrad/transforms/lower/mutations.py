@@ -5,7 +5,10 @@ Requires: views (the VIEW_CHECK annotations). Guarantees:
   list items, `a[i], a[j] = a[j], a[i]`) is the functional
   `x = setitem(x, i, v)`, so the derivative code never mutates the caller's
   arrays and the overwritten values are kept (the old `x` is saved like any
-  overwritten name); `xs.append(v)` and `xs.extend(ys)` are
+  overwritten name); an index that is not a name or a constant is bound to
+  a fresh `_index` first, so it is evaluated once, in Python's order (the
+  value of `x[f()] = v` first, the indices of `x[f()] += v` first);
+  `xs.append(v)` and `xs.extend(ys)` are
   `xs = list_append(xs, v)` / `list_extend` (srcgrad/rules/containers.py);
 - a statement carrying VIEW_CHECK is preceded by `check_not_shared(x,
   (others...), views)`, NumPy's semantics checked at run time;
@@ -49,8 +52,11 @@ class _Mutations(Block):
     def visit_AugAssign(self, node):
         if not isinstance(node.target, gast.Subscript):
             return self.checked(node, node)
-        read = replace_expr("TARGET", TARGET=node.target)        # x[i] += v: x[i] = x[i] + v
-        return self.checked(node, self.setitem(node.target, ast_util.binop(read, node.op, node.value), node))
+        # Python evaluates the target's indices once, before the value: x[f()] += v is
+        # _index = f(); x = setitem(x, _index, x[_index] + v)
+        pre, target = self.bind_indices(node.target)
+        read = replace_expr("TARGET", TARGET=target)        # x[i] += v: x[i] = x[i] + v
+        return self.checked(node, pre + self.setitem(target, ast_util.binop(read, node.op, node.value), node))
 
     def visit_Assign(self, node):
         targets = node.targets
@@ -60,7 +66,13 @@ class _Mutations(Block):
         if any(isinstance(t, gast.Subscript) for t in targets):
             if len(targets) != 1:
                 fail(self.ctx.parsed, node, "chained element assignment")
-            return self.checked(node, self.setitem(targets[0], node.value, node))
+            pre, target = self.bind_indices(targets[0])
+            value = node.value
+            if pre and not _simple(value):
+                # Python evaluates the value before the target's indices
+                value = ast_util.name(self.ctx.namer.fresh("_value"))
+                pre = replace("V = E", V=value, E=node.value) + pre
+            return self.checked(node, pre + self.setitem(target, value, node))
         return self.checked(node, node)
 
     def visit_AnnAssign(self, node):
@@ -130,6 +142,40 @@ class _Mutations(Block):
                              "instead (xs = [v] + xs, d = {**d, 'k': v}, x = np.sort(x))",
                              op_by_op=n.func.attr not in _ARRAY_MUTATORS)
 
+    def bind_indices(self, target):
+        """(statements, target): the indices of the subscript chain `target`
+        (`a[f()][g():]`) that a second evaluation could change or repeat a
+        side effect of (anything but a name or a constant) bound to fresh
+        names, once each, outermost first as Python evaluates them; the
+        target reading those names instead."""
+        pre = []
+
+        def bind(e):
+            if _simple(e):
+                return e
+            tmp = ast_util.name(self.ctx.namer.fresh("_index"))
+            pre.extend(replace("T = E", T=tmp, E=e))
+            return tmp
+
+        def index(sl):
+            if isinstance(sl, gast.Tuple):
+                sl.elts = [index(e) for e in sl.elts]
+                return sl
+            if isinstance(sl, gast.Slice):
+                sl.lower, sl.upper, sl.step = bind(sl.lower), bind(sl.upper), bind(sl.step)
+                return sl
+            return bind(sl)
+
+        target = ast_util.clone(target)
+        node = target
+        copies = []
+        while isinstance(node, gast.Subscript):
+            copies.append(node)
+            node = node.value
+        for sub in reversed(copies):        # the base's index first
+            sub.slice = index(sub.slice)
+        return pre, target
+
     def setitem(self, target, value, s):
         """`base[i][j] = v` -> t = base[i]; t = setitem(t, j, v); base = setitem(base, i, t)."""
         ctx = self.ctx
@@ -147,6 +193,14 @@ class _Mutations(Block):
             return out + self.setitem(target.value, tmp, s)
         fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)",
              op_by_op=not (isinstance(target.value, gast.Attribute) and target.value.attr == "flat"))
+
+
+def _simple(e):
+    """Does evaluating `e` again give the same value, with no side effect
+    (absent, a name, a constant, a negated constant)?"""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        e = e.operand
+    return e is None or isinstance(e, (gast.Name, gast.Constant))
 
 
 def written_params(body, params):
