@@ -129,22 +129,44 @@ def _may_share(e, lookup, dynamic):
     return _names(e)
 
 
-def _relate(stmts, sharing, lookup, dynamic):
+def _shape_pushed(fdef, lookup):
+    """The names every push of which is `push(S, ShapeOf(x))`: popping one
+    back (`x = pop(S)`; the generated code pops a value into the name it
+    pushed) gives a ShapeOf, which shares no buffer."""
+    shape, full = set(), set()
+    for n in ast_util.walk(fdef):
+        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and lookup(n.func.id) is runtime.push
+                and len(n.args) == 2):
+            arg = n.args[1]
+            if (isinstance(arg, gast.Call) and isinstance(arg.func, gast.Name)
+                    and lookup(arg.func.id) is runtime.ShapeOf and len(arg.args) == 1
+                    and isinstance(arg.args[0], gast.Name)):
+                shape.add(arg.args[0].id)
+            else:
+                full |= _names(arg)
+    return shape - full
+
+
+def _relate(stmts, sharing, lookup, dynamic, shape_pushed=frozenset()):
     for s in stmts:
         if isinstance(s, gast.Assign):
             targets = [n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)]
+            value = s.value
+            if (len(targets) == 1 and targets[0] in shape_pushed and isinstance(value, gast.Call)
+                    and isinstance(value.func, gast.Name) and lookup(value.func.id) is runtime.pop):
+                continue        # x = pop(S) of an x pushed as ShapeOf(x) only
             sharing.union(targets + sorted(_may_share(s.value, lookup, dynamic)))
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             # push(stack, x), xs.append(x): the receiver holds x
             call = s.value
             receiver = _names(call.func.value) if isinstance(call.func, gast.Attribute) else set()
-            sharing.union(sorted(receiver | set().union(*[_names(a) for a in call.args])))
+            sharing.union(sorted(receiver | set().union(*[_may_share(a, lookup, dynamic) for a in call.args])))
         elif isinstance(s, (gast.If, gast.For, gast.While)):
             if isinstance(s, gast.For):
                 sharing.union([n.id for n in ast_util.walk(s.target) if isinstance(n, gast.Name)]
                               + sorted(_names(s.iter)))
-            _relate(s.body, sharing, lookup, dynamic)
-            _relate(getattr(s, "orelse", []), sharing, lookup, dynamic)
+            _relate(s.body, sharing, lookup, dynamic, shape_pushed)
+            _relate(getattr(s, "orelse", []), sharing, lookup, dynamic, shape_pushed)
 
 
 def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
@@ -161,12 +183,15 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
         return 0
     dynamic = set(dynamic)
     sharing = _Sharing()
-    _relate(fdef.body, sharing, lookup, dynamic)
+    _relate(fdef.body, sharing, lookup, dynamic, _shape_pushed(fdef, lookup))
     # the caller's buffers: the arguments, and the names the function reads
     # without assigning them (globals, closure cells, injected objects)
     outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
     param_roots = {sharing.find(p) for p in outside}
     sets = sets if sets is not None else liveness.Sets()
+    shape_of = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) is runtime.ShapeOf}
+    if shape_of:
+        sets = _MetadataReads(sets, shape_of)
     count = 0
 
     def visit(stmts, live_out):
@@ -197,6 +222,44 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
 
     visit(fdef.body, set())
     return count
+
+
+class _MetadataReads(liveness.Sets):
+    """The statements' uses and defs without the names read only as the
+    argument of ShapeOf (`push(_stack, ShapeOf(x))`, `x = ShapeOf(x)`):
+    ShapeOf reads the shape and dtype, which writing into the buffer in
+    place does not change, so such a read does not keep the old value
+    alive."""
+
+    def __init__(self, base, shape_of):
+        super().__init__()
+        self.base, self.shape_of = base, shape_of
+
+    def get(self, s):
+        found = self.cache.get(id(s))
+        if found is None or found[0] is not s:
+            read, written = self.base.get(s)
+            if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in self.shape_of
+                   for n in ast_util.walk(s)):
+                read = _names_outside_shape_of(s, self.shape_of)
+            found = self.cache[id(s)] = (s, read, written)
+        return found[1], found[2]
+
+
+def _names_outside_shape_of(s, shape_of):
+    """The names `s` reads other than as the argument of ShapeOf."""
+    out = set()
+
+    def visit(n):
+        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in shape_of
+                and len(n.args) == 1 and isinstance(n.args[0], gast.Name)):
+            return
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            out.add(n.id)
+        for child in gast.iter_child_nodes(n):
+            visit(child)
+    visit(s)
+    return out
 
 
 def _callee_names(fdef, lookup):

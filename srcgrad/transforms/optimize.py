@@ -24,6 +24,7 @@ import gast
 import numpy as np
 
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 from . import liveness
 from .liveness import Sets, live_after, live_in_stmt
 
@@ -199,11 +200,38 @@ def free_dead(body, params, sets=None):
     return out
 
 
+def _hoistable_push(s, temp, value):
+    """Is `s` a forward sweep's `push(S, x)` (or `push(S, ShapeOf(x))`) that
+    may run before `temp = value` instead of after it: it does not read
+    `temp`, and `value` does not read the stack (a pop). (Pushing a name
+    before an in-place write into its buffer pushes the same buffer.)"""
+    if not (isinstance(s, gast.Expr) and Anno.PUSH.of(s) is not None and isinstance(s.value, gast.Call)
+            and len(s.value.args) == 2 and isinstance(s.value.args[0], gast.Name)):
+        return False
+    pushed = liveness.uses(s.value)
+    return temp not in pushed and s.value.args[0].id not in liveness.uses(value) \
+        and not any(isinstance(n, gast.NamedExpr) for n in ast_util.walk(value))
+
+
+def _pair_at(stmts, k):
+    """The index of the copy `x = t` that pairs with `t = e` at k (right
+    after it, or after one push that may move before it), or None."""
+    s = stmts[k]
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return None
+    t = s.targets[0].id
+    if k + 1 < len(stmts) and _is_copy(stmts[k + 1]) and stmts[k + 1].value.id == t:
+        return k + 1
+    if (k + 2 < len(stmts) and _is_copy(stmts[k + 2]) and stmts[k + 2].value.id == t
+            and _hoistable_push(stmts[k + 1], t, s.value)):
+        return k + 2
+    return None
+
+
 def _pairs_anywhere(stmts):
     """Is there a `t = e; x = t` pair in `stmts` or a block nested in them?"""
     for k, s in enumerate(stmts):
-        if (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and k + 1 < len(stmts)
-                and _is_copy(stmts[k + 1]) and stmts[k + 1].value.id == s.targets[0].id):
+        if _pair_at(stmts, k) is not None:
             return True
         if isinstance(s, gast.If) and (_pairs_anywhere(s.body) or _pairs_anywhere(s.orelse)):
             return True
@@ -215,7 +243,9 @@ def _pairs_anywhere(stmts):
 def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
     """`t = e; x = t` -> `x = e` where t is read nowhere after (ANF names
     every value; a loop's `setitem_H = setitem(H, ...); H = setitem_H`
-    otherwise keeps the old array alive in `setitem_H` after the loop).
+    otherwise keeps the old array alive in `setitem_H` after the loop);
+    also `t = e; push(S, ShapeOf(x)); x = t` -> `push(S, ShapeOf(x)); x = e`
+    (the push of the old x, placed before the assignment to x).
     Nested blocks too; returns the new list."""
     if not _pairs_anywhere(stmts):
         return stmts            # (nothing to collapse: no liveness to compute)
@@ -234,14 +264,15 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
     k = 0
     while k < len(stmts):
         s = stmts[k]
-        nxt = stmts[k + 1] if k + 1 < len(stmts) else None
-        if (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and _is_copy(nxt)
-                and nxt.value.id == s.targets[0].id and nxt.value.id not in after[k + 1]
+        j = _pair_at(stmts, k)
+        nxt = stmts[j] if j is not None else None
+        if (nxt is not None and nxt.value.id not in after[j]
                 and nxt.targets[0].id != nxt.value.id and nxt.value.id not in deleted):
             new = ast_util.assign(nxt.targets[0].id, s.value)
             ast_util.copy_location(new, s)
+            out.extend(stmts[k + 1:j])      # (a push that moves before the assignment)
             out.append(new)
-            k += 2
+            k = j + 1
             continue
         out.append(s)
         k += 1
