@@ -163,9 +163,10 @@ def zero_at_in_place(g, index):
     raise NotImplementedError("a Numba twin")
 
 
-def value_cotangent(g, index, v):
+def value_cotangent(g, index, v, x=None):
     """Twin of srcgrad's value_cotangent for an array `g`: a copy of
-    g[index] summed back to v's shape."""
+    g[index] summed back to v's shape (zeros when `x`, the array written
+    into, has an integer or bool dtype)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -552,12 +553,19 @@ def _zero_at_in_place(g, index):
 
 
 @overload(value_cotangent)
-def _value_cotangent(g, index, v):
+def _value_cotangent(g, index, v, x=None):
     if not _array(g) or not isinstance(index, types.Integer):
         return None
+    if isinstance(x, types.Optional):
+        x = x.type
+    if _array(x) and not isinstance(x.dtype, (types.Float, types.Complex)):
+        # NumPy truncated v to store it into an integer or bool array: no derivative passes
+        if _array(v):
+            return lambda g, index, v, x=None: np.zeros(v.shape, dtype=g.dtype)
+        return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
     if _array(v):
-        return lambda g, index, v: unbroadcast(g[index].copy(), v)
-    return lambda g, index, v: g[index]
+        return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
+    return lambda g, index, v, x=None: g[index]
 
 
 @overload(unindex)

@@ -21,6 +21,7 @@ import gast
 from .. import runtime
 from ..errors import UnsupportedSyntaxError, source_name
 from ..rules.helpers import broadcast as helpers
+from ..rules.python import containers
 from ..syntax import ast_util
 from . import optimize
 from ..syntax.anno import Anno
@@ -42,7 +43,8 @@ def _names_in_order(body, ctx):
 
 
 # helper -> positions of the arguments it reads only the shape of
-_SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1)}
+_SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
+               containers.value_cotangent: (3,)}
 
 
 def _shape_only(nodes, injected, names):

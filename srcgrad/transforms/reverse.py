@@ -448,8 +448,25 @@ def transform(fdef, ctx):
         found, value = ctx.namespace.lookup(n)
         if found and type(value) is np.ndarray:
             sweeps.free_arrays.add(n)
+    _container_writes_keep_no_dtype(sweeps.rev_body, gen)
     _prune_stack(sweeps, gen)
     return sweeps
+
+
+def _container_writes_keep_no_dtype(stmts, gen):
+    """value_cotangent(g, index, v, x) reads x only for its dtype (an
+    integer array passes no derivative to v): where x may be a list or dict
+    (a name of `gen.dynamic`, which is never saved as ShapeOf), the argument
+    is dropped, so the reverse sweep does not keep every version of the
+    container."""
+    aliases = {alias for alias, obj in gen.injected.items() if obj is containers.value_cotangent}
+    if not aliases or not gen.dynamic:
+        return
+    for s in stmts:
+        for n in ast_util.walk(s):
+            if (isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in aliases
+                    and len(n.args) == 4 and isinstance(n.args[3], gast.Name) and n.args[3].id in gen.dynamic):
+                del n.args[3]
 
 
 def _exposed(stmts, assigned):
@@ -477,7 +494,7 @@ def _shape_positions(injected):
     """{alias: argument positions} of the helpers in generated code that
     read only the shape (and dtype) of those arguments."""
     table = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
-             rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
+             rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,), containers.value_cotangent: (3,)}
     return {alias: table[obj] for alias, obj in injected.items() if callable(obj) and obj in table}
 
 

@@ -21,7 +21,7 @@ from ...runtime import densify, primitive, zeros_tree
 from ..helpers.broadcast import unbroadcast
 from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
-from ..tangents import register_linear
+from ..tangents import declare_linear, register_linear, register_tangent
 
 _SEQ = (list, tuple)
 
@@ -211,15 +211,26 @@ def array_setitem(x, index, v):
 def setitem_(z, x, index, v):
     """z = x with z[index] = v: the overwritten entries of x get no
     cotangent; v gets the cotangent of the entries it set (summed back over
-    broadcasting). (v's first: then the zeroing can be done in place,
-    transforms/inplace.py.)"""
-    d[v] = value_cotangent(d[z], index, v)
+    broadcasting), none when x is an integer or bool array (NumPy truncated
+    v: x's dtype, read from x's ShapeOf). (v's first: then the zeroing can
+    be done in place, transforms/inplace.py.)"""
+    d[v] = value_cotangent(d[z], index, v, x)
     d[x] = zero_at(d[z], index)
 
 
 register_adjoint(array_setitem)(setitem_)
-register_linear(setitem, (0, 2))
-register_linear(array_setitem, (0, 2))
+
+
+@register_tangent(setitem)
+def setitem_tangent(z, x, index, v):
+    """Linear in (x, v); v's tangent is dropped when z is an integer or
+    bool array (NumPy truncated v)."""
+    t[z] = setitem(t[x], index, value_tangent(t[v], z))
+
+
+register_tangent(array_setitem)(setitem_tangent)
+declare_linear(setitem, (0, 2))
+declare_linear(array_setitem, (0, 2))
 
 
 def zero_at(g, index):
@@ -266,13 +277,17 @@ def zero_at_in_place(g, index):
 FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
 
 
-def value_cotangent(g, index, v):
-    """The cotangent of the value assigned at `index`: g[index], summed back
-    to v's shape (NumPy broadcast v when it set the entries). An index that
-    names an element more than once (`y[[0, 0]] = v`, integer arrays) wrote
-    it last with the last of those entries, as NumPy does: only that entry
-    of v gets its cotangent, the earlier ones none. `g` None (a symbolic
-    zero) gives zeros."""
+def value_cotangent(g, index, v, x=None):
+    """The cotangent of the value assigned at `index` of `x` (or its
+    ShapeOf): g[index], summed back to v's shape (NumPy broadcast v when it
+    set the entries). An index that names an element more than once
+    (`y[[0, 0]] = v`, integer arrays) wrote it last with the last of those
+    entries, as NumPy does: only that entry of v gets its cotangent, the
+    earlier ones none. `g` None (a symbolic zero) gives zeros, and so does
+    an `x` of integer or bool dtype (NumPy truncated v to store it: no
+    derivative passes)."""
+    if x is not None and not _holds_derivatives(x):
+        g = None
     part = g[index] if g is not None else None
     if isinstance(v, (_SEQ, dict)):
         return part
@@ -285,6 +300,26 @@ def value_cotangent(g, index, v):
         if mask is not None:
             part = part * mask
     return unbroadcast(part, v)
+
+
+def _holds_derivatives(x):
+    """Can the array `x` (or its ShapeOf stand-in) hold a derivative: is its
+    dtype inexact (float, complex)? Lists, dicts and objects without a
+    NumPy dtype: True."""
+    dtype = getattr(x, "dtype", None)
+    return not isinstance(dtype, np.dtype) or dtype.kind in "fc"
+
+
+def value_tangent(tv, z):
+    """The tangent of a value stored into `z`: `tv`, or zeros of its shape
+    when z is an integer or bool array (NumPy truncated the value; linear
+    in tv)."""
+    if tv is None or _holds_derivatives(z):
+        return tv
+    return np.zeros(np.shape(tv))
+
+
+declare_linear(value_tangent)
 
 
 def _has_index_array(index):
