@@ -345,3 +345,21 @@ def test_twins_do_not_keep_dropped_functions_alive():
         del f, twin
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def _store_into(x, buf):
+    out = buf * 1
+    out[0] = 10.0 * x[0]        # into an integer array: the value is truncated, no derivative passes
+    return (out * x).sum()
+
+
+def test_element_assignment_into_an_integer_torch_tensor_passes_no_derivative():
+    """The integer-destination rule (value_cotangent) reads another
+    library's dtype too: torch's int64 truncates as NumPy's int does."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.55, 1.0], dtype=torch.float64)
+    got = sg.grad(_store_into)(x, torch.zeros(2, dtype=torch.int64))
+    assert isinstance(got, torch.Tensor)
+    np.testing.assert_allclose(got.numpy(), [5.0, 0.0], rtol=1e-12)
+    got = sg.grad(_store_into)(x, torch.zeros(2, dtype=torch.float64))
+    np.testing.assert_allclose(got.numpy(), [11.0, 0.0], rtol=1e-12)

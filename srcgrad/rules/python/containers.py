@@ -305,9 +305,16 @@ def value_cotangent(g, index, v, x=None):
 def _holds_derivatives(x):
     """Can the array `x` (or its ShapeOf stand-in) hold a derivative: is its
     dtype inexact (float, complex)? Lists, dicts and objects without a
-    NumPy dtype: True."""
+    dtype: True. (Not isinstance(dtype, np.dtype): on another library's
+    arrays the generated code's `np` is srcgrad's facade of it.)"""
     dtype = getattr(x, "dtype", None)
-    return not isinstance(dtype, np.dtype) or dtype.kind in "fc"
+    kind = getattr(dtype, "kind", None)      # (NumPy's dtypes, and Dask's, CuPy's, JAX's)
+    if isinstance(kind, str):
+        return kind in "fc"
+    floating = getattr(dtype, "is_floating_point", None)       # (PyTorch's dtypes)
+    if isinstance(floating, bool):
+        return floating or getattr(dtype, "is_complex", False) is True
+    return True
 
 
 def value_tangent(tv, z):
