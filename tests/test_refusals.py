@@ -381,3 +381,32 @@ def test_arrays_of_python_objects_and_mixed_results_are_refused_not_cut():
     with pytest.warns(sg.GradientPathWarning, match="cho_factor"):      # op by op: (c, lower) is not recorded
         with sg.GradientTape():
             solve_spd(sg.Variable(x))
+
+
+_MASK = np.array([True, False, True])
+
+
+def _sum_where(x):
+    return np.sum(x ** 2, where=_MASK)
+
+
+def _mean_where(x):
+    return np.mean(x ** 2, where=_MASK)
+
+
+def _max_where(x):
+    return np.max(x, initial=-np.inf, where=_MASK)
+
+
+@pytest.mark.parametrize("f", [_sum_where, _mean_where, _max_where])
+def test_reductions_with_where_are_refused_not_differentiated_wrongly(f):
+    """np.sum/mean/max's rules do not model where= (the derivative ignored
+    it, silently: found by the probe helper): the call is refused with the
+    workaround, on every path."""
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="where= is not modelled"):
+        sg.grad(f)(x)
+    v = sg.Variable(x)
+    with pytest.raises(TypeError, match="where= is not modelled"):
+        with sg.GradientTape():
+            f(v)

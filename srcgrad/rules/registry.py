@@ -29,6 +29,7 @@ import types
 
 import gast
 
+from ..errors import public_name
 from ..syntax import ast_util
 from ..syntax.templates import is_d
 
@@ -228,7 +229,13 @@ class Template:
             values = dict(self.defaults)           # the common case, without inspect
             values.update(zip(self.params, args))
             return values
-        bound = self.signature.bind(output, *args, **kwargs)
+        try:
+            bound = self.signature.bind(output, *args, **kwargs)
+        except TypeError as exc:
+            hint = (" (where= is not modelled: mask the values first, np.where(mask, x, 0), then reduce)"
+                    if "where" in kwargs and "where" not in self.params else "")
+            raise TypeError("srcgrad's rule for %s cannot differentiate this call: %s%s"
+                            % (public_name(self.primitive), exc, hint)) from None
         bound.apply_defaults()
         values = dict(bound.arguments)
         values.pop(self.output)

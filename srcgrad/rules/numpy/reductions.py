@@ -36,7 +36,7 @@ from ..tangents import declare_linear, register_linear, register_tangent
 # ------------------------------------------------------------- sums and means
 
 @register_adjoint(np.sum)
-def sum(y, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def sum(y, x, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """d/dx sum(x) = 1 broadcast back to x's shape."""
     d[x] = unreduce(d[y], x, axis, keepdims)
 
@@ -45,7 +45,7 @@ register_linear(np.sum, static=("axis", "keepdims"))
 
 
 @register_adjoint(np.mean)
-def mean(y, x, axis=None, dtype=None, out=None, keepdims=False, where=None):
+def mean(y, x, axis=None, dtype=None, out=None, keepdims=False):
     d[x] = unreduce(d[y], x, axis, keepdims) / reduction_size(x, y)
 
 
@@ -55,25 +55,25 @@ register_linear(np.mean, static=("axis", "keepdims"))
 # -------------------------------------------------------------------- extrema
 
 @register_adjoint(np.max)
-def max(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+def max(y, x, axis=None, out=None, keepdims=False, initial=None):
     """The cotangent goes to the maximal entries; ties split it evenly (as
     autograd and JAX do)."""
     d[x] = unreduce(d[y], x, axis, keepdims) * max_chooser(x, y, axis, keepdims)
 
 
 @register_tangent(np.max)
-def max_tangent(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+def max_tangent(y, x, axis=None, out=None, keepdims=False, initial=None):
     """The mean of the tangents at the maximal entries (ties split evenly)."""
     t[y] = np.sum(t[x] * max_chooser(x, y, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
 @register_adjoint(np.min)
-def min(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+def min(y, x, axis=None, out=None, keepdims=False, initial=None):
     d[x] = unreduce(d[y], x, axis, keepdims) * max_chooser(x, y, axis, keepdims)
 
 
 @register_tangent(np.min)
-def min_tangent(y, x, axis=None, out=None, keepdims=False, initial=None, where=None):
+def min_tangent(y, x, axis=None, out=None, keepdims=False, initial=None):
     t[y] = np.sum(t[x] * max_chooser(x, y, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
