@@ -165,7 +165,7 @@ def _norm_kind(x, ord, axis, kind):
     if kind == "vector":
         return "vector", _axes(axis, nd), 2 if ord is None else ord
     if kind == "matrix":
-        return "matrix", _axes((-2, -1) if axis is None else axis, nd), "fro" if ord is None else ord
+        return "matrix", _pair((-2, -1) if axis is None else axis, nd), "fro" if ord is None else ord
     if axis is None:
         if ord is None:
             return "vector", _axes(None, nd), 2
@@ -174,7 +174,14 @@ def _norm_kind(x, ord, axis, kind):
         axis = (axis,)
     if len(axis) == 1:
         return "vector", _axes(axis, nd), 2 if ord is None else ord
-    return "matrix", _axes(axis, nd), "fro" if ord is None else ord
+    return "matrix", _pair(axis, nd), "fro" if ord is None else ord
+
+
+def _pair(axis, nd):
+    """A matrix norm's (row axis, column axis), non-negative, in the order
+    given: unlike a reduction's axes, the order matters (axis=(1, 0) is the
+    norm of the transpose: ord=1's column sums are then sums over axis 0)."""
+    return tuple(a % nd for a in axis)
 
 
 @nondiff_helper
