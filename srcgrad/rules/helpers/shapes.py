@@ -365,6 +365,27 @@ def _diff_extra(x, a, axis):
     return np.shape(x)[axis % np.ndim(a)]
 
 
+def diff_end_adjoint(g, a, n, axis, prepend, append, which):
+    """The cotangent of np.diff's `prepend` (which='prepend') or `append`:
+    the differences were of concatenate(prepend, a, append) along axis, so
+    the end gets its slice of that array's cotangent (the first
+    difference's adjoint applied n times), summed for a scalar end (NumPy
+    expands it to length 1 along axis and a's shape elsewhere)."""
+    end = prepend if which == "prepend" else append
+    for _ in range(n):
+        g = -np.diff(np.pad(g, _diff_pad(np.ndim(g), axis)), axis=axis)
+    before = _diff_extra(prepend, a, axis)
+    ax = axis % np.ndim(a)
+    if which == "prepend":
+        part = g[_along(np.ndim(g), ax, 0, before)]
+    else:
+        start = before + np.shape(a)[ax]
+        part = g[_along(np.ndim(g), ax, start, start + _diff_extra(append, a, axis))]
+    if np.ndim(end) == 0:
+        return np.sum(part)
+    return np.reshape(part, np.shape(end))
+
+
 def diff_adjoint(g, a, n, axis, prepend, append):
     """np.diff: the first difference D (out_i = a_{i+1} - a_i) has adjoint
     (D^T g)_j = g_{j-1} - g_j = -diff(pad(g, 1 each side))_j; n-th

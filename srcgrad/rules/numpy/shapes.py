@@ -27,7 +27,8 @@ from ..helpers.batched import reshape_b, swapaxes_b, transpose_b
 from ..helpers.broadcast import unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, block_on_tensors, block_tangent,
-                              broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, ediff1d_adjoint,
+                              broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, diff_end_adjoint,
+                              ediff1d_adjoint,
                               ediff1d_tangent, gradient_adjoint,
                               hsplit_axis, inverse_axes, negate_shift, promoted_concatenate_adjoint,
                               rollaxis_inverse, split_adjoint, stack_adjoint, unravel)
@@ -364,8 +365,11 @@ def atleast_3d(z, *arys):
 @register_adjoint(np.diff)
 def diff(z, a, n=1, axis=-1, prepend=None, append=None):
     """n-th differences along axis: the adjoint of the first difference,
-    applied n times (prepend/append are not differentiated)."""
+    applied n times, of the array extended by prepend/append; each part
+    gets its slice."""
     d[a] = diff_adjoint(d[z], a, n, axis, prepend, append)
+    d[prepend] = diff_end_adjoint(d[z], a, n, axis, prepend, append, "prepend")
+    d[append] = diff_end_adjoint(d[z], a, n, axis, prepend, append, "append")
 
 
 @register_adjoint(np.gradient)
