@@ -884,3 +884,36 @@ def test_an_alias_made_in_a_loop_raises_when_it_holds():
     check_error(excinfo, "element assignment to a while b, another name for the same array (b = a)",
                 alias_in_some_iterations, "a[0] = a[0] * 2.0")
     assert "make a copy: b = a.copy()" in str(excinfo.value)
+
+
+def tuple_row_swap(X):
+    X = X * 1.0
+    X[0], X[1] = X[1], X[0]         # NumPy: both rows end as the old row 1 (the right side holds views)
+    return np.sum(X * np.array([[1.0, 2.0], [3.0, 5.0]]))
+
+
+def tuple_row_swap_copied(X):
+    X = X * 1.0
+    X[0], X[1] = X[1].copy(), X[0].copy()
+    return np.sum(X * np.array([[1.0, 2.0], [3.0, 5.0]]))
+
+
+def tuple_element_swap(v):
+    v = v * 1.0
+    v[0], v[1] = v[1], v[0]         # elements of a vector are copies: a real swap
+    return np.sum(v * np.arange(3.0))
+
+
+def test_a_tuple_assignment_reading_views_of_its_target_raises():
+    """`X[0], X[1] = X[1], X[0]` on rows: NumPy assigns one by one and the
+    second item, a view of row 0, sees the first write; the functional
+    lowering would swap (found by the second probe helper). Checked at run
+    time: copies and scalar elements swap as they do in NumPy."""
+    M = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(sg.UnsupportedSyntaxError) as excinfo:
+        sg.grad(tuple_row_swap)(M)
+    check_error(excinfo, "assigning X[0] in a tuple assignment whose right side", tuple_row_swap,
+                "X[0], X[1] = X[1], X[0]")
+    assert "X[1].copy(), X[0].copy()" in str(excinfo.value)
+    check(tuple_row_swap_copied, [M], autograd_ok=False)
+    check(tuple_element_swap, [X3], autograd_ok=False)

@@ -120,7 +120,26 @@ class _Mutations(Block):
             parts = [replace_expr("T[K]", T=tup, K=ast_util.const(k)) for k in range(len(elts))]
         temps = [ast_util.name(namer.fresh("_value")) for _ in elts]
         pre += [a for t, v in zip(temps, parts) for a in replace("T = V", T=t, V=v)]
-        pre += [a for e, t in zip(elts, temps) for a in replace("E = T", E=e, T=t)]
+        read = {n.id for n in ast_util.walk(value) if isinstance(n, gast.Name)}
+        for k, (e, t) in enumerate(zip(elts, temps)):
+            base = _subscript_root(e)
+            later = temps[k + 1:]
+            if base is not None and base in read and later:
+                # NumPy assigns one by one: a later item that is a view of `base` (a row, a slice) is read
+                # after this write; the functional setitem would give it the value before (X[0], X[1] = X[1], X[0])
+                source = ast_util.to_source(value).strip()
+                message = ("assigning %s in a tuple assignment whose right side %s holds a view of %s: NumPy "
+                           "writes the items one by one, so a later item sees the earlier writes (a row swap "
+                           "copies one row twice); srcgrad would read the values before" % (
+                               ast_util.to_source(e).strip(), source, base),
+                           "copy the right side's items: %s" % ", ".join(
+                               "%s.copy()" % ast_util.to_source(v).strip() for v in parts))
+                what = (tuple(message for _ in later), self.ctx.parsed.origin(node))
+                pre += replace("CHECK(X, OTHERS, VIEWS)", CHECK=helper(runtime_syntax.check_not_shared,
+                                                                       "check_not_shared"),
+                               X=ast_util.name(base), OTHERS=ast_util.tuple_([ast_util.name(n.id) for n in later]),
+                               VIEWS=helper(what, "views"))
+            pre += replace("E = T", E=e, T=t)
         return pre
 
     def check_mutators(self, s):
@@ -201,6 +220,13 @@ def _simple(e):
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
         e = e.operand
     return e is None or isinstance(e, (gast.Name, gast.Constant))
+
+
+def _subscript_root(target):
+    """The name under the subscripts of `target` (x for x[i][j]), or None."""
+    while isinstance(target, gast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
 
 
 def written_params(body, params):
