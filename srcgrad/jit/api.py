@@ -65,6 +65,16 @@ def _reason(exc):
     return "%s: %s" % (type(exc).__name__, text[:400] + ("..." if len(text) > 400 else ""))
 
 
+def _numba_limitation(exc):
+    """Did compiled code raise for what Numba does not implement at run time
+    (NotImplementedError: `X.T.reshape(6)`, a reshape of a non-contiguous
+    array, which NumPy does by copying)? Asked for generated derivative code
+    only: it is functional (it writes into no argument) and draws no random
+    numbers (sg.jit runs those in CPython), so running it again in CPython
+    is safe; a user's own function under sg.jit is not re-run."""
+    return isinstance(exc, NotImplementedError)
+
+
 def _while_compiling(exc, numba):
     """Did `exc` come from Numba compiling (typing, lowering: any error of
     its compiler, not only its NumbaErrors), rather than from running the
@@ -424,7 +434,7 @@ class Jitted:
         warnings.warn("sg.jit: %s runs in CPython, not compiled by Numba: %s"
                       % (getattr(self.target, "__name__", self.target), reason), PerformanceWarning, stacklevel=4)
 
-    def _run(self, key, entry, args, python):
+    def _run(self, key, entry, args, python, functional=False):
         if entry.call is not None and any(_is_random(a) for a in args):
             self._fallback(key, entry, _RANDOM % "a random generator argument")
         if entry.call is not None:
@@ -433,7 +443,7 @@ class Jitted:
                 with scipy_calls.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
                     return entry.call(*args, *entry.extra), True
             except Exception as exc:
-                if not _while_compiling(exc, numba):
+                if not (_while_compiling(exc, numba) or functional and _numba_limitation(exc)):
                     raise               # (the compiled code ran and raised: what the function raises)
                 self._fallback(key, entry, _reason(exc))
         elif key not in self.fallbacks:
@@ -517,7 +527,7 @@ class Jitted:
         """Run `entry` on the program inputs `raw` (the gradient's CPython
         code on `args` if it cannot), and shape the result as sg.grad."""
         gradient = self.target
-        out, compiled_run = self._run(id(main), entry, raw, lambda: gradient(*args))
+        out, compiled_run = self._run(id(main), entry, raw, lambda: gradient(*args), functional=True)
         if not compiled_run:
             return out
         wrt = gradient.wrt

@@ -271,3 +271,19 @@ def test_source_jit_shows_the_lowered_code_or_why_it_runs_in_cpython():
     assert sg.source(_drawn, args=(x,)) in fallback
     with pytest.raises(ValueError, match="args"):
         sg.source(pendulum, jit=True)
+
+
+def transposed_reshape(X):
+    return np.sum(X.T.reshape(6) * np.arange(6.0))      # (Numba: NotImplementedError at run time)
+
+
+def test_what_numba_does_not_implement_at_run_time_falls_back():
+    """Compiled code raising NotImplementedError (Numba's reshape of a
+    non-contiguous array) runs the gradient in CPython with the
+    PerformanceWarning instead of raising (found by the second probe)."""
+    X = np.arange(6.0).reshape(2, 3)
+    j = sg.jit(sg.grad(transposed_reshape))
+    with pytest.warns(sg.PerformanceWarning, match="NotImplementedError"):
+        got = j(X)
+    np.testing.assert_allclose(got, np.arange(6.0).reshape(3, 2).T, rtol=1e-12)
+    np.testing.assert_allclose(j(X + 1.0), got, rtol=1e-12)     # (linear: the same gradient, warned once)
