@@ -104,6 +104,20 @@ class _Mutations(Block):
         check = replace("CHECK(X, OTHERS, VIEWS)", CHECK=helper(runtime_syntax.check_not_shared, "check_not_shared"),
                         X=ast_util.name(mutated(node)[0]),
                         OTHERS=ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]), VIEWS=helper(what, "views"))
+        element = _written_element(node)
+        if element is not None:
+            # (zs[0][i] = v writes into the object zs[0], d["m"] += v into d["m"] in place when it is an
+            # array: for a list or dict, that element is what must share memory with no other name)
+            shown = ast_util.to_source(element).strip()
+            messages = tuple((
+                "writing into %s, which is %s or shares its memory, while %s is still used (NumPy would change "
+                "%s too, srcgrad changes the container's element only)" % (shown, n, n, n),
+                "store a copy in the container (%s.copy()), or build a new array instead of writing into %s"
+                % (n, shown)) for n, _, _ in shared)
+            check += replace("CHECK(X, OTHERS, VIEWS)", CHECK=helper(runtime_syntax.check_not_shared,
+                                                                     "check_not_shared"),
+                             X=element, OTHERS=ast_util.tuple_([ast_util.name(n) for n, _, _ in shared]),
+                             VIEWS=helper((messages, what[1]), "views"))
         return check + (new if isinstance(new, list) else [new])
 
     def unpack(self, node):
@@ -220,6 +234,29 @@ def _simple(e):
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
         e = e.operand
     return e is None or isinstance(e, (gast.Name, gast.Constant))
+
+
+def _written_element(node):
+    """For an element assignment through a subscript (`zs[0][i] = v`: the
+    object zs[0]) or an augmented one (`d["m"] += v`: d["m"], which an
+    array's += changes in place), a copy of the expression of the object
+    written into; None for `x[i] = v`, or when an index is not a name or a
+    constant (evaluating it again could differ)."""
+    target = node.target if isinstance(node, gast.AugAssign) else (
+        node.targets[0] if isinstance(node, gast.Assign) and len(node.targets) == 1 else None)
+    if not isinstance(target, gast.Subscript):
+        return None
+    element = target if isinstance(node, gast.AugAssign) else target.value
+    if not isinstance(element, gast.Subscript):
+        return None
+    e = element
+    while isinstance(e, gast.Subscript):
+        if not isinstance(e.slice, (gast.Name, gast.Constant)):
+            return None
+        e = e.value
+    if not isinstance(e, gast.Name):
+        return None
+    return ast_util.set_load(ast_util.clone(element))
 
 
 def _subscript_root(target):
