@@ -26,6 +26,7 @@ A plain user function is given to `numba.njit` as it is, with the same
 fallback.
 """
 import ast
+import builtins
 import re
 import sys
 import threading
@@ -200,11 +201,35 @@ def link_and_lower(main, preferred, split=None):
     drawn = _random_draws(module, objects, numpy_names)
     if drawn:
         raise lower.Unlowerable(_RANDOM % drawn)
+    checked = _type_checks(module, objects)
+    if checked:
+        raise lower.Unlowerable("the code tests the types of values (%s): Numba's types are not Python's "
+                                "(a float argument is not `type(a) is float` there), and the test could take "
+                                "the other branch" % checked)
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
                                  split if node.name == name else None)
     return module, name, objects, generated, linker.frozen
+
+
+def _type_checks(module, objects):
+    """The first call of the builtins isinstance or type in the user's code
+    of the linked `module` (the generated functions and the user's, not
+    srcgrad's helpers, which Numba twins replace), as text, or None."""
+    for fdef in module.body:
+        if not isinstance(fdef, ast.FunctionDef):
+            continue
+        origin = objects.get(fdef.name)
+        if (getattr(origin, "__module__", None) or "").startswith("srcgrad.") \
+                and getattr(origin, "__srcgrad_trees__", None) is None:
+            continue        # (a helper of srcgrad's)
+        for node in ast.walk(fdef):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("isinstance", "type") \
+                    and objects.get(node.func.id, getattr(builtins, node.func.id)) is getattr(builtins, node.func.id):
+                return ast.unparse(node)
+    return None
 
 
 _RANDOM = ("the code draws random numbers (%s): under Numba they would come from Numba's own generator, not "

@@ -287,3 +287,21 @@ def test_what_numba_does_not_implement_at_run_time_falls_back():
         got = j(X)
     np.testing.assert_allclose(got, np.arange(6.0).reshape(3, 2).T, rtol=1e-12)
     np.testing.assert_allclose(j(X + 1.0), got, rtol=1e-12)     # (linear: the same gradient, warned once)
+
+
+def float_or_cube(a):
+    if type(a) is float:            # (Numba's float64 is not Python's float: the other branch, once)
+        return a ** 2
+    return a ** 3
+
+
+def test_type_checks_run_in_cpython():
+    """Code testing types (type(a) is float, isinstance) runs in CPython
+    under sg.jit, with the reason: under Numba the test took the other
+    branch and the value and gradient were silently those of a ** 3 (found
+    by the second probe helper)."""
+    vg = sg.value_and_grad(float_or_cube)
+    with pytest.warns(sg.PerformanceWarning, match="tests the types"):
+        value, grad = sg.jit(vg)(2.0)
+    assert (float(value), float(grad)) == (4.0, 4.0)
+    assert (float(value), float(grad)) == tuple(float(v) for v in vg(2.0))
