@@ -962,3 +962,17 @@ def test_a_write_through_a_container_element_another_name_holds_raises(fn, shown
 def test_writes_through_container_elements_nobody_else_sees_are_differentiated():
     check(write_through_list_not_read_again, [np.array([1.0, 2.0])], autograd_ok=False, tape=False)
     check(write_into_a_copy_in_a_list, [np.array([1.0, 2.0])], autograd_ok=False, tape=False)
+
+
+def write_through_tuple_element(x):
+    y = x * 1.0
+    t = (y, 1)
+    t[0][1] = 3.0 * x[0]            # the array t[0] changes; the tuple holds it still
+    return np.sum(t[0] * t[0]) * t[1]
+
+
+def test_a_write_into_an_array_a_tuple_holds_is_differentiated():
+    """t[0][i] = v with t a tuple: the array is rewritten and put back in a
+    new tuple (it raised ValueError from the array setitem: found by the
+    second probe helper)."""
+    check(write_through_tuple_element, [np.array([1.0, 2.0])], autograd_ok=False, tape=False)

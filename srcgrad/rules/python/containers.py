@@ -196,6 +196,10 @@ def setitem(x, index, v):
         out = dict(x)
         out[index] = v
         return out
+    if type(x) is tuple:        # (t[0][i] = v: the array t[0] rewritten, then put back in a new tuple)
+        out = list(x)
+        out[index] = v
+        return tuple(out)
     return array_setitem(x, index, v)
 
 
