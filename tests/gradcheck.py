@@ -6,6 +6,9 @@ one coordinate at a time (Nocedal & Wright, Numerical Optimization, 8.1).
 `numerical_jacobian(f, x)` does the same for array-valued `f` and returns
 shape `f(x).shape + x.shape`.
 """
+import contextlib
+import sys
+
 import numpy as np
 
 EPS = 1e-6
@@ -40,3 +43,17 @@ def check_close(actual, expected, rtol=1e-5, atol=1e-6):
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+@contextlib.contextmanager
+def numpy_swapped(module_name, replacement):
+    """`np` -> `replacement` (autograd.numpy, say) in module `module_name`
+    for the block: the module's functions read `np` as a global, so the
+    same source runs on the other library."""
+    module = sys.modules[module_name]
+    saved = module.np
+    module.np = replacement
+    try:
+        yield
+    finally:
+        module.np = saved

@@ -24,8 +24,6 @@ autograd.numpy in this module, as tests/test_frontend_patterns.py does),
 autograd, through sg.value_and_grad, sg.jvp and sg.function on a
 GradientTape.
 """
-import contextlib
-import sys
 import warnings
 
 import autograd
@@ -34,23 +32,11 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
-from gradcheck import check_close, numerical_grad
+from gradcheck import check_close, numerical_grad, numpy_swapped
 
 RTOL, ATOL = 1e-5, 1e-6            # against finite differences
 AG_RTOL, AG_ATOL = 1e-8, 1e-10     # against autograd and the closed forms
 X3 = np.array([0.3, 1.2, -0.7])
-
-
-@contextlib.contextmanager
-def autograd_numpy():
-    """`np` -> autograd.numpy in this module (the functions read it as a global)."""
-    module = sys.modules[__name__]
-    saved = module.np
-    module.np = anp
-    try:
-        yield
-    finally:
-        module.np = saved
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +64,7 @@ def check(fn, value, grad, x=X3, autograd_ok=True):
     check_close(out, value, AG_RTOL, AG_ATOL)
     check_close(tangent, np.dot(grad, t), AG_RTOL, AG_ATOL)
     if autograd_ok:
-        with autograd_numpy():
+        with numpy_swapped(__name__, anp):
             check_close(autograd.grad(fn)(x), g, AG_RTOL, AG_ATOL)
     xt = sg.constant(x)
     with sg.GradientTape() as tape:
@@ -179,7 +165,7 @@ def test_dict_and_set_comprehensions_run_op_by_op(fn, construct, value, grad):
     check_close(v, value, AG_RTOL, AG_ATOL)
     check_close(g, grad, AG_RTOL, AG_ATOL)
     check_close(g, numerical_grad(fn, X3), RTOL, ATOL)
-    with autograd_numpy():
+    with numpy_swapped(__name__, anp):
         check_close(autograd.grad(fn)(X3), grad, AG_RTOL, AG_ATOL)
 
 
