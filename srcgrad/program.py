@@ -23,9 +23,11 @@ import dataclasses
 import gc
 import inspect
 import threading
+import types
 from typing import Callable
 
 import gast
+import numpy as np
 
 from . import forward_mode
 from .artefact import Artefact, Pending
@@ -143,6 +145,25 @@ def _unread_params(op, params):
     return {params[i] for i in positions if i < len(params)} | set(keywords)
 
 
+def _holds_complex(obj, depth=2):
+    """Is `obj` a complex number or array, or (to `depth` levels) a list,
+    tuple or dict holding one, or an object with one among its attributes?
+    Modules, functions and classes are not looked into."""
+    if isinstance(obj, complex) or (isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind == "c"):
+        return True
+    if depth <= 0 or isinstance(obj, (str, bytes, type, types.ModuleType, types.FunctionType,
+                                      types.BuiltinFunctionType)):
+        return False
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_complex(e, depth - 1) for e in obj[:64])
+    if isinstance(obj, dict):
+        return any(_holds_complex(e, depth - 1) for e in list(obj.values())[:64])
+    attributes = getattr(obj, "__dict__", None)
+    if isinstance(attributes, dict) and not callable(obj):
+        return any(_holds_complex(e, depth - 1) for e in list(attributes.values())[:64])
+    return False
+
+
 class Program:
     """A resolved function for one set of argument kinds; compiles per
     (mode, mask)."""
@@ -156,7 +177,11 @@ class Program:
         scalars = examples.pop(_SCALARS, ())
         self.resolution, builds_complex = pipeline.specialise(
             self.parsed, examples, SERVICES.field_method, _callee_parsed)
-        self.complex_mode = complex_mode or builds_complex
+        # (a complex constant the code reads, from a global, a closure cell or an object passed in, makes
+        # complex values the argument kinds do not show: the adjoints keep TF's conj())
+        self.complex_mode = (complex_mode or builds_complex
+                             or any(_holds_complex(v) for v in self.resolution.free.values())
+                             or any(_holds_complex(v) for v in examples.values()))
         self.resolution.containers = set(containers)
         # parameters given Python floats or ints, and the module or closure names bound to them
         # (read as constants: the code is specialised to 0-d values; rebinding one recompiles, is_current)
