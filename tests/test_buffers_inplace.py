@@ -15,18 +15,10 @@ import numpy as np
 import pytest
 
 import srcgrad as sg
+from gradcheck import numerical_grad as fd_grad
 
 X = np.array([1.0, 2.0, 3.0])
 M = np.array([[1.0, 2.0], [3.0, 4.0]])
-
-
-def fd_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 def on_tape(f, x):
