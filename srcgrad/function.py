@@ -26,7 +26,7 @@ import numpy as np
 from . import forward_mode, op_by_op
 from . import tape as tape_mod
 from .errors import api_boundary
-from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, collector_paused
+from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, _holds_complex, collector_paused
 from .runtime import arrays
 from .syntax import ast_util, naming
 from .syntax.anno import Anno
@@ -62,6 +62,8 @@ def _kind_of(v):
     """One argument's part of a Program's cache key (see Function._kinds)."""
     kind = _KIND_BY_TYPE.get(type(v))
     if kind is not None:
+        if (kind is list or kind is tuple or kind is dict) and _holds_complex(v):
+            return kind, "complex"      # (complex contents: the adjoints keep TF's conj(), Program.complex_mode)
         return kind
     if isinstance(v, (Tensor, np.ndarray, np.generic)) or arrays.is_other_array(v):
         return _array_kind(v)   # (another library's array runs the same generated code)

@@ -78,14 +78,22 @@ def same_resolution(old, new):
     and numbers are read live (any array will do, but not a Variable in
     place of an array, nor the other way: a Variable is an input); bound
     methods by their function and instance (a new object at each access);
-    everything else by identity."""
+    everything else by identity. An array or number read live must stay
+    real, or complex, as it was: complex values switch the adjoints to
+    TF's conjugating convention (a real constant turned complex after
+    compiling would otherwise drop the conj() silently)."""
     if arraylike(old) and not is_value(old):
-        return arraylike(new) and not is_value(new)
+        # (a real array turned complex, or back: the adjoints keep or drop TF's conj(), Program.complex_mode)
+        return arraylike(new) and not is_value(new) and _is_complex(new) == _is_complex(old)
     if is_value(old):
         return is_value(new)
     if isinstance(old, types.MethodType):
         return isinstance(new, types.MethodType) and new.__func__ is old.__func__ and new.__self__ is old.__self__
     return new is old
+
+
+def _is_complex(obj):
+    return isinstance(obj, complex) or (isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind == "c")
 
 
 def chain(node):
