@@ -39,6 +39,7 @@ from ..errors import PerformanceWarning
 from .. import op_by_op
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
+from ..rules.helpers import broadcast
 from ..runtime import ShapeOf, pop, push
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
@@ -169,6 +170,18 @@ def _mutable_free_names(fn):
     return None
 
 
+#: helpers whose twins take a shape tuple for these arguments (lower._shape_stacks)
+_SHAPE_READERS = {broadcast.unbroadcast: (1,), broadcast.unreduce: (1,), broadcast.reduction_size: (0, 1)}
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
 def link_and_lower(main, preferred, split=None):
     """Link generated function `main` into one module and lower it for
     Numba.
@@ -206,10 +219,11 @@ def link_and_lower(main, preferred, split=None):
         raise lower.Unlowerable("the code tests the types of values (%s): Numba's types are not Python's "
                                 "(a float argument is not `type(a) is float` there), and the test could take "
                                 "the other branch" % checked)
+    readers = {n: _SHAPE_READERS[o] for n, o in objects.items() if _hashable(o) and o in _SHAPE_READERS}
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
-                                 split if node.name == name else None)
+                                 split if node.name == name else None, shape_readers=readers)
     return module, name, objects, generated, linker.frozen
 
 
@@ -234,6 +248,10 @@ def _type_checks(module, objects):
 
 _RANDOM = ("the code draws random numbers (%s): under Numba they would come from Numba's own generator, not "
            "NumPy's, and differ from the plain call's draws")
+
+
+#: argument types that are never random generators (_run's check skips them)
+_PLAIN = (np.ndarray, float, int, bool, complex)
 
 
 def _is_random(obj):
@@ -374,6 +392,7 @@ def build_entry(main, preferred, split=None, cache=False):
     ns[lower.REDUCE_NAME] = twins.reduce
     ns[lower.TYPED_LIST_NAME] = numba.typed.List
     ns[lower.STACK_VALUE_NAME] = twins.stack_value
+    ns[lower.SHAPE_VALUE_NAME] = twins.shape_value
     for key, value in list(ns.items()):
         if isinstance(value, types.FunctionType) and value.__globals__ is ns:
             # (boundscheck: an index out of range raises IndexError, as in CPython)
@@ -460,11 +479,13 @@ class Jitted:
                       % (getattr(self.target, "__name__", self.target), reason), PerformanceWarning, stacklevel=4)
 
     def _run(self, key, entry, args, python, functional=False):
-        if entry.call is not None and any(_is_random(a) for a in args):
+        if entry.call is not None and any(_is_random(a) for a in args if type(a) not in _PLAIN):
             self._fallback(key, entry, _RANDOM % "a random generator argument")
         if entry.call is not None:
             numba, _ = _numba()
             try:
+                if not scipy_calls.numpy_wrapped():
+                    return entry.call(*args, *entry.extra), True
                 with scipy_calls.numpy_restored():     # (inside a tape: Numba must see NumPy's own functions)
                     return entry.call(*args, *entry.extra), True
             except Exception as exc:

@@ -13,6 +13,13 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
 - `ShapeOf(x)` (a stand-in that keeps only a residual's shape) is `x`
   itself, and `x = ShapeOf(x)` disappears: Numba knows every array's rank
   and dtype at compile time, and a variable cannot change type;
+- a variable whose saved values the reverse sweep reads only as shapes
+  (every push of it is `push(_stack, ShapeOf(v))`, and it is read only by
+  the helpers that take a shape: `_shape_stacks`) is saved as its shape:
+  `_stack__v.append(SHAPE_VALUE_NAME(v))`, popped into `v__shape`, and
+  those helpers read `v__shape`, which follows every assignment of `v`. A
+  tuple of integers costs Numba's list a word where an array costs its
+  whole descriptor and a reference count (issue 18: small ops);
 - `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`;
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
@@ -37,6 +44,8 @@ REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated
 #: the names the lowered module binds numba.typed.List and twins.stack_value to (split sweeps)
 TYPED_LIST_NAME = ALIAS_PREFIX + "typed_list"
 STACK_VALUE_NAME = ALIAS_PREFIX + "stack_value"
+#: the name the lowered module binds twins.shape_value to (shape stacks)
+SHAPE_VALUE_NAME = ALIAS_PREFIX + "shape_value"
 
 
 class Unlowerable(Exception):
@@ -50,12 +59,13 @@ def _stack_name(stack, var):
 class _Lowering(ast.NodeTransformer):
     """Rewrites one generated FunctionDef in place (see the module doc)."""
 
-    def __init__(self, push, pop, shape_of, numpy_names, split=None):
+    def __init__(self, push, pop, shape_of, numpy_names, split=None, shaped=()):
         self.push, self.pop, self.shape_of = push, pop, shape_of
         self.split = split          # None, or "fwd" / "bwd": a split sweep of a tape's call
         self.numpy_names = numpy_names
         self.stacks = {}            # stack name -> ordered set of the variables pushed on it
         self.popped = {}            # stack name -> names popped from it
+        self.shaped = set(shaped)   # variables saved as their shapes (_shape_stacks)
 
     # -- helpers
     def _is_call_to(self, node, names):
@@ -79,8 +89,10 @@ class _Lowering(ast.NodeTransformer):
             self.stacks.setdefault(stack, {})[var] = None
             target = ast.Attribute(value=ast.Name(id=_stack_name(stack, var), ctx=ast.Load()), attr="append",
                                    ctx=ast.Load())
-            return ast.copy_location(ast.Expr(value=ast.Call(func=target, args=[ast.Name(id=var, ctx=ast.Load())],
-                                                             keywords=[])), node)
+            value = ast.Name(id=var, ctx=ast.Load())
+            if var in self.shaped:
+                value = ast.Call(func=ast.Name(id=SHAPE_VALUE_NAME, ctx=ast.Load()), args=[value], keywords=[])
+            return ast.copy_location(ast.Expr(value=ast.Call(func=target, args=[value], keywords=[])), node)
         self.generic_visit(node)
         return node
 
@@ -95,12 +107,17 @@ class _Lowering(ast.NodeTransformer):
             call = ast.Call(func=ast.Attribute(value=ast.Name(id=_stack_name(stack, var), ctx=ast.Load()),
                                                attr="pop", ctx=ast.Load()), args=[], keywords=[])
             node.value = call
+            if var in self.shaped:
+                node.targets = [ast.Name(id=_shape_name(var), ctx=ast.Store())]
             return node
         if self._is_call_to(value, self.shape_of) and len(value.args) == 1 and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name) and isinstance(value.args[0], ast.Name) \
                 and node.targets[0].id == value.args[0].id:
             return None                 # x = ShapeOf(x): x itself
         self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id in self.shaped \
+                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            return [node, _follow_shape(node.targets[0].id, node)]
         return node
 
     def visit_Delete(self, node):
@@ -266,6 +283,86 @@ class _Lowering(ast.NodeTransformer):
         Split().visit(fdef)
 
 
+def _shape_name(var):
+    return "%s__shape" % var
+
+
+def _follow_shape(var, where):
+    """`var__shape = SHAPE_VALUE_NAME(var)`, after an assignment of var."""
+    return ast.copy_location(ast.Assign(
+        targets=[ast.Name(id=_shape_name(var), ctx=ast.Store())],
+        value=ast.Call(func=ast.Name(id=SHAPE_VALUE_NAME, ctx=ast.Load()),
+                       args=[ast.Name(id=var, ctx=ast.Load())], keywords=[])), where)
+
+
+def _shape_stacks(fdef, push, pop, shape_of, readers):
+    """The variables of `fdef` whose saved values can be their shapes.
+
+    The code generator saves a residual as `push(_stack, ShapeOf(v))` when
+    the reverse sweep reads that value only through the helpers that take
+    a shape (codegen._SHAPE_ARGS); a value it reads otherwise is pushed
+    whole. A variable qualifies when every push of it is a ShapeOf, it is
+    popped back, it is assigned only by plain `v = ...` statements (or is
+    a parameter), and every read of it as an argument of a helper in
+    `readers` ({name: shape-argument positions}) is in a shape position
+    (value_cotangent also reads the dtype: not a reader). Its other reads
+    are the forward sweep's, which see `v` itself: the pops go to
+    `v__shape`, never to `v`."""
+    def call_to(node, names):
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+
+    shaped, whole, popped, plain = set(), set(), set(), set()
+    other_stores = set()
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Expr) and call_to(n.value, push) and len(n.value.args) == 2:
+            arg = n.value.args[1]
+            if call_to(arg, shape_of) and len(arg.args) == 1 and isinstance(arg.args[0], ast.Name):
+                shaped.add(arg.args[0].id)
+            elif isinstance(arg, ast.Name):
+                whole.add(arg.id)
+        elif isinstance(n, ast.Assign):
+            if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                (popped if call_to(n.value, pop) else plain).add(n.targets[0].id)
+            else:
+                other_stores |= {t.id for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr, ast.comprehension)):
+            other_stores |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            other_stores |= {t.id for t in ast.walk(n.optional_vars) if isinstance(t, ast.Name)}
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            other_stores |= set(n.names)
+    candidates = (shaped - whole) & popped
+    candidates -= other_stores
+    candidates -= {a.arg for a in fdef.args.kwonlyargs} | {a.arg for a in (fdef.args.vararg, fdef.args.kwarg) if a}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in push:
+            positions = readers.get(n.func.id, ())
+            for k, a in enumerate(n.args):
+                if isinstance(a, ast.Name) and a.id in candidates and k not in positions and n.func.id in readers:
+                    candidates.discard(a.id)
+            for kw in n.keywords:
+                if isinstance(kw.value, ast.Name) and kw.value.id in candidates and n.func.id in readers:
+                    candidates.discard(kw.value.id)
+    return candidates
+
+
+class _ReadShapes(ast.NodeTransformer):
+    """Shape-position arguments of `readers` that name a shaped variable
+    read its `__shape` companion instead."""
+
+    def __init__(self, shaped, readers):
+        self.shaped, self.readers = shaped, readers
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.readers:
+            positions = self.readers[node.func.id]
+            node.args = [ast.Name(id=_shape_name(a.id), ctx=ast.Load())
+                         if k in positions and isinstance(a, ast.Name) and a.id in self.shaped else a
+                         for k, a in enumerate(node.args)]
+        return node
+
+
 def _top_name(stack, var):
     return "%s__%s__top" % (stack, var)
 
@@ -354,7 +451,7 @@ def _fill_empty_bodies(tree):
                 body.append(ast.Pass())
 
 
-def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None):
+def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None, shape_readers=None):
     """Lower one generated function for Numba, in place.
 
     Args:
@@ -365,6 +462,9 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
       split: None for a function run whole (sg.jit's gradient), "fwd" or
         "bwd" for the split forward / reverse sweep of a tape's call, whose
         stacks and residuals pass from one to the other.
+      shape_readers: {name: the positions of its arguments it reads only
+        the shape of} for the helpers whose twins take a shape tuple there
+        (unbroadcast, unreduce, reduction_size); None: no shape stacks.
 
     Returns:
       `fdef`, rewritten.
@@ -373,8 +473,15 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
       Unlowerable: an idiom the lowering cannot give Numba (the message
         says which).
     """
-    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split)
+    readers = dict(shape_readers or {})
+    shaped = _shape_stacks(fdef, set(push), set(pop), set(shape_of), readers) \
+        if readers and split is None else set()
+    if shaped:
+        _ReadShapes(shaped, readers).visit(fdef)
+    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split, shaped)
     lowering.visit(fdef)
+    params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args if a.arg in shaped]
+    fdef.body[:0] = [_follow_shape(p, fdef) for p in params]
     lowering.finish(fdef)
     ast.fix_missing_locations(fdef)
     return fdef

@@ -39,7 +39,7 @@ def overload(stub, prefer_literal=False):
 def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
-    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, \
+    global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
         _sum_rows_jit
     if _installed:
         return
@@ -56,6 +56,7 @@ def install():
         _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
         _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
         _padded_jit = numba.extending.register_jitable(_padded)
+        _prod_jit = numba.extending.register_jitable(_prod)
         _tail_equal_jit = numba.extending.register_jitable(_tail_equal)
         _sum_rows_jit = numba.extending.register_jitable(_sum_rows)
         for stub, implementation, prefer_literal in _OVERLOADS:
@@ -106,6 +107,14 @@ def unreduce(g, x, axis=None, keepdims=False):
 
 def reduction_size(x, y):
     """Twin of srcgrad's reduction_size: x.size // max(y.size, 1) (int)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def shape_value(v):
+    """The shape a shape stack saves for `v` (lower._shape_stacks): v.shape
+    for an array, () for a number, zeros of v's rank for the None a
+    temporary starts at before its loop (restored after the loop's last
+    adjoint step, where nothing reads it)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -235,6 +244,17 @@ def _padded(shape, nd):
 _padded_jit = None
 
 
+def _prod(shape):
+    """The number of elements of an array of shape `shape` (a tuple)."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+_prod_jit = None
+
+
 def _tail_equal(gshape, xshape, lead):
     """Is `xshape` the trailing part of `gshape` (after `lead` axes)?"""
     for i in range(len(xshape)):
@@ -260,10 +280,40 @@ def _sum_rows(g, m):
 _tail_equal_jit = _sum_rows_jit = None
 
 
+def _shape_tuple(t):
+    """Is `t` a shape (a tuple of integers: a shape stack's value), and
+    its rank?"""
+    if isinstance(t, types.BaseTuple) and all(isinstance(e, types.Integer) for e in t):
+        return len(t)
+    return None
+
+
+@overload(shape_value)
+def _shape_value(v):
+    if _none(v):
+        return None
+    t = v.type if isinstance(v, types.Optional) else v
+    if _array(t):
+        if isinstance(v, types.Optional):
+            zeros = (0,) * t.ndim
+
+            def shape_or_zeros(v):
+                if v is None:
+                    return zeros
+                return _unoptional(v).shape
+            return shape_or_zeros
+        return lambda v: v.shape
+    if _scalar(t):
+        return lambda v: ()
+    return None
+
+
 @overload(unbroadcast, prefer_literal=True)
 def _unbroadcast(g, x):
     if isinstance(x, types.Optional):
         x = x.type
+    if _shape_tuple(x) is not None:      # (a shape stack's value: the shape itself)
+        return _unbroadcast_to_shape(g, x)
     if isinstance(g, types.Optional):
         return None
     if _scalar(x):
@@ -293,10 +343,43 @@ def _unbroadcast(g, x):
     return impl
 
 
+def _unbroadcast_to_shape(g, shape):
+    """unbroadcast's implementation for `x` given as its shape."""
+    rank = _shape_tuple(shape)
+    if rank == 0:
+        if _scalar(g):
+            return lambda g, x: g
+        if _array(g):
+            return lambda g, x: np.sum(g)
+        return None
+    if _scalar(g):
+        return lambda g, x: np.full(x, g)
+    if not _array(g):
+        return None
+    nd = max(g.ndim, rank)
+    same_rank = g.ndim == rank
+    lead = g.ndim - rank
+
+    def impl(g, x):
+        if same_rank and g.shape == x:
+            return g
+        size = 1
+        for s in x:
+            size *= s
+        if lead > 0 and _tail_equal_jit(g.shape, x, lead):
+            return _sum_rows_jit(np.ascontiguousarray(g).ravel(), size).reshape(x)
+        out = np.zeros(size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x, nd), out)
+        return out.reshape(x)
+    return impl
+
+
 @overload(unreduce, prefer_literal=True)
 def _unreduce(g, x, axis=None, keepdims=False):
     if isinstance(x, types.Optional):
         x = x.type
+    if _shape_tuple(x) is not None:
+        return _unreduce_to_shape(g, x, axis, keepdims)
     ax = _literal(axis)
     if not _array(x):
         if _scalar(x):
@@ -323,6 +406,35 @@ def _unreduce(g, x, axis=None, keepdims=False):
     return impl
 
 
+def _unreduce_to_shape(g, shape, axis, keepdims):
+    """unreduce's implementation for `x` given as its shape."""
+    nd = _shape_tuple(shape)
+    ax = _literal(axis)
+    if nd == 0:
+        return lambda g, x, axis=None, keepdims=False: g
+    if _scalar(g):
+        return lambda g, x, axis=None, keepdims=False: np.full(x, g)
+    if not _array(g) or (ax is not None and not isinstance(ax, int)):
+        return None
+    insert = ax is not None and not _literal(keepdims, False) and g.ndim == nd - 1
+    a = ax % nd if ax is not None else 0
+
+    def impl(g, x, axis=None, keepdims=False):
+        xs = _padded_jit(x, nd)
+        if insert:
+            gs = xs.copy()
+            gs[a] = 1
+        else:
+            gs = _padded_jit(g.shape, nd)
+        size = 1
+        for s in x:
+            size *= s
+        out = np.zeros(size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x)
+    return impl
+
+
 def _size(t):
     if _array(t):
         return lambda v: v.size
@@ -338,10 +450,11 @@ def _reduction_size(x, y):
     if isinstance(y, types.Optional):
         y = y.type
     xa, ya = _array(x), _array(y)
+    xt, yt = bool(_shape_tuple(x)), bool(_shape_tuple(y))     # (shape stacks' values; () has one element)
 
     def impl(x, y):
-        nx = x.size if xa else 1
-        ny = y.size if ya else 1
+        nx = x.size if xa else (_prod_jit(x) if xt else 1)
+        ny = y.size if ya else (_prod_jit(y) if yt else 1)
         return nx // max(ny, 1)
     return impl
 

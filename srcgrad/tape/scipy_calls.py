@@ -110,6 +110,12 @@ NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", 
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
 
 
+def numpy_wrapped():
+    """Are the tape's wrappers in numpy's namespace now (what
+    numpy_restored undoes)? A check without the context manager's cost."""
+    return bool(buffers.ACTIVE[0] or _depth)
+
+
 @contextlib.contextmanager
 def numpy_restored():
     """NumPy's own functions in numpy's namespace for the block, the
