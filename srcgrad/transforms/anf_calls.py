@@ -376,9 +376,7 @@ class CallForms:
         if found is not None:
             written, hint = found
             self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
-                      "the write)" % ("np." + fn.__name__ if getattr(fn, "__module__", "") in ("numpy", None)
-                                      or isinstance(fn, np.ufunc) else getattr(fn, "__name__", fn), written),
-                      hint, op_by_op=False)
+                      "the write)" % (mutation.display_name(fn), written), hint, op_by_op=False)
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if isinstance(node, gast.Call):
