@@ -508,17 +508,25 @@ class Tensor:
     def T(self):
         return np.transpose(self)
 
-    def sum(self, axis=None, keepdims=False):
-        return np.sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, keepdims=False, **kwargs):
+        """np.sum(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.sum(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def mean(self, axis=None, keepdims=False):
-        return np.mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False, **kwargs):
+        """np.mean(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.mean(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def max(self, axis=None, keepdims=False):
-        return np.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False, **kwargs):
+        """np.max(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.max(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def min(self, axis=None, keepdims=False):
-        return np.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False, **kwargs):
+        """np.min(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.min(self, axis=axis, keepdims=keepdims, **kwargs)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -546,14 +554,18 @@ class Tensor:
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)
 
-    def prod(self, axis=None, keepdims=False):
-        return np.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False, **kwargs):
+        """np.prod(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.prod(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False, **kwargs):
+        """np.var(self, ...): the other keywords passed on (see sum)."""
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims, **kwargs)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False, **kwargs):
+        """np.std(self, ...): the other keywords passed on (see sum)."""
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims, **kwargs)
 
     def cumsum(self, axis=None):
         return np.cumsum(self, axis=axis)

@@ -318,3 +318,108 @@ def test_plain_arrays_and_integer_tensor_indices_run_as_numpy():
         np.add.at(b, [1, 1], 2.0)       # (a buffer holding no Tensor: NumPy's)
     check_close(np.asarray(b), np.array([0.0, 4.0, 0.0]), rtol=0, atol=0)
     del v
+
+
+# ------------------------------------------------ where= on the reductions
+
+_MASK = np.array([True, False, True])
+
+
+def _prod_where(x):
+    return np.prod(x ** 2, where=_MASK)
+
+
+def _var_where(x):
+    return np.var(x ** 2, where=_MASK)
+
+
+def _std_where(x):
+    return np.std(x ** 2, where=_MASK)
+
+
+def _nansum_where(x):
+    return np.nansum(x ** 2, where=_MASK)
+
+
+def _nanmean_where(x):
+    return np.nanmean(x ** 2, where=_MASK)
+
+
+def _nanvar_where(x):
+    return np.nanvar(x ** 2, where=_MASK)
+
+
+def _nanstd_where(x):
+    return np.nanstd(x ** 2, where=_MASK)
+
+
+def _nanprod_where(x):
+    return np.nanprod(x ** 2, where=_MASK)
+
+
+def _amax_where(x):
+    return np.amax(x ** 2, where=_MASK, initial=0.0)
+
+
+def _nanmin_where(x):
+    return np.nanmin(x ** 2, where=_MASK, initial=0.0)
+
+
+def _sum_where(x):
+    return np.sum(x ** 2, where=_MASK)
+
+
+def _mean_where(x):
+    return np.mean(x ** 2, where=_MASK)
+
+
+def _sum_where_method(x):
+    return (x ** 2).sum(where=_MASK)
+
+
+def _mean_where_method(x):
+    return (x ** 2).mean(where=_MASK)
+
+
+def _prod_where_method(x):
+    return (x ** 2).prod(where=_MASK)
+
+
+def _var_where_method(x):
+    return (x ** 2).var(where=_MASK)
+
+
+def _std_where_method(x):
+    return (x ** 2).std(where=_MASK)
+
+
+WHERE = {name[1:-len('_where')]: f for name, f in list(globals().items()) if name.endswith('_where')}
+WHERE_METHODS = {name[1:-len('_where_method')]: f for name, f in list(globals().items())
+                 if name.endswith('_where_method')}
+
+
+WHERE_FUNCTIONS = ["prod", "var", "std", "nansum", "nanmean", "nanvar", "nanstd", "nanprod", "amax", "nanmin",
+                   "sum", "mean"]
+FILL = {"prod": r"np\.where\(mask, x, 1\)", "nanprod": r"np\.where\(mask, x, 1\)", "nansum": r"np\.where\(mask, x, 0\)",
+        "sum": r"np\.where\(mask, x, 0\)", "amax": r"-np\.inf", "nanmin": r"np\.inf"}
+
+
+@pytest.mark.parametrize("method", [False, True], ids=["function", "method"])
+@pytest.mark.parametrize("fn", WHERE_FUNCTIONS)
+def test_reductions_with_where_are_refused_with_the_right_workaround(fn, method):
+    """where= is not modelled by these rules: refused (never a derivative
+    that ignores it) on every path, with a workaround that is right for the
+    reduction (the identity to mask with, or the selected values for the
+    statistics that count their elements)."""
+    if method and fn not in WHERE_METHODS:
+        pytest.skip("not an ndarray method")
+    f = (WHERE_METHODS if method else WHERE)[fn]
+    hint = "where= is not modelled.*" + FILL.get(fn, r"np\.%s\(x\[mask\]\)" % fn)
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.warns(sg.PerformanceWarning, match=hint):        # (the compiler's refusal, then op by op's)
+        with pytest.raises(TypeError, match=hint):
+            sg.grad(f)(x)
+    v = sg.Variable(x)
+    with pytest.raises(TypeError, match=hint):
+        with sg.GradientTape():
+            f(v)

@@ -408,7 +408,8 @@ class CallForms:
             try:
                 bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
             except TypeError as exc:
-                self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc))
+                self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc),
+                          registry.where_hint(fn) if "where" in kwargs and "where" not in rule.params else None)
             bound.apply_defaults()
             bindings = {}
             for p, v in bound.arguments.items():
