@@ -232,22 +232,45 @@ def _overrides(value, protocol):
     return isinstance(value, np.ndarray) and getattr(type(value), protocol) is not getattr(np.ndarray, protocol)
 
 
+def _user_line():
+    """' at file:line: `text`' for the user's line that called into NumPy, or ''."""
+    found = user_frame(3, through_srcgrad=True)
+    if found is None:
+        return ""
+    frame = found[0]
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return " at %s%s" % (location(frame.f_code.co_filename, frame.f_lineno), ": `%s`" % text if text else "")
+
+
 def _in_place_message(ufunc, method, out):
     """The TypeError's message for a ufunc writing a Tensor into a NumPy
     array (`a *= t`, `a[i] += t`, `np.exp(t, out=a)`), naming the user's line."""
     name = "np.%s%s" % (ufunc.__name__, "" if method == "__call__" else "." + method)
-    found = user_frame(2, through_srcgrad=True)
-    where = ""
-    if found is not None:
-        frame = found[0]
-        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-        where = " at %s%s" % (location(frame.f_code.co_filename, frame.f_lineno), ": `%s`" % text if text else "")
+    where = _user_line()
     kind = "an array of %s" % out[0].dtype.name if len(out) == 1 and isinstance(out[0], np.ndarray) else "arrays"
     return ("srcgrad Tensors are immutable, and %s%s writes a Tensor into %s in place (an augmented "
             "assignment such as `a *= t` or `a[i] += t` runs %s(..., out=a)), which cannot be recorded op "
             "by op. Write the new value instead: `a = a * t`, or `a[i] = a[i] + t` into an array allocated "
             "inside the tape (np.zeros, np.ones, np.empty there are recorded when filled with Tensors)."
             % (name, where, kind, name))
+
+
+def _at_message(ufunc, into_tensor):
+    """The TypeError's message for `ufunc.at(a, indices, b)` writing into a
+    Tensor `a` (immutable), or writing a Tensor `b` into a NumPy array that
+    the tape does not follow (allocated before it), naming the user's line."""
+    name = "np.%s.at" % ufunc.__name__
+    what = ("writes into a Tensor in place (srcgrad Tensors are immutable)" if into_tensor else
+            "writes a Tensor into a NumPy array allocated outside the tape in place, which cannot be recorded")
+    if ufunc in (np.add, np.subtract):
+        instead = ("allocate the array inside the tape or the function sg.grad runs (np.zeros, np.ones, np.empty "
+                   "and their _like forms there are followed: a = np.zeros(shape); a[...] = t; %s(a, i, v) "
+                   "is recorded)" % name)
+    else:
+        instead = ("element assignments into an array allocated inside the tape, one index at a time so that "
+                   "repeated indices compound: for k in range(len(i)): a[i[k]] = np.%s(a[i[k]], v[k])"
+                   % ufunc.__name__)
+    return "srcgrad: %s%s %s. Write instead: %s." % (name, _user_line(), what, instead)
 
 
 def is_differentiable_dtype(dtype):
@@ -323,6 +346,12 @@ class Tensor:
                 return NotImplemented       # (an array the tape follows, tape/buffers.py: its own method writes)
             raise TypeError(_in_place_message(ufunc, method, out))
         kwargs.pop("out", None)
+        if method == "at":      # ufunc.at(a, indices, b) writes into a
+            if _overrides(inputs[0], "__array_ufunc__"):
+                return NotImplemented       # (an array the tape follows, tape/buffers.py: records it)
+            if isinstance(inputs[0], Tensor) or any(isinstance(v, Tensor) for v in inputs[2:]):
+                raise TypeError(_at_message(ufunc, isinstance(inputs[0], Tensor)))
+            return getattr(ufunc, method)(*[unwrap(v) for v in inputs], **kwargs)    # (Tensor indices only)
         if method == "__call__":
             return apply(ufunc, inputs, kwargs)
         return apply(getattr(ufunc, method), inputs, kwargs)
@@ -479,17 +508,25 @@ class Tensor:
     def T(self):
         return np.transpose(self)
 
-    def sum(self, axis=None, keepdims=False):
-        return np.sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, keepdims=False, **kwargs):
+        """np.sum(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.sum(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def mean(self, axis=None, keepdims=False):
-        return np.mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False, **kwargs):
+        """np.mean(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.mean(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def max(self, axis=None, keepdims=False):
-        return np.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False, **kwargs):
+        """np.max(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.max(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def min(self, axis=None, keepdims=False):
-        return np.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False, **kwargs):
+        """np.min(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.min(self, axis=axis, keepdims=keepdims, **kwargs)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -517,14 +554,18 @@ class Tensor:
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)
 
-    def prod(self, axis=None, keepdims=False):
-        return np.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False, **kwargs):
+        """np.prod(self, ...): the other keywords (dtype, initial, where, ...) as
+        NumPy's, passed on (a rule refuses by name what it does not model)."""
+        return np.prod(self, axis=axis, keepdims=keepdims, **kwargs)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False, **kwargs):
+        """np.var(self, ...): the other keywords passed on (see sum)."""
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims, **kwargs)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False, **kwargs):
+        """np.std(self, ...): the other keywords passed on (see sum)."""
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims, **kwargs)
 
     def cumsum(self, axis=None):
         return np.cumsum(self, axis=axis)

@@ -228,10 +228,10 @@ def _putmask(x):
     np.putmask(out, np.array([True, False, True]), x)
 
 
-def _add_at(x):
+def _multiply_at(x):
     out = np.zeros(3)
     out[:] = x
-    np.add.at(out, [0, 0], 1.0)
+    np.multiply.at(out, [0, 0], 2.0)      # (np.add.at and np.subtract.at are recorded: test_ufunc_at.py)
 
 
 def _into_transpose(x):
@@ -255,7 +255,7 @@ REFUSED = [
     (_sort, r"out\.sort\(\.\.\.\).*np\.sort"),
     (_put, r"np\.put\(a, \.\.\.\).*unravel_index"),
     (_putmask, r"np\.putmask\(a, \.\.\.\).*np\.where\(mask, values, a\)"),
-    (_add_at, r"np\.add\.at\(out, \.\.\.\).*out\[indices\] = out\[indices\] \+ v"),
+    (_multiply_at, r"np\.multiply\.at\(a, \.\.\.\).*a\[i\[k\]\] = np\.multiply\(a\[i\[k\]\], v\[k\]\)"),
     (_into_transpose, r"writing into out\.transpose\(\.\.\.\).*out\[i, j\] = v"),
     (_into_reshape, r"writing into out\.reshape\(\.\.\.\).*out\[i, j\] = v"),
     (_method_partition, r"out\.partition\(\.\.\.\).*np\.partition"),

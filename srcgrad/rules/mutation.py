@@ -42,6 +42,24 @@ IN_PLACE_METHODS = {
 }
 
 
+def ufunc_of_at(fn):
+    """The ufunc whose `.at` method `fn` is (np.multiply for np.multiply.at),
+    else None."""
+    owner = getattr(fn, "__self__", None)
+    return owner if getattr(fn, "__name__", None) == "at" and isinstance(owner, np.ufunc) else None
+
+
+def display_name(fn):
+    """How a message names `fn`: np.exp, np.multiply.at, np.copyto, or its
+    own name for a function from elsewhere."""
+    ufunc = ufunc_of_at(fn)
+    if ufunc is not None:
+        return "np.%s.at" % ufunc.__name__
+    if isinstance(fn, np.ufunc) or getattr(fn, "__module__", "") in ("numpy", None):
+        return "np." + getattr(fn, "__name__", str(fn))
+    return getattr(fn, "__name__", str(fn))
+
+
 def writes_into(fn, n_args, kwargs):
     """(the written parameter, the hint) when calling `fn` with `n_args`
     positional arguments and the keyword names `kwargs` writes into an
@@ -50,9 +68,18 @@ def writes_into(fn, n_args, kwargs):
         return "out", "use the result: y = %s(...) without out=" % getattr(fn, "__name__", "f")
     if isinstance(fn, np.ufunc) and n_args > fn.nin:
         return "its output argument", "use the result: y = np.%s(x) with no output argument" % fn.__name__
-    if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
-        return "a", ("a = a.copy(); a[indices] = np.%s.reduceat-free form: for np.add.at(a, i, b) write "
-                     "a = a + np.bincount(i, weights=b, minlength=len(a))" % fn.__self__.__name__)
+    ufunc = ufunc_of_at(fn)
+    if ufunc is not None:
+        name = ufunc.__name__
+        if ufunc in (np.add, np.subtract):
+            return "its first argument", (
+                "srcgrad differentiates np.%s.at(a, indices, b) as a statement of its own whose first argument "
+                "is a variable's name (a local array): name the array first (a = ...; np.%s.at(a, indices, b)), "
+                "and do not use the call's value (None)" % (name, name))
+        return "its first argument", (
+            "srcgrad differentiates np.add.at and np.subtract.at only; write np.%s.at(a, i, b) as element "
+            "assignments, one index at a time so that repeated indices compound as they do in np.%s.at: "
+            "for k in range(len(i)): a[i[k]] = np.%s(a[i[k]], b[k])" % (name, name, name))
     if not _random_added and "numpy.random" in sys.modules:
         _add_random()
     try:

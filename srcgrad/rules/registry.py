@@ -232,14 +232,30 @@ class Template:
         try:
             bound = self.signature.bind(output, *args, **kwargs)
         except TypeError as exc:
-            hint = (" (where= is not modelled: mask the values first, np.where(mask, x, 0), then reduce)"
-                    if "where" in kwargs and "where" not in self.params else "")
+            hint = (" (%s)" % where_hint(self.primitive) if "where" in kwargs and "where" not in self.params
+                    else "")
             raise TypeError("srcgrad's rule for %s cannot differentiate this call: %s%s"
                             % (public_name(self.primitive), exc, hint)) from None
         bound.apply_defaults()
         values = dict(bound.arguments)
         values.pop(self.output)
         return values
+
+
+def where_hint(primitive):
+    """What to write instead of `primitive(x, where=mask)`, whose where= the
+    rules do not model: the masked-out values replaced by the reduction's
+    identity (0 for sums, 1 for products, -inf/inf for max/min), or for the
+    statistics that count their elements (mean, var, std) the selected
+    values x[mask]."""
+    name = getattr(primitive, "__name__", "")
+    fill = {"sum": "0", "nansum": "0", "prod": "1", "nanprod": "1", "max": "-np.inf", "amax": "-np.inf",
+            "nanmax": "-np.inf", "min": "np.inf", "amin": "np.inf", "nanmin": "np.inf"}.get(name)
+    if fill is not None:
+        return ("where= is not modelled: mask the values first, np.%s(np.where(mask, x, %s)), which is "
+                "differentiated" % (name, fill))
+    return ("where= is not modelled: reduce the selected values, np.%s(x[mask]) (along an axis, a loop over "
+            "the rows' x[i][mask[i]])" % name)
 
 
 _LITERALS = (bool, int, float, complex, str, type(None))

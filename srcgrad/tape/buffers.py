@@ -33,10 +33,13 @@ gradient that differs from NumPy's):
   out=buf)`, `np.sum(t, axis=0, out=buf)`), `out.fill(v)` and
   `np.copyto(out, t)` are recorded as an assignment of the whole buffer;
 - the other in-place methods and functions (`sort`, `partition`, `put`,
-  `resize`, `np.put`, `np.putmask`, `np.place`, `np.fill_diagonal`,
-  `np.add.at`) raise TypeError naming the functional spelling, when the
-  buffer holds a Tensor or one is written (on plain values they run as
-  NumPy's).
+  `resize`, `np.put`, `np.putmask`, `np.place`, `np.fill_diagonal`, and
+  the ufuncs' `.at` other than `np.add.at` and `np.subtract.at`) raise
+  TypeError naming the functional spelling, when the buffer holds a Tensor
+  or one is written (on plain values they run as NumPy's);
+- `np.add.at(out, i, t)` and `np.subtract.at` are recorded as the whole
+  buffer assigned the functional `add_at(out, i, t)` (the compiled path's
+  rewrite and rule).
 
 An array that is not a Buffer (allocated before the tape) does not record
 `a[i] = t`: that warns GradientPathWarning (tensor.py), and an in-place
@@ -48,6 +51,7 @@ import weakref
 import numpy as np
 
 from ..rules import mutation
+from ..rules.helpers.broadcast import add_at, subtract_at
 from ..rules.python.containers import array_setitem
 from ..tensor import Tensor, frame_kind, unwrap
 from . import nested
@@ -229,10 +233,9 @@ class Buffer(np.ndarray):
         return held[index] if held is not None else raw
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "at":
+            return _at(ufunc, inputs, kwargs)
         inputs = [plain(i) for i in inputs]
-        if method == "at" and ACTIVE[0] and isinstance(inputs[0], Tensor):
-            _refuse(self, "np.%s.at(out, ...)" % ufunc.__name__,
-                    "out[indices] = out[indices] + v (indices without repeats), or a loop of out[i] = out[i] + v[k]")
         if out is None:
             return getattr(ufunc, method)(*inputs, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
@@ -300,6 +303,32 @@ class Buffer(np.ndarray):
     def fill(self, value):
         """out.fill(v): recorded as out[...] = v when the buffer holds a Tensor or v is one."""
         _assign(self, Ellipsis, value)
+
+
+_PURE_AT = {np.add: add_at, np.subtract: subtract_at}
+
+
+def _at(ufunc, inputs, kwargs):
+    """`ufunc.at(a, indices, b)` with a buffer among the operands. Into a
+    buffer `a` that holds a Tensor or gets one, op by op: np.add.at and
+    np.subtract.at are recorded as the whole buffer assigned the functional
+    add_at / subtract_at (rules/helpers/broadcast.py, its rule in
+    rules/numpy/indexing.py; into a basic view, into its parent at the
+    view's index); another ufunc's raises TypeError naming the element
+    assignments to write instead. Otherwise NumPy's, on the values (a
+    Tensor `b` into a plain array raises TypeError: tensor.py)."""
+    target = inputs[0]
+    rest = [plain(v) for v in inputs[1:]]
+    if not (isinstance(target, Buffer) and _tracked(target, rest[1:])):
+        return ufunc.at(plain(target), unwrap(rest[0]), *rest[1:], **kwargs)
+    pure = _PURE_AT.get(ufunc)
+    if pure is None or len(rest) != 2 or kwargs:
+        _refuse(target, "np.%s.at(a, ...)" % ufunc.__name__,
+                "element assignments, one index at a time so that repeated indices compound: for k in "
+                "range(len(i)): a[i[k]] = np.%s(a[i[k]], v[k])" % ufunc.__name__)
+    held = _held(target)
+    indices = unwrap(rest[0])
+    _assign(target, Ellipsis, pure(held if held is not None else target.view(np.ndarray), indices, rest[1]))
 
 
 def _copy(buf):

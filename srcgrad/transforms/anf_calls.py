@@ -376,9 +376,7 @@ class CallForms:
         if found is not None:
             written, hint = found
             self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
-                      "the write)" % ("np." + fn.__name__ if getattr(fn, "__module__", "") in ("numpy", None)
-                                      or isinstance(fn, np.ufunc) else getattr(fn, "__name__", fn), written),
-                      hint, op_by_op=False)
+                      "the write)" % (mutation.display_name(fn), written), hint, op_by_op=False)
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if isinstance(node, gast.Call):
@@ -410,7 +408,8 @@ class CallForms:
             try:
                 bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
             except TypeError as exc:
-                self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc))
+                self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc),
+                          registry.where_hint(fn) if "where" in kwargs and "where" not in rule.params else None)
             bound.apply_defaults()
             bindings = {}
             for p, v in bound.arguments.items():

@@ -153,6 +153,50 @@ def unindex_array(g, x, index):
     return out
 
 
+def _ufunc_at(ufunc, a, indices, b):
+    """A copy of the array `a` after `ufunc.at(copy, indices, b)`: NumPy's
+    own unbuffered in-place operation, run on a copy (a's dtype, NumPy's
+    casting and errors: `a` not an array raises NumPy's TypeError)."""
+    out = a.copy() if isinstance(a, np.ndarray) else a
+    ufunc.at(out, indices, b)
+    return out
+
+
+@primitive
+def add_at(a, indices, b):
+    """The value `np.add.at(a, indices, b)` leaves in `a`, as a new array
+    (`a` is not changed): `a` plus `b` scattered to `indices`, repeated
+    positions accumulating. `indices` is any index np.add.at takes (an int,
+    a list or integer array, a slice, a tuple of them for an N-d `a`); `b`
+    broadcasts to the shape of `a[indices]`. Shape and dtype: `a`'s (NumPy
+    casts `b` into it as np.add.at does). Raises what np.add.at raises. The
+    compiler rewrites the statement `np.add.at(a, i, b)` into
+    `a[...] = add_at(a, i, b)` (transforms/lower/ufunc_at.py); the tape
+    records it for an array filled with Tensors (tape/buffers.py). Rules:
+    rules/numpy/indexing.py."""
+    return _ufunc_at(np.add, a, indices, b)
+
+
+@primitive
+def subtract_at(a, indices, b):
+    """The value `np.subtract.at(a, indices, b)` leaves in `a`, as a new
+    array: `a` minus `b` scattered to `indices` (see add_at)."""
+    return _ufunc_at(np.subtract, a, indices, b)
+
+
+@primitive
+def scatter_at(g, x, indices):
+    """Zeros shaped like `x` with `g` added at `indices` as np.add.at adds
+    (repeated positions accumulate, `g` broadcast to the shape of
+    `x[indices]`): the tangent of add_at's `b`. Dtype: the inexact type of
+    g and x. Linear in `g` (its adjoint gathers `d[z][indices]` and sums it
+    back to g's shape: rules/numpy/indexing.py)."""
+    dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype, np.float16)     # (at least floating)
+    out = np.zeros(np.shape(x), dtype=dtype)
+    np.add.at(out, indices, g)
+    return out
+
+
 # --------------------------------------------------------------------- matmul
 
 def matmul_product(g, x, y, wrt_x):

@@ -1,8 +1,9 @@
 """Rules for NumPy's indexing and selecting functions: getitem (x[index]),
 take, take_along_axis, sort, partition, delete, compress, extract, select,
 choose, repeating (tile, repeat, resize), np.pad and np.insert,
-sliding_window_view, and the gather and scatter primitives they are built
-on.
+sliding_window_view, the gather and scatter primitives they are built
+on, and np.add.at / np.subtract.at (the pure add_at and subtract_at the
+compiler and the tape rewrite them into).
 
 The notation is rules/numpy/__init__.py's.
 
@@ -21,7 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...runtime import densify
 from ..helpers.batched import densify_b, gather_b
-from ..helpers.broadcast import unindex, unindex_array
+from ..helpers.broadcast import add_at, scatter_at, subtract_at, unbroadcast, unindex, unindex_array
 from ..helpers.pad import pad_constant_adjoint, pad_end_values_adjoint, pad_modes_adjoint
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (choose_adjoint, choose_tangent, compress_index_map, extract_index_map, index_gather,
@@ -67,6 +68,50 @@ def unindex_array_(z, g, x, index):
 
 
 register_linear(unindex_array)
+
+
+# ------------------------------------------------------- np.add.at, np.subtract.at
+
+@register_adjoint(add_at)
+def add_at_(z, a, indices, b):
+    """z = a with b added at indices (np.add.at, repeated positions
+    accumulating): z is a + S b, S the scatter-add, linear in a and b. So
+    d[a] = d[z], and d[b] = S^T d[z], the gather d[z][indices] (each use of
+    an element of b, repeated ones too, reads the cotangent of the position
+    it went to) summed back over the axes b was broadcast along (autograd
+    and JAX differentiate their scatter-adds the same way:
+    autograd/numpy/numpy_vjps.py untake, jax's scatter_add transpose)."""
+    d[a] = d[z]
+    d[b] = unbroadcast(d[z][indices], b)
+
+
+@register_tangent(add_at)
+def add_at_tangent(z, a, indices, b):
+    """Linear in (a, b): t[a] plus t[b] scattered to indices."""
+    t[z] = t[a] + scatter_at(t[b], z, indices)
+
+
+@register_adjoint(subtract_at)
+def subtract_at_(z, a, indices, b):
+    """z = a - S b (np.subtract.at): add_at's rule with b's cotangent negated."""
+    d[a] = d[z]
+    d[b] = -unbroadcast(d[z][indices], b)
+
+
+@register_tangent(subtract_at)
+def subtract_at_tangent(z, a, indices, b):
+    """Linear in (a, b): t[a] minus t[b] scattered to indices."""
+    t[z] = t[a] - scatter_at(t[b], z, indices)
+
+
+@register_adjoint(scatter_at)
+def scatter_at_(z, g, x, indices):
+    """scatter_at is linear in g; its adjoint gathers d[z][indices] and sums
+    it back over the axes g was broadcast along."""
+    d[g] = unbroadcast(d[z][indices], g)
+
+
+register_linear(scatter_at)
 
 
 # ------------------------------------------------------------------ selecting

@@ -8,6 +8,8 @@ for the returned body:
 - `for` loops iterate over `range(...)` with a Name target (for_loops.py);
 - `break`, `continue` and `return` before the end are gone: they set
   flags, and the function ends with one `return` (exits.py);
+- `np.add.at(a, i, b)` and `np.subtract.at` statements are element
+  assignments `a[...] = add_at(a, i, b)` (ufunc_at.py);
 - element assignment and `xs.append`/`xs.extend` are functional updates
   (mutations.py), checked against NumPy views (views.py);
 - local functions are inlined where they are called (local_functions.py),
@@ -20,7 +22,8 @@ for the returned body:
 - `del x` is gone (deletes.py); docstrings and `pass` stay (anf.py drops
   them); `print`, `assert` stay (forward only).
 """
-from . import chained, comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, views, withs
+from . import (chained, comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, ufunc_at,
+               views, withs)
 from .common import Lowering
 
 
@@ -34,6 +37,8 @@ def _lower_body(fdef, ctx):
     fdef = jvp_calls.transform(fdef, ctx)
     # local functions are taken out of the body before anything inlines them
     fdef = local_functions.transform(fdef, ctx)
+    # np.add.at(a, i, b) -> a[...] = add_at(a, i, b): an element assignment from here on
+    fdef = ufunc_at.transform(fdef, ctx)
     if ctx.top:      # (before inlining and setitem rewrite the element assignments)
         ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params)
         ctx.parsed.grows_params = mutations.grown_params(fdef.body, ctx.parsed.params)
