@@ -184,6 +184,8 @@ def c_stack(x, y): return np.stack([x, y, x * y], axis=1)       # noqa: E704
 def c_getitem(x): return x[1:, ::2]                             # noqa: E704
 def c_getitem_int(x): return x[np.array([0, 2, 0])]             # noqa: E704
 def c_unindex(g): return helpers.unindex(g, np.zeros((4, 3), g.dtype), (np.array([1, 1, 3]),))  # noqa: E704
+def c_add_at(a, b): return helpers.add_at(a, np.array([0, 2, 0]), b)                    # noqa: E704
+def c_subtract_at(a, b): return helpers.subtract_at(a, (np.array([1, 1]), np.array([0, 2])), b)  # noqa: E704
 
 
 def c_setitem(x, v):
@@ -322,6 +324,9 @@ TANGENT_CASES = [
      (complex_helpers.real_if_close_cotangent, complex_helpers.real_if_close_tangent)),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
+    # the pure forms of np.add.at / np.subtract.at (repeated indices; b broadcast along a's rows)
+    ("add_at", c_add_at, (R(4, 3), R(3)), (helpers.add_at, helpers.scatter_at)),
+    ("subtract_at", c_subtract_at, (R(2, 3), R()), (helpers.subtract_at, helpers.scatter_at)),
     # the tangent rules of numpy_more.py and numpy_fft.py (rows in their case modules)
     *cases_more.TANGENT_CASES,
     *cases_fft.TANGENT_CASES,
