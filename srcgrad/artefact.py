@@ -131,6 +131,10 @@ class Artefact:
         a GeneratedFunction, whose first `n_params` arguments are its
         parameters (all by default; the others are the leaves of a derived
         program)."""
+        # (the tree is `tree` itself, not looked up by name in self.trees: the gradient functions of
+        # sg.grad(f) and sg.value_and_grad(f) share the name grad_<f>, and the one generated last would be
+        # transformed for the other's: sg.jit(sg.grad(f)), sg.hessian(f), then sg.hvp(f) got (value, gradient)
+        # pairs for gradients)
         ref = weakref.ref(self)
         cache = {}
 
@@ -140,7 +144,7 @@ class Artefact:
                 artefact = ref()
                 if artefact is None:
                     raise RuntimeError("srcgrad: the code generated for %s is gone" % fn.__name__)
-                f = cache["f"] = artefact.program.generated_function(fn, artefact.trees[tree.name], artefact, n_params)
+                f = cache["f"] = artefact.program.generated_function(fn, tree, artefact, n_params)
             return f
         fn.__srcgrad_function__ = function
         fn.__srcgrad_artefact__ = ref
