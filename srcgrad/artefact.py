@@ -16,9 +16,10 @@ import weakref
 import gast
 
 from . import runtime
+from .errors import UnsupportedSyntaxError
 from .runtime import syntax as runtime_syntax
 from .syntax import ast_util
-from .transforms import codegen, liveness, pipeline
+from .transforms import activity, codegen, liveness, pipeline
 
 
 def build(fdefs, injected, func, title, defaults, origin):
@@ -56,6 +57,9 @@ class Artefact:
         self.origin = (parsed.filename, parsed.firstlineno)
         self._derived = {}
         fdef, ctx = program.front(mode, self.mask)
+        #: (text, origin) of a type check of a value computed from an active input, or None: on a tape
+        #: it is a Tensor in the plain call, an ndarray here, and function.py runs such code op by op
+        self.type_check = activity.varied_type_check(fdef, self.active_inputs)
         self.tuple_output = isinstance(fdef.body[-1].value, gast.Tuple)
         self.outputs = ast_util.returned_names(fdef)
         differentiated = pipeline.differentiate(fdef, ctx)
@@ -85,6 +89,23 @@ class Artefact:
         self.injected = sweeps.injected
         self._shown = joint
         self._mark(self.joint_fn, joint)
+
+    def type_check_refusal(self):
+        """The refusal of a tape call (or a ForwardAccumulator's) whose code
+        checks the type of a value computed from a watched Tensor
+        (`isinstance(x, float)`, `type(x) is ...`, `self.type_check`): in
+        the plain call and op by op that value is a Tensor (not a float,
+        not an ndarray: as TF's and JAX's tracers), in the compiled sweeps
+        an ndarray or an np.float64, so the check could take the other
+        branch there. Op by op, the code sees the Tensor. None without
+        such a check."""
+        if self.type_check is None:
+            return None
+        text, origin = self.type_check
+        filename, lineno, col = origin if origin else (None, None, None)
+        return UnsupportedSyntaxError(
+            "a type check of a differentiated value (%s) in compiled code on a tape" % text, filename, lineno, col,
+            "the value is a Tensor in the plain call and an ndarray in compiled code: it runs op by op, on Tensors")
 
     def _in_place(self, fdef):
         """The passes on one assembled function (pipeline.finish)."""
@@ -131,6 +152,10 @@ class Artefact:
         a GeneratedFunction, whose first `n_params` arguments are its
         parameters (all by default; the others are the leaves of a derived
         program)."""
+        # (the tree is `tree` itself, not looked up by name in self.trees: the gradient functions of
+        # sg.grad(f) and sg.value_and_grad(f) share the name grad_<f>, and the one generated last would be
+        # transformed for the other's: sg.jit(sg.grad(f)), sg.hessian(f), then sg.hvp(f) got (value, gradient)
+        # pairs for gradients)
         ref = weakref.ref(self)
         cache = {}
 
@@ -140,7 +165,7 @@ class Artefact:
                 artefact = ref()
                 if artefact is None:
                     raise RuntimeError("srcgrad: the code generated for %s is gone" % fn.__name__)
-                f = cache["f"] = artefact.program.generated_function(fn, artefact.trees[tree.name], artefact, n_params)
+                f = cache["f"] = artefact.program.generated_function(fn, tree, artefact, n_params)
             return f
         fn.__srcgrad_function__ = function
         fn.__srcgrad_artefact__ = ref

@@ -672,6 +672,8 @@ def call_function(fn, args, kwargs):
             for v in values]
     try:
         compiled = program.compile(mask, "forward")
+        if getattr(compiled, "type_check", None) is not None:
+            raise compiled.type_check_refusal()     # (op by op the code sees the Tensors, as the plain call)
     except Exception as exc:        # (nothing of the user's code has run: the caller may run it op by op)
         return Refused(exc)
     outer = stack[:k]

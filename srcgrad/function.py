@@ -419,6 +419,8 @@ class Function:
             return self.primal(*user_args, **user_kwargs)
         try:
             compiled = program.compile(mask)
+            if getattr(compiled, "type_check", None) is not None:
+                raise compiled.type_check_refusal()
         except Exception as exc:
             if not op_by_op.falls_back(exc):
                 raise

@@ -84,8 +84,19 @@ def _float_tree(v):
         return arrays.as_argument(v)    # a Dask (CuPy, array-API) array keeps its type
     if vector_object(v):
         return v        # a user's vector-space value (autograd's VSpace types), differentiated as a whole
+    return _float_numpy(v)
+
+
+def _float_numpy(v):
+    """`v` as a floating ndarray (integers and booleans promoted to
+    float64), a NumPy scalar staying a NumPy scalar: the user's code sees
+    the type the plain call sees (np.float64 subclasses float, so
+    `isinstance(x, float)` is True for it and `isinstance(x, np.ndarray)`
+    False; a 0-d array would answer the other way)."""
     a = np.asarray(v)
-    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
+    if not is_differentiable_dtype(a.dtype):
+        a = a.astype(np.float64)
+    return a[()] if isinstance(v, np.generic) else a
 
 
 def _fast_key(args):
@@ -519,8 +530,17 @@ def _float_array(x):
             "srcgrad: sg.jvp, sg.jacobian, sg.hessian and sg.hvp take NumPy arrays; a %s array would be "
             "converted to NumPy. sg.grad and sg.value_and_grad keep it (docs/arrays.md)"
             % type(x).__module__.split(".")[0])
-    a = np.asarray(unwrap(x))
-    return a if is_differentiable_dtype(a.dtype) else a.astype(np.float64)
+    return _float_numpy(unwrap(x))
+
+
+def _float_argument(x):
+    """A differentiated argument of sg.jacobian, sg.hessian or sg.hvp: a
+    Python float (int) as a Python float, as sg.grad and sg.jvp pass it
+    (the code sees the plain call's type: `isinstance(x, float)`), else
+    `_float_array(x)`."""
+    if type(x) in (float, int):
+        return float(x)
+    return _float_array(x)
 
 
 @api_boundary

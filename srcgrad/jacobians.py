@@ -16,7 +16,7 @@ from . import op_by_op
 from . import tape as tape_mod
 from .callables import as_function
 from .errors import api_boundary
-from .functional import _float_array, _function_and_self, _warn_detached, wrt_indices, grad, jvp
+from .functional import _float_argument, _function_and_self, _warn_detached, wrt_indices, grad, jvp
 from .rules.helpers.batched import zeros_b
 from .tensor import Tensor, is_differentiable_dtype, path_is_cut, unwrap, unwrap_nested
 
@@ -125,7 +125,8 @@ def _jacobian_one(fn, args, i, output=None):
         raise ValueError("wrt index %d out of range for %s called with %d arguments"
                          % (i, fn.__name__, len(args)))
     args = list(args)
-    x = args[i] = _float_array(args[i])
+    args[i] = _float_argument(args[i])
+    x = np.asarray(args[i])
     params = fn.bind(tuple(args), {})
     program = fn.program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
@@ -188,11 +189,11 @@ def hvp(f, wrt=0):
             tangents[wrt] = v
             return jvp(gradient, tuple(fargs), tuple(tangents))[1]
         fargs = [unwrap(a) for a in fargs]
-        x = _float_array(fargs[wrt])
+        fargs[wrt] = _float_argument(fargs[wrt])
+        x = np.asarray(fargs[wrt])
         v = np.asarray(unwrap(v), dtype=x.dtype)
         if v.shape != x.shape:
             raise ValueError("hvp: vector of shape %s for an argument of shape %s" % (v.shape, x.shape))
-        fargs[wrt] = x
         tangents = [None] * len(fargs)
         tangents[wrt] = v
         try:
@@ -226,8 +227,8 @@ def hessian(f, wrt=0):
             return _hessian_recorded(f, args, wrt)      # (differentiated op by op: as jac's)
         _warn_detached(args)
         args = [unwrap(a) for a in args]
-        x = _float_array(args[wrt])
-        args[wrt] = x
+        args[wrt] = _float_argument(args[wrt])
+        x = np.asarray(args[wrt])
         reason = refused
         if fn is not None:
             try:

@@ -128,3 +128,42 @@ def analyze(fdef, ctx, active_inputs, outputs):
     stacks = {stack.id for stack, _ in pushes}
     ctx.facts.active_stacks = active & stacks
     return active - stacks
+
+
+def varied_type_check(fdef, active_inputs):
+    """The first `isinstance(x, ...)` or `type(x)` call in `fdef` (ANF)
+    whose `x` depends on an active input by data flow, as
+    (source text, origin), or None.
+
+    On a tape, such an `x` is a Tensor in the plain call and when run op by
+    op, but a NumPy value (an ndarray, or an np.float64 for a 0-d Tensor) in
+    the compiled sweeps: the check could answer differently there and take
+    the other branch (function.py runs such code op by op). The dependence
+    is flow-insensitive, as `analyze`'s varied names."""
+    import builtins
+    varied = set(active_inputs)
+    steps = []
+    for n in ast_util.walk(fdef):
+        if isinstance(n, gast.Assign):
+            steps.append((n.targets, n.value))
+        elif isinstance(n, (gast.For, gast.AugAssign, gast.AnnAssign)) and getattr(n, "value", None) is not None:
+            steps.append(([n.target], n.value))
+        elif isinstance(n, gast.For):
+            steps.append(([n.target], n.iter))
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in steps:
+            if not any(isinstance(e, gast.Name) and e.id in varied for e in ast_util.walk(value)):
+                continue
+            for t in targets:
+                for e in ast_util.walk(t):
+                    if isinstance(e, gast.Name) and e.id not in varied:
+                        varied.add(e.id)
+                        changed = True
+    for n in ast_util.walk(fdef):
+        if (isinstance(n, gast.Call) and n.args
+                and Anno.CALLEE.of(n.func) in (builtins.isinstance, builtins.type)
+                and any(isinstance(e, gast.Name) and e.id in varied for e in ast_util.walk(n.args[0]))):
+            return ast_util.to_source(n).strip(), Anno.ORIGIN.of(n)
+    return None
