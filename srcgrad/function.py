@@ -26,7 +26,7 @@ import numpy as np
 from . import forward_mode, op_by_op
 from . import tape as tape_mod
 from .errors import api_boundary
-from .program import CONTAINER, _CONTAINERS, _SCALARS, Program, _holds_complex, collector_paused
+from .program import CONTAINER, _CONTAINERS, _PATTERNS, _SCALARS, Program, _holds_complex, collector_paused
 from .runtime import arrays
 from .syntax import ast_util, naming
 from .syntax.anno import Anno
@@ -51,7 +51,19 @@ def _is_complex(v):
 
 
 def _array_kind(v):
-    return "carray" if _is_complex(v) else "array"
+    """"array" or "carray", with the axes of length 1 of a NumPy array or
+    a Tensor holding one: the generated code may rely on the other axes
+    not being 1 (transforms/shapes.py), so a call with another pattern has
+    its own Program."""
+    kind = "carray" if _is_complex(v) else "array"
+    value = v._value if isinstance(v, Tensor) else v
+    if type(value) is np.ndarray:
+        return kind, tuple([d == 1 for d in value.shape])
+    return kind
+
+
+def _is_complex_kind(k):
+    return k == "carray" or (type(k) is tuple and len(k) == 2 and k[0] == "carray")
 
 
 _KIND_BY_TYPE = {float: "scalar", int: "scalar", complex: "carray", bool: "array", type(None): "array",
@@ -258,9 +270,13 @@ class Function:
             scalars = {p for p, v in params.items() if type(v) in (float, int)}
             if scalars:
                 examples[_SCALARS] = scalars
+            patterns = {p: k[1] for p, k in zip(params, key) if type(k) is tuple and len(k) == 2
+                        and k[0] in ("array", "carray")}
+            if patterns:
+                examples[_PATTERNS] = patterns
         with self._lock:
             with collector_paused():
-                program = self.new_program(examples, complex_mode or "carray" in key, params)
+                program = self.new_program(examples, complex_mode or any(map(_is_complex_kind, key)), params)
             self._programs[key] = program
         return program
 
@@ -574,6 +590,11 @@ _GENERATORS = (np.random.Generator, np.random.RandomState)
 _SCALAR_0D = 0.0        # the stand-in for a 0-d float64 Tensor in a call's cache key (kind "scalar")
 
 
+def _ones(shape):
+    """Which axes of `shape` have length 1 (part of a Program's key)."""
+    return tuple([d == 1 for d in shape])
+
+
 def _plan_key(args):
     """The key of call_on_tape's fast path for positional `args`: per
     argument its Program key (`_kind_of`, a 0-d float64 Tensor as a
@@ -587,9 +608,9 @@ def _plan_key(args):
             if v.dtype is _F64 and v.ndim == 0:
                 key.append("tensor0d")
             else:
-                key.append("tensor_c" if v.dtype.kind == "c" else "tensor")
+                key.append(("tensor_c" if v.dtype.kind == "c" else "tensor", _ones(v.shape)))
         elif t is np.ndarray:
-            key.append("carray" if a.dtype.kind == "c" else "array")
+            key.append(("carray" if a.dtype.kind == "c" else "array", _ones(a.shape)))
         elif t is float or t is int:
             key.append("scalar")
         else:

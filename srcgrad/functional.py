@@ -110,7 +110,7 @@ def _fast_key(args):
         if t is float:
             key.append(t)
         elif t is np.ndarray and a.dtype.kind == "f":
-            key.append(a.dtype.char)
+            key.append((a.dtype.char, tuple([d == 1 for d in a.shape])))    # (as the Program's key: its axes of 1)
         else:
             return None
     return tuple(key)

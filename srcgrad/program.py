@@ -130,6 +130,7 @@ _hoisting = threading.local()
 _MISSING = object()
 _CONTAINERS = "<container parameters>"      # a key of Program examples: parameters that are containers
 _SCALARS = "<scalar parameters>"            # ... and parameters that are Python floats or ints
+_PATTERNS = "<shape patterns>"              # ... and {array parameter: which of its axes have length 1}
 
 
 def _unread_params(op, params):
@@ -175,6 +176,7 @@ class Program:
         examples = dict(examples)
         containers = examples.pop(_CONTAINERS, ())
         scalars = examples.pop(_SCALARS, ())
+        patterns = examples.pop(_PATTERNS, {})
         self.resolution, builds_complex = pipeline.specialise(
             self.parsed, examples, SERVICES.field_method, _callee_parsed)
         # (a complex constant the code reads, from a global, a closure cell or an object passed in, makes
@@ -183,6 +185,7 @@ class Program:
                              or any(_holds_complex(v) for v in self.resolution.free.values())
                              or any(_holds_complex(v) for v in examples.values()))
         self.resolution.containers = set(containers)
+        self.resolution.patterns = dict(patterns)       # (the key holds them: transforms/shapes.py)
         # parameters given Python floats or ints, and the module or closure names bound to them
         # (read as constants: the code is specialised to 0-d values; rebinding one recompiles, is_current)
         self.resolution.scalars = set(scalars) | {n for n, v in self.resolution.free.items()

@@ -94,8 +94,17 @@ def _while_compiling(exc, numba):
 
 
 def _kind(a):
-    """What a compiled entry is keyed on: Python scalar type, or array
-    dtype and rank (not shape)."""
+    """What a compiled gradient is keyed on: Python scalar type, or array
+    dtype and which axes have length 1 (so the rank; not the other
+    lengths): srcgrad generates code per pattern (transforms/shapes.py)."""
+    if isinstance(a, np.ndarray):
+        return (np.ndarray, a.dtype.str, tuple([d == 1 for d in a.shape]))
+    return (type(a),)
+
+
+def _plain_kind(a):
+    """What a compiled plain function is keyed on: Python scalar type, or
+    array dtype and rank (Numba's own signature)."""
     if isinstance(a, np.ndarray):
         return (np.ndarray, a.dtype.str, a.ndim)
     return (type(a),)
@@ -506,7 +515,7 @@ class Jitted:
     def _call_function(self, args, kwargs):
         f = self.target
         python_function = f.python_function if isinstance(f, Function) else f
-        key = ("function",) + tuple(_kind(a) for a in args)
+        key = ("function",) + tuple(_plain_kind(a) for a in args)
 
         def make():
             numba, _ = _numba()

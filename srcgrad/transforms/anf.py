@@ -473,6 +473,7 @@ def transform(resolution, ctx):
     facts.containers |= {p for p, m in zip(ctx.inputs, ctx.mask)
                          if m and runtime.vector_object(resolution.examples.get(p))}
     facts.scalar_params = set(resolution.scalars)
+    facts.shape_params = dict(resolution.patterns)
     facts.stacks = t.stacks
     node.body = _no_self_reference(node.body, facts.stacked, namer)
     return node

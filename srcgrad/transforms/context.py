@@ -48,6 +48,8 @@ class Facts:
     stacks: set = field(default_factory=set)        # anf: the stack variables of generated code
     dynamic: set = field(default_factory=set)       # kinds: names that may hold a list, tuple or dict
     scalar: set = field(default_factory=set)        # kinds: names known to be 0-d
+    shape_params: dict = field(default_factory=dict)  # anf: array parameter -> which of its axes have length 1
+    same_shape: dict = field(default_factory=dict)  # shapes: id(assignment) -> operands shaped like its result
     active_stacks: set = field(default_factory=set)  # activity: the stacks that carry derivatives
 
 

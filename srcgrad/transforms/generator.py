@@ -30,6 +30,7 @@ class Generator:
         self.injected = {}              # name in the generated code -> object
         self.dynamic = set()            # names that may hold a list, tuple or dict (kinds.py)
         self.scalar = set()             # names known to be 0-d (kinds.py)
+        self.same_shape = {}            # id(assignment) -> operands shaped like its result (shapes.py)
         self.last_comment = None
 
     def derivative_name(self, table, prefix, name):

@@ -14,7 +14,7 @@ to know what is read later use liveness.py. The rewrites:
 - `MathFunctions`: `np.cos(x)` to `math.cos(x)` in the derivative of a
   math-module call, whose operands are Python floats;
 - `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
-  (`t`) where `x` is known to be 0-d.
+  (`t`) where `x` is known to be 0-d, or to have g's shape (shapes.py).
 Each keeps what the code computes.
 """
 import math
@@ -147,8 +147,9 @@ def propagate_copies(stmts, live_out, sets=None):
             last = j - 1
             while last > k and stmts[last] is None:
                 last -= 1
-            if a not in after[last]:
-                changed = True              # the copy is dead now
+            ends = stmts[last] if last > k and isinstance(stmts[last], gast.Assign) else None
+            if a not in after[last] or (ends is not None and a in sets.get(ends)[1] and a not in sets.get(ends)[0]):
+                changed = True              # the copy is dead now (or `a` is written, not read, where it ends)
                 k += 1
                 continue
             out.append(s)
@@ -307,7 +308,8 @@ class MathFunctions(gast.NodeTransformer):
 
 class ElideShapeHelper(gast.NodeTransformer):
     """unbroadcast(g, x) -> g (broadcast_like(t, x) -> t in tangent code)
-    where x is known to be 0-d (and so is g), the calls named `aliases`."""
+    where x is among `scalars` (known to be 0-d, and so is g; or known to
+    have the shape g has: shapes.py), the calls named `aliases`."""
 
     def __init__(self, aliases, scalars):
         self.aliases = aliases

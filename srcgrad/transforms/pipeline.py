@@ -28,7 +28,7 @@ four functions and nothing else from the passes.
 """
 import builtins
 
-from . import activity, anf, check, complex_mode, forward, inplace, kinds, lower, optimize, resolve, reverse
+from . import activity, anf, check, complex_mode, forward, inplace, kinds, lower, optimize, resolve, reverse, shapes
 
 
 def prepare(parsed):
@@ -54,9 +54,10 @@ def specialise(parsed, examples, field_method, callee_parsed):
 
 def front(resolution, ctx):
     """The passes before differentiation, on a resolution's (copied) AST:
-    the FunctionDef in ANF, with ctx.facts filled by anf and kinds."""
+    the FunctionDef in ANF, with ctx.facts filled by anf, kinds and shapes."""
     fdef = anf.transform(resolution, ctx)
     kinds.transform(fdef, ctx)
+    shapes.transform(fdef, ctx)
     return fdef
 
 

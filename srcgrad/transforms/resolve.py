@@ -84,6 +84,7 @@ class Resolution:
     namer: Namer = None                             # seeded with every name in use
     containers: set = field(default_factory=set)    # parameters passed lists, tuples or dicts
     scalars: set = field(default_factory=set)       # parameters passed Python floats or ints
+    patterns: dict = field(default_factory=dict)    # array parameters -> which axes have length 1 (shapes.py)
     callee_leaves: dict = field(default_factory=dict)   # callee -> the local names passed for its leaves
     chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 

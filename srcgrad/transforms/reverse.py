@@ -400,6 +400,7 @@ def transform(fdef, ctx):
             n.id = gen.inject(n.id, Anno.CALLEE.of(n))
     gen.dynamic = ctx.facts.dynamic
     gen.scalar = ctx.facts.scalar
+    gen.same_shape = ctx.facts.same_shape
     gen.dynamic_adjoints = {gen.adjoint(n) for n in gen.dynamic if n in ctx.active}
     gen.used_stacks = set()
     if gen.batched:

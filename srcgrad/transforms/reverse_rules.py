@@ -109,6 +109,12 @@ class RuleAdjoints:
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
+        same = None if self.batched else self.same_shape.get(id(s))
+        if same:
+            # operands of the result's shape (transforms/shapes.py): their unbroadcast is the identity
+            aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
+            if aliases:
+                code = [optimize.ElideShapeHelper(aliases, same).visit(c) for c in code]
         if not self.batched and op.python_float:
             # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}

@@ -1,0 +1,256 @@
+"""Shapes: which operands of an elementwise operation provably have the
+shape of its result, so that the adjoint's `unbroadcast(g, x)` is `g`.
+
+Requires: kinds (facts.scalar, facts.dynamic). Guarantees
+`ctx.facts.same_shape`: {id(statement): the operand names whose shape is
+the statement's result's} for the ANF assignments it could prove it for.
+
+The argument kinds carry, per array parameter, which of its axes have
+length 1 (function._kind_of: the Program is compiled per pattern). Each
+axis of length other than 1 is a symbol; an axis of length 1 is ONE. The
+analysis propagates shapes as tuples of such dimensions through the
+operations whose result shape it knows (elementwise ufuncs, full and
+axis reductions, matmul, transpose, copies), to a fixed point over every
+assignment of a name (loops, branches); any other operation gives an
+unknown shape. Broadcasting two dimensions that are both known not to be
+1 proves them equal whenever the operation ran (NumPy raises otherwise):
+that equality is used for that statement's own adjoint only, which runs
+only if the statement did (a proof from one branch is never applied to
+another). A dimension derived some other way may be 1, and broadcasting
+it against a different one gives an unknown dimension.
+
+The cotangent of a name has the name's shape (the seeds are unbroadcast
+to their outputs' shapes, reverse.py, and every rule's adjoint returns
+its operands' shapes); the elision relies on it, so a name read by
+anything but a rule or a copy (a call of a user function, a custom
+gradient, a container display) is not trusted, nor is the code of a
+function transformed again (its stacks), where cotangents flow through
+pops. Any doubt leaves the `unbroadcast` in place: a call that costs a
+shape comparison, never a wrong derivative.
+"""
+import gast
+import numpy as np
+
+from ..syntax import ast_util
+from ..syntax.anno import Anno
+
+ONE = 1
+TOP = "?"       # an unknown shape
+
+_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.nansum, np.nanmean}
+_IGNORED = ("out", "dtype", "casting", "order", "subok", "signature")
+
+
+def _targets(stmt):
+    t = stmt.targets[0]
+    return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+def _not_one(d):
+    return type(d) is tuple and d[0] == "p"
+
+
+def broadcast(a, b, fresh):
+    """(the broadcast shape of shapes a and b, the pairs of dimensions it
+    proves equal); `fresh(k)` names an unknown dimension at axis k."""
+    n = max(len(a), len(b))
+    a = (ONE,) * (n - len(a)) + tuple(a)
+    b = (ONE,) * (n - len(b)) + tuple(b)
+    out, merges = [], []
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x == y or y == ONE:
+            out.append(x)
+        elif x == ONE:
+            out.append(y)
+        elif _not_one(x) and _not_one(y):
+            out.append(x)
+            merges.append((x, y))
+        else:
+            out.append(fresh(k))
+    return tuple(out), merges
+
+
+def _same(a, b, merges):
+    if len(a) != len(b):
+        return False
+    classes = {}
+
+    def find(d):
+        while d in classes:
+            d = classes[d]
+        return d
+    for x, y in merges:
+        rx, ry = find(x), find(y)
+        if rx != ry:
+            classes[rx] = ry
+    return all(x == y or find(x) == find(y) for x, y in zip(a, b))
+
+
+def _constant(e):
+    return isinstance(e, gast.Constant) and (e.value is None or isinstance(e.value, (bool, int, tuple)))
+
+
+def _axes(e, ndim):
+    """The reduced axes of an `axis` binding (a sorted tuple), or None."""
+    if not isinstance(e, gast.Constant):
+        return None
+    axis = e.value
+    if axis is None:
+        return tuple(range(ndim))
+    axis = axis if isinstance(axis, tuple) else (axis,)
+    if not all(isinstance(a, int) and not isinstance(a, bool) and -ndim <= a < ndim for a in axis):
+        return None
+    return tuple(sorted(a % ndim for a in axis))
+
+
+class _Pass:
+    def __init__(self, shapes, scalars):
+        self.shapes = shapes        # name -> shape (tuple), TOP, or absent (not yet known)
+        self.scalars = scalars
+
+    def of(self, e):
+        if isinstance(e, gast.Constant):
+            v = e.value
+            return () if isinstance(v, (int, float)) and not isinstance(v, bool) else TOP
+        if isinstance(e, gast.Name):
+            if e.id in self.scalars:
+                return ()
+            return self.shapes.get(e.id)
+        return TOP
+
+    def result(self, s, index):
+        """(the shape the statement `s` assigns, its merges, its operand
+        names with that shape), TOP for an unknown shape, or None while an
+        operand's shape is not known yet."""
+        op = Anno.OP.of(s)
+
+        def fresh(k):
+            return ("u", index, k)
+        if op.kind == "copy":
+            shape = self.of(op.args[0])
+            return (shape, [], [op.args[0].id] if isinstance(op.args[0], gast.Name) else []) \
+                if shape not in (None, TOP) else shape
+        if op.kind != "rule":
+            return TOP
+        prim, b = op.rule.primitive, op.bindings
+        if op.python_float:
+            return (), [], []
+        if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
+               for p in ("out", "where")):
+            return TOP
+        if isinstance(prim, np.ufunc):
+            if prim.nout != 1:
+                return TOP
+            operands = [b.get(p) for p in op.rule.params if p not in _IGNORED and p != "where"][:prim.nin]
+            shapes = [self.of(e) for e in operands]
+            if TOP in shapes:
+                return TOP
+            if None in shapes:
+                return None
+            if prim is np.matmul:
+                return self.matmul(operands, shapes, fresh)
+            if prim.signature is not None:
+                return TOP
+            shape, merges = shapes[0], []
+            for other in shapes[1:]:
+                shape, more = broadcast(shape, other, fresh)
+                merges += more
+            same = [e.id for e, sh in zip(operands, shapes) if isinstance(e, gast.Name) and _same(sh, shape, merges)]
+            return shape, merges, same
+        if prim in _REDUCTIONS:
+            x = self.of(b.get("x"))
+            if x in (None, TOP):
+                return x
+            axes = _axes(b.get("axis", gast.Constant(value=None)), len(x))
+            keepdims = b.get("keepdims")
+            if axes is None or not (keepdims is None or _constant(keepdims)):
+                return TOP
+            keep = keepdims is not None and bool(keepdims.value)
+            if keep:
+                return tuple(ONE if k in axes else d for k, d in enumerate(x)), [], []
+            return tuple(d for k, d in enumerate(x) if k not in axes), [], []
+        if prim is np.transpose:
+            x = self.of(b.get("x"))
+            axes = b.get("axes")
+            if x in (None, TOP) or not (axes is None or isinstance(axes, gast.Constant) and axes.value is None):
+                return x if x is None else TOP
+            return tuple(reversed(x)), [], []
+        return TOP
+
+    def matmul(self, operands, shapes, fresh):
+        a, b = shapes
+        if len(a) == 2 and len(b) == 2:
+            inner = [(a[1], b[0])] if _not_one(a[1]) and _not_one(b[0]) else []
+            return (a[0], b[1]), inner, []
+        return TOP
+
+
+def transform(fdef, ctx):
+    """Fill ctx.facts.same_shape for `fdef` (ANF, after kinds)."""
+    facts = ctx.facts
+    facts.same_shape = {}
+    patterns = getattr(facts, "shape_params", None) or {}
+    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in ast_util.walk(fdef)
+                           if Anno.OP.exists(n)):
+        return          # (code transformed again: cotangents flow through its stacks)
+    if not patterns and not facts.scalar:
+        return
+    shapes = {}
+    for p, pattern in patterns.items():
+        shapes[p] = tuple(ONE if one else ("p", p, k) for k, one in enumerate(pattern))
+    params = {a.id for a in fdef.args.args + fdef.args.kwonlyargs if isinstance(a, gast.Name)}
+    for p in params - set(shapes):
+        if p not in facts.scalar:
+            shapes[p] = TOP
+    for name in facts.dynamic:
+        shapes[name] = TOP
+    index = {id(s): k for k, s in enumerate(assigns)}
+    results = {}
+    changed = True
+    while changed:
+        changed = False
+        current = _Pass(shapes, facts.scalar)
+        joined = {}
+        for s in assigns:
+            targets = _targets(s)
+            r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
+            results[id(s)] = r
+            if r is None:
+                continue
+            shape = r if r == TOP else r[0]
+            for t in targets:
+                old = joined.get(t, shape)
+                joined[t] = old if old == shape else TOP
+        for t, shape in joined.items():      # (a parameter's shape joins its pattern's)
+            old = shapes.get(t)
+            new = shape if old is None else (old if old == shape else TOP)
+            if new != old:
+                shapes[t] = new
+                changed = True
+    trusted = _trusted(assigns, fdef, facts)
+    for s in assigns:
+        r = results.get(id(s))
+        if r in (None, TOP):
+            continue
+        t = _targets(s)[0]
+        if t in trusted and shapes.get(t) == r[0] and r[2]:
+            facts.same_shape[id(s)] = frozenset(x for x in r[2] if shapes.get(x) not in (None, TOP)
+                                                or x in facts.scalar)
+
+
+def _trusted(assigns, fdef, facts):
+    """The names whose cotangents are known to have their shapes: not
+    containers, and read only by rules, copies, nondifferentiable uses
+    and the return."""
+    untrusted = set(facts.dynamic)
+    for n in ast_util.walk(fdef):
+        if not Anno.OP.exists(n):
+            continue
+        op = Anno.OP.of(n)
+        if op.kind in ("rule", "copy", "nondiff"):
+            continue
+        untrusted |= {x.id for x in ast_util.walk(n) if isinstance(x, gast.Name)
+                      and isinstance(x.ctx, gast.Load)}
+    names = {t for s in assigns for t in _targets(s)}
+    return names - untrusted

@@ -1,0 +1,108 @@
+"""transforms/shapes.py: the adjoint leaves out `unbroadcast(g, x)` where
+the argument kinds prove x has the shape of the result (axes of length 1
+are part of the key, and broadcasting two axes that are not 1 proves them
+equal). The code generated for one pattern of axes of length 1 is never
+run on another: each call below is checked against central differences
+and autograd, in both orders of patterns, through sg.grad, a tape and
+sg.jit."""
+import types
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from gradcheck import check_close, numerical_grad, numpy_swapped
+
+
+def chain(x, w):
+    for i in range(3):
+        x = x + 0.1 * np.sin(x * w)
+    return np.sum(x)
+
+
+def layer(x, W, b):
+    h = np.tanh(x @ W + b)
+    m = np.max(h, axis=1, keepdims=True)
+    return np.sum((h - m) ** 2) + np.sum(W * W)
+
+
+def branches(x, w, flag):
+    if flag > 0:
+        y = x * w
+    else:
+        y = x + 1.0
+    z = y * w
+    return np.sum(z * z)
+
+
+RNG = np.random.default_rng(3)
+
+
+def _check(f, args, wrt):
+    got = sg.grad(f, wrt=wrt)(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    with numpy_swapped(__name__, anp):
+        ag = autograd.grad(f, argnum=wrt)(*args)
+    ag = ag if isinstance(ag, tuple) else (ag,)
+    for k, g, a in zip(wrt if isinstance(wrt, tuple) else (wrt,), got, ag):
+        def along(v, k=k):
+            xs = list(args)
+            xs[k] = v
+            return f(*xs)
+        check_close(g, numerical_grad(along, np.asarray(args[k], dtype=np.float64)), rtol=1e-5, atol=1e-7)
+        check_close(g, a, rtol=1e-10, atol=1e-12)
+
+
+def test_elementwise_chain_has_no_unbroadcast_and_is_right():
+    x, w = RNG.normal(size=4), RNG.normal(size=4)
+    text = sg.source(chain, wrt=(0, 1), args=(x, w))
+    assert "unbroadcast" not in text and "ShapeOf" not in text, text
+    _check(chain, (x, w), (0, 1))
+
+
+@pytest.mark.parametrize("order", [(4, 1), (1, 4), (1, 1, 4)])
+def test_axes_of_length_one_have_their_own_code(order):
+    """w of shape (1,) broadcasts: its cotangent is summed; the code made for
+    shape (4,) (where it is not) must not be reused for it, nor the reverse."""
+    f = types.FunctionType(chain.__code__, globals())     # (chain itself, with caches of its own)
+    for n in order:
+        _check(f, (RNG.normal(size=4), RNG.normal(size=n)), (0, 1))
+    _check(f, (RNG.normal(size=1), RNG.normal(size=4)), (0, 1))
+    _check(f, (RNG.normal(size=1), RNG.normal(size=1)), (0, 1))
+    x1, w1 = RNG.normal(size=4), RNG.normal(size=1)
+    assert "unbroadcast(bmul_x * x, w)" in sg.source(chain, wrt=(0, 1), args=(x1, w1))
+
+
+def test_layer_keeps_the_sums_it_needs():
+    x, W, b = RNG.normal(size=(5, 3)), RNG.normal(size=(3, 4)), RNG.normal(size=4)
+    text = sg.source(layer, wrt=(0, 1, 2), args=(x, W, b))
+    assert "unbroadcast(badd, b)" in text and "unbroadcast(bsub_h, m)" in text, text
+    assert "unbroadcast(badd, matmul_x)" not in text, text
+    _check(layer, (x, W, b), (0, 1, 2))
+    _check(layer, (x, W, RNG.normal(size=(1, 4))), (0, 1, 2))
+    _check(layer, (RNG.normal(size=(1, 3)), RNG.normal(size=(3, 1)), RNG.normal(size=1)), (0, 1, 2))
+
+
+@pytest.mark.parametrize("flag", [1.0, -1.0])
+@pytest.mark.parametrize("wshape", [(3,), (1,)])
+def test_branches(flag, wshape):
+    x, w = RNG.normal(size=3), RNG.normal(size=wshape)
+    _check(lambda x, w: branches(x, w, flag), (x, w), (0, 1))
+
+
+def test_tape_and_jit_key_the_pattern():
+    compiled = sg.function(chain)
+    jitted = sg.jit(sg.grad(chain, wrt=(0, 1)))
+    for n in (4, 1, 4):
+        x, w = RNG.normal(size=4), RNG.normal(size=n)
+        with numpy_swapped(__name__, anp):
+            want = autograd.grad(chain, argnum=(0, 1))(x, w)
+        vx, vw = sg.Variable(x), sg.Variable(w)
+        with sg.GradientTape() as tape:
+            y = compiled(vx, vw)
+        for g, a in zip(tape.gradient(y, [vx, vw]), want):
+            check_close(g, a, rtol=1e-10, atol=1e-12)
+        for g, a in zip(jitted(x, w), want):
+            check_close(g, a, rtol=1e-10, atol=1e-12)
