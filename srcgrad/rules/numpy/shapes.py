@@ -27,7 +27,8 @@ from ..helpers.batched import reshape_b, swapaxes_b, transpose_b
 from ..helpers.broadcast import unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, block_on_tensors, block_tangent,
-                              broadcast_arrays_adjoint, concatenate_adjoint, meshgrid_adjoint, diff_adjoint, diff_end_adjoint,
+                              broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, diff_end_adjoint,
+                              meshgrid_adjoint,
                               ediff1d_adjoint,
                               ediff1d_tangent, gradient_adjoint,
                               hsplit_axis, inverse_axes, negate_shift, promoted_concatenate_adjoint,
