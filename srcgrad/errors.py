@@ -224,6 +224,8 @@ def public_name(func):
     if isinstance(func, str):
         return func
     owner = getattr(func, "__self__", None)
+    if type(owner).__name__ == "ufunc" and type(owner).__module__ == "numpy" and owner is not func:
+        return "%s.%s" % (public_name(owner), func.__name__)      # np.add.reduce, np.multiply.outer
     if owner is not None and not isinstance(owner, types.ModuleType) and inspect.ismethod(func):
         found = _public_path(owner, type(owner).__module__)
         if found is not None:

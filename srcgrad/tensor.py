@@ -449,6 +449,23 @@ class Tensor:
     __pow__, __rpow__ = _binary(np.power)
     __matmul__, __rmatmul__ = _binary(np.matmul)
 
+    def __divmod__(self, o):
+        """divmod(t, o): (t // o, t % o), as ndarray.__divmod__ (np.divmod)."""
+        return np.divmod(self, o)
+
+    def __rdivmod__(self, o):
+        return np.divmod(o, self)
+
+    def __round__(self, ndigits=None):
+        """round(t, n) of a 0-d Tensor (what a NumPy scalar, x[i], rounds
+        as): np.round(t, n), piecewise constant, so its result carries no
+        derivative (as np.round). NumPy arrays do not define round(): nor do
+        Tensors of one or more dimensions (TypeError)."""
+        if self.ndim:
+            raise TypeError("type %s doesn't define __round__ method for arrays of one or more dimensions "
+                            "(as numpy.ndarray): use np.round(t, n)" % type(self).__name__)
+        return np.round(self) if ndigits is None else np.round(self, ndigits)
+
     def __neg__(self):
         return np.negative(self)
 
@@ -507,6 +524,13 @@ class Tensor:
     @property
     def T(self):
         return np.transpose(self)
+
+    @property
+    def flat(self):
+        """`t.flat[i]` reads np.ravel(t)[i] (ndarray.flat's read; an int,
+        slice, integer array or mask index), recorded as a ravel and an
+        index. Writing through it raises TypeError (Tensors are immutable)."""
+        return _FlatReader(self)
 
     def sum(self, axis=None, keepdims=False, **kwargs):
         """np.sum(self, ...): the other keywords (dtype, initial, where, ...) as
@@ -606,6 +630,26 @@ class Tensor:
 
     def argmin(self, axis=None):
         return np.argmin(self._value, axis)
+
+
+class _FlatReader:
+    """What `Tensor.flat` returns: reads of the raveled Tensor, as numpy.flatiter."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __getitem__(self, index):
+        return np.ravel(self._tensor)[index]
+
+    def __setitem__(self, index, value):
+        raise TypeError("srcgrad Tensors are immutable, as tf.Tensor is: `t.flat[i] = v` is not recorded op by op. "
+                        "Inside an @sg.function (or sg.grad) write into an array you built instead.")
+
+    def __len__(self):
+        return self._tensor.size
+
+    def __iter__(self):
+        return iter(np.ravel(self._tensor))
 
 
 class Variable(Tensor):

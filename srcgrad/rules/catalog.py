@@ -41,6 +41,8 @@ def _spellings(obj, modules):
     module-level object (scipy.stats.norm.logpdf) is named through that
     object."""
     owner = getattr(obj, "__self__", None)
+    if type(owner).__name__ == "ufunc" and type(owner).__module__ == "numpy":   # np.add.reduce: a bound ufunc method
+        return ["%s.%s" % (n, obj.__name__) for n in _spellings(owner, modules)]
     if inspect.ismethod(obj) and owner is not None:
         owners = [n for n in _spellings(owner, modules) if "." in n and not n.startswith("<")]
         if owners and "%s.%s" % (owner.__module__, type(owner).__qualname__) != owners[0]:

@@ -47,6 +47,7 @@ register_nondiff(
     reductions.uniform_weights, reductions.norm_chooser, reductions.abs_chooser,
     # builtins
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.print, builtins.isinstance,
+    builtins.round,     # (round(x, n) on an array is np.round, piecewise constant as np.round above)
     # (zip, enumerate, reversed, list, tuple and dict carry derivatives: lowered in for loops,
     #  containers.as_list/as_tuple/as_dict as values, NoRuleError otherwise)
     builtins.str, builtins.type, builtins.callable, builtins.hasattr,

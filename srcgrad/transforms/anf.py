@@ -380,6 +380,12 @@ class _ANF(CallForms):
             src = (base(e.value) + "_" if base(e.value) else "") + e.attr
             if e.attr == "T":
                 return e, self.classify_fn(np.transpose, [e.value], {}, e, src)
+            if e.attr == "flat":
+                # x.flat[i] reads np.ravel(x)[i] (a read: writes through .flat are assignment targets)
+                call = ast_util.copy_location(ast_util.call(ast_util.name("ravel"), [e.value]), e)
+                Anno.CALLEE.add_to(call.func, np.ravel)
+                Anno.HELPER.add_to(call.func, True)
+                return call, self.classify_fn(np.ravel, [e.value], {}, call, src)
             if e.attr in ("real", "imag"):
                 fn = np.real if e.attr == "real" else np.imag
                 if registry.adjoint_rule(fn) is not None:

@@ -9,6 +9,7 @@ shapes; domains keep each function smooth (rulecase.py). np.i0 and its
 derivative bessel_i1 (srcgrad's I1: NumPy has none) are checked against
 autograd.scipy.special's i0 and i1.
 """
+import builtins
 import math
 
 import autograd.numpy as anp
@@ -699,3 +700,39 @@ CASES += [
       np.unwrap),
 ]
 
+
+
+# -- two outputs: divmod (quotient piecewise constant), modf (integral part constant), frexp
+
+def f_np_divmod(x, y, w):
+    q, r = np.divmod(x, y)
+    return np.sum((r + q) * w)
+
+
+def f_builtin_divmod(x, y, w):
+    q, r = divmod(x, y)
+    return np.sum(r * w)
+
+
+def f_modf(x, w):
+    frac, whole = np.modf(x)
+    return np.sum((frac + whole) * w)
+
+
+def f_frexp(x, w):
+    m, e = np.frexp(x)
+    return np.sum(m * w)
+
+
+def _ag_frexp_mantissa(x):
+    """x 2^-e, the exponent e read from the value (piecewise constant)."""
+    return x * np.ldexp(1.0, -np.frexp(_raw(x))[1])
+
+
+CASES += [
+    C("np_divmod_34_4", f_np_divmod, lambda x, y: anp.mod(x, y) + anp.floor_divide(x, y), (R(3, 4), NZ(4)),
+      np.divmod),
+    C("builtin_divmod", f_builtin_divmod, lambda x, y: anp.mod(x, y), (R(3, 4), NZ(3, 1)), builtins.divmod),
+    C("modf", f_modf, lambda x: x - anp.trunc(x) + anp.trunc(x), (R(3, 4),), np.modf),
+    C("frexp", f_frexp, _ag_frexp_mantissa, (R(3, 4),), np.frexp),
+]

@@ -19,7 +19,7 @@ writes the same operation with autograd operations that have one.
 """
 import autograd.numpy as anp
 import numpy as np
-from rulecase import Case, R, ND, Static, SPD, SYM, WC, SQ, _ag_bcast, _raw  # noqa: F401
+from rulecase import Case, R, ND, NZ, Static, SPD, SYM, WC, SQ, _ag_bcast, _raw  # noqa: F401
 
 from srcgrad.rules.helpers.linalg import diagonal_embed
 
@@ -613,4 +613,30 @@ CASES += [
     C("qr_complete", f_qr_complete, _ag_qr_complete, (WC(5, 3),), np.linalg.qr),
     C("qr_mode_r", f_qr_r, lambda a: _ag_qr_factors(a)[1], (WC(4, 3),), np.linalg.qr),
     C("qr_mode_r_wide", f_qr_r, lambda a: _ag_qr_factors(a)[1], (WC(2, 4),), np.linalg.qr),
+]
+
+
+# -- the binary ufuncs' outer methods: f(a[..., None...], b), shape a.shape + b.shape
+
+def f_add_outer(a, b, w):
+    return np.sum(np.add.outer(a, b) * w)
+
+
+def f_subtract_outer(a, b, w):
+    return np.sum(np.subtract.outer(a, b) * w)
+
+
+def f_multiply_outer(a, b, w):
+    return np.sum(np.multiply.outer(a, b) * w)
+
+
+def f_divide_outer(a, b, w):
+    return np.sum(np.divide.outer(a, b) * w)
+
+
+CASES += [
+    C("add_outer", f_add_outer, lambda a, b: a[:, :, None] + b, (R(2, 3), R(4)), np.add.outer),
+    C("subtract_outer", f_subtract_outer, lambda a, b: a[:, None, None] - b, (R(3), R(2, 2)), np.subtract.outer),
+    C("multiply_outer", f_multiply_outer, lambda a, b: a[:, None] * b, (R(3), R(4)), np.multiply.outer),
+    C("divide_outer", f_divide_outer, lambda a, b: a[:, :, None] / b, (R(2, 2), NZ(3)), np.true_divide.outer),
 ]

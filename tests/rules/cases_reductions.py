@@ -698,3 +698,47 @@ CASES += [
 if hasattr(np, "trapz"):       # NumPy < 2.4: np.trapezoid's deprecated name has the same rule
     CASES.append(C("trapz_x1d", f_trapz, lambda y, x: _ag_trapezoid(y, x), (R(3, 5), R(5)), np.trapz))
 
+
+
+# -- the ufunc methods that are these reductions (np.add.reduce is np.sum; axis=0 by default)
+
+def f_add_reduce(x, w):
+    return np.sum(np.add.reduce(x) * w)
+
+
+def f_add_reduce_ax1_kd(x, w):
+    return np.sum(np.add.reduce(x, axis=1, keepdims=True) * w)
+
+
+def f_multiply_reduce(x, w):
+    return np.sum(np.multiply.reduce(x) * w)
+
+
+def f_maximum_reduce_axm1(x, w):
+    return np.sum(np.maximum.reduce(x, axis=-1) * w)
+
+
+def f_minimum_reduce(x, w):
+    return np.sum(np.minimum.reduce(x, axis=None) * w)
+
+
+def f_add_accumulate(x, w):
+    return np.sum(np.add.accumulate(x) * w)
+
+
+def f_multiply_accumulate_ax1(x, w):
+    return np.sum(np.multiply.accumulate(x, axis=1) * w)
+
+
+CASES += [
+    C("add_reduce", f_add_reduce, lambda x: anp.sum(x, axis=0), (R(3, 4),), np.add.reduce),
+    C("add_reduce_ax1_kd", f_add_reduce_ax1_kd, lambda x: anp.sum(x, axis=1, keepdims=True), (R(2, 3, 4),),
+      np.add.reduce),
+    C("multiply_reduce", f_multiply_reduce, lambda x: anp.prod(x, axis=0), (NZ(3, 4),), np.multiply.reduce),
+    C("maximum_reduce_axm1", f_maximum_reduce_axm1, lambda x: anp.max(x, axis=-1), (R(3, 4),),
+      np.maximum.reduce),
+    C("minimum_reduce_all", f_minimum_reduce, lambda x: anp.min(x), (R(3, 4),), np.minimum.reduce),
+    C("add_accumulate", f_add_accumulate, lambda x: anp.cumsum(x, axis=0), (R(3, 4),), np.add.accumulate),
+    C("multiply_accumulate_ax1", f_multiply_accumulate_ax1, lambda x: _ag_cumprod(x, 1), (NZ(3, 4),),
+      np.multiply.accumulate),
+]

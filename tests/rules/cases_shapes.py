@@ -826,3 +826,22 @@ CASES += [
       sliding_window_view),
 ]
 
+
+
+# -- meshgrid: each output is its (raveled) input broadcast along its axis ('xy' swaps the first two)
+
+def f_meshgrid_xy(x, y, w):
+    X, Y = np.meshgrid(x, y)
+    return np.sum((X * 2.0 + Y) * w)
+
+
+def f_meshgrid_ij_sparse(x, y, w):
+    X, Y = np.meshgrid(x, y, indexing="ij", sparse=True)
+    return np.sum((X - Y * 3.0) * w)
+
+
+CASES += [
+    C("meshgrid_xy", f_meshgrid_xy, lambda x, y: x[None, :] * 2.0 + y[:, None], (R(4), R(3)), np.meshgrid),
+    C("meshgrid_ij_sparse", f_meshgrid_ij_sparse, lambda x, y: x[:, None] - y[None, :] * 3.0, (R(4), R(3)),
+      np.meshgrid),
+]

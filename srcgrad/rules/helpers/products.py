@@ -13,6 +13,19 @@ from .broadcast import unbroadcast
 from .complex import conj, inexact_dtype
 
 
+def outer_left(a, b):
+    """`a` with np.ndim(b) length-1 axes appended: a binary ufunc's
+    f.outer(a, b) is f(outer_left(a, b), b), of shape a.shape + b.shape
+    (NumPy's ufunc.outer: r[i..., j...] = f(a[i...], b[j...])). Linear in a."""
+    return np.reshape(a, np.shape(a) + (1,) * np.ndim(b))
+
+
+def outer_unbroadcast(g, a, b):
+    """The cotangent `g` of f(outer_left(a, b), b) with respect to the
+    first operand, summed over b's axes back to a's shape."""
+    return np.reshape(unbroadcast(g, outer_left(a, b)), np.shape(a))
+
+
 def inner_adjoint(g, a, b, wrt_a):
     """np.inner(a, b) contracts the last axes: z[I, J] = sum_k a[I, k] b[J, k].
     d a[I, k] = sum_J g[I, J] b[J, k]; d b[J, k] = sum_I g[I, J] a[I, k].

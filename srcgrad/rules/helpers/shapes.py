@@ -225,6 +225,34 @@ def broadcast_arrays_adjoint(gs, args):
     return [unbroadcast(g, x) for g, x in zip(gs, args)]
 
 
+def meshgrid_axis(i, n, indexing):
+    """The output axis along which np.meshgrid lays its input i of n: i
+    for indexing='ij'; for 'xy' (Cartesian, the default) the first two are
+    swapped when n >= 2 (NumPy's meshgrid in numpy/lib/_function_base_impl.py:
+    with 'xy' its output i has shape (len(x1), len(x0), len(x2), ...))."""
+    if indexing == "xy" and n >= 2 and i < 2:
+        return 1 - i
+    return i
+
+
+def meshgrid_adjoint(gs, xi, indexing="xy"):
+    """np.meshgrid(*xi): output i is ravel(xi[i]) laid along axis
+    meshgrid_axis(i) and broadcast over the others (dense) or kept with
+    length-1 other axes (sparse=True). Its cotangent gs[i] (either shape) is
+    summed over every other axis and reshaped to xi[i]'s shape (meshgrid
+    ravels its inputs). A list, one cotangent per input."""
+    n = len(xi)
+    out = []
+    for i, (g, x) in enumerate(zip(gs, xi)):
+        if g is None:
+            out.append(None)
+            continue
+        keep = meshgrid_axis(i, n, indexing)
+        others = tuple(k for k in range(np.ndim(g)) if k != keep)
+        out.append(np.reshape(np.sum(g, axis=others), np.shape(x)))
+    return out
+
+
 def array_adjoint(g, obj):
     """np.array(obj): obj a (nested) list/tuple of arrays or scalars stacked
     along new leading axes; the cotangent has the same structure, entry i

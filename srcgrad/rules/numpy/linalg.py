@@ -1,5 +1,6 @@
 """Rules for NumPy's linear algebra: products (matmul, dot, vdot, inner,
-outer, tensordot, einsum, kron, cross, vecdot), 1-d convolution and
+outer, the binary ufuncs' outer methods np.add/subtract/multiply/divide.outer,
+tensordot, einsum, kron, cross, vecdot), 1-d convolution and
 correlation (convolve, correlate), diagonals (trace, diag,
 diagonal) and np.linalg (inv, solve, det, slogdet, cholesky, eigh,
 eigvalsh, eig, eigvals, svd, svdvals, pinv, lstsq, qr, matrix_power,
@@ -33,7 +34,7 @@ eigh/cholesky return Hermitian cotangents.
 """
 import numpy as np
 
-from ..helpers.broadcast import dot_adjoint, matmul_adjoint_x, matmul_adjoint_y, unbroadcast
+from ..helpers.broadcast import broadcast_like, dot_adjoint, matmul_adjoint_x, matmul_adjoint_y, unbroadcast
 from ..helpers.complex import conj
 from ..helpers.linalg import (as_column, cholesky_adjoint, det_adjoint, diag_adjoint, diagonal_embed,
                               eig_adjoint, eigh_adjoint, eigvals_adjoint, eigvals_tangent,
@@ -42,11 +43,13 @@ from ..helpers.linalg import (as_column, cholesky_adjoint, det_adjoint, diag_adj
                               solve_adjoint_a, solve_adjoint_rhs, svd_rule_adjoint, svd_values_adjoint,
                               trace_adjoint)
 from ..helpers.products import (convolve_adjoint, correlate_adjoint, cross_adjoint, einsum_adjoint, inner_adjoint,
-                                kron_adjoint, tensordot_adjoint, vecdot_adjoint)
+                                kron_adjoint, outer_left, outer_unbroadcast, tensordot_adjoint, vecdot_adjoint)
 from ..registry import register_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
 
 declare_linear(as_column)
+declare_linear(outer_left)
+declare_linear(outer_unbroadcast)
 declare_linear(from_column)
 declare_linear(np.matmul, "any")      # (hand-written tangent: generated code reads `dx @ y`)
 for _f in (matmul_adjoint_x, matmul_adjoint_y, dot_adjoint, np.diag):
@@ -107,6 +110,70 @@ def outer(z, a, b, out=None):
 
 
 register_linear(np.outer, "any")
+
+
+# ufunc.outer(A, B) of a binary ufunc: f(outer_left(A, B), B), shape
+# A.shape + B.shape (no ravel, unlike np.outer). `np.add.outer` is a method
+# bound to the ufunc (found in the registry by equality); each rule is the
+# ufunc's own elementwise rule on the broadcast operands, the cotangent of A
+# summed over B's axes (outer_unbroadcast) and B's over A's (unbroadcast).
+
+@register_adjoint(np.add.outer)
+def add_outer(z, A, B):
+    """z[i..., j...] = A[i...] + B[j...]: d A = g summed over B's axes,
+    d B = g summed over A's."""
+    d[A] = outer_unbroadcast(d[z], A, B)
+    d[B] = unbroadcast(d[z], B)
+
+
+@register_tangent(np.add.outer)
+def add_outer_tangent(z, A, B):
+    """Linear: the tangents broadcast as the operands are."""
+    t[z] = broadcast_like(outer_left(t[A], B) + t[B], z)
+
+
+@register_adjoint(np.subtract.outer)
+def subtract_outer(z, A, B):
+    """z[i..., j...] = A[i...] - B[j...]: d A = g summed over B's axes,
+    d B = -g summed over A's."""
+    d[A] = outer_unbroadcast(d[z], A, B)
+    d[B] = unbroadcast(-d[z], B)
+
+
+@register_tangent(np.subtract.outer)
+def subtract_outer_tangent(z, A, B):
+    """Linear: the tangents broadcast as the operands are."""
+    t[z] = broadcast_like(outer_left(t[A], B) - t[B], z)
+
+
+@register_adjoint(np.multiply.outer)
+def multiply_outer(z, A, B):
+    """z[i..., j...] = A[i...] B[j...] (np.multiply's rule, conjugated
+    operands: TF's convention): d A = sum over B's axes of g conj(B),
+    d B = sum over A's axes of g conj(A)."""
+    d[A] = outer_unbroadcast(d[z] * conj(B), A, B)
+    d[B] = unbroadcast(d[z] * conj(outer_left(A, B)), B)
+
+
+@register_tangent(np.multiply.outer)
+def multiply_outer_tangent(z, A, B):
+    """The product rule: outer(tA, B) + outer(A, tB)."""
+    t[z] = broadcast_like(outer_left(t[A], B) * B + outer_left(A, B) * t[B], z)
+
+
+@register_adjoint(np.true_divide.outer)
+def true_divide_outer(z, A, B):
+    """z[i..., j...] = A[i...] / B[j...] (np.true_divide's rule; np.divide
+    is the same ufunc): d A = sum over B's axes of g / conj(B), d B = -sum
+    over A's axes of g conj(z / B)."""
+    d[A] = outer_unbroadcast(d[z] / conj(B), A, B)
+    d[B] = unbroadcast(-d[z] * conj(z / B), B)
+
+
+@register_tangent(np.true_divide.outer)
+def true_divide_outer_tangent(z, A, B):
+    """d(A / B) = (dA - z dB) / B, broadcast as the operands are."""
+    t[z] = broadcast_like((outer_left(t[A], B) - z * t[B]) / B, z)
 
 
 @register_adjoint(np.linalg.outer)

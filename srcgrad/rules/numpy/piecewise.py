@@ -1,6 +1,7 @@
 """Rules for NumPy's piecewise-linear and selecting elementwise functions:
 maximum, minimum, fmax, fmin, clip, where, absolute, fabs, copysign,
-remainder, fmod, ldexp, nan_to_num, interp and unwrap.
+remainder, fmod, ldexp, divmod (and the builtin), modf, frexp, nan_to_num,
+interp and unwrap.
 
 The notation is rules/numpy/__init__.py's.
 
@@ -12,6 +13,8 @@ bounds are included in the pass-through piece (TF's clip_by_value);
 np.interp's derivative at a knot is the slope of the piece to its right
 (JAX's jnp.interp).
 """
+import builtins
+
 import numpy as np
 
 from ..helpers.broadcast import broadcast_like, unbroadcast
@@ -143,6 +146,39 @@ def fmod(z, x, y, out=None, dtype=None):
 def ldexp(z, x, i, out=None, dtype=None):
     """z = x 2^i is linear in x (i is an integer exponent)."""
     d[x] = unbroadcast(np.ldexp(d[z], i), x)
+
+
+# Two outputs (tuples): the JVPs are these VJPs transposed (forward_mode.transpose_jvp), as for
+# every primitive returning a tuple (np.split, np.linalg.slogdet).
+
+@register_adjoint(np.divmod)
+def divmod_(z, x, y, out=None, dtype=None):
+    """z = (floor(x / y), x % y) (np.divmod, and the builtin divmod on
+    arrays, which calls it: ndarray.__divmod__). The quotient is piecewise
+    constant (derivative 0, as np.floor_divide); the remainder is
+    np.remainder's x - floor(x / y) y: d x = d[z][1], d y = -d[z][1] z[0].
+    Shapes: x, y broadcast; each cotangent summed back to its operand."""
+    d[x] = unbroadcast(d[z][1], x)
+    d[y] = unbroadcast(-d[z][1] * z[0], y)
+
+
+register_adjoint(builtins.divmod, name="builtin_divmod")(divmod_)
+
+
+@register_adjoint(np.modf)
+def modf(z, x, out=None, dtype=None):
+    """z = (x - trunc(x), trunc(x)), both shaped like x (float): the
+    fractional part has derivative 1 and the integral part 0 (piecewise
+    constant, as np.trunc), so d x = d[z][0]."""
+    d[x] = d[z][0]
+
+
+@register_adjoint(np.frexp)
+def frexp(z, x, out=None, dtype=None):
+    """z = (m, e), x = m 2^e with the integer exponent e piecewise constant:
+    m = x 2^-e, so d x = d[z][0] 2^-e (np.ldexp; e is z[1], an int array
+    shaped like x). Real floating x only, as np.frexp."""
+    d[x] = np.ldexp(d[z][0], -z[1])
 
 
 # -------------------------------------------------------------- interpolation

@@ -2,7 +2,9 @@
 cumulative sums and products, variance and standard deviation, weighted
 averages, norms, the order statistics (ptp, median, quantile, percentile),
 the nan- variants (nancumsum too), the trapezoidal rule (trapezoid), and
-covariance and correlation matrices (cov, corrcoef).
+covariance and correlation matrices (cov, corrcoef), and the ufunc methods
+that are these reductions (np.add/multiply/maximum/minimum.reduce,
+np.add/multiply.accumulate).
 
 The notation is rules/numpy/__init__.py's.
 
@@ -165,6 +167,91 @@ def nancumsum(y, a, axis=None, dtype=None, out=None):
 def nancumsum_tangent(y, a, axis=None, dtype=None, out=None):
     """The cumulative sum of the tangents at the non-NaN entries."""
     t[y] = np.cumsum(np.where(is_not_nan(a), t[a], 0.0), axis=axis)
+
+
+# --------------------------------------- ufunc methods: reduce and accumulate
+# `np.add.reduce` is a method bound to the ufunc np.add (one object per
+# attribute read, equal and hashing alike: the registry finds it by equality).
+# NumPy defines np.sum, np.prod, np.max and np.min as np.add/multiply/
+# maximum/minimum.reduce (numpy/_core/fromnumeric.py, _wrapreduction), and
+# np.cumsum/np.cumprod as np.add/multiply.accumulate: these are the same rules,
+# with the methods' own signature (the first parameter is `array`, axis=0 by
+# default; axis=None reduces every axis). `where=` is not modelled (refused
+# when the call is bound). The tangent templates pass `axis` to np.sum and
+# np.cumsum by position: a pass-through keyword `axis=axis` is left out of
+# generated code where the call uses its default, and 0 here is not theirs.
+
+@register_adjoint(np.add.reduce)
+def add_reduce(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """np.sum's rule (np.sum is np.add.reduce): d/dx = 1 broadcast back to
+    array's shape over the reduced axes (axis=0 by default)."""
+    d[array] = unreduce(d[y], array, axis, keepdims)
+
+
+@register_tangent(np.add.reduce)
+def add_reduce_tangent(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """Linear: the sum of the tangent over the same axes."""
+    t[y] = np.sum(t[array], axis, keepdims=keepdims)
+
+
+@register_adjoint(np.multiply.reduce)
+def multiply_reduce(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """np.prod's rule (np.prod is np.multiply.reduce): d y / d a_i = the
+    product of the other entries (and `initial`), zero-safe (TF's
+    _ProdGrad), broadcast back over the reduced axes."""
+    d[array] = unreduce(d[y], array, axis, keepdims) * conj(prod_others(array, axis, initial))
+
+
+@register_tangent(np.multiply.reduce)
+def multiply_reduce_tangent(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """sum_i t_i prod_{j != i} a_j over the reduced axes (zero-safe)."""
+    t[y] = np.sum(t[array] * prod_others(array, axis, initial), axis, keepdims=keepdims)
+
+
+def extremum_reduce(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """np.max's/np.min's rule (they are np.maximum/minimum.reduce): the
+    cotangent goes to the entries equal to y, ties split evenly (autograd,
+    JAX); none gets it where `initial` wins."""
+    d[array] = unreduce(d[y], array, axis, keepdims) * max_chooser(array, y, axis, keepdims)
+
+
+def extremum_reduce_tangent(y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None):
+    """The mean of the tangents at the entries equal to y (ties split)."""
+    t[y] = np.sum(t[array] * max_chooser(array, y, axis, keepdims), axis, keepdims=keepdims)
+
+
+register_adjoint(np.maximum.reduce, name="maximum_reduce")(extremum_reduce)
+register_adjoint(np.minimum.reduce, name="minimum_reduce")(extremum_reduce)
+register_tangent(np.maximum.reduce, name="maximum_reduce_tangent")(extremum_reduce_tangent)
+register_tangent(np.minimum.reduce, name="minimum_reduce_tangent")(extremum_reduce_tangent)
+
+
+@register_adjoint(np.add.accumulate)
+def add_accumulate(y, array, axis=0, dtype=None, out=None):
+    """np.cumsum's rule along `axis` (default 0): d[a]_j = sum_{i >= j}
+    d[y]_i, the reversed cumulative sum."""
+    d[array] = cumsum_adjoint(d[y], array, axis)
+
+
+@register_tangent(np.add.accumulate)
+def add_accumulate_tangent(y, array, axis=0, dtype=None, out=None):
+    """Linear: the cumulative sum of the tangent."""
+    t[y] = np.cumsum(t[array], axis)
+
+
+@register_adjoint(np.multiply.accumulate)
+def multiply_accumulate(y, array, axis=0, dtype=None, out=None):
+    """np.cumprod's rule along `axis` (default 0): d[a]_j = sum_{i >= j}
+    d[y]_i y_i / a_j (TF's _CumprodGrad; undefined where a has zeros, as
+    there and as np.cumprod's rule)."""
+    d[array] = cumsum_adjoint(d[y] * conj(y), array, axis) / conj(array)
+
+
+@register_tangent(np.multiply.accumulate)
+def multiply_accumulate_tangent(y, array, axis=0, dtype=None, out=None):
+    """d y_i = y_i sum_{j <= i} t_j / a_j (the adjoint's identity
+    transposed; undefined where a has zeros, as the adjoint)."""
+    t[y] = y * np.cumsum(t[array] / array, axis)
 
 
 # ---------------------------------------------------------------- integration

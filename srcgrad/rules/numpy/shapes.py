@@ -3,7 +3,7 @@ swapaxes, moveaxis, rollaxis, expand_dims, squeeze, broadcast_to, ravel,
 flip, fliplr, flipud, rot90, roll, tril, triu), joining (concatenate,
 stack, hstack, vstack, dstack, column_stack, row_stack, append, block),
 splitting (split, array_split, hsplit, vsplit, dsplit, unstack,
-broadcast_arrays), promoting (atleast_1d/2d/3d) and differences (diff,
+broadcast_arrays, meshgrid), promoting (atleast_1d/2d/3d) and differences (diff,
 gradient, ediff1d).
 
 The notation is rules/numpy/__init__.py's.
@@ -28,6 +28,7 @@ from ..helpers.broadcast import unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.shapes import (append_adjoint, atleast_adjoint, block_adjoint, block_on_tensors, block_tangent,
                               broadcast_arrays_adjoint, concatenate_adjoint, diff_adjoint, diff_end_adjoint,
+                              meshgrid_adjoint,
                               ediff1d_adjoint,
                               ediff1d_tangent, gradient_adjoint,
                               hsplit_axis, inverse_axes, negate_shift, promoted_concatenate_adjoint,
@@ -328,6 +329,17 @@ def dsplit(z, ary, indices_or_sections):
 def unstack(z, x, axis=0):
     """The slices' cotangents, stacked along `axis`."""
     d[x] = np.stack(d[z][:], axis)
+
+
+@register_adjoint(np.meshgrid)
+def meshgrid(z, *xi, copy=True, sparse=False, indexing="xy"):
+    """z[i] (an array of shape (len(x0), ..., len(x_{n-1})), the first two
+    lengths swapped for indexing='xy'; length 1 on the other axes when
+    sparse) is ravel(xi[i]) broadcast along its axis (NumPy's meshgrid is
+    np.broadcast_arrays of reshaped inputs): d xi[i] = d[z][i] summed over
+    the other axes, reshaped to xi[i]'s shape. Linear; its JVP is this
+    VJP transposed (forward_mode.transpose_jvp), as for the split family."""
+    d[xi] = meshgrid_adjoint(d[z][:], xi, indexing)
 
 
 @register_adjoint(np.broadcast_arrays)
