@@ -184,6 +184,9 @@ def c_stack(x, y): return np.stack([x, y, x * y], axis=1)       # noqa: E704
 def c_getitem(x): return x[1:, ::2]                             # noqa: E704
 def c_getitem_int(x): return x[np.array([0, 2, 0])]             # noqa: E704
 def c_unindex(g): return helpers.unindex(g, np.zeros((4, 3), g.dtype), (np.array([1, 1, 3]),))  # noqa: E704
+def c_outers(x, y): return np.add.outer(x, y) * np.subtract.outer(y, x).T + np.multiply.outer(x, y) / np.divide.outer(y, x + 3.0).T  # noqa: E501,E704
+def c_reduces(x): return np.add.reduce(x) + np.multiply.reduce(x, axis=1) * np.maximum.reduce(x, axis=1) - np.minimum.reduce(x)  # noqa: E501,E704
+def c_accumulates(x): return np.add.accumulate(x) * np.multiply.accumulate(x, axis=1)  # noqa: E704
 def c_add_at(a, b): return helpers.add_at(a, np.array([0, 2, 0]), b)                    # noqa: E704
 def c_subtract_at(a, b): return helpers.subtract_at(a, (np.array([1, 1]), np.array([0, 2])), b)  # noqa: E704
 
@@ -324,6 +327,11 @@ TANGENT_CASES = [
      (complex_helpers.real_if_close_cotangent, complex_helpers.real_if_close_tangent)),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
+    # ufunc methods: outer, reduce (axis 0 by default), accumulate
+    ("ufunc_outer", c_outers, (R(3), R(3)), (np.add.outer, np.subtract.outer, np.multiply.outer, np.divide.outer)),
+    ("ufunc_reduce", c_reduces, (R(3, 3),), (np.add.reduce, np.multiply.reduce, np.maximum.reduce,
+                                             np.minimum.reduce)),
+    ("ufunc_accumulate", c_accumulates, (R(3, 3),), (np.add.accumulate, np.multiply.accumulate)),
     # the pure forms of np.add.at / np.subtract.at (repeated indices; b broadcast along a's rows)
     ("add_at", c_add_at, (R(4, 3), R(3)), (helpers.add_at, helpers.scatter_at)),
     ("subtract_at", c_subtract_at, (R(2, 3), R()), (helpers.subtract_at, helpers.scatter_at)),
