@@ -288,6 +288,18 @@ def _binary(ufunc):
     return method, rmethod
 
 
+
+def _reduction_method(fn):
+    """The Tensor method `t.<name>(axis, keepdims, **kwargs)` calling
+    `fn(t, ...)` (np.sum, np.mean, np.max, np.min): the other keywords
+    (dtype, initial, where, ...) are NumPy's, passed on (a rule refuses by
+    name what it does not model)."""
+    def method(self, axis=None, keepdims=False, **kwargs):
+        return fn(self, axis=axis, keepdims=keepdims, **kwargs)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = "np.%s(self, axis, keepdims, **kwargs), recorded on the tape." % fn.__name__
+    return method
+
 class Tensor:
     """An immutable value wrapping an `np.ndarray`, as `tf.Tensor`.
 
@@ -532,25 +544,10 @@ class Tensor:
         index. Writing through it raises TypeError (Tensors are immutable)."""
         return _FlatReader(self)
 
-    def sum(self, axis=None, keepdims=False, **kwargs):
-        """np.sum(self, ...): the other keywords (dtype, initial, where, ...) as
-        NumPy's, passed on (a rule refuses by name what it does not model)."""
-        return np.sum(self, axis=axis, keepdims=keepdims, **kwargs)
-
-    def mean(self, axis=None, keepdims=False, **kwargs):
-        """np.mean(self, ...): the other keywords (dtype, initial, where, ...) as
-        NumPy's, passed on (a rule refuses by name what it does not model)."""
-        return np.mean(self, axis=axis, keepdims=keepdims, **kwargs)
-
-    def max(self, axis=None, keepdims=False, **kwargs):
-        """np.max(self, ...): the other keywords (dtype, initial, where, ...) as
-        NumPy's, passed on (a rule refuses by name what it does not model)."""
-        return np.max(self, axis=axis, keepdims=keepdims, **kwargs)
-
-    def min(self, axis=None, keepdims=False, **kwargs):
-        """np.min(self, ...): the other keywords (dtype, initial, where, ...) as
-        NumPy's, passed on (a rule refuses by name what it does not model)."""
-        return np.min(self, axis=axis, keepdims=keepdims, **kwargs)
+    sum = _reduction_method(np.sum)
+    mean = _reduction_method(np.mean)
+    max = _reduction_method(np.max)
+    min = _reduction_method(np.min)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
