@@ -18,7 +18,7 @@ import numpy as np
 
 from . import runtime
 from .errors import api_boundary, location
-from .rules import registry
+from .rules import mutation, registry
 from .rules.python import containers
 
 _asarray = np.asarray       # (NumPy's own: inside a tape np.asarray is the recording wrapper of scipy_calls)
@@ -372,6 +372,12 @@ class Tensor:
     def __array_function__(self, func, types, args, kwargs):
         if _overrides(kwargs.get("out"), "__array_function__"):
             return NotImplemented           # (np.sum(t, out=buf) into an array the tape follows: its method writes)
+        written = mutation.WRITES_INTO.get(func)
+        if written is not None and args and isinstance(args[0], Tensor):
+            # (np.put_along_axis(t, ...), np.copyto(t, v): NumPy would write into the Tensor's own array)
+            raise TypeError("srcgrad Tensors are immutable, as tf.Tensor is: np.%s%s writes into its argument %s "
+                            "in place, which cannot be recorded op by op. Write instead: %s"
+                            % (func.__name__, _user_line(), written[0], written[1]))
         form = registry.tape_form(func)
         if form is not None:
             result = form(*args, **kwargs)
@@ -499,6 +505,43 @@ class Tensor:
     def copy(self):
         """The Tensor itself: Tensors are immutable (ndarray.copy in user code)."""
         return self
+
+    def _in_place(self, name):
+        """The TypeError an in-place ndarray method (t.sort(), t.fill(v))
+        raises on an immutable Tensor, naming the user's line."""
+        return TypeError("srcgrad Tensors are immutable, as tf.Tensor is: t.%s(...)%s changes an array in place, "
+                         "which cannot be recorded op by op. Write it functionally: %s"
+                         % (name, _user_line(), mutation.IN_PLACE_METHODS[name]))
+
+    @api_boundary
+    def sort(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable; x = np.sort(x)."""
+        raise self._in_place("sort")
+
+    @api_boundary
+    def fill(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable; x = np.full_like(x, value)."""
+        raise self._in_place("fill")
+
+    @api_boundary
+    def partition(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable; x = np.partition(x, kth)."""
+        raise self._in_place("partition")
+
+    @api_boundary
+    def put(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable (an element assignment into a copy)."""
+        raise self._in_place("put")
+
+    @api_boundary
+    def itemset(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable (an element assignment into a copy)."""
+        raise self._in_place("itemset")
+
+    @api_boundary
+    def resize(self, *args, **kwargs):
+        """Refused (TypeError): Tensors are immutable; x = np.resize(x, shape)."""
+        raise self._in_place("resize")
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """`ndarray.astype`: the same Tensor when the dtype already matches

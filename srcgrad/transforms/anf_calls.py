@@ -158,6 +158,7 @@ class CallForms:
             return False
 
     def call(self, e, out, hint):
+        self.check_mutation(e)
         func = e.func
         form = _operator_form(e)
         if form is not None:        # operator.add(a, b) is a + b (list concatenation included)
@@ -361,22 +362,66 @@ class CallForms:
         """Refuse a NumPy call that writes into an array argument (out=,
         np.copyto, ... : rules/mutation.py) or an in-place ndarray method:
         the compiled code, functional, would not see the write."""
+        names = None
         if fn is None:
             fn = Anno.CALLEE.of(call.func)
             method = Anno.METHOD.of(call.func)
             n_args = len(call.args)
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            names = [k for k, v in keywords.items() if not (isinstance(v, gast.Constant) and v.value is None)]
             if method is not None:
                 if method in mutation.IN_PLACE_METHODS:
                     self.fail(call, "the in-place array method .%s()" % method,
                               "write it functionally: " + mutation.IN_PLACE_METHODS[method], op_by_op=False)
                 fn = getattr(np, method, None)
-        names = [k for k, v in (keywords or {}).items() if not (isinstance(v, gast.Constant) and v.value is None)]
+            elif fn is None and isinstance(call.func, gast.Attribute):
+                self.check_receiver_mutator(call, names)
+        if names is None:
+            names = [k for k, v in (keywords or {}).items()
+                     if not (isinstance(v, gast.Constant) and v.value is None)]
         found = mutation.writes_into(fn, n_args, names) if fn is not None else None
         if found is not None:
             written, hint = found
             self.fail(call, "%s writing into %s (compiled code is functional: the derivative would not see "
                       "the write)" % (mutation.display_name(fn), written), hint, op_by_op=False)
+        found = mutation.list_writes_into(fn) if fn is not None else None
+        if found is not None:
+            written, hint = found
+            # (op by op, on a list of Tensors, the function only moves the Tensors: right)
+            self.fail(call, "%s.%s changing its list argument %s in place (compiled code is functional: the "
+                      "derivative would not see the change)" % (
+                          mutation.stdlib_module(fn), fn.__name__, written), hint)
+
+    def check_receiver_mutator(self, call, names):
+        """`Y[0].sort()`, `d["a"].append(v)`, `y.reshape(2, 2).sort()`,
+        `rng.shuffle(y)` with `rng` built here: a method that changes its
+        receiver (or, shuffle, its argument) in place, called on a value the
+        compiler does not know (a plain local name's is refused by
+        lower/mutations.py): the derivative would not see the change, so it
+        is refused by the method's name; so is any such call with out=."""
+        func = call.func
+        receiver = ast_util.to_source(func.value).strip()
+        found = mutation.receiver_mutator(func.attr)
+        if found is not None:
+            tape_follows, hint = found
+            if func.attr == "shuffle":
+                what = ("%s.shuffle(...), which changes its argument in place (compiled code is functional: the "
+                        "derivative would not see the permutation)" % receiver)
+                hint = "write it functionally: x = x[rng.permutation(len(x))]"
+            else:
+                what = ("%s.%s(...), which changes %s in place (compiled code is functional: the derivative "
+                        "would not see the change)" % (receiver, func.attr, receiver))
+                if isinstance(func.value, (gast.Name, gast.Subscript)):
+                    hint = "write it functionally: " + hint.replace("R", receiver)
+                else:
+                    hint = ("write it functionally: build the new value and assign it to a name: t = %s; %s; "
+                            "then store t where its values belong (e.g. y = t.ravel())"
+                            % (receiver, hint.replace("R", "t")))
+            self.fail(call, what, hint, op_by_op=tape_follows)
+        if names and "out" in names:
+            self.fail(call, "%s.%s(..., out=...), which writes into its out argument (compiled code is "
+                      "functional: the derivative would not see the write)" % (receiver, func.attr),
+                      "use the result: y = %s.%s(...) without out=" % (receiver, func.attr), op_by_op=False)
 
     def classify_fn(self, fn, args, kwargs, node, source):
         if isinstance(node, gast.Call):
