@@ -106,3 +106,29 @@ def test_tape_and_jit_key_the_pattern():
             check_close(g, a, rtol=1e-10, atol=1e-12)
         for g, a in zip(jitted(x, w), want):
             check_close(g, a, rtol=1e-10, atol=1e-12)
+
+
+B = np.array([2.0])
+
+
+def from_global_or_argument(x, flag):
+    if flag > 0:
+        y = x * 2.0
+    else:
+        y = B * 3.0         # a global array: its shape is not known, and may broadcast
+    z = y + x
+    return np.sum(z * z)
+
+
+def loop_over_global(x):
+    acc = x * 1.0
+    for i in range(3):
+        acc = acc * 0.5 + B
+    return np.sum(acc * x)
+
+
+@pytest.mark.parametrize("flag", [1.0, -1.0])
+def test_names_read_from_globals_have_unknown_shapes(flag):
+    x = RNG.normal(size=3)
+    _check(from_global_or_argument, (x, flag), (0,))
+    _check(loop_over_global, (x,), 0)

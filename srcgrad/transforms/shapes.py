@@ -205,6 +205,11 @@ def transform(fdef, ctx):
             shapes[p] = TOP
     for name in facts.dynamic:
         shapes[name] = TOP
+    # a name read but not assigned here (a global array, a leaf, a loop index): unknown
+    assigned = {t for s in assigns for t in _targets(s)}
+    for n in ast_util.walk(fdef):
+        if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
+            shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
     results = {}
     changed = True
@@ -228,6 +233,15 @@ def transform(fdef, ctx):
             if new != old:
                 shapes[t] = new
                 changed = True
+        if not changed:
+            # a statement whose operands never got a shape (a cycle of names only assigned from each
+            # other): its targets are unknown, and so is what reads them
+            for s in assigns:
+                if results.get(id(s)) is None:
+                    for t in _targets(s):
+                        if shapes.get(t) != TOP:
+                            shapes[t] = TOP
+                            changed = True
     trusted = _trusted(assigns, fdef, facts)
     for s in assigns:
         r = results.get(id(s))
