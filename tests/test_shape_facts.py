@@ -132,3 +132,31 @@ def test_names_read_from_globals_have_unknown_shapes(flag):
     x = RNG.normal(size=3)
     _check(from_global_or_argument, (x, flag), (0,))
     _check(loop_over_global, (x,), 0)
+
+
+def unknown_shape_times_scalars(x, y):
+    z = np.concatenate([x, y])[1:]      # a shape the analysis does not spell out
+    w = z ** 2 * 3.0 - 1.0              # elementwise with 0-d operands: w has z's shape
+    return np.sum(np.tanh(w) * z) + np.sum(w * w)
+
+
+def test_an_operand_with_only_0d_partners_keeps_its_shape():
+    x, y = RNG.normal(size=3), RNG.normal(size=2)
+    text = sg.source(unknown_shape_times_scalars, wrt=(0, 1), args=(x, y))
+    # z is assigned once: its shape, unknown, is still one shape, which w and tanh(w) have too
+    assert "unbroadcast" not in text, text
+    assert "bw = bmul_w * w" in text and "bpow_z = bw * 3.0" in text and "btanh_w = bmul_1 * z" in text, text
+    _check(unknown_shape_times_scalars, (x, y), (0, 1))
+    _check(unknown_shape_times_scalars, (RNG.normal(size=1), RNG.normal(size=1)), (0, 1))
+
+
+def reassigned_in_a_loop(x, y):
+    z = np.concatenate([x, y])
+    for i in range(2):
+        z = z[1:] * 2.0         # assigned in a loop: one name, several shapes
+        w = z * 3.0
+    return np.sum(w * z) + np.sum(z)
+
+
+def test_a_name_assigned_in_a_loop_has_no_single_shape():
+    _check(reassigned_in_a_loop, (RNG.normal(size=3), RNG.normal(size=2)), (0, 1))

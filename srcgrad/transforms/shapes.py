@@ -19,6 +19,12 @@ only if the statement did (a proof from one branch is never applied to
 another). A dimension derived some other way may be 1, and broadcasting
 it against a different one gives an unknown dimension.
 
+Two facts need no dimensions at all: an elementwise operation whose
+other operands are 0-d (`x * 2.0`, `tanh(x)`, `x * x`) gives its operand's
+shape, whatever it is; and a name assigned once, outside loops and
+branches, has one shape per call (`Opaque`), which values computed from it
+that way share.
+
 The cotangent of a name has the name's shape (the seeds are unbroadcast
 to their outputs' shapes, reverse.py, and every rule's adjoint returns
 its operands' shapes); the elision relies on it, so a name read by
@@ -36,6 +42,25 @@ from ..syntax.anno import Anno
 
 ONE = 1
 TOP = "?"       # an unknown shape
+
+
+class Opaque:
+    """The shape of the one value of a name assigned once, outside loops and
+    branches (per call, a fixed shape the analysis cannot spell out):
+    values computed from it elementwise with 0-d partners have it too."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return type(other) is Opaque and other.name == self.name
+
+    def __hash__(self):
+        return hash(("opaque", self.name))
+
+    def __repr__(self):
+        return "Opaque(%s)" % self.name
 
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.nansum, np.nanmean}
 _IGNORED = ("out", "dtype", "casting", "order", "subok", "signature")
@@ -147,6 +172,14 @@ class _Pass:
                 return TOP
             if None in shapes:
                 return None
+            opaque = {sh for sh in shapes if type(sh) is Opaque}
+            if opaque:
+                # one opaque shape among 0-d partners (x * 2.0, tanh(x), x * y of x and y of that shape)
+                if len(opaque) != 1 or any(sh != () and type(sh) is not Opaque for sh in shapes) \
+                        or prim.signature is not None:
+                    return TOP
+                shape = opaque.pop()
+                return shape, [], [e.id for e, sh in zip(operands, shapes) if sh == shape]
             if prim is np.matmul:
                 return self.matmul(operands, shapes, fresh)
             if prim.signature is not None:
@@ -161,6 +194,11 @@ class _Pass:
             x = self.of(b.get("x"))
             if x in (None, TOP):
                 return x
+            if type(x) is Opaque:
+                full = _axes(b.get("axis", gast.Constant(value=None)), 0) == () and \
+                    (b.get("keepdims") is None or isinstance(b.get("keepdims"), gast.Constant)
+                     and b.get("keepdims").value is False)
+                return ((), [], []) if full else TOP
             axes = _axes(b.get("axis", gast.Constant(value=None)), len(x))
             keepdims = b.get("keepdims")
             if axes is None or not (keepdims is None or _constant(keepdims)):
@@ -172,13 +210,38 @@ class _Pass:
         if prim is np.transpose:
             x = self.of(b.get("x"))
             axes = b.get("axes")
+            if type(x) is Opaque:
+                return TOP
             if x in (None, TOP) or not (axes is None or isinstance(axes, gast.Constant) and axes.value is None):
                 return x if x is None else TOP
             return tuple(reversed(x)), [], []
         return TOP
 
+    def one_array_operand(self, s):
+        """The operand name of an elementwise ufunc statement `s` whose
+        other operands are 0-d (or the same name: x * x), whatever its
+        shape: the result has that operand's shape (broadcasting against
+        0-d values changes no shape). A fact of the statement alone, for
+        operands of unknown shapes. None otherwise."""
+        op = Anno.OP.of(s)
+        if op.kind != "rule" or op.python_float or len(_targets(s)) != 1:
+            return None
+        prim, b = op.rule.primitive, op.bindings
+        if not isinstance(prim, np.ufunc) or prim.nout != 1 or prim.signature is not None:
+            return None
+        if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
+               for p in ("out", "where")):
+            return None
+        operands = [b.get(p) for p in op.rule.params if p not in _IGNORED and p != "where"][:prim.nin]
+        arrays = [e for e in operands if self.of(e) != ()]
+        if not arrays or not all(isinstance(e, gast.Name) for e in arrays) or len({e.id for e in arrays}) != 1:
+            return None
+        return arrays[0].id
+
     def matmul(self, operands, shapes, fresh):
         a, b = shapes
+        if type(a) is Opaque or type(b) is Opaque:
+            return TOP
         if len(a) == 2 and len(b) == 2:
             inner = [(a[1], b[0])] if _not_one(a[1]) and _not_one(b[0]) else []
             return (a[0], b[1]), inner, []
@@ -211,6 +274,13 @@ def transform(fdef, ctx):
         if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
+    # names assigned once, outside loops and branches: one value per call, of one (maybe unknown) shape
+    counts = {}
+    for s in assigns:
+        for t in _targets(s):
+            counts[t] = counts.get(t, 0) + 1
+    singles = {t for t, c in counts.items() if c == 1 and t not in facts.stacked and t not in params
+               and t not in facts.dynamic}
     results = {}
     changed = True
     while changed:
@@ -220,6 +290,9 @@ def transform(fdef, ctx):
         for s in assigns:
             targets = _targets(s)
             r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
+            if r == TOP and len(targets) == 1 and targets[0] in singles:
+                local = current.one_array_operand(s)
+                r = (Opaque(targets[0]), [], [local] if local is not None else [])
             results[id(s)] = r
             if r is None:
                 continue
@@ -243,14 +316,17 @@ def transform(fdef, ctx):
                             shapes[t] = TOP
                             changed = True
     trusted = _trusted(assigns, fdef, facts)
+    final = _Pass(shapes, facts.scalar)
     for s in assigns:
+        # (per statement: the operands' shapes hold for every value their names take, so the result's
+        # shape and the operands proven to have it hold for this statement wherever it runs)
         r = results.get(id(s))
-        if r in (None, TOP):
-            continue
-        t = _targets(s)[0]
-        if t in trusted and shapes.get(t) == r[0] and r[2]:
-            facts.same_shape[id(s)] = frozenset(x for x in r[2] if shapes.get(x) not in (None, TOP)
-                                                or x in facts.scalar)
+        same = set(r[2]) if r not in (None, TOP) else set()
+        local = final.one_array_operand(s)
+        if local is not None:
+            same.add(local)
+        if same and _targets(s)[0] in trusted:
+            facts.same_shape[id(s)] = frozenset(same)
 
 
 def _trusted(assigns, fdef, facts):
