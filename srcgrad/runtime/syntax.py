@@ -149,6 +149,22 @@ def check_not_shared(array, others, views):
             raise UnsupportedSyntaxError(construct, *origin, hint, op_by_op=False)
 
 
+def check_numeric_result(value, origin):
+    """After `t = a * b` or `t = a + b` that the compiler differentiates as
+    NumPy's multiply or add, where it could not tell whether an operand is a
+    list or tuple (an element of a container, a count it cannot see is an
+    int): a list or tuple result was Python's repetition or concatenation,
+    which the numeric rule would differentiate wrongly. Raises
+    UnsupportedSyntaxError at the user's line (`origin`: file, line,
+    column)."""
+    if type(value) in (list, tuple):
+        raise UnsupportedSyntaxError(
+            "list or tuple repetition or concatenation (`*`, `+`) on a value the compiler could not "
+            "tell from an array (an element of a container, or a count not known to be an int)", *origin,
+            "give the list a name of its own and repeat it by an int (ys = xs[0]; ys * 2, [a] * n "
+            "with n = len(...)), or concatenate displays (xs + [b])", op_by_op=False)
+
+
 def check_loop_sequence(seq, origin):
     """Before `for x in seq`, which the compiler lowered to an index loop
     (`x = seq[i]` for i in range(len(seq))): `seq` must be indexable by
