@@ -135,3 +135,47 @@ def test_second_order_through_repetition():
         return s[0] * s[1] * x[1]
     h = sg.grad(lambda x: sg.grad(f)(x)[0])(X.copy())
     check_close(h, numerical_grad(lambda x: sg.grad(f)(x)[0], X))
+
+
+def shared_slots(x):
+    """Two slots holding one array, written with +=: NumPy changes both."""
+    z = np.zeros(3)
+    acc = [z, z]
+    acc[0] += x
+    acc[1] += x ** 2
+    return np.sum(acc[0] * acc[1])
+
+
+def separate_slots(x):
+    """Separate arrays in the slots: += is differentiated."""
+    acc = [np.zeros(3) for _ in range(2)]
+    acc[0] += x
+    acc[1] += x ** 2
+    return np.sum(acc[0] * acc[1])
+
+
+@pytest.mark.parametrize("path", ["grad", "function", "jit"])
+def test_augmented_write_into_a_shared_slot_is_refused(path):
+    def run():
+        if path == "grad":
+            return sg.value_and_grad(shared_slots)(X.copy())
+        if path == "jit":
+            return sg.jit(sg.grad(shared_slots))(X.copy())
+        v = sg.Variable(X.copy())
+        with sg.GradientTape():
+            return sg.function(shared_slots)(v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        with pytest.raises(sg.UnsupportedSyntaxError, match="same array") as info:
+            run()
+    assert "test_list_repeat_alias.py" in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["grad", "function", "jit"])
+def test_augmented_write_into_separate_slots(path):
+    want = numerical_grad(separate_slots, X)       # (autograd refuses += on its arrays)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        value, grad = _paths(separate_slots)[path]()
+    check_close(value, separate_slots(X.copy()))
+    check_close(grad, want)
