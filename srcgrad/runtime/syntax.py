@@ -149,6 +149,52 @@ def check_not_shared(array, others, views):
             raise UnsupportedSyntaxError(construct, *origin, hint, op_by_op=False)
 
 
+def check_numeric_result(value, origin):
+    """After `t = a * b` or `t = a + b` that the compiler differentiates as
+    NumPy's multiply or add, where it could not tell whether an operand is a
+    list or tuple (an element of a container, a count it cannot see is an
+    int): a list or tuple result was Python's repetition or concatenation,
+    which the numeric rule would differentiate wrongly. Raises
+    UnsupportedSyntaxError at the user's line (`origin`: file, line,
+    column)."""
+    if type(value) in (list, tuple):
+        raise UnsupportedSyntaxError(
+            "list or tuple repetition or concatenation (`*`, `+`) on a value the compiler could not "
+            "tell from an array (an element of a container, or a count not known to be an int)", *origin,
+            "give the list a name of its own and repeat it by an int (ys = xs[0]; ys * 2, [a] * n "
+            "with n = len(...)), or concatenate displays (xs + [b])", op_by_op=False)
+
+
+def check_slot_not_shared(container, index, origin):
+    """Before `xs[k] += v` (or `xs[k][i] = v`) that the compiler lowered to
+    a functional write of slot k of a list, tuple or dict: when the slot
+    holds an array, NumPy writes into that array in place, so every other
+    slot holding it (or a view of it: `[np.zeros(3)] * 2`) changes too,
+    which the compiled code would not do. Raises UnsupportedSyntaxError at
+    the user's line (`origin`: file, line, column) then; anything else
+    (an array `xs`, a slot holding a float, which += rebinds) passes."""
+    if not isinstance(container, (list, tuple, dict)) or isinstance(index, slice):
+        return
+    try:
+        slot = container[index]
+    except (IndexError, KeyError, TypeError):
+        return          # (the write itself raises Python's error)
+    if not isinstance(slot, np.ndarray):
+        return
+    if isinstance(container, dict):
+        others = [(k, v) for k, v in container.items() if k != index]
+    else:
+        position = index % len(container) if isinstance(index, (int, np.integer)) else None
+        others = [(k, v) for k, v in enumerate(container) if k != position]
+    for key, other in others:
+        if other is slot or _shares(slot, other):
+            raise UnsupportedSyntaxError(
+                "writing into slot %r of a container whose slot %r holds the same array (or a view of it): "
+                "NumPy would change both, srcgrad changes the one slot only" % (index, key), *origin,
+                "fill the container with separate arrays ([np.zeros(n) for _ in range(k)], not "
+                "[np.zeros(n)] * k), or rebind the slot (xs[i] = xs[i] + v)", op_by_op=False)
+
+
 def check_loop_sequence(seq, origin):
     """Before `for x in seq`, which the compiler lowered to an index loop
     (`x = seq[i]` for i in range(len(seq))): `seq` must be indexable by

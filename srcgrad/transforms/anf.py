@@ -347,8 +347,9 @@ class _ANF(CallForms):
             Anno.HELPER.add_to(call.func, True)
             return call, self.classify_fn(containers.list_extend, args, {}, e, hint or "cat")
         if isinstance(e, gast.BinOp):
-            e.left = self.simple(e.left, out, hint)
-            e.right = self.simple(e.right, out, hint)
+            # (a display operand is named: `[x] * n` may be list repetition, kinds.py)
+            e.left = self.simple(e.left, out, hint, force_name=isinstance(e.left, _DISPLAYS))
+            e.right = self.simple(e.right, out, hint, force_name=isinstance(e.right, _DISPLAYS))
             fn, nm = _BINOPS.get(type(e.op), (None, "op"))
             src = nm + ("_" + base(e.left) if base(e.left) else "")
             return e, self.classify_fn(fn, [e.left, e.right], {}, e, src)

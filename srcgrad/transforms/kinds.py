@@ -32,6 +32,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
+from ..runtime import syntax as runtime_syntax
 from .anf_calls import injected
 from .ops import Op
 
@@ -53,14 +54,76 @@ _BY_ARGUMENT = {
 
 
 _CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dict,
-                      containers.list_append, containers.list_extend, containers.get_cotangent}
+                      containers.list_append, containers.list_extend, containers.get_cotangent,
+                      containers.seq_repeat, containers.repeat_cotangent, containers.repeat_list}
 
 
 def transform(fdef, ctx):
     """Fill `ctx.facts.dynamic` and `ctx.facts.scalar` for `fdef` (ANF);
     returns the dynamic set."""
-    dynamic = set(ctx.facts.containers)
     assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    sequence_ops = set()        # `xs * n`, `xs + ys` on names that surely hold lists or tuples
+    ints = _int_names(assigns, ctx)
+    while True:
+        dynamic = _may_hold_containers(assigns, fdef, ctx, sequence_ops)
+        definite = _definite(assigns, dynamic, ctx, sequence_ops, ints)
+        more = {s for s in assigns if _sequence_operator(s, definite, ints) is not None} - sequence_ops
+        if not more:
+            break
+        sequence_ops |= more
+    _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints)
+    for s in assigns:        # the final kinds of the arguments of each call
+        op = Anno.OP.of(s)
+        if op.kind == "call":
+            op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
+    _containers_read_as_arrays(fdef, ctx, definite)
+    ctx.facts.dynamic = dynamic
+    ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
+    return dynamic
+
+
+def _sequence_operator(s, names, ints=None):
+    """For `t = a * b` or `t = a + b` (Python's operators, not a call of
+    np.multiply): (the operator's type, a, b) when it is a sequence
+    operation on the names of `names`: `*` with an operand in names and the
+    other an int constant or a name of `ints`, `+` with both operands in
+    names. `ints` None: `*` with an operand in names and the other anything
+    but a float constant (it may be a repetition). Else None."""
+    if not isinstance(s.value, gast.BinOp) or not isinstance(s.value.op, (gast.Mult, gast.Add)):
+        return None
+    op = Anno.OP.of(s)
+    if op.kind != "rule" or op.rule.primitive not in (np.multiply, np.add):
+        return None
+    a, b = s.value.left, s.value.right
+    ins = [isinstance(e, gast.Name) and e.id in names for e in (a, b)]
+    if isinstance(s.value.op, gast.Add):
+        return (gast.Add, a, b) if all(ins) else None
+    if not any(ins):
+        return None
+    other = b if ins[0] else a
+    if isinstance(other, gast.Constant):
+        return (gast.Mult, a, b) if isinstance(other.value, int) else None
+    if ints is None or (isinstance(other, gast.Name) and other.id in ints):
+        return (gast.Mult, a, b)
+    return None
+
+
+def _int_names(assigns, ctx):
+    """Names that hold Python ints, shapes or other values without a
+    derivative (where `xs * n` repeats a list): parameters given Python
+    numbers, and names every assignment of which is non-differentiable
+    (`n = len(x)`, `n = 3`)."""
+    by_target = {}
+    for s in assigns:
+        for t in _targets(s):
+            by_target.setdefault(t, []).append(Anno.OP.of(s).kind)
+    return set(ctx.facts.scalar_params) | {t for t, kinds in by_target.items() if all(k == "nondiff" for k in kinds)}
+
+
+def _may_hold_containers(assigns, fdef, ctx, sequence_ops):
+    """The may-analysis of the module docstring (a fixed point over the
+    assignments); the statements of `sequence_ops` give containers."""
+    dynamic = set(ctx.facts.containers)
     pushes = [Anno.OP.of(n).args for n in ast_util.walk(fdef)
               if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push"]
     if pushes:
@@ -79,7 +142,7 @@ def transform(fdef, ctx):
                 new = targets if _is_dynamic(op.args[0], dynamic) else []
             elif op.kind == "rule":
                 params = _BY_ARGUMENT.get(op.rule.primitive)
-                if op.rule.primitive in _CONTAINER_RESULTS:
+                if op.rule.primitive in _CONTAINER_RESULTS or s in sequence_ops:
                     hit = True
                 elif op.rule.primitive is ctx.transpose_jvp and ctx.transpose_jvp is not None:
                     # the tangent of a primitive's output by the transpose trick: a list for a list output
@@ -110,14 +173,51 @@ def transform(fdef, ctx):
             if _is_dynamic(x, dynamic) and stack.id not in dynamic:
                 dynamic.add(stack.id)
                 changed = True
-    for s in assigns:        # the final kinds of the arguments of each call
-        op = Anno.OP.of(s)
-        if op.kind == "call":
-            op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
-    _containers_read_as_arrays(fdef, ctx, _definite(assigns, dynamic, ctx))
-    ctx.facts.dynamic = dynamic
-    ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
     return dynamic
+
+
+def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints):
+    """Python's `*` and `+` on lists and tuples: each statement of
+    `sequence_ops` (an operand surely a container) becomes seq_repeat(xs,
+    n) or list_extend(xs, ys), container rules (the cotangent of each
+    element is the sum of its copies'). Where an operand only may be a
+    container (an element of one), the NumPy rule stays, after a check at
+    run time that refuses a list or tuple result at the user's line."""
+    repeat = registry.adjoint_rule(containers.seq_repeat)
+    extend = registry.adjoint_rule(containers.list_extend)
+
+    def block(stmts):
+        out = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(st, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    setattr(st, field, block(inner))
+            if isinstance(st, gast.Assign) and st in sequence_ops:
+                kind, a, b = _sequence_operator(st, definite, ints)
+                if kind is gast.Mult:
+                    if not (isinstance(a, gast.Name) and a.id in definite):
+                        a, b = b, a
+                    fn, rule, names = containers.seq_repeat, repeat, ("xs", "n")
+                else:
+                    fn, rule, names = containers.list_extend, extend, ("xs", "ys")
+                st.value = ast_util.copy_location(ast_util.call(injected(fn, fn.__name__), [a, b]), st.value)
+                Anno.OP.add_to(st, Op("rule", rule=rule, bindings=dict(zip(names, (a, b))),
+                                      source=Anno.OP.of(st).source))
+            elif isinstance(st, gast.Assign) and Anno.OP.exists(st) and \
+                    _sequence_operator(st, dynamic) is not None:
+                check = ast_util.call(injected(runtime_syntax.check_numeric_result, "check_numeric_result"),
+                                      [ast_util.name(st.targets[0].id),
+                                       injected(tuple(ctx.parsed.origin(st.value)), "origin")])
+                guard = ast_util.copy_location(gast.Expr(value=check), st)
+                Anno.FORWARD_ONLY.add_to(guard, True)
+                out.append(st)
+                out.append(guard)
+                continue
+            out.append(st)
+        return out
+
+    fdef.body = block(fdef.body)
 
 
 # NumPy functions whose array arguments may be sequences of arrays of different shapes (np.asarray of
@@ -146,7 +246,7 @@ def _reads_as_array(rule):
     return module.startswith(_ARRAY_MODULES)
 
 
-def _definite(assigns, dynamic, ctx):
+def _definite(assigns, dynamic, ctx, sequence_ops=(), ints=()):
     """The names of `dynamic` that surely hold a list, tuple or dict:
     parameters given one, and names every assignment of which is a display,
     a container rule's result, a user function's container result or a
@@ -167,7 +267,8 @@ def _definite(assigns, dynamic, ctx):
             return isinstance(op.args[0], (gast.List, gast.Tuple, gast.Dict)) or (
                 isinstance(op.args[0], gast.Name) and op.args[0].id in definite)
         if op.kind == "rule":
-            return op.rule.primitive in _CONTAINER_RESULTS
+            return op.rule.primitive in _CONTAINER_RESULTS or (
+                s in sequence_ops and _sequence_operator(s, definite, ints) is not None)
         return op.kind == "call" and t in dynamic and not op.custom
     changed = True
     while changed:

@@ -13,7 +13,7 @@ import numpy as np
 
 from rulecase import Case, R, _raw
 from srcgrad.rules.python.containers import (array_setitem, as_dict, as_list, as_tuple, cast, list_append,
-                                             list_extend, sequence_as_array, setitem)
+                                             list_extend, seq_repeat, sequence_as_array, setitem)
 
 
 def f_setitem_row(x, v, w):
@@ -30,6 +30,11 @@ def f_list_append(x, y, w):
 
 def f_list_extend(x, y, w):
     return np.sum(list_extend([x], [y, x])[2] * w + list_extend([y], [x])[0] * w)
+
+
+def f_seq_repeat(x, y, w):
+    r = seq_repeat([x, y], 2)
+    return np.sum((r[0] + r[2] * 2.0 + r[3]) * w)
 
 
 def f_as_list(x, w):
@@ -73,6 +78,7 @@ CASES = [
     Case("setitem_slice", f_setitem_slice, _set_first_two, (R(3, 4), R(2, 4)), (setitem, array_setitem)),
     Case("list_append", f_list_append, lambda x, y: x + y, (R(3), R(3)), list_append),
     Case("list_extend", f_list_extend, lambda x, y: x + y, (R(3), R(3)), list_extend),
+    Case("seq_repeat", f_seq_repeat, lambda x, y: 3.0 * x + y, (R(3), R(3)), seq_repeat),
     Case("as_list_rows", f_as_list, lambda x: x[1], (R(3, 4),), as_list),
     Case("as_tuple", f_as_tuple, lambda x, y: y + x, (R(4), R(4)), as_tuple),
     Case("as_dict", f_as_dict, lambda x, y: x + 2.0 * y, (R(4), R(4)), as_dict),

@@ -72,6 +72,16 @@ def f_get_cotangent(x, w):
     return np.sum(containers.get_cotangent(x, {"a": 1.0, "b": 2.0}, "a")["a"] * w)
 
 
+def f_repeat_cotangent(x, y, w):
+    c = containers.repeat_cotangent([x, y, x * 2.0, None], [0.0, 0.0])
+    return np.sum((c[0] + c[1] * 2.0) * w)
+
+
+def f_repeat_list(x, w):
+    r = containers.repeat_list([x, None], [0.0] * 4)
+    return np.sum((r[0] + r[2] * 2.0) * w)
+
+
 def f_default_cotangent(x, w):
     absent = containers.default_cotangent(x, {"a": 1.0}, "b", w)          # x
     present = containers.default_cotangent(x * 2.0, {"a": 1.0}, "a", w)  # zeros
@@ -113,6 +123,9 @@ CASES = [
     Case("real_if_close_tangent", f_real_if_close_tangent, lambda x: 2.0 * x, (R(3),), real_if_close_tangent),
     Case("dict_get", f_dict_get, lambda x, y: 2.0 * x + y, (R(3), R(3)), dict.get),
     Case("get_cotangent", f_get_cotangent, lambda x: x, (R(3),), containers.get_cotangent),
+    Case("repeat_cotangent", f_repeat_cotangent, lambda x, y: 3.0 * x + 2.0 * y, (R(3), R(3)),
+         containers.repeat_cotangent),
+    Case("repeat_list", f_repeat_list, lambda x: 3.0 * x, (R(3),), containers.repeat_list),
     Case("default_cotangent", f_default_cotangent, lambda x: x, (R(3),), containers.default_cotangent),
 ]
 

@@ -17,7 +17,7 @@ operations on those Tensors are recorded.
 """
 import numpy as np
 
-from ...runtime import densify, primitive, zeros_tree
+from ...runtime import add_cotangents, densify, primitive, zeros_tree
 from ..helpers.broadcast import unbroadcast
 from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
@@ -58,6 +58,68 @@ def list_extend_(z, xs, ys):
 
 
 register_linear(list_extend, (0, 1))
+
+
+def seq_repeat(xs, n):
+    """`xs * n` (and `n * xs`) for a list or tuple `xs` and an int `n`: the
+    elements of `xs` repeated n times (a tuple for a tuple), as Python's
+    sequence repetition: `[0.0] * n`, `[x] * 3`, `(a, b) * 2`. A count
+    that makes Python multiply numerically instead (a NumPy array or
+    float) raises NotImplementedError: the compiler took it for an int."""
+    out = xs * n
+    if type(out) not in _SEQ:
+        raise NotImplementedError(
+            "srcgrad: a list or tuple times %s: NumPy multiplies it as an array here, which srcgrad "
+            "compiled as list repetition; write np.asarray(xs) * n" % type(n).__name__)
+    return out
+
+
+@register_adjoint(seq_repeat)
+def seq_repeat_(z, xs, n):
+    """Each element's cotangent is the sum of its copies' cotangents."""
+    d[xs] = repeat_cotangent(d[z], xs)
+
+
+register_linear(seq_repeat)
+
+
+def repeat_cotangent(g, xs):
+    """The cotangent of `xs` from the list cotangent `g` of `xs * n`: entry
+    i is the sum (None a zero) of g's entries i, i + len(xs), ...; None
+    when g is (a symbolic zero)."""
+    if g is None:
+        return None
+    k = len(xs)
+    out = [None] * k
+    for j, e in enumerate(g):
+        out[j % k] = add_cotangents(out[j % k], e)
+    return out
+
+
+@register_adjoint(repeat_cotangent)
+def repeat_cotangent_(z, g, xs):
+    """Linear in g, which it folds: its transpose repeats."""
+    d[g] = repeat_list(d[z], g)
+
+
+register_linear(repeat_cotangent)
+
+
+def repeat_list(g, like):
+    """The cotangent list `g` repeated to the length of `like` (the transpose
+    of repeat_cotangent); None stays None."""
+    if g is None:
+        return None
+    return list(g) * (len(like) // len(g)) if g else []
+
+
+@register_adjoint(repeat_list)
+def repeat_list_(z, g, like):
+    """Linear in g, which it repeats: its transpose folds."""
+    d[g] = repeat_cotangent(d[z], g)
+
+
+register_linear(repeat_list)
 
 
 def seq_cotangent(g, x):

@@ -56,7 +56,22 @@ class _Mutations(Block):
         # _index = f(); x = setitem(x, _index, x[_index] + v)
         pre, target = self.bind_indices(node.target)
         read = replace_expr("TARGET", TARGET=target)        # x[i] += v: x[i] = x[i] + v
+        pre += self.slot_check(target, node)
         return self.checked(node, pre + self.setitem(target, ast_util.binop(read, node.op, node.value), node))
+
+    def slot_check(self, written, node):
+        """The run-time check that the slot `written` (xs[k], an array that
+        `xs[k] += v` or `xs[k][i] = v` writes into in place) is held by no
+        other slot of its container: [] when `written` is not a subscript
+        of a simple expression by a name or constant."""
+        if not (isinstance(written, gast.Subscript) and isinstance(written.slice, (gast.Name, gast.Constant))
+                and _simple_chain(written.value)):
+            return []
+        check = ast_util.call(helper(runtime_syntax.check_slot_not_shared, "check_slot_not_shared"),
+                              [ast_util.set_load(ast_util.clone(written.value)),
+                               ast_util.set_load(ast_util.clone(written.slice)),
+                               helper(tuple(self.ctx.parsed.origin(node)), "origin")])
+        return [ast_util.copy_location(gast.Expr(value=check), node)]
 
     def visit_Assign(self, node):
         targets = node.targets
@@ -72,6 +87,7 @@ class _Mutations(Block):
                 # Python evaluates the value before the target's indices
                 value = ast_util.name(self.ctx.namer.fresh("_value"))
                 pre = replace("V = E", V=value, E=node.value) + pre
+            pre += self.slot_check(target.value, node)      # xs[k][i] = v writes into the array xs[k]
             return self.checked(node, pre + self.setitem(target, value, node))
         return self.checked(node, node)
 
@@ -257,6 +273,15 @@ def _written_element(node):
     if not isinstance(e, gast.Name):
         return None
     return ast_util.set_load(ast_util.clone(element))
+
+
+def _simple_chain(e):
+    """Is `e` a name under subscripts by names and constants (xs, zs[0])?"""
+    while isinstance(e, gast.Subscript):
+        if not isinstance(e.slice, (gast.Name, gast.Constant)):
+            return False
+        e = e.value
+    return isinstance(e, gast.Name)
 
 
 def _subscript_root(target):
