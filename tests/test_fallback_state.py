@@ -1,0 +1,161 @@
+"""The op-by-op fallback (srcgrad/op_by_op.py) and the user's state.
+
+1. After sg.grad / sg.jit run a function op by op, what it stored on the
+   user's objects (a callable global, state nested at any depth, a class
+   attribute, slots, tuples, cycles) is a plain ndarray, and a later plain
+   call returns ndarrays.
+2. Buffers made by np.zeros_like / ones_like / empty_like / full_like of a
+   Tensor are recorded op by op (element writes work); a refused write does
+   not claim that sg.grad supports it.
+3. A helper updating the caller's parameter dict runs op by op, right.
+
+Values against central differences (tests/gradcheck.py) and autograd.
+"""
+
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from srcgrad import op_by_op
+from gradcheck import check_close, numerical_grad
+
+pytestmark = pytest.mark.filterwarnings("ignore::srcgrad.errors.PerformanceWarning")
+
+
+# ---- 1. Tensors left in the user's objects ---------------------------------------------------------------
+
+class Mem:
+    """A callable global whose call stores its argument on itself."""
+
+    def __init__(self):
+        self.prev = np.array([1., 2., 3.])
+
+    def __call__(self, x):
+        out = x * self.prev
+        self.seen = x
+        return out
+
+
+MEM = Mem()
+
+
+def uses_callable(x):
+    return np.sum(MEM(x) + MEM(x * 2))
+
+
+class Lin:
+    def __init__(self, w):
+        self.w, self.cache = w, None
+
+    def fwd(self, x):
+        self.cache = x
+        return x * self.w
+
+
+class Block:
+    def __init__(self):
+        self.layers = [Lin(2.0), Lin(3.0)]
+        self.log = {"deep": [{"deeper": [None]}]}
+
+
+class Model:
+    registry = []       # a class attribute the method appends to
+
+    def __init__(self):
+        self.blocks = [Block()]
+        self.me = self      # a cycle
+
+    def fwd(self, x):
+        for b in self.blocks:
+            for layer in b.layers:
+                x = layer.fwd(x)
+        self.blocks[0].log["deep"][0]["deeper"][0] = x
+        Model.registry.append(x)
+        return x
+
+
+MODEL = Model()
+
+
+def deep_loss(x):
+    return np.sum(np.sin(MODEL.fwd(x)))
+
+
+class Slotted:
+    __slots__ = ("value", "pair")
+
+    def __init__(self):
+        self.value, self.pair = None, None
+
+
+SLOTS = Slotted()
+
+
+def slots_loss(x):
+    y = np.exp(x)
+    SLOTS.value = y
+    SLOTS.pair = (y, [y * 2])       # a tuple holding a Tensor and a list holding one
+    return np.sum(y)
+
+
+def _plain(value):
+    return type(value) is np.ndarray
+
+
+def _deep_places():
+    b = MODEL.blocks[0]
+    return [b.layers[0].cache, b.layers[1].cache, b.log["deep"][0]["deeper"][0]] + list(Model.registry)
+
+
+@pytest.mark.parametrize("wrap", ["grad", "jit"])
+def test_callable_global_state_is_plain_after_fallback(wrap):
+    x = np.array([0.5, 1., 2.])
+    g = sg.grad(uses_callable) if wrap == "grad" else sg.jit(sg.grad(uses_callable))
+    got = g(x)      # (checked before the plain calls of the central differences overwrite the state)
+    assert _plain(MEM.seen) and _plain(MEM.prev)
+    assert type(MEM(x)) is np.ndarray
+    check_close(got, numerical_grad(uses_callable, x))
+
+
+@pytest.mark.parametrize("wrap", ["grad", "jit"])
+def test_deep_and_class_attribute_state_is_plain_after_fallback(wrap):
+    Model.registry.clear()
+    x = np.array([0.1, 0.2])
+    g = sg.grad(deep_loss) if wrap == "grad" else sg.jit(sg.grad(deep_loss))
+    got = g(x)
+    assert Model.registry and all(_plain(v) for v in _deep_places())
+    assert type(MODEL.fwd(x)) is np.ndarray
+    check_close(got, 6 * np.cos(6 * x))
+    check_close(got, numerical_grad(deep_loss, x))
+
+
+def test_slots_and_tuples_are_plain_after_fallback():
+    x = np.array([0.3, -0.4])
+    got = sg.grad(slots_loss)(x)
+    assert _plain(SLOTS.value) and _plain(SLOTS.pair[0]) and _plain(SLOTS.pair[1][0])
+    check_close(got, numerical_grad(slots_loss, x))
+
+
+def test_argument_object_state_is_plain_after_fallback():
+    layer = Lin(np.array([1.5, -2.0]))
+
+    def f(x, layer):
+        layer.extra = {"x": [x * 2]}
+        return np.sum(np.tanh(layer.fwd(x)))
+
+    x = np.array([0.2, 0.7])
+    check_close(sg.grad(f)(x, layer), numerical_grad(lambda v: f(v, Lin(layer.w)), x))
+    assert _plain(layer.cache) and _plain(layer.extra["x"][0])
+    assert type(layer.fwd(x)) is np.ndarray
+
+
+def test_detach_limit():
+    """The search looks at every value to any depth, and stops after `limit`."""
+    big = [[float(i)] for i in range(50)]
+    assert op_by_op._detach([big], 0, limit=10) < 60
+    assert op_by_op._detach([big], 0) == 100
+
+
+# ---- 2. buffers made from a Tensor, op by op ---------------------------------------------------------------
+
+# ---- 3. a helper updating the caller's parameter dict -------------------------------------------------------
