@@ -158,4 +158,92 @@ def test_detach_limit():
 
 # ---- 2. buffers made from a Tensor, op by op ---------------------------------------------------------------
 
+def masked_square(x):
+    try:        # (try/except: the compiler refuses, sg.grad runs it op by op)
+        out = np.zeros_like(x)
+        out[x > 0] = x[x > 0] ** 2
+    except FloatingPointError:
+        out = x
+    return np.sum(out)
+
+
+def repeated_index_update(x):
+    try:
+        out = np.zeros(3)
+        out[[0, 0, 2]] += x ** 2        # NumPy: out[0] = x[1] ** 2 (the last write), out[2] = x[2] ** 2
+    except FloatingPointError:
+        out = x
+    return np.sum(out * np.array([1., 2., 3.]))
+
+
+def like_buffers(x):
+    try:
+        a = np.ones_like(x)
+        a[0] = x[1] * 3
+        b = np.empty_like(x)
+        b[...] = x
+        b[2] = np.sin(x[0])
+        c = np.full_like(x, x[2])       # a Tensor fill value: its gradient flows
+        c[1] = x[0] ** 2
+        d = np.full(2, x[1])
+        d[0] = 1.0
+    except FloatingPointError:
+        a = b = c = d = x
+    return np.sum(a * b) + np.sum(c ** 2) + np.sum(d * x[0])
+
+
+@pytest.mark.parametrize("f", [masked_square, repeated_index_update, like_buffers])
+def test_buffers_made_from_tensors_are_recorded_op_by_op(f):
+    x = np.array([0.5, -1.5, 2.0])
+    expected = numerical_grad(f, x)
+    check_close(sg.grad(f)(x), expected)
+    check_close(sg.jit(sg.grad(f))(x), expected)
+    v = sg.Variable(x)
+    with sg.GradientTape() as tape:
+        y = f(v)
+    check_close(tape.gradient(y, v).numpy(), expected)
+
+
+def test_buffer_values_against_autograd():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+
+    def ag(x):      # repeated_index_update's value, without writes (autograd refuses them)
+        out = anp.stack([x[1] ** 2, 0. * x[0], x[2] ** 2])
+        return anp.sum(out * anp.array([1., 2., 3.]))
+    x = np.array([0.5, -1.5, 2.0])
+    check_close(sg.grad(repeated_index_update)(x), autograd.grad(ag)(x))
+
+
+def write_into_tensor(x):
+    try:
+        y = x * 2.0
+        y.T[0] = 0.0
+    except FloatingPointError:
+        pass
+    return np.sum(y)
+
+
+def test_refused_tensor_write_in_fallback_says_so():
+    with pytest.raises(TypeError) as info:
+        sg.grad(write_into_tensor)(np.array([1.0, 2.0]))
+    text = str(info.value)
+    assert "or sg.grad) it is supported" not in text
+    assert "op by op" in text and "compiler refused" in text
+    assert "test_fallback_state.py:%d" % (write_into_tensor.__code__.co_firstlineno + 3) in text
+
+
+def write_through_transpose(x):
+    Y = np.outer(x, x)
+    Y.T[0] = 0.0
+    return np.sum(Y * np.arange(4.).reshape(2, 2))
+
+
+def test_write_through_transpose_is_named(compiled_only):
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(write_through_transpose)(np.array([1.0, 2.0]))
+    text = str(info.value)
+    assert "through Y.T" in text and "Y[:, i] = v" in text and "attribute's element" not in text
+    assert "test_fallback_state.py:%d" % (write_through_transpose.__code__.co_firstlineno + 2) in text
+
 # ---- 3. a helper updating the caller's parameter dict -------------------------------------------------------

@@ -28,6 +28,7 @@ from ...runtime import syntax as runtime_syntax
 from ...syntax import ast_util
 from ...syntax.anno import Anno
 from ...syntax.templates import replace, replace_expr
+from .. import check
 from ..base import inherit_origin
 from .common import Block, helper, mutated
 
@@ -224,8 +225,7 @@ class _Mutations(Block):
             out += replace("X = SET(X, I, V)", X=tmp, I=ast_util.slice_to_expr(target.slice),
                            V=value, SET=helper(containers.setitem, "setitem"))
             return out + self.setitem(target.value, tmp, s)
-        fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)",
-             op_by_op=not (isinstance(target.value, gast.Attribute) and target.value.attr == "flat"))
+        check.refuse_element_target(ctx.parsed, s, target.value)
 
 
 def _simple(e):
