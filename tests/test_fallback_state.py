@@ -247,3 +247,63 @@ def test_write_through_transpose_is_named(compiled_only):
     assert "test_fallback_state.py:%d" % (write_through_transpose.__code__.co_firstlineno + 2) in text
 
 # ---- 3. a helper updating the caller's parameter dict -------------------------------------------------------
+
+_RNG = np.random.default_rng(2)
+X_DATA, Y_DATA = _RNG.normal(size=(6, 2)), _RNG.normal(size=6)
+
+
+def sgd_steps(params, lr):
+    """Three gradient steps on params["w"], in place (numpy-ml / CS231n optimiser style)."""
+    for _ in range(3):
+        err = X_DATA @ params["w"] - Y_DATA
+        params["w"] = params["w"] - lr * X_DATA.T @ err / 6
+
+
+def trained_loss(w0):
+    p = {"w": w0}
+    sgd_steps(p, 0.1)
+    return np.sum((X_DATA @ p["w"] - Y_DATA) ** 2)
+
+
+def zero_first(a):
+    a[0] = 0.0
+
+
+def array_written_by_helper(x):
+    y = x * 2.0
+    zero_first(y)
+    return np.sum(y)
+
+
+def test_helper_updating_callers_dict_runs_op_by_op():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+
+    def ag_loss(w0):
+        w = w0
+        for _ in range(3):
+            w = w - 0.1 * anp.dot(X_DATA.T, anp.dot(X_DATA, w) - Y_DATA) / 6
+        return anp.sum((anp.dot(X_DATA, w) - Y_DATA) ** 2)
+    w0 = np.array([0.2, -0.1])
+    expected = autograd.grad(ag_loss)(w0)
+    check_close(expected, numerical_grad(trained_loss, w0))
+    check_close(sg.grad(trained_loss)(w0), expected)
+    check_close(sg.jit(sg.grad(trained_loss))(w0), expected)
+    v = sg.Variable(w0)
+    with sg.GradientTape() as tape:
+        y = sg.function(trained_loss)(v)
+    check_close(tape.gradient(y, v).numpy(), expected)
+
+
+def test_helper_updating_callers_dict_refusal_names_a_dict(compiled_only):
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(trained_loss)(np.array([0.2, -0.1]))
+    text = str(info.value)
+    assert info.value.op_by_op and "dict" in text and "caller's array" not in text
+    assert "test_fallback_state.py:%d" % (trained_loss.__code__.co_firstlineno + 2) in text
+
+
+def test_helper_writing_into_callers_array_is_still_refused():
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(array_written_by_helper)(np.array([1.0, 2.0]))
+    assert not info.value.op_by_op and "caller's array" in str(info.value)
