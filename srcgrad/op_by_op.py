@@ -21,6 +21,7 @@ Every function here takes the user's callable `f` and its arguments; under
 an outer recording tape (a higher derivative), the inner tape's gradient is
 itself recorded (nested tapes), so the fallback composes at every order.
 """
+import collections
 import contextlib
 import functools
 import warnings
@@ -155,17 +156,18 @@ def _scipy_recorded(f):
 
 def _roots(f, args, kwargs):
     """What f's run may have stored Tensors into: its arguments, the object
-    of a bound method, its closure cells, and its module's global dicts,
-    lists and objects (`bn_param["running_mean"] = ...`, `self.cache = X`)."""
+    of a bound method, its closure cells, and every value of its module's
+    globals (dicts, lists, objects, callable objects and classes:
+    `bn_param["running_mean"] = ...`, `self.cache = X`, `Model.registry`);
+    `_detach` skips what cannot hold them (modules, functions, NumPy)."""
     func = getattr(f, "__func__", f)
     out = list(args) + list(kwargs.values())
     if getattr(f, "__self__", None) is not None:
         out.append(f.__self__)
+    if not isinstance(f, _FUNCTION_TYPES):
+        out.append(f)       # (a callable object: its attributes and its class's)
     out.extend(c.cell_contents for c in (getattr(func, "__closure__", None) or ()) if _filled(c))
-    for v in list((getattr(func, "__globals__", None) or {}).values()):
-        if isinstance(v, (dict, list)) or (hasattr(v, "__dict__") and not isinstance(v, (type, _MODULE))
-                                           and not callable(v)):
-            out.append(v)
+    out.extend(list((getattr(func, "__globals__", None) or {}).values()))
     return out
 
 
@@ -178,6 +180,23 @@ def _filled(cell):
 
 
 _MODULE = type(contextlib)
+_FUNCTION_TYPES = (type(_filled), type(len), type(np.add), functools.partial, staticmethod, classmethod, property)
+#: objects and classes of these packages are never searched (their state holds no Tensor of the user's run)
+_INTERNAL = frozenset(("numpy", "scipy", "srcgrad", "builtins", "abc", "typing", "enum", "functools",
+                       "contextlib", "warnings", "logging", "threading", "io", "_io", "re", "inspect", "ast",
+                       "importlib", "collections", "weakref", "_weakrefset", "types", "pytest", "_pytest",
+                       "pluggy", "unittest", "IPython", "ipykernel", "traitlets", "matplotlib", "pandas", "torch",
+                       "jax", "jaxlib", "autograd", "sympy", "dask", "numba"))
+#: at most this many values are looked at (lists of numbers count one each): a bound on _detach's time
+DETACH_LIMIT = 200000
+
+
+def _internal(obj):
+    """Is `obj` (a class, or an object of a class) NumPy's, srcgrad's, the
+    standard library's or another package's whose state _detach skips?"""
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = getattr(cls, "__module__", None)
+    return not isinstance(module, str) or module.partition(".")[0] in _INTERNAL
 
 
 def _own(values, out=None):
@@ -191,36 +210,119 @@ def _own(values, out=None):
     return out
 
 
-def _detach(roots, mark, depth=3, seen=None):
+def _detach(roots, mark, seen=None, limit=None):
     """Replace the Tensors that f's run made (numbered after `mark`, not
-    Variables) and stored into the user's dicts, lists and objects
-    (reachable from `roots`, `depth` levels down) by their ndarrays: after
+    Variables) and stored into the user's state by their ndarrays: after
     the derivative, the program's state is what the plain call leaves (a
-    running mean is an array, not a Tensor of a finished tape)."""
+    running mean is an array, not a Tensor of a finished tape). Searched,
+    breadth first and to any depth (`seen`: ids visited, against cycles),
+    from `roots`: dicts, lists, deques, tuples, object arrays, objects'
+    attributes (`__dict__` and `__slots__`, callable objects too), their
+    classes' attributes and classes themselves; not modules, functions or
+    the objects of NumPy, srcgrad and the packages in _INTERNAL. At most
+    `limit` values (DETACH_LIMIT) are looked at. Returns how many were."""
     seen = set() if seen is None else seen
-    for root in roots:
-        if id(root) in seen or depth == 0:
+    limit = DETACH_LIMIT if limit is None else limit
+    queue = collections.deque(r for r in roots if _searched(r))
+    looked = 0
+    while queue and looked < limit:
+        root = queue.popleft()
+        if id(root) in seen:
             continue
         seen.add(id(root))
-        if isinstance(root, dict):
-            items, store = list(root.items()), root.__setitem__
-        elif isinstance(root, list):
-            items, store = list(enumerate(root)), root.__setitem__
-        elif hasattr(root, "__dict__") and not isinstance(root, (type, _MODULE, Tensor)) and \
-                isinstance(getattr(root, "__dict__", None), dict):
-            items, store = list(vars(root).items()), functools.partial(setattr, root)
+        if type(root) is list or type(root) is dict:
+            items, store = (root.items() if type(root) is dict else enumerate(root)), root.__setitem__
+            items = [(k, v) for k, v in items if type(v) not in _ATOMS]     # (the fast path: numbers)
+            looked += len(root)
         else:
-            continue
+            items, store = _slots(root)
+            looked += len(items)
         for k, v in items:
-            if isinstance(v, (Tensor, tuple)):
+            if isinstance(v, Tensor):
                 new = _detached(v, mark)
                 if new is not v:
-                    try:
-                        store(k, new)
-                    except (AttributeError, TypeError):
-                        pass
-            elif isinstance(v, (dict, list)) or hasattr(v, "__dict__"):
-                _detach([v], mark, depth - 1, seen)
+                    _store(store, k, new)
+            elif isinstance(v, tuple):
+                new = _detached(v, mark)
+                if new is not v:
+                    _store(store, k, new)
+                queue.extend(e for e in v if _searched(e))
+            elif _searched(v):
+                queue.append(v)
+    return looked
+
+
+def _store(store, k, new):
+    try:
+        store(k, new)
+    except (AttributeError, TypeError, ValueError):
+        pass
+
+
+def _searched(v):
+    """May `v` hold (through its items or attributes) a Tensor the user
+    stored? Containers, objects of the user's classes and the classes."""
+    if isinstance(v, (dict, list, tuple, collections.deque)):
+        return True
+    if isinstance(v, np.ndarray):
+        return v.dtype == object
+    if isinstance(v, (Tensor, _MODULE, _FUNCTION_TYPES, str, bytes, int, float, complex, type(None))):
+        return False
+    if isinstance(v, _METHOD):
+        return True     # a bound method: its object
+    return not _internal(v)
+
+
+def _slots(root):
+    """(items, store) of `root`: the (key, value) of each place that may
+    hold a value (items of a dict/list/deque/tuple/object array, attributes
+    of an object or class, the object's classes (searched as values
+    themselves), a bound method's object), and `store(key, new)`, which
+    puts a new value there (refused for what is not a place)."""
+    if isinstance(root, dict):
+        return list(root.items()), root.__setitem__
+    if isinstance(root, (list, collections.deque)):
+        return list(enumerate(root)), root.__setitem__
+    if isinstance(root, tuple):
+        return list(enumerate(root)), _immutable
+    if isinstance(root, np.ndarray):
+        return (list(enumerate(root.flat)) if root.dtype == object else []), root.flat.__setitem__
+    if isinstance(root, _METHOD):
+        return [(None, root.__self__)], _immutable
+    if isinstance(root, type):
+        return [(k, v) for k, v in list(vars(root).items()) if not k.startswith("__")], \
+            functools.partial(_set_attribute, root)
+    out = []
+    d = getattr(root, "__dict__", None)
+    if isinstance(d, dict):
+        out.extend(d.items())
+    for cls in type(root).__mro__:
+        if _internal(cls):
+            continue
+        out.append((_CLASS, cls))
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            try:
+                out.append((name, getattr(root, name)))
+            except AttributeError:
+                pass
+    return out, functools.partial(_set_attribute, root)
+
+
+_CLASS = object()       # (the key of an object's class among its places: not stored into)
+_METHOD = type(_filled.__get__(0))
+_ATOMS = frozenset((int, float, complex, bool, str, bytes, type(None), np.float64, np.float32, np.int64, np.int32,
+                    np.bool_, np.complex128))
+
+
+def _set_attribute(obj, name, value):
+    if name is _CLASS:
+        raise TypeError("not stored")
+    setattr(obj, name, value)
+
+
+def _immutable(k, new):
+    raise TypeError("not stored")
 
 
 def _detached(v, mark):
@@ -231,7 +333,10 @@ def _detached(v, mark):
     if isinstance(v, tuple):
         new = [_detached(e, mark) for e in v]
         if any(a is not b for a, b in zip(new, v)):
-            return type(v)(new) if type(v) is tuple else type(v)(*new)
+            try:
+                return type(v)(new) if type(v) is tuple else type(v)(*new)
+            except TypeError:
+                return v
     return v
 
 

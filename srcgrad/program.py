@@ -80,8 +80,11 @@ def callee_info(obj):
     if fn is None:
         return None
     primal = fn.primal if fn.parsed.grad_of else None
+    written = written_params(fn.parsed)
+    keyed = fn.parsed.keyed_params        # (params["w"] = ...: a dict of the caller's, updated in place)
     return CalleeInfo(fn if fn.derived else fn.python_function, fn.signature, fn.n_outputs(), primal,
-                      tuple(written_params(fn.parsed)), tuple(fn.parsed.grows_params))
+                      tuple(p for p in written if p not in keyed),
+                      tuple(fn.parsed.grows_params) + tuple(p for p in written if p in keyed))
 
 
 def written_params(parsed):

@@ -242,6 +242,24 @@ def _user_line():
     return " at %s%s" % (location(frame.f_code.co_filename, frame.f_lineno), ": `%s`" % text if text else "")
 
 
+def _setitem_message(what):
+    """The TypeError's message for `what` (`t[i] = v`) writing into a
+    Tensor, naming the user's line: where it runs (sg.grad's op-by-op
+    fallback, or a tape) and what to write instead."""
+    where = _user_line()
+    if STRICT[0]:
+        return ("srcgrad Tensors are immutable: `%s`%s writes into a Tensor in place. The function runs op by op "
+                "on the tape (the compiler refused it: the PerformanceWarning says why), where this is not "
+                "recorded. Write into an array allocated in the function (np.zeros(shape), np.zeros_like(x) "
+                "there are recorded: out = np.zeros_like(t); out[...] = t; out[i] = v), build the value with "
+                "np.where or np.concatenate, or make the function compile (the warning names the construct): "
+                "compiled code supports `t[i] = v` into a variable t." % (what, where))
+    return ("srcgrad Tensors are immutable, as tf.Tensor is: `%s`%s is not recorded op by op (on a "
+            "GradientTape, or where the compiler refused a function). Compiled code supports it; op by op, write "
+            "into an array allocated while the tape records (np.zeros, np.zeros_like there are recorded), or "
+            "t = srcgrad.rules.python.containers.setitem(t, i, v)." % (what, where))
+
+
 def _in_place_message(ufunc, method, out):
     """The TypeError's message for a ufunc writing a Tensor into a NumPy
     array (`a *= t`, `a[i] += t`, `np.exp(t, out=a)`), naming the user's line."""
@@ -494,10 +512,7 @@ class Tensor:
         return np.absolute(self)
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            "srcgrad Tensors are immutable, as tf.Tensor is: `t[i] = v` is not recorded op by op. "
-            "Inside an @sg.function (or sg.grad) it is supported; op by op, write "
-            "t = srcgrad.rules.python.containers.setitem(t, i, v).")
+        raise TypeError(_setitem_message("t[i] = v"))
 
     def __invert__(self):
         return np.invert(self)
@@ -682,8 +697,7 @@ class _FlatReader:
         return np.ravel(self._tensor)[index]
 
     def __setitem__(self, index, value):
-        raise TypeError("srcgrad Tensors are immutable, as tf.Tensor is: `t.flat[i] = v` is not recorded op by op. "
-                        "Inside an @sg.function (or sg.grad) write into an array you built instead.")
+        raise TypeError(_setitem_message("t.flat[i] = v"))
 
     def __len__(self):
         return self._tensor.size

@@ -11,7 +11,8 @@ the tape: NumPy converts it (tf.Tensor, autograd's and JAX's tracers refuse
 the same). So while a GradientTape records (a user's, or the one srcgrad runs a
 function on op by op for `sg.grad`, `sg.jvp` or `sg.jacobian`:
 op_by_op.py), the allocations the user's code makes
-(np.zeros, np.ones, np.empty and their _like forms) return a `Buffer`: an
+(np.zeros, np.ones, np.empty, np.full and their _like forms, of a Tensor
+too) return a `Buffer`: an
 ndarray whose element assignment of a Tensor records a functional setitem
 (`containers.array_setitem`, the compiled path's rule) and keeps the
 resulting Tensor, which every later read of the buffer uses (NumPy calls,
@@ -56,7 +57,7 @@ from ..rules.python.containers import array_setitem
 from ..tensor import Tensor, frame_kind, unwrap
 from . import nested
 
-ALLOCATORS = ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like")
+ALLOCATORS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like")
 ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
 MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
@@ -230,7 +231,11 @@ class Buffer(np.ndarray):
         if isinstance(raw, np.ndarray) and _basic(index):
             return _view(self, raw, index, what="out[%s]" % _index_text(index))
         held = _held(self)
-        return held[index] if held is not None else raw
+        if held is not None:
+            return held[index]
+        # (a copy, by advanced indexing: a buffer of its own, so that `out[[0, 0, 2]] += t` -- NumPy's
+        # tmp = out[i]; tmp += t; out[i] = tmp -- records the update and then the assignment)
+        return raw.view(Buffer) if isinstance(raw, np.ndarray) else raw
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method == "at":
@@ -429,10 +434,17 @@ _VIEW_FUNCTIONS = frozenset(f for f in (
 def _allocator(name, raw):
     def allocate(*args, **kwargs):
         out = raw(*args, **kwargs)
-        if ACTIVE[0] and type(out) is np.ndarray and out.dtype.kind in "fc" and \
+        if ACTIVE[0] and type(out) in (np.ndarray, Tensor) and out.dtype.kind in "fc" and \
                 frame_kind(_caller()) == "user":
             MADE[0] = True
-            return out.view(Buffer)
+            if type(out) is np.ndarray:
+                return out.view(Buffer)
+            # np.zeros_like(t), np.full(n, t) of a Tensor (its __array_function__ made a Tensor): a buffer
+            # of its values, standing for the Tensor when the fill value is one (its gradient flows)
+            buf = np.array(out._value).view(Buffer)
+            if name in ("full", "full_like") and _has_tensor(list(args[1:]) + [kwargs.get("fill_value")]):
+                buf.__dict__["_tensor"] = out
+            return buf
         return out
     allocate.__name__ = name
     allocate.__srcgrad_raw__ = raw

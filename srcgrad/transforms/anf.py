@@ -295,9 +295,9 @@ class _ANF(CallForms):
                       "return the new value instead: %s = ..." % info.writes[0], op_by_op=False)
         if info is not None and info.grows:
             # a list or dict of the caller's changed in place: right op by op (op_by_op.py)
-            self.fail(call, "calling %s for its effect on its argument (it changes its parameter %s in place)"
-                      % (getattr(obj, "__name__", "a function"), info.grows[0]),
-                      "return the new list instead: %s = ..." % info.grows[0])
+            self.fail(call, "calling %s for its effect on its argument (it changes its parameter %s, a list or "
+                      "dict of the caller's, in place)" % (getattr(obj, "__name__", "a function"), info.grows[0]),
+                      "return the new list or dict instead: %s = ..." % info.grows[0])
 
     def _user_callee(self, func):
         """Does `func` call a user function (or a custom_gradient function)

@@ -131,6 +131,30 @@ def _check_with_exits(parsed, with_stmt, stmts, in_loop):
             _check_with_exits(parsed, with_stmt, s.body + getattr(s, "orelse", []), in_loop)
 
 
+#: attributes of an array that are views of it: `a.T[i] = v` writes into `a` (NumPy's aliasing)
+_VIEW_ATTRIBUTES = {"T": "its transpose", "mT": "its matrix transpose", "real": "its real part",
+                    "imag": "its imaginary part", "flat": "its flat iterator"}
+
+
+def refuse_element_target(parsed, node, inner):
+    """Raise UnsupportedSyntaxError for an element assignment `node` whose
+    base `inner` is not a variable: `obj.attr[i] = v` (a dict or list
+    attribute runs right op by op), or a write through an array's view
+    (`a.T[i] = v`: named as such, with the index into `a` to write
+    instead; `.flat` does not run right op by op either)."""
+    if isinstance(inner, gast.Attribute) and inner.attr in _VIEW_ATTRIBUTES:
+        a = ast_util.to_source(inner.value).strip()
+        instead = {"T": "%s[:, i] = v for %s.T[i] = v (a 2-d %s)" % (a, a, a),
+                   "mT": "%s[..., i] = v for %s.mT[..., i, :] = v" % (a, a),
+                   "flat": "%s = %s.ravel(); ...[i] = v (then reshape)" % (a, a),
+                   "real": "%s = new_real + 1j * %s.imag" % (a, a),
+                   "imag": "%s = %s.real + 1j * new_imag" % (a, a)}[inner.attr]
+        fail(parsed, node, "an element assignment through %s.%s (NumPy writes into %s through %s)"
+             % (a, inner.attr, a, _VIEW_ATTRIBUTES[inner.attr]), "write into %s itself: %s" % (a, instead),
+             op_by_op=inner.attr != "flat")
+    fail(parsed, node, "assignment to an attribute's element (obj.attr[i] = ...)")
+
+
 def _check_target(parsed, t):
     if isinstance(t, gast.Name):
         return
@@ -143,9 +167,7 @@ def _check_target(parsed, t):
         while isinstance(inner, gast.Subscript):
             inner = inner.value
         if not isinstance(inner, gast.Name):
-            # (a dict or list attribute runs right op by op; an array's elements, `.flat`, would not)
-            fail(parsed, t, "assignment to an attribute's element (obj.attr[i] = ...)",
-                 op_by_op=not (isinstance(inner, gast.Attribute) and inner.attr == "flat"))
+            refuse_element_target(parsed, t, inner)
         return
     if isinstance(t, gast.Attribute):
         fail(parsed, t, "attribute assignment (obj.attr = ...)")

@@ -39,6 +39,7 @@ class Parsed:
     grad_of: bool = False           # lowering: the body holds `with sg.insert_grad_of(x)` blocks
     writes_params: dict = field(default_factory=dict)   # lowering: parameter -> a statement writing into it
     grows_params: dict = field(default_factory=dict)    # lowering: parameter -> its xs.append/extend/insert/...
+    keyed_params: set = field(default_factory=set)      # lowering: parameters written only as d["key"] = v
     assumed_builtins: set = field(default_factory=set)   # lowering: builtins it rewrote calls of (range, zip)
 
     def origin(self, node):

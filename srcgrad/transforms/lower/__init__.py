@@ -42,6 +42,7 @@ def _lower_body(fdef, ctx):
     if ctx.top:      # (before inlining and setitem rewrite the element assignments)
         ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params)
         ctx.parsed.grows_params = mutations.grown_params(fdef.body, ctx.parsed.params)
+        ctx.parsed.keyed_params = mutations.keyed_params(fdef.body, ctx.parsed.writes_params)
     fdef = comprehensions.transform(fdef, ctx)
     # index loops before the view check: it reads the rows a loop takes as `t = _seq[_i]`
     fdef = for_loops.transform(fdef, ctx)

@@ -28,8 +28,9 @@ from ...runtime import syntax as runtime_syntax
 from ...syntax import ast_util
 from ...syntax.anno import Anno
 from ...syntax.templates import replace, replace_expr
+from .. import check
 from ..base import inherit_origin
-from .common import Block, helper, mutated
+from .common import Block, helper, mutated, subscript_base
 
 # methods that change their list, dict, set or ndarray in place (append and
 # extend are lowered to functional helpers instead)
@@ -240,8 +241,7 @@ class _Mutations(Block):
             out += replace("X = SET(X, I, V)", X=tmp, I=ast_util.slice_to_expr(target.slice),
                            V=value, SET=helper(containers.setitem, "setitem"))
             return out + self.setitem(target.value, tmp, s)
-        fail(ctx.parsed, s, "assignment to an attribute's element (obj.attr[i] = ...)",
-             op_by_op=not (isinstance(target.value, gast.Attribute) and target.value.attr == "flat"))
+        check.refuse_element_target(ctx.parsed, s, target.value)
 
 
 def _simple(e):
@@ -308,6 +308,27 @@ def written_params(body, params):
                         isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)):
                     out[name] = n
     return out
+
+
+def keyed_params(body, written):
+    """The parameters of `written` whose every element assignment is
+    `d["key"] = v` (a string key: a dict of the caller's, which the tape
+    updates right op by op; an array is not indexed by a string)."""
+    keyed = set(written)
+    for n in ast_util.walk(ast_util.module(body)):
+        if not isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            continue
+        targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+        for t in targets:
+            for e in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t]):
+                if isinstance(e, gast.Name) and isinstance(n, gast.AugAssign):
+                    keyed.discard(e.id)         # (x += v on the parameter itself)
+                if not isinstance(e, gast.Subscript) or subscript_base(e) not in keyed:
+                    continue
+                if not (isinstance(e.value, gast.Name) and isinstance(e.slice, gast.Constant)
+                        and isinstance(e.slice.value, str)):
+                    keyed.discard(subscript_base(e))
+    return keyed
 
 
 def grown_params(body, params):
