@@ -187,6 +187,21 @@ def c_unindex(g): return helpers.unindex(g, np.zeros((4, 3), g.dtype), (np.array
 def c_outers(x, y): return np.add.outer(x, y) * np.subtract.outer(y, x).T + np.multiply.outer(x, y) / np.divide.outer(y, x + 3.0).T  # noqa: E501,E704
 def c_reduces(x): return np.add.reduce(x) + np.multiply.reduce(x, axis=1) * np.maximum.reduce(x, axis=1) - np.minimum.reduce(x)  # noqa: E501,E704
 def c_accumulates(x): return np.add.accumulate(x) * np.multiply.accumulate(x, axis=1)  # noqa: E704
+def c_seq_repeat(x, y):
+    r = containers.seq_repeat([x, y], 2)
+    return r[0] * 3.0 + r[1] * r[2] - r[3]
+
+
+def c_repeat_cotangent(x, y):
+    c = containers.repeat_cotangent([x, y, x * 2.0, None], [0.0, 0.0])
+    return c[0] * c[1]
+
+
+def c_repeat_list(x):
+    r = containers.repeat_list([x, None], [0.0] * 4)
+    return r[0] * 2.0 + r[2]
+
+
 def c_add_at(a, b): return helpers.add_at(a, np.array([0, 2, 0]), b)                    # noqa: E704
 def c_subtract_at(a, b): return helpers.subtract_at(a, (np.array([1, 1]), np.array([0, 2])), b)  # noqa: E704
 
@@ -347,6 +362,10 @@ COMPILED_ONLY_CASES = [
     ("list_ops", c_list_ops, (R(3), R(3)), (containers.list_append, containers.list_extend,
                                             containers.as_list, containers.as_tuple, builtins.sum)),
     *cases_more.COMPILED_ONLY_TANGENT_CASES,
+    # list repetition: `xs * n` and the two helpers of its cotangents
+    ("seq_repeat", c_seq_repeat, (R(3), R(3)), containers.seq_repeat),
+    ("repeat_cotangent", c_repeat_cotangent, (R(3), R(3)), containers.repeat_cotangent),
+    ("repeat_list", c_repeat_list, (R(3),), containers.repeat_list),
 ]
 ALL_CASES = TANGENT_CASES + COMPILED_ONLY_CASES
 BY_NAME = {c[0]: c for c in ALL_CASES}

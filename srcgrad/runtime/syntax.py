@@ -149,6 +149,20 @@ def check_not_shared(array, others, views):
             raise UnsupportedSyntaxError(construct, *origin, hint, op_by_op=False)
 
 
+def _floating(e):
+    """Could `e`, an element of a list, carry a derivative (a float, a
+    floating or complex array or number, a nested list of them)? Ints,
+    None, strings and index lists cannot."""
+    if type(e) in (list, tuple):
+        return any(_floating(x) for x in e)
+    if isinstance(e, (bool, int, str, bytes)) or e is None:
+        return False
+    dtype = getattr(e, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", "f") in "fcV" or not hasattr(dtype, "kind")
+    return True
+
+
 def check_numeric_result(value, origin):
     """After `t = a * b` or `t = a + b` that the compiler differentiates as
     NumPy's multiply or add, where it could not tell whether an operand is a
@@ -156,8 +170,9 @@ def check_numeric_result(value, origin):
     int): a list or tuple result was Python's repetition or concatenation,
     which the numeric rule would differentiate wrongly. Raises
     UnsupportedSyntaxError at the user's line (`origin`: file, line,
-    column)."""
-    if type(value) in (list, tuple):
+    column). A list of ints, None or strings (`cols[:j] + cols[j + 1:]` of
+    indices) carries no derivative, and passes."""
+    if type(value) in (list, tuple) and any(_floating(e) for e in value):
         raise UnsupportedSyntaxError(
             "list or tuple repetition or concatenation (`*`, `+`) on a value the compiler could not "
             "tell from an array (an element of a container, or a count not known to be an int)", *origin,

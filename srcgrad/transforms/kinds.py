@@ -21,6 +21,7 @@ name is pushed onto: its cotangent may be None, which `add_cotangents`
 adds as zero and `+` cannot. Being conservative costs speed (a helper call for an
 addition), never correctness.
 """
+import builtins
 import operator
 
 import gast
@@ -67,11 +68,12 @@ def transform(fdef, ctx):
     while True:
         dynamic = _may_hold_containers(assigns, fdef, ctx, sequence_ops)
         definite = _definite(assigns, dynamic, ctx, sequence_ops, ints)
-        more = {s for s in assigns if _sequence_operator(s, definite, ints) is not None} - sequence_ops
+        sure = _definite(assigns, dynamic, ctx, sequence_ops, ints, calls=False)
+        more = {s for s in assigns if _sequence_operator(s, sure, ints) is not None} - sequence_ops
         if not more:
             break
         sequence_ops |= more
-    _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints)
+    _sequence_operators(fdef, ctx, sequence_ops, dynamic, sure, ints)
     for s in assigns:        # the final kinds of the arguments of each call
         op = Anno.OP.of(s)
         if op.kind == "call":
@@ -116,8 +118,29 @@ def _int_names(assigns, ctx):
     by_target = {}
     for s in assigns:
         for t in _targets(s):
-            by_target.setdefault(t, []).append(Anno.OP.of(s).kind)
-    return set(ctx.facts.scalar_params) | {t for t, kinds in by_target.items() if all(k == "nondiff" for k in kinds)}
+            by_target.setdefault(t, []).append(s)
+    ints = set(ctx.facts.scalar_params)
+    ints |= {t for t, ss in by_target.items() if all(Anno.OP.of(s).kind == "nondiff" for s in ss)}
+
+    def integral(e):
+        return (isinstance(e, gast.Constant) and type(e.value) is int) or (isinstance(e, gast.Name) and e.id in ints)
+    def int_valued(v):
+        if isinstance(v, gast.BinOp):
+            return isinstance(v.op, _INT_OPS) and integral(v.left) and integral(v.right)
+        if isinstance(v, gast.Call) and Anno.CALLEE.of(v.func, None) in (builtins.max, builtins.min):
+            return bool(v.args) and not v.keywords and all(integral(a) for a in v.args)
+        return False
+    changed = True
+    while changed:         # (`n = nd - len(reps)`, `nd = max(n, m)`: integer arithmetic on such names)
+        changed = False
+        for t, ss in by_target.items():
+            if t not in ints and all(int_valued(s.value) for s in ss):
+                ints.add(t)
+                changed = True
+    return ints
+
+
+_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
 def _may_hold_containers(assigns, fdef, ctx, sequence_ops):
@@ -185,6 +208,10 @@ def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints):
     run time that refuses a list or tuple result at the user's line."""
     repeat = registry.adjoint_rule(containers.seq_repeat)
     extend = registry.adjoint_rule(containers.list_extend)
+    # (generated code transformed again: the names that start at None before a loop only may be
+    # containers; the user's code was checked when it was compiled the first time)
+    generated = bool(ctx.facts.stacks) or any(Anno.OP.exists(n) and Anno.OP.of(n).kind in ("push", "pop")
+                                             for n in ast_util.walk(fdef))
 
     def block(stmts):
         out = []
@@ -204,7 +231,7 @@ def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints):
                 st.value = ast_util.copy_location(ast_util.call(injected(fn, fn.__name__), [a, b]), st.value)
                 Anno.OP.add_to(st, Op("rule", rule=rule, bindings=dict(zip(names, (a, b))),
                                       source=Anno.OP.of(st).source))
-            elif isinstance(st, gast.Assign) and Anno.OP.exists(st) and \
+            elif isinstance(st, gast.Assign) and Anno.OP.exists(st) and not generated and \
                     _sequence_operator(st, dynamic) is not None:
                 check = ast_util.call(injected(runtime_syntax.check_numeric_result, "check_numeric_result"),
                                       [ast_util.name(st.targets[0].id),
@@ -246,7 +273,7 @@ def _reads_as_array(rule):
     return module.startswith(_ARRAY_MODULES)
 
 
-def _definite(assigns, dynamic, ctx, sequence_ops=(), ints=()):
+def _definite(assigns, dynamic, ctx, sequence_ops=(), ints=(), calls=True):
     """The names of `dynamic` that surely hold a list, tuple or dict:
     parameters given one, and names every assignment of which is a display,
     a container rule's result, a user function's container result or a
@@ -269,7 +296,9 @@ def _definite(assigns, dynamic, ctx, sequence_ops=(), ints=()):
         if op.kind == "rule":
             return op.rule.primitive in _CONTAINER_RESULTS or (
                 s in sequence_ops and _sequence_operator(s, definite, ints) is not None)
-        return op.kind == "call" and t in dynamic and not op.custom
+        # (calls=False: a user function's result only may be a container, as the callee's kinds say: not
+        # sure enough to compile `r * 2` as a list repetition)
+        return calls and op.kind == "call" and t in dynamic and not op.custom
     changed = True
     while changed:
         changed = False
