@@ -307,6 +307,19 @@ def _binary(ufunc):
 
 
 
+def _refused_in_place(name):
+    """The Tensor method `t.<name>(...)` of an ndarray method that changes
+    the array in place (sort, fill, partition, put, itemset, resize):
+    refused with a TypeError naming the user's line and the functional
+    spelling (rules/mutation.py's IN_PLACE_METHODS), as Tensors are
+    immutable, as tf.Tensor is."""
+    @api_boundary
+    def method(self, *args, **kwargs):
+        raise self._in_place(name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = "Refused (TypeError): Tensors are immutable; %s." % mutation.IN_PLACE_METHODS[name]
+    return method
+
 def _reduction_method(fn):
     """The Tensor method `t.<name>(axis, keepdims, **kwargs)` calling
     `fn(t, ...)` (np.sum, np.mean, np.max, np.min): the other keywords
@@ -528,35 +541,12 @@ class Tensor:
                          "which cannot be recorded op by op. Write it functionally: %s"
                          % (name, _user_line(), mutation.IN_PLACE_METHODS[name]))
 
-    @api_boundary
-    def sort(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable; x = np.sort(x)."""
-        raise self._in_place("sort")
-
-    @api_boundary
-    def fill(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable; x = np.full_like(x, value)."""
-        raise self._in_place("fill")
-
-    @api_boundary
-    def partition(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable; x = np.partition(x, kth)."""
-        raise self._in_place("partition")
-
-    @api_boundary
-    def put(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable (an element assignment into a copy)."""
-        raise self._in_place("put")
-
-    @api_boundary
-    def itemset(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable (an element assignment into a copy)."""
-        raise self._in_place("itemset")
-
-    @api_boundary
-    def resize(self, *args, **kwargs):
-        """Refused (TypeError): Tensors are immutable; x = np.resize(x, shape)."""
-        raise self._in_place("resize")
+    sort = _refused_in_place("sort")
+    fill = _refused_in_place("fill")
+    partition = _refused_in_place("partition")
+    put = _refused_in_place("put")
+    itemset = _refused_in_place("itemset")
+    resize = _refused_in_place("resize")
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """`ndarray.astype`: the same Tensor when the dtype already matches
