@@ -356,6 +356,15 @@ class Tensor:
     def shape(self):
         return self._value.shape
 
+    @shape.setter
+    @api_boundary
+    def shape(self, value):
+        """`t.shape = s`: refused (TypeError naming the user's line), as
+        NumPy reshapes the array in place; x = x.reshape(s) instead."""
+        raise TypeError("srcgrad Tensors are immutable, as tf.Tensor is: t.shape = %r%s reshapes an array in "
+                        "place, which cannot be recorded op by op. Write it functionally: x = x.reshape(%r)"
+                        % (value, _user_line(), value))
+
     @property
     def dtype(self):
         return self._value.dtype

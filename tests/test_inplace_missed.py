@@ -280,3 +280,33 @@ def test_heap_of_plain_numbers_still_right():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sg.PerformanceWarning)
         check_close(sg.grad(heap_of_constants)(X.copy()), numerical_grad(heap_of_constants, X.copy()))
+
+
+def _set_shape(x, y):
+    z = x * 1.0
+    z.shape = (1, -1)       # NumPy reshapes z in place
+    return np.sum((z * y) ** 2)
+
+
+def _set_shape_functionally(x, y):
+    z = (x * 1.0).reshape((1, -1))
+    return np.sum((z * y) ** 2)
+
+
+def test_setting_shape_is_refused_with_the_functional_spelling():
+    """`z.shape = s` (probe 4): refused with a TypeError naming the line and
+    `x = x.reshape(s)` on sg.grad and a tape (it raised AttributeError from
+    the Tensor's read-only property); the functional spelling is right."""
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([[1.0], [2.0], [3.0]])
+    for run in (lambda: sg.grad(_set_shape)(x, y), lambda: _on_tape(_set_shape, x, y)):
+        with pytest.raises(TypeError, match=r"t\.shape = \(1, -1\).*test_inplace_missed\.py.*x\.reshape"):
+            run()
+    check_close(sg.grad(_set_shape_functionally)(x, y),
+                numerical_grad(lambda v: _set_shape_functionally(v, y), x), rtol=1e-6, atol=1e-8)
+
+
+def _on_tape(f, x, y):
+    v = sg.Variable(x)
+    with sg.GradientTape() as tape:
+        out = sg.function(f)(v, y)
+    return tape.gradient(out, v)
