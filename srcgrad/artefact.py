@@ -64,7 +64,7 @@ class Artefact:
         self.outputs = ast_util.returned_names(fdef)
         differentiated = pipeline.differentiate(fdef, ctx)
         name = parsed.node.name
-        title = "%s %s (%s)" % (name, {"forward": "jvp", "batched": "batched vjp"}.get(mode, "vjp"),
+        title = "%s %s (%s)" % (name, {"forward": "jvp", "batched": "batched vjp"}.get(mode.split("@")[0], "vjp"),
                                 ", ".join(self.active_inputs))
         if mode == "forward":
             self.output_active = tuple(o in ctx.active or o in self.active_inputs for o in self.outputs)

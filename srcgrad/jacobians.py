@@ -17,7 +17,6 @@ from . import tape as tape_mod
 from .callables import as_function
 from .errors import api_boundary
 from .functional import _float_argument, _function_and_self, _warn_detached, wrt_indices, grad, jvp
-from .rules.helpers.batched import zeros_b
 from .tensor import Tensor, is_differentiable_dtype, path_is_cut, unwrap, unwrap_nested
 
 
@@ -74,7 +73,6 @@ def jacobian(f, wrt=0):
         return out if isinstance(wrt, int) or len(wrts) > 1 else (out,)
     jac.__name__ = "jacobian_" + getattr(f, "__name__", "f")
     jac.__srcgrad_transform__ = "sg.jacobian"     # (sg.jit names it when it runs in CPython)
-    jac.__srcgrad_transform__ = "sg.jacobian"
     return jac
 
 
@@ -132,7 +130,8 @@ def _jacobian_one(fn, args, i, output=None):
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
     mask = [j == i for j in range(len(raw))]
-    compiled = program.compile(mask, "batched")
+    # (a tuple's other outputs get no cotangent: symbolic zeros, their adjoint code not generated)
+    compiled = program.compile(mask, "batched" if output is None else "batched@%d" % output)
     if compiled.tuple_output != (output is not None):
         raise TypeError("jacobian needs a function with one array output; %s returns %d"
                         % (fn.__name__, len(compiled.outputs)))
@@ -151,8 +150,7 @@ def _jacobian_one(fn, args, i, output=None):
         n = min(CHUNK, y.size - start)
         seeds = np.zeros((n, y.size), dtype=seed_dtype)
         seeds[np.arange(n), start + np.arange(n)] = 1
-        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else zeros_b(o, n)
-                      for k, o in enumerate(outs)]
+        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
         (g,) = compiled.bwd(residuals, *cotangents)
         rows.append(np.broadcast_to(g, (n,) + x.shape))
     jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
@@ -251,5 +249,4 @@ def hessian(f, wrt=0):
         return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
     hess.__srcgrad_transform__ = "sg.hessian"     # (sg.jit names it when it runs in CPython)
-    hess.__srcgrad_transform__ = "sg.hessian"
     return hess

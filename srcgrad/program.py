@@ -312,10 +312,14 @@ class Program:
 
     def context(self, res, mode, mask):
         """The Context of one compilation of this program (mode "reverse",
-        "batched" (reverse on stacks of cotangents) or "forward")."""
-        batched = mode == "batched"
+        "batched" (reverse on stacks of cotangents), "batched@k" (the same with
+        a cotangent for output k only: the others are symbolic zeros, what
+        the Jacobian of one output of a tuple needs) or "forward")."""
+        batched = mode.startswith("batched")
+        seeded = (int(mode.split("@")[1]),) if "@" in mode else None
+        mode = "batched" if batched else mode       # (the callees': all their outputs get cotangents)
         return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, inputs=self.inputs,
-                       mode="reverse" if batched else mode, batched=batched,
+                       mode="reverse" if batched else mode, batched=batched, seeded=seeded,
                        mask=tuple(mask), complex_mode=self.complex_mode, callee=callee_info,
                        callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
                        vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,

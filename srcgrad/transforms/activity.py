@@ -47,8 +47,17 @@ def transform(fdef, ctx):
     whose active inputs are those of `ctx.inputs` that `ctx.mask` selects.
     Returns fdef."""
     active_inputs = [n for n, m in zip(ctx.inputs, ctx.mask) if m]
-    ctx.active = analyze(fdef, ctx, active_inputs, ast_util.returned_names(fdef))
+    ctx.active = analyze(fdef, ctx, active_inputs, seeded_outputs(fdef, ctx))
     return fdef
+
+
+def seeded_outputs(fdef, ctx):
+    """The returned names of `fdef` given cotangents (ctx.seeded: the
+    positions of the outputs seeded; the others' cotangents are zero)."""
+    outputs = ast_util.returned_names(fdef)
+    if ctx.seeded is None:
+        return outputs
+    return [o for k, o in enumerate(outputs) if k in ctx.seeded]
 
 
 def analyze(fdef, ctx, active_inputs, outputs):

@@ -22,6 +22,7 @@ class Context:
     mask: tuple = ()                # which inputs are active
     complex_mode: bool = False      # keep the conj() of TF's complex convention
     batched: bool = False           # reverse mode on a stack of cotangents (a leading batch axis)
+    seeded: tuple = None            # the positions of the outputs given cotangents (None: all; others are 0)
     # hooks, set by the function layer
     callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
     callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active

@@ -49,7 +49,7 @@ from ..rules.helpers import batched as rules_batched
 from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import checkpointed
+from . import activity, checkpointed
 from ..syntax.anno import Anno
 from ..syntax.naming import ADJOINT_PREFIX
 from .generator import Generator
@@ -417,7 +417,8 @@ def transform(fdef, ctx):
               if isinstance(n, gast.Assign) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "pop"}
     popped &= ctx.active
     gen.used_stacks |= popped
-    nz = {o for o in outputs if o in ctx.active} | popped
+    seeded = set(activity.seeded_outputs(fdef, ctx))
+    nz = {o for o in outputs if o in ctx.active and o in seeded} | popped
     seeds = {o: gen.adjoint(o) for o in outputs}
     rev = gen.rev_block(body, nz)
     # cotangent stacks of stacks being differentiated again start empty
@@ -426,7 +427,7 @@ def transform(fdef, ctx):
     # rules that read a cotangent's shape; a no-op for a seed of the right shape
     unbroadcast = gen.helper(rules_batched.unbroadcast_b if gen.batched else helpers.unbroadcast)
     shapes = [ast_util.assign(seeds[o], ast_util.call(unbroadcast, [ast_util.name(seeds[o]), ast_util.name(o)]))
-              for o in outputs if o in ctx.active and o not in gen.dynamic
+              for o in outputs if o in ctx.active and o in seeded and o not in gen.dynamic
               and (gen.batched or o not in gen.scalar)]
     if gen.batched:     # the batch size, read off the seeds
         shapes.insert(0, ast_util.assign(gen.batch, ast_util.call(

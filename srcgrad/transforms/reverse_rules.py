@@ -102,19 +102,20 @@ class RuleAdjoints:
             conj_names = {alias for n, alias in gmap.items() if rule.globals.get(n) is helpers_math.conj}
             if conj_names:
                 code = [_StripCalls(conj_names).visit(c) for c in code]
-        if extra:
-            code = [batch_safety.substitute_helpers(c, {}, extra) for c in code]
         if not self.batched and t in self.scalar:
             # a 0-d output: its operands are 0-d too where they are scalars; no unbroadcast
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, self.scalar).visit(c) for c in code]
-        same = None if self.batched else self.same_shape.get(id(s))
+        same = self.same_shape.get(id(s))
         if same:
-            # operands of the result's shape (transforms/shapes.py): their unbroadcast is the identity
+            # operands of the result's shape (transforms/shapes.py): their unbroadcast is the identity,
+            # batched too (a stack of cotangents has shape (B,) + the name's shape)
             aliases = {a for n, a in gmap.items() if rule.globals.get(n) is helpers.unbroadcast}
             if aliases:
                 code = [optimize.ElideShapeHelper(aliases, same).visit(c) for c in code]
+        if extra:
+            code = [batch_safety.substitute_helpers(c, {}, extra) for c in code]
         if not self.batched and op.python_float:
             # math.sin(x) on a Python float: its adjoint stays in the math module (no NumPy scalars)
             np_aliases = {a for n, a in gmap.items() if rule.globals.get(n) is np}

@@ -34,9 +34,13 @@ function transformed again (its stacks), where cotangents flow through
 pops. Any doubt leaves the `unbroadcast` in place: a call that costs a
 shape comparison, never a wrong derivative.
 """
+import operator
+
 import gast
 import numpy as np
 
+from .. import runtime
+from ..rules.helpers import broadcast as helpers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 
@@ -62,6 +66,8 @@ class Opaque:
     def __repr__(self):
         return "Opaque(%s)" % self.name
 
+#: helpers of generated code whose result has the shape of their argument `x` (code transformed again)
+_SHAPED_LIKE_X = (helpers.unbroadcast, helpers.unreduce, helpers.unindex, helpers.unindex_array, runtime.as_input)
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.nansum, np.nanmean}
 _IGNORED = ("out", "dtype", "casting", "order", "subok", "signature")
 
@@ -111,6 +117,51 @@ def _same(a, b, merges):
     return all(x == y or find(x) == find(y) for x, y in zip(a, b))
 
 
+def _int(e):
+    """The value of an int constant expression (`3`, `-1`), else None."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        v = _int(e.operand)
+        return -v if v is not None else None
+    if isinstance(e, gast.Constant) and type(e.value) is int:
+        return e.value
+    return None
+
+
+def _slice_bounds(e):
+    """(start, stop, step) of a `slice(a, b, c)` call with constant int or
+    None bounds (slice_to_expr's spelling of `a:b:c`), else None."""
+    if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice"
+            and len(e.args) == 3 and not e.keywords):
+        return None
+    bounds = []
+    for a in e.args:
+        if isinstance(a, gast.Constant) and a.value is None:
+            bounds.append(None)
+        elif _int(a) is not None:
+            bounds.append(_int(a))
+        else:
+            return None
+    return tuple(bounds)
+
+
+def _sliced(d, start, stop, step):
+    """The dimension of a length-d axis sliced [start:stop:step], as a
+    symbol: d itself for `:`, ("minus", base, k) for max(base - k, 0) (a
+    leading `k:` and a trailing `:-j` remove k and j elements; x[1:] and
+    x[:-1] have one length), or None when it cannot be spelled so."""
+    if step not in (None, 1) or d == ONE:
+        return None
+    head = 0 if start is None else start
+    tail = 0 if stop is None else -stop
+    if head < 0 or tail < 0 or (stop is not None and stop >= 0):
+        return None
+    if head + tail == 0:
+        return d
+    if type(d) is tuple and d[0] == "minus":
+        return ("minus", d[1], d[2] + head + tail)
+    return ("minus", d, head + tail)
+
+
 def _constant(e):
     return isinstance(e, gast.Constant) and (e.value is None or isinstance(e.value, (bool, int, tuple)))
 
@@ -155,11 +206,21 @@ class _Pass:
             shape = self.of(op.args[0])
             return (shape, [], [op.args[0].id] if isinstance(op.args[0], gast.Name) else []) \
                 if shape not in (None, TOP) else shape
+        if op.kind == "nondiff" and isinstance(s.value, gast.Call) and \
+                Anno.CALLEE.of(s.value.func, None) is runtime.ShapeOf and len(s.value.args) == 1:
+            # ShapeOf(x) in generated code: stands for x where only its shape is read
+            shape = self.of(s.value.args[0])
+            return shape if shape in (None, TOP) else (shape, [], [])
         if op.kind != "rule":
             return TOP
         prim, b = op.rule.primitive, op.bindings
         if op.python_float:
             return (), [], []
+        if any(prim is h for h in _SHAPED_LIKE_X):
+            shape = self.of(b.get("x"))
+            return shape if shape in (None, TOP) else (shape, [], [])
+        if prim is operator.getitem:
+            return self.index(self.of(b.get("x")), b.get("index"), fresh)
         if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
                for p in ("out", "where")):
             return TOP
@@ -216,6 +277,24 @@ class _Pass:
                 return x if x is None else TOP
             return tuple(reversed(x)), [], []
         return TOP
+
+    def index(self, x, index, fresh):
+        """The shape of x[index] for basic indexing by constant ints and
+        slices with constant bounds (x.shape known), else TOP."""
+        if x is None or x == TOP or type(x) is Opaque:
+            return x if x is None else TOP
+        items = list(index.elts) if isinstance(index, gast.Tuple) else [index]
+        if len(items) > len(x):
+            return TOP
+        out = []
+        for k, (d, e) in enumerate(zip(x, items)):
+            if _int(e) is not None:
+                continue            # (an int drops its axis)
+            bounds = _slice_bounds(e)
+            if bounds is None:
+                return TOP
+            out.append(_sliced(d, *bounds) or fresh(k))
+        return tuple(out) + tuple(x[len(items):]), [], []
 
     def one_array_operand(self, s):
         """The operand name of an elementwise ufunc statement `s` whose
