@@ -16,7 +16,7 @@ from . import op_by_op
 from . import tape as tape_mod
 from .callables import as_function
 from .errors import api_boundary
-from .functional import _float_argument, _function_and_self, _warn_detached, wrt_indices, grad, jvp
+from .functional import _fast_key, _float_argument, _function_and_self, _warn_detached, wrt_indices, grad, jvp
 from .tensor import Tensor, is_differentiable_dtype, path_is_cut, unwrap, unwrap_nested
 
 
@@ -117,14 +117,20 @@ def _jacobian_one(fn, args, i, output=None):
     forward mode would run fn once per input element, and a program that
     draws random numbers or appends to a list must run once per derivative.
     `output`: for a function returning a tuple, the index of the output to
-    differentiate (the others are seeded with zeros); returns (jacobian,
+    differentiate (the others get no cotangent); returns (jacobian,
     outputs)."""
+    compiled, raw, program = _batched_artefact(fn, args, i, output)
+    return _batched_jacobian(fn, compiled, raw, i, output)
+
+
+def _batched_artefact(fn, args, i, output):
+    """(the batched artefact differentiating output `output` of fn in
+    argument i, the raw inputs it runs on, the Program)."""
     if not 0 <= i < len(args):
         raise ValueError("wrt index %d out of range for %s called with %d arguments"
                          % (i, fn.__name__, len(args)))
     args = list(args)
     args[i] = _float_argument(args[i])
-    x = np.asarray(args[i])
     params = fn.bind(tuple(args), {})
     program = fn.program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
@@ -135,6 +141,13 @@ def _jacobian_one(fn, args, i, output=None):
     if compiled.tuple_output != (output is not None):
         raise TypeError("jacobian needs a function with one array output; %s returns %d"
                         % (fn.__name__, len(compiled.outputs)))
+    return compiled, raw, program
+
+
+def _batched_jacobian(fn, compiled, raw, i, output):
+    """Run the batched artefact `compiled` on `raw` (fn runs here, once),
+    then its reverse sweep on the identity's rows: (jacobian, outputs)."""
+    x = np.asarray(raw[i])
     result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
     outs, residuals = result[:-1], result[-1]
     if isinstance(outs[output or 0], (list, tuple, dict)):
@@ -148,13 +161,23 @@ def _jacobian_one(fn, args, i, output=None):
     rows = []
     for start in range(0, y.size, CHUNK):
         n = min(CHUNK, y.size - start)
-        seeds = np.zeros((n, y.size), dtype=seed_dtype)
-        seeds[np.arange(n), start + np.arange(n)] = 1
+        seeds = np.eye(n, y.size, start, dtype=seed_dtype)
         cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
         (g,) = compiled.bwd(residuals, *cotangents)
         rows.append(np.broadcast_to(g, (n,) + x.shape))
     jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
     return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape), outs
+
+
+def _checked_hessian(f, h, value, x):
+    """The Hessian `h` in x's dtype and shape x.shape * 2, once f's `value`
+    is checked to be a scalar (ValueError otherwise)."""
+    if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
+        raise ValueError("hessian needs a scalar-valued function; %s returned %s"
+                         % (getattr(f, "__name__", "f"), "a container" if isinstance(value, (tuple, list, dict))
+                            else "shape %s" % (np.shape(unwrap(value)),)))
+    x = np.asarray(x)
+    return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
 
 
 def hvp(f, wrt=0):
@@ -218,11 +241,19 @@ def hessian(f, wrt=0):
     """
     fn, bound_self, refused = _compilable_or_refusal(f)
     value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
+    fast = {}       # _fast_key of the arguments -> (Program, batched artefact): skips binding them
 
     @api_boundary
     def hess(*args):
         if wrt < len(args) and isinstance(args[wrt], Tensor) and path_is_cut(args[wrt]):
             return _hessian_recorded(f, args, wrt)      # (differentiated op by op: as jac's)
+        key = _fast_key(args) if fn is not None and not bound_self else None
+        found = fast.get(key) if key is not None else None
+        vg = as_function(value_and_gradient)
+        if found is not None and not fn.is_stale() and not vg.is_stale() and found[0].is_current():
+            # (arguments of these types are the Program's inputs as they are: see below)
+            h, (value, _) = _batched_jacobian(vg, found[1], args, wrt, 1)
+            return _checked_hessian(f, h, value, args[wrt])
         _warn_detached(args)
         args = [unwrap(a) for a in args]
         args[wrt] = _float_argument(args[wrt])
@@ -232,8 +263,11 @@ def hessian(f, wrt=0):
             try:
                 # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check
                 # reads): f runs once
-                h, (value, _) = _jacobian_one(as_function(value_and_gradient), list(bound_self) + args,
-                                              wrt + len(bound_self), output=1)
+                compiled, raw, program = _batched_artefact(vg, list(bound_self) + args, wrt + len(bound_self), 1)
+                h, (value, _) = _batched_jacobian(vg, compiled, raw, wrt + len(bound_self), 1)
+                if key is not None and not program.leaves and len(raw) == len(args) \
+                        and all(r is a for r, a in zip(raw, args)):
+                    fast[key] = (program, compiled)
             except Exception as exc:
                 if not op_by_op.falls_back(exc):
                     raise
@@ -242,11 +276,7 @@ def hessian(f, wrt=0):
             op_by_op.warn(f, reason)
             h = op_by_op.jacobian(f, args, (wrt,), hessian=True)
             return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
-        if isinstance(value, (tuple, list, dict)) or np.size(unwrap(value)) != 1:
-            raise ValueError("hessian needs a scalar-valued function; %s returned %s"
-                             % (getattr(f, "__name__", "f"), "a container" if isinstance(value, (tuple, list, dict))
-                                else "shape %s" % (np.shape(unwrap(value)),)))
-        return np.asarray(h, dtype=x.dtype).reshape(x.shape + x.shape)
+        return _checked_hessian(f, h, value, x)
     hess.__name__ = "hessian_" + getattr(f, "__name__", "f")
     hess.__srcgrad_transform__ = "sg.hessian"     # (sg.jit names it when it runs in CPython)
     return hess

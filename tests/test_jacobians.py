@@ -320,3 +320,33 @@ def test_jacobian_through_concatenate_is_batched_and_right():
     eps = 1e-6
     fd = np.stack([(_joined(x + eps * e) - _joined(x - eps * e)) / (2 * eps) for e in np.eye(x.size)], axis=1)
     np.testing.assert_allclose(sg.jacobian(_joined)(x), fd, rtol=1e-6, atol=1e-8)
+
+
+SCALE = 2.0
+
+
+def _scaled_quartic(x, w):
+    return SCALE * np.sum(w * x ** 4)
+
+
+def test_hessian_fast_path_follows_rebinding_and_new_kinds():
+    """sg.hessian's repeat calls skip binding the arguments (a cache per
+    argument types): rebinding a global the code read, another pattern of
+    axes of length 1 and a Python float must each give their own Hessian."""
+    global SCALE
+    h = sg.hessian(_scaled_quartic)
+    x, w = RNG.normal(size=3), RNG.normal(size=3)
+    expected = np.diag(12.0 * w * x ** 2)
+    try:
+        check_close(h(x, w), SCALE * expected, rtol=1e-12, atol=1e-12)
+        check_close(h(x, w), SCALE * expected, rtol=1e-12, atol=1e-12)        # (the fast path)
+        SCALE = -3.0
+        check_close(h(x, w), SCALE * expected, rtol=1e-12, atol=1e-12)
+    finally:
+        SCALE = 2.0
+    w1 = np.array([0.5])                        # (broadcast: another Program)
+    check_close(h(x, w1), np.diag(SCALE * 12.0 * 0.5 * x ** 2), rtol=1e-12, atol=1e-12)
+    check_close(h(x, w), SCALE * expected, rtol=1e-12, atol=1e-12)
+    check_close(h(1.5, 2.0), SCALE * 12.0 * 2.0 * 1.5 ** 2, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="scalar-valued"):
+        sg.hessian(lambda x: x * x)(x)

@@ -160,3 +160,82 @@ def reassigned_in_a_loop(x, y):
 
 def test_a_name_assigned_in_a_loop_has_no_single_shape():
     _check(reassigned_in_a_loop, (RNG.normal(size=3), RNG.normal(size=2)), (0, 1))
+
+
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def slices_2d(x, w):
+    d = x[:, 1:] - x[:, :-1]                   # one length: n - 1 on axis 1
+    e = x[1:-1, 2:] * x[2:, :-2]               # n - 2 on both axes
+    return np.sum(d * d * w[1:]) + np.sum(np.sin(e))
+
+
+def short_slices(x):
+    a = x[:1] * x[1:]                          # x[:1] has length 1: it broadcasts
+    b = x[-2:] * x[:2] ** 2                    # a negative start: no symbol
+    return np.sum(a) + np.sum(b)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_constant_slices_have_one_length(n):
+    x = RNG.normal(size=n)
+    _check(rosen, (x,), 0)
+    text = sg.source(rosen, args=(x,))
+    assert "unbroadcast" not in text, text
+
+
+def test_slices_of_two_axes():
+    x, w = RNG.normal(size=(5, 6)), RNG.normal(size=6)
+    _check(slices_2d, (x, w), (0, 1))
+    text = sg.source(slices_2d, wrt=(0, 1), args=(x, w))
+    unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast(" in line]
+    # only for the product with w[1:], whose length the analysis cannot tie to x's axis 1
+    assert unbroadcast and all("mul" in line for line in unbroadcast), text
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_slices_that_may_broadcast_keep_their_unbroadcast(n):
+    x = RNG.normal(size=n)
+    _check(short_slices, (x,), 0)
+    assert "unbroadcast(" in sg.source(short_slices, args=(x,))
+
+
+def _rosen_hessian(x):
+    n = x.size
+    H = np.zeros((n, n))
+    i = np.arange(n - 1)
+    H[i, i] += 1200.0 * x[:-1] ** 2 - 400.0 * x[1:] + 2.0
+    H[i + 1, i + 1] += 200.0
+    H[i, i + 1] = H[i + 1, i] = -400.0 * x[:-1]
+    return H
+
+
+@pytest.mark.parametrize("n", [2, 3, 10])
+def test_hessian_of_slices_is_the_closed_form(n):
+    x = RNG.uniform(-1.5, 1.5, n)
+    check_close(sg.hessian(rosen)(x), _rosen_hessian(x), rtol=1e-12, atol=1e-9)
+    with numpy_swapped(__name__, anp):
+        ag = autograd.hessian(rosen)(x)
+    check_close(sg.hessian(rosen)(x), ag, rtol=1e-12, atol=1e-9)
+    check_close(sg.jacobian(sg.grad(rosen))(x), ag, rtol=1e-12, atol=1e-9)
+
+
+def test_hessian_generates_no_adjoint_for_the_value():
+    """sg.hessian differentiates output 1 (the gradient) of value_and_grad:
+    the batched sweep is compiled with the value's cotangent a symbolic
+    zero, so no code reads it, and it unbroadcasts nothing it proved."""
+    from srcgrad import functional
+    x = RNG.uniform(-1.5, 1.5, 6)
+    sg.hessian(rosen)(x)
+    vg = functional._function_and_self(sg.grad(rosen, wrt=(0,), preserve_result=True))[0]
+    program = vg.program_for(vg.bind((x,), {}))
+    artefact = program.compile((True,), "batched@1")
+    bwd = artefact.trees.get(artefact._split[1].name) or artefact._split[1]
+    from srcgrad.syntax import ast_util
+    text = ast_util.to_source(bwd)
+    value_seed = bwd.args.args[1].id
+    assert text.count(value_seed) == 2, text       # (the parameter and batch_size's tuple only)
+    unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast" in line]
+    assert len(unbroadcast) == 1 and unbroadcast[0].startswith(bwd.args.args[2].id + " = "), text   # (the seed's)

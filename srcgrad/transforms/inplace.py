@@ -24,6 +24,11 @@ arrays (BinOp, UnaryOp, Compare), NumPy ufuncs called without `out=`, the
 array constructors and joins, reductions, and the adjoint helpers listed
 in `_FRESH`; helpers that may return an argument itself (unbroadcast,
 densify) relate the result to that argument only (`_RETURNS_ARG`).
+
+The same proof lets a batched reverse sweep add a cotangent scattered by
+`unindex_b` into the accumulated one (`a + unindex_b(g, x, i)`, the
+adjoint of reading x[i] once more) in place: `unindex_add_b`, which also
+checks at run time that `a` is a writable array of its own.
 """
 import gast
 import numpy as np
@@ -36,6 +41,8 @@ from ..syntax import ast_util
 from . import liveness
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
+# acc + U(g, x, index) -> the helper adding g into acc at index (batched sweeps, which are not transformed again)
+_ACCUMULATE = {rules_batched.unindex_b: rules_batched.unindex_add_b}
 
 # functions whose result never shares memory with their arguments (given no
 # `out=`; not np.einsum: 'ii->i' and 'ij->ji' return writeable views)
@@ -44,6 +51,7 @@ _FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.
           np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
           np.tensordot, np.where, np.linspace, np.arange, np.eye, np.identity,
           helpers.matmul_adjoint_x, helpers.matmul_adjoint_y, helpers.reduction_size, helpers.unindex,
+          rules_batched.unindex_b,
           runtime.ShapeOf, runtime.zeros_tree, runtime.sparse_zeros, len, range}
 
 # functions whose result may be (a view of) the arguments at these positions only
@@ -52,7 +60,8 @@ _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densi
                 runtime.as_input_tree: (0,),
                 containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
-                containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,)}
+                containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,),
+                rules_batched.unindex_add_b: (0,)}
 
 
 class _Sharing:
@@ -172,14 +181,17 @@ def _relate(stmts, sharing, lookup, dynamic, shape_pushed=frozenset()):
 def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     """Rewrite, in the generated FunctionDef `fdef`, each functional update
     `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
-    read again into its in-place helper. `lookup(name)` gives the object a
+    read again into its in-place helper, and each accumulation `t = a +
+    unindex_b(g, x, i)` whose `a` cannot be read again into
+    `unindex_add_b(a, g, x, i)` (g added into a at i). `lookup(name)` gives the object a
     name of the generated code denotes (its injected helpers, the user's
     globals); `inject(name, obj)` gives a name for a new helper; `dynamic`:
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes. Returns the number of updates made in
     place."""
     aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
-    if not aliases:
+    accumulate = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _ACCUMULATE}
+    if not aliases and not accumulate:
         return 0
     dynamic = set(dynamic)
     sharing = _Sharing()
@@ -207,21 +219,46 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
                   and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
                   and s.value.args and isinstance(s.value.args[0], gast.Name)
                   and isinstance(s.targets[0], gast.Name)):
-                old = s.value.args[0].id
-                root = sharing.find(old)
-                if root in param_roots or old in dynamic:
-                    continue
-                target = s.targets[0].id
-                if any(n != target and sharing.find(n) == root for n in after[k]):
+                if not dead(s.value.args[0].id, s.targets[0].id, after[k]):
                     continue
                 fn = _IN_PLACE[lookup(s.value.func.id)]
                 new = ast_util.clone(s)         # (the split and joint sweeps share statements)
                 new.value.func = ast_util.name(inject(fn.__name__, fn))
                 stmts[k] = new
                 count += 1
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
+                found = _accumulation(s.value, accumulate)
+                if found is None or not dead(found[0].id, s.targets[0].id, after[k]):
+                    continue
+                acc, call = found
+                fn = _ACCUMULATE[lookup(call.func.id)]
+                new = ast_util.clone(s)
+                new.value = ast_util.call(ast_util.name(inject(fn.__name__, fn)),
+                                          [ast_util.clone(acc)] + [ast_util.clone(a) for a in call.args])
+                stmts[k] = new
+                count += 1
+
+    def dead(old, target, live):
+        """May `old`'s buffer be written into by the statement assigning `target`?"""
+        root = sharing.find(old)
+        if root in param_roots or old in dynamic:
+            return False
+        return not any(n != target and sharing.find(n) == root for n in live)
 
     visit(fdef.body, set())
     return count
+
+
+def _accumulation(e, aliases):
+    """(acc, the call) for `acc + U(g, x, index)` or `U(g, x, index) + acc`,
+    U one of `aliases` called with three positional arguments; else None."""
+    if not (isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add)):
+        return None
+    for acc, call in ((e.left, e.right), (e.right, e.left)):
+        if (isinstance(acc, gast.Name) and isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.func.id in aliases and len(call.args) == 3 and not call.keywords):
+            return acc, call
+    return None
 
 
 class _MetadataReads(liveness.Sets):

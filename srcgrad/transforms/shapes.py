@@ -217,8 +217,10 @@ class _Pass:
         if op.python_float:
             return (), [], []
         if any(prim is h for h in _SHAPED_LIKE_X):
-            shape = self.of(b.get("x"))
-            return shape if shape in (None, TOP) else (shape, [], [])
+            shape, g = self.of(b.get("x")), b.get("g")
+            if shape in (None, TOP):
+                return shape
+            return shape, [], [g.id] if isinstance(g, gast.Name) and self.of(g) == shape else []
         if prim is operator.getitem:
             return self.index(self.of(b.get("x")), b.get("index"), fresh)
         if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)

@@ -207,6 +207,29 @@ def unindex_b(g, x, index):
     return out
 
 
+def unindex_add_b(acc, g, x, index):
+    """acc + unindex_b(g, x, index), written into `acc` when it can be: the
+    compiler proved that no other name reads acc's buffer again
+    (transforms/inplace.py), and here acc is checked to be a writable
+    NumPy array owning its data, of shape (B,) + x's shape and a dtype that
+    holds the sum. Saves the zeros unindex_b allocates and the full-size
+    addition: O(size of the write) instead of O(size of x). Otherwise the
+    sum, a new array."""
+    if (type(acc) is np.ndarray and type(g) is np.ndarray and type(x) is np.ndarray and acc.flags.writeable
+            and acc.flags.owndata and acc.shape == g.shape[:1] + x.shape
+            and np.result_type(acc.dtype, g.dtype, x.dtype) == acc.dtype):
+        parts = _as_tuple(index)
+        if basic_index(index):
+            acc[(slice(None),) + parts] += g
+        elif _advanced(parts) > 1:        # advanced indices move axes: one example at a time
+            for k in range(acc.shape[0]):
+                np.add.at(acc[k], index, g[k])
+        else:
+            np.add.at(acc, (slice(None),) + parts, g)
+        return acc
+    return acc + unindex_b(g, x, index)
+
+
 def gather_b(h, index):
     """h[index] for a batched `h` (the transpose of unindex_b): the batch
     axis stays first; a container is indexed as is."""
