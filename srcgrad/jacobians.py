@@ -241,7 +241,7 @@ def hessian(f, wrt=0):
     """
     fn, bound_self, refused = _compilable_or_refusal(f)
     value_and_gradient = grad(f, wrt=(wrt,), preserve_result=True)
-    fast = {}       # _fast_key of the arguments -> (Program, batched artefact): skips binding them
+    fast = {}       # _fast_key of the arguments -> (Program, batched artefact, Function): skips binding them
 
     @api_boundary
     def hess(*args):
@@ -249,10 +249,9 @@ def hessian(f, wrt=0):
             return _hessian_recorded(f, args, wrt)      # (differentiated op by op: as jac's)
         key = _fast_key(args) if fn is not None and not bound_self else None
         found = fast.get(key) if key is not None else None
-        vg = as_function(value_and_gradient)
-        if found is not None and not fn.is_stale() and not vg.is_stale() and found[0].is_current():
+        if found is not None and not fn.is_stale() and not found[2].is_stale() and found[0].is_current():
             # (arguments of these types are the Program's inputs as they are: see below)
-            h, (value, _) = _batched_jacobian(vg, found[1], args, wrt, 1)
+            h, (value, _) = _batched_jacobian(found[2], found[1], args, wrt, 1)
             return _checked_hessian(f, h, value, args[wrt])
         _warn_detached(args)
         args = [unwrap(a) for a in args]
@@ -263,11 +262,12 @@ def hessian(f, wrt=0):
             try:
                 # the Jacobian of the gradient (output 1 of value_and_grad, whose value f's scalar check
                 # reads): f runs once
+                vg = as_function(value_and_gradient)
                 compiled, raw, program = _batched_artefact(vg, list(bound_self) + args, wrt + len(bound_self), 1)
                 h, (value, _) = _batched_jacobian(vg, compiled, raw, wrt + len(bound_self), 1)
                 if key is not None and not program.leaves and len(raw) == len(args) \
                         and all(r is a for r, a in zip(raw, args)):
-                    fast[key] = (program, compiled)
+                    fast[key] = (program, compiled, vg)
             except Exception as exc:
                 if not op_by_op.falls_back(exc):
                     raise

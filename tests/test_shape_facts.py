@@ -239,3 +239,75 @@ def test_hessian_generates_no_adjoint_for_the_value():
     assert text.count(value_seed) == 2, text       # (the parameter and batch_size's tuple only)
     unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast" in line]
     assert len(unbroadcast) == 1 and unbroadcast[0].startswith(bwd.args.args[2].id + " = "), text   # (the seed's)
+
+
+def rnn(Wx, Wh, b, xs):
+    h = np.zeros((xs.shape[1], Wh.shape[0]))
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h ** 2)
+
+
+def rnn_iterated(Wx, Wh, b, xs):
+    h = np.zeros((xs.shape[1], Wh.shape[0]))
+    for x in xs:
+        h = np.tanh(x @ Wx + h @ Wh + b)
+    return np.sum(h ** 2)
+
+
+def grows(x, w):
+    h = np.zeros(1)                 # length 1, then x's length: broadcast in the first step
+    for i in range(3):
+        h = h * w + x
+    return np.sum(h * h)
+
+
+def constant_zeros(x):
+    acc = np.zeros((3, 4))
+    for i in range(2):
+        acc = acc + np.sin(x) * acc + x
+    return np.sum(acc)
+
+
+@pytest.mark.parametrize("f", [rnn, rnn_iterated])
+@pytest.mark.parametrize("sizes", [(4, 3, 2, 5), (1, 3, 2, 5), (4, 1, 2, 5), (4, 3, 1, 1), (2, 2, 2, 2)])
+def test_loop_carried_states_of_one_shape(f, sizes):
+    """h starts as np.zeros((xs.shape[1], Wh.shape[0])) and is then the
+    loop's tanh: both lengths are not 1 when the arguments' are not (their
+    pattern), so the adjoint of the loop's sums needs no unbroadcast but
+    b's; the patterns with axes of 1 get code of their own."""
+    T, batch, features, hidden = sizes
+    args = (RNG.normal(size=(features, hidden)), RNG.normal(size=(hidden, hidden)) / hidden,
+            RNG.normal(size=hidden), RNG.normal(size=(T, batch, features)))
+    _check(f, args, (0, 1, 2))
+    if 1 not in sizes:
+        text = sg.source(f, wrt=(0, 1, 2), args=args)
+        unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast(" in line]
+        assert len(unbroadcast) == 1 and "bb" in unbroadcast[0], text
+        assert "push(_stack, ShapeOf" not in text, text      # (no shapes saved per step)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_a_state_that_broadcasts_in_its_first_step_keeps_its_unbroadcast(n):
+    x, w = RNG.normal(size=n), RNG.normal(size=n)
+    _check(grows, (x, w), (0, 1))
+    if n == 4:
+        assert "unbroadcast(" in sg.source(grows, wrt=(0, 1), args=(x, w))
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4,), (1, 4)])
+def test_constant_lengths(shape):
+    x = RNG.normal(size=shape)
+    _check(constant_zeros, (x,), 0)
+
+
+def shape_of_opaque(x, W):
+    H = np.stack([np.tanh(x @ W), np.sin(x @ W)])       # (np.stack: a shape the analysis does not spell)
+    n = H.shape[0]
+    m = H.shape[-1]
+    return np.sum(H ** 2) / n + np.sum(np.zeros((m,)) + H[0, 0])
+
+
+def test_shape_of_a_value_of_unknown_shape():
+    x, W = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 5))
+    _check(shape_of_opaque, (x, W), (0, 1))

@@ -66,6 +66,8 @@ class Opaque:
     def __repr__(self):
         return "Opaque(%s)" % self.name
 
+#: the array constructors from a shape (their first argument)
+_FILLED = (np.zeros, np.ones, np.empty, np.full)
 #: helpers of generated code whose result has the shape of their argument `x` (code transformed again)
 _SHAPED_LIKE_X = (helpers.unbroadcast, helpers.unreduce, helpers.unindex, helpers.unindex_array, runtime.as_input)
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std, np.nansum, np.nanmean}
@@ -78,7 +80,52 @@ def _targets(stmt):
 
 
 def _not_one(d):
-    return type(d) is tuple and d[0] == "p"
+    """Is dimension symbol `d` known not to be 1: a parameter's axis the
+    pattern says is not 1 ("p"), a constant length other than 1 ("k"), or
+    the join of such dimensions over a name's assignments ("n")?"""
+    return type(d) is tuple and d[0] in ("p", "k", "n")
+
+
+class ShapeValue(tuple):
+    """The value of `x.shape` (a tuple of ints, not an array): its
+    dimension symbols."""
+
+
+class DimValue(tuple):
+    """An int that is the length of an axis (`x.shape[k]`): (its symbol,)."""
+
+
+def _join(a, b, name):
+    """The shape of `name` given two of its assignments' shapes: the same
+    symbol where they agree; where both are known not to be 1 but differ,
+    ("n", name, axis), a length known not to be 1 (an operand axis that is
+    not 1 has its result's length whenever NumPy ran the operation, however
+    long it is); otherwise an unknown shape."""
+    if a == b and type(a) is type(b):
+        return a
+    if a == TOP or b == TOP or type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
+        return TOP
+    out = []
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            out.append(x)
+        elif _not_one(x) and _not_one(y):
+            out.append(("n", name, k))
+        else:
+            return TOP
+    return tuple(out)
+
+
+def _length(e, dims):
+    """The dimension symbol of an int expression used as a length: ONE
+    for 1, ("k", c) for another constant c >= 0, the symbol of a name
+    holding x.shape[k]; None if unknown."""
+    c = _int(e)
+    if c is not None:
+        return ONE if c == 1 else (("k", c) if c >= 0 else None)
+    if isinstance(e, gast.Name) and type(dims.get(e.id)) is DimValue:
+        return dims[e.id][0]
+    return None
 
 
 def broadcast(a, b, fresh):
@@ -180,9 +227,10 @@ def _axes(e, ndim):
 
 
 class _Pass:
-    def __init__(self, shapes, scalars):
+    def __init__(self, shapes, scalars, ints=frozenset()):
         self.shapes = shapes        # name -> shape (tuple), TOP, or absent (not yet known)
         self.scalars = scalars
+        self.ints = ints            # names known to hold ints (a `for i in range(...)` loop's index)
 
     def of(self, e):
         if isinstance(e, gast.Constant):
@@ -191,7 +239,10 @@ class _Pass:
         if isinstance(e, gast.Name):
             if e.id in self.scalars:
                 return ()
-            return self.shapes.get(e.id)
+            shape = self.shapes.get(e.id)
+            if type(shape) is DimValue:
+                return ()           # (an int)
+            return TOP if type(shape) is ShapeValue else shape
         return TOP
 
     def result(self, s, index):
@@ -211,6 +262,15 @@ class _Pass:
             # ShapeOf(x) in generated code: stands for x where only its shape is read
             shape = self.of(s.value.args[0])
             return shape if shape in (None, TOP) else (shape, [], [])
+        if op.kind == "nondiff" and isinstance(s.value, gast.Attribute) and s.value.attr == "shape" \
+                and isinstance(s.value.value, gast.Name):
+            shape = self.of(s.value.value)          # t = x.shape
+            if shape is None or shape == TOP or type(shape) is Opaque:
+                return shape if shape is None else TOP
+            return ShapeValue(shape), [], []
+        if op.kind == "nondiff" and isinstance(s.value, gast.Call) and \
+                Anno.CALLEE.of(s.value.func, None) in _FILLED and s.value.args:
+            return self.filled(s.value.args[0])     # np.zeros((n, m)), ...
         if op.kind != "rule":
             return TOP
         prim, b = op.rule.primitive, op.bindings
@@ -222,7 +282,12 @@ class _Pass:
                 return shape
             return shape, [], [g.id] if isinstance(g, gast.Name) and self.of(g) == shape else []
         if prim is operator.getitem:
-            return self.index(self.of(b.get("x")), b.get("index"), fresh)
+            x, index = b.get("x"), b.get("index")
+            if isinstance(x, gast.Name) and type(self.shapes.get(x.id)) is ShapeValue:
+                k = _int(index)             # t = x.shape[k]
+                axes = self.shapes[x.id]
+                return (DimValue((axes[k],)), [], []) if k is not None and -len(axes) <= k < len(axes) else TOP
+            return self.index(self.of(x), index, fresh)
         if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
                for p in ("out", "where")):
             return TOP
@@ -280,6 +345,17 @@ class _Pass:
             return tuple(reversed(x)), [], []
         return TOP
 
+    def filled(self, e):
+        """The shape of np.zeros(e) (and ones, empty, full): e a length or a
+        tuple of lengths (_length)."""
+        items = e.elts if isinstance(e, gast.Tuple) else [e]
+        if any(isinstance(d, gast.Name) and d.id not in self.shapes for d in items):
+            return None             # (not known yet)
+        dims = [_length(d, self.shapes) for d in items]
+        if None in dims:
+            return TOP
+        return tuple(dims), [], []
+
     def index(self, x, index, fresh):
         """The shape of x[index] for basic indexing by constant ints and
         slices with constant bounds (x.shape known), else TOP."""
@@ -290,7 +366,7 @@ class _Pass:
             return TOP
         out = []
         for k, (d, e) in enumerate(zip(x, items)):
-            if _int(e) is not None:
+            if _int(e) is not None or isinstance(e, gast.Name) and e.id in self.ints:
                 continue            # (an int drops its axis)
             bounds = _slice_bounds(e)
             if bounds is None:
@@ -355,6 +431,7 @@ def transform(fdef, ctx):
         if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
+    ints = _range_indices(fdef, set(assigned))
     # names assigned once, outside loops and branches: one value per call, of one (maybe unknown) shape
     counts = {}
     for s in assigns:
@@ -366,7 +443,7 @@ def transform(fdef, ctx):
     changed = True
     while changed:
         changed = False
-        current = _Pass(shapes, facts.scalar)
+        current = _Pass(shapes, facts.scalar, ints)
         joined = {}
         for s in assigns:
             targets = _targets(s)
@@ -380,11 +457,11 @@ def transform(fdef, ctx):
             shape = r if r == TOP else r[0]
             for t in targets:
                 old = joined.get(t, shape)
-                joined[t] = old if old == shape else TOP
+                joined[t] = _join(old, shape, t)
         for t, shape in joined.items():      # (a parameter's shape joins its pattern's)
             old = shapes.get(t)
-            new = shape if old is None else (old if old == shape else TOP)
-            if new != old:
+            new = shape if old is None else _join(old, shape, t)
+            if new != old or type(new) is not type(old):
                 shapes[t] = new
                 changed = True
         if not changed:
@@ -397,7 +474,7 @@ def transform(fdef, ctx):
                             shapes[t] = TOP
                             changed = True
     trusted = _trusted(assigns, fdef, facts)
-    final = _Pass(shapes, facts.scalar)
+    final = _Pass(shapes, facts.scalar, ints)
     for s in assigns:
         # (per statement: the operands' shapes hold for every value their names take, so the result's
         # shape and the operands proven to have it hold for this statement wherever it runs)
@@ -408,6 +485,18 @@ def transform(fdef, ctx):
             same.add(local)
         if same and _targets(s)[0] in trusted:
             facts.same_shape[id(s)] = frozenset(same)
+
+
+def _range_indices(fdef, assigned):
+    """The names only ever assigned as the target of `for name in range(...)`."""
+    targets = set()
+    for n in ast_util.walk(fdef):
+        if isinstance(n, gast.For) and isinstance(n.target, gast.Name):
+            it = n.iter
+            is_range = isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \
+                and Anno.CALLEE.of(it.func, range) is range
+            (targets.add if is_range else assigned.add)(n.target.id)
+    return targets - assigned
 
 
 def _trusted(assigns, fdef, facts):
