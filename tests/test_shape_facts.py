@@ -311,3 +311,43 @@ def shape_of_opaque(x, W):
 def test_shape_of_a_value_of_unknown_shape():
     x, W = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 5))
     _check(shape_of_opaque, (x, W), (0, 1))
+
+
+def rnn_setitem(Wx, Wh, b, xs):
+    T, batch = xs.shape[0], xs.shape[1]
+    H = np.zeros((T, batch, Wh.shape[0]))
+    h = np.zeros((batch, Wh.shape[0]))
+    for t in range(T):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+        H[t] = h
+    return np.sum(H ** 2)
+
+
+def rnn_state_sums(Wx, Wh, b, xs):
+    h = np.zeros((xs.shape[1], Wh.shape[0]))
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+        total = total + np.sum(h ** 2)
+    return total
+
+
+@pytest.mark.parametrize("sizes", [(4, 3, 2, 5), (1, 3, 2, 5), (4, 1, 2, 5), (4, 3, 1, 1)])
+def test_states_written_into_a_preallocated_array(sizes):
+    T, batch, features, hidden = sizes
+    args = (RNG.normal(size=(features, hidden)), RNG.normal(size=(hidden, hidden)) / hidden,
+            RNG.normal(size=hidden), RNG.normal(size=(T, batch, features)))
+    got = sg.grad(rnn_setitem, wrt=(0, 1, 2))(*args)
+    with numpy_swapped(__name__, anp):      # (autograd cannot write H[t]: the same sum, state by state)
+        expected = autograd.grad(rnn_state_sums, argnum=(0, 1, 2))(*args)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        def along(v, k=k):
+            xs = list(args)
+            xs[k] = v
+            return rnn_setitem(*xs)
+        check_close(g, numerical_grad(along, args[k]), rtol=1e-5, atol=1e-7)
+        check_close(g, e, rtol=1e-10, atol=1e-12)
+    if 1 not in sizes:
+        text = sg.source(rnn_setitem, wrt=(0, 1, 2), args=args)
+        unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast(" in line]
+        assert len(unbroadcast) == 1 and "bb" in unbroadcast[0], text

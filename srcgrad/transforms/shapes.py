@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import runtime
 from ..rules.helpers import broadcast as helpers
+from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 
@@ -254,7 +255,10 @@ class _Pass:
         def fresh(k):
             return ("u", index, k)
         if op.kind == "copy":
-            shape = self.of(op.args[0])
+            a = op.args[0]
+            if isinstance(a, gast.Name) and type(self.shapes.get(a.id)) in (DimValue, ShapeValue):
+                return self.shapes[a.id], [], []        # (T = n of an n = x.shape[0])
+            shape = self.of(a)
             return (shape, [], [op.args[0].id] if isinstance(op.args[0], gast.Name) else []) \
                 if shape not in (None, TOP) else shape
         if op.kind == "nondiff" and isinstance(s.value, gast.Call) and \
@@ -281,6 +285,9 @@ class _Pass:
             if shape in (None, TOP):
                 return shape
             return shape, [], [g.id] if isinstance(g, gast.Name) and self.of(g) == shape else []
+        if prim is containers.setitem:
+            shape = self.of(b.get("x"))                # x with x[index] = v: x's shape (NumPy casts v)
+            return shape if shape in (None, TOP) else (shape, [], [])
         if prim is operator.getitem:
             x, index = b.get("x"), b.get("index")
             if isinstance(x, gast.Name) and type(self.shapes.get(x.id)) is ShapeValue:
