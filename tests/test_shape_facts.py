@@ -351,3 +351,44 @@ def test_states_written_into_a_preallocated_array(sizes):
         text = sg.source(rnn_setitem, wrt=(0, 1, 2), args=args)
         unbroadcast = [line.strip() for line in text.splitlines() if "unbroadcast(" in line]
         assert len(unbroadcast) == 1 and "bb" in unbroadcast[0], text
+
+
+def softmax_loss(W, b, x, y):
+    logits = np.tanh(x @ W) + b
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(np.sum(y * log_probs, axis=1)) + 1e-3 * np.sum(W * W)
+
+
+def test_the_joint_code_computes_no_dead_value():
+    """sg.grad's code computes what the reverse sweep reads, not the loss
+    itself (np.mean of the sums, the L2 term): the reverse sweep reads the
+    shapes of such values from names of the same shape (or 0.0 for a 0-d
+    one). sg.value_and_grad still computes the value."""
+    W, b = RNG.normal(size=(5, 4)), RNG.normal(size=4)
+    x, y = RNG.normal(size=(6, 5)), np.eye(4)[RNG.integers(0, 4, 6)]
+    _check(softmax_loss, (W, b, x, y), (0, 1))
+    text = sg.source(softmax_loss, wrt=(0, 1), args=(W, b, x, y))
+    forward = text.split("# Reverse sweep")[0]
+    assert "np.mean" not in forward and "W * W" not in forward, text
+    value, grads = sg.value_and_grad(softmax_loss, wrt=(0, 1))(W, b, x, y)
+    assert value == pytest.approx(softmax_loss(W, b, x, y), rel=1e-14)
+    check_close(grads[0], sg.grad(softmax_loss, wrt=(0, 1))(W, b, x, y)[0], rtol=1e-14, atol=1e-15)
+    with numpy_swapped(__name__, anp):
+        H = autograd.hessian(lambda b: softmax_loss(W, b, x, y))(b)
+    check_close(sg.hessian(lambda b: softmax_loss(W, b, x, y))(b), H, rtol=1e-9, atol=1e-12)
+
+
+def scaled_counts(x, k):
+    y = k * x                       # (an int array times a float one: y's shape is k's, its dtype is not)
+    return np.sum(np.sin(y)) + np.mean(y * 0.5)
+
+
+@pytest.mark.parametrize("shape", [(3,), (1,), (2, 3)])
+def test_a_shape_source_of_another_dtype(shape):
+    x, k = RNG.normal(size=shape), RNG.integers(1, 4, size=shape)
+    _check(scaled_counts, (x, k), 0)
+    with sg.GradientTape() as tape:
+        v = sg.Variable(x)
+        out = sg.function(scaled_counts)(v, k)
+    check_close(tape.gradient(out, v), sg.grad(scaled_counts)(x, k), rtol=1e-14, atol=1e-15)

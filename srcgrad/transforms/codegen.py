@@ -17,9 +17,12 @@ import types
 import weakref
 
 import gast
+import numpy as np
 
 from .. import runtime
+from ..runtime import syntax as runtime_syntax
 from ..errors import UnsupportedSyntaxError, source_name
+from ..rules.helpers import batched as rules_batched
 from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
@@ -45,6 +48,89 @@ def _names_in_order(body, ctx):
 # helper -> positions of the arguments it reads only the shape of
 _SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
                containers.value_cotangent: (3,)}
+# ... of which it reads neither the values nor the dtype
+_SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
+                    rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
+
+
+def _read_shape_sources(stmts, sources, injected, inputs):
+    """In the reverse sweep `stmts`, read a name's shape from its source
+    (shapes.py: a parameter or name of the same shape, or the literal 0.0
+    for a 0-d value) where
+    the sweep reads only its shape: the forward sweep then need not keep
+    the name, and the joint code need not compute it (_prune_dead)."""
+    fns = {alias: _SHAPE_ONLY_ARGS[obj] for alias, obj in injected.items()
+           if callable(obj) and obj in _SHAPE_ONLY_ARGS}
+    if not fns or not sources:
+        return
+    shape_reads = []        # (call, position)
+    for s in stmts:
+        for n in ast_util.walk(s):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in fns:
+                shape_reads += [(n, i) for i in fns[n.func.id]
+                                if i < len(n.args) and isinstance(n.args[i], gast.Name) and n.args[i].id in sources]
+    at_shape = {id(call.args[i]) for call, i in shape_reads}
+    read = {n.id for s in stmts for n in ast_util.walk(s)       # (the values the sweep reads)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in at_shape}
+    for call, i in shape_reads:
+        name = call.args[i].id
+        if name in read:
+            continue            # (its value is kept anyway)
+        source = sources[name]
+        if source == ():
+            call.args[i] = ast_util.const(0.0)
+            continue
+        # (a parameter, else a name whose value the sweep reads anyway, else the first)
+        call.args[i] = ast_util.name(next((o for o in source if o in inputs or o in read), source[0]))
+
+
+def _pure(stmt):
+    """Is `stmt` an assignment of a NumPy ufunc's result (no out=), a
+    reduction's or a name's, which the joint code can leave out when
+    nothing reads its value? (Nothing else happens: no user code runs.
+    Not a method, x.sum(): another library's array may lack it, and the
+    call raises as the plain one does.)"""
+    op = Anno.OP.of(stmt) if isinstance(stmt, gast.Assign) else None
+    if op is None or isinstance(stmt.value, gast.Call) and Anno.METHOD.of(stmt.value.func, None) is not None:
+        return False
+    if op.kind == "copy":
+        return True
+    if op.kind != "rule" or op.python_float:
+        return False
+    b = op.bindings
+    if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
+           for p in ("out", "where")):
+        return False
+    prim = op.rule.primitive
+    return isinstance(prim, np.ufunc) or prim in _PURE
+
+
+_PURE = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
+
+
+def _prune_dead(body, live):
+    """The top-level statements of the forward sweep `body` without the
+    pure ones (_pure) whose targets nothing after them reads, `live` the
+    names read after `body`. Not inside a `with` block (np.errstate: a
+    floating-point error the plain call raises is raised here too), so
+    none when `body` has one."""
+    if any(isinstance(n, gast.Call) and (Anno.CALLEE.of(n.func, None) is runtime_syntax.with_enter
+                                         or isinstance(n.func, gast.Name) and n.func.id.endswith("with_enter"))
+           for s in body for n in ast_util.walk(s)):
+        return list(body)
+    live = set(live)
+    out = []
+    for s in reversed(body):
+        if isinstance(s, gast.Assign) and all(isinstance(t, gast.Name) for t in s.targets):
+            targets = {t.id for t in s.targets}
+            if not targets & live and _pure(s):
+                continue
+            live -= targets
+            live |= ast_util.names_loaded(s)
+        else:
+            live |= {n.id for n in ast_util.walk(s) if isinstance(n, gast.Name)}
+        out.append(s)
+    return out[::-1]
 
 
 def _shape_only(nodes, injected, names):
@@ -146,6 +232,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
         {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
+    _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs))
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
     defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
     rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
@@ -172,7 +259,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
         [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
-        + fwd_core
+        + _prune_dead(fwd_core, set(residuals) | set(outputs))
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
@@ -186,27 +273,42 @@ def assemble(name, inputs, active_inputs, sweeps):
         + unpack + sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))])
     wrt = active_inputs[0] if active_inputs else "x"
     jname = "d%sd%s" % (name, wrt)
-    # Between the sweeps, drop what the reverse sweep does not read (as the
-    # split forward does by returning only the residuals).
-    free = []
-    defined_once = sweeps.first_defined - set(inputs)
-    dead = [n for n in dict.fromkeys(([stack] if stack else []) + [p.targets[0].id for p in preinit] + stored_fwd)
-            if n in defined_once and n not in residuals]
-    if dead:
-        free.append(ast_util.delete(dead))
-    for n in residuals:
-        if n in shape_only and n in defined_once:
-            free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
-    early, free = free_early(fwd_core, free, set(outputs), sweeps.scalar)
-    if free:
-        free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
-    sweeps.fwd_early, sweeps.free = early, free
+    # The joint code leaves out what neither the reverse sweep nor (for
+    # sg.value_and_grad) the outputs read; between the sweeps, it drops
+    # what the reverse sweep does not read (as the split forward does by
+    # returning only the residuals).
+    read = set(loads)
+    sweeps.fwd_early, sweeps.free = _between_sweeps(
+        _prune_dead(fwd_core, read), sweeps, inputs, residuals, shape_only, shape_of, set())
+    sweeps.fwd_early_all, sweeps.free_all = _between_sweeps(
+        _prune_dead(fwd_core, read | set(outputs)), sweeps, inputs, residuals, shape_only, shape_of, set(outputs))
+    early, free = sweeps.fwd_early, sweeps.free
     jbody = ([ast_util.comment("Forward sweep")] + early + free
              + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)
     jret = grads[0] if len(grads) == 1 else ast_util.tuple_(grads)
     joint = ast_util.function_def(jname, list(inputs) + seeds, jbody + [ast_util.return_(jret)],
                                   defaults=[ast_util.const(1.0) for _ in seeds])
     return fwd, bwd, joint, residuals, connected
+
+
+def _between_sweeps(core, sweeps, inputs, residuals, shape_only, shape_of, outputs):
+    """(the joint code's forward sweep `core` with its dead temporaries
+    released early, what it frees at its end): see free_early."""
+    free = []
+    stack = sweeps.stack
+    defined_once = sweeps.first_defined - set(inputs)
+    stored = _names_in_order(core, gast.Store)
+    dead = [n for n in dict.fromkeys(([stack] if stack and stack in stored else []) + stored)
+            if n in defined_once and n not in residuals]
+    if dead:
+        free.append(ast_util.delete(dead))
+    for n in residuals:
+        if n in shape_only and n in defined_once:
+            free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
+    early, free = free_early(core, free, outputs, sweeps.scalar)
+    if free:
+        free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
+    return early, free
 
 
 def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, has_aux=False):
@@ -223,7 +325,8 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     seeded = sweeps.outputs[:1] if has_aux else sweeps.outputs
     body = [ast_util.comment("Gradient of %s with respect to %s" % (name, ", ".join(order)))]
     body += [ast_util.assign(sweeps.seeds[o], ast_util.const(1.0)) for o in seeded]
-    body += ast_util.clone(sweeps.fwd_early)
+    every = preserve_result or has_aux          # (the outputs' values are read: their computation stays)
+    body += ast_util.clone(sweeps.fwd_early_all if every else sweeps.fwd_early)
     body += [ast_util.assign(sweeps.seeds[o], sweeps.zeros(o)) for o in sweeps.outputs if o not in seeded]
     value = aux = None
     if preserve_result:
@@ -232,7 +335,7 @@ def gradient_def(sweeps, name, inputs, active_inputs, order, preserve_result, ha
     if has_aux:
         aux = sweeps.namer.fresh("aux")
         body.append(ast_util.assign(aux, ast_util.name(sweeps.outputs[1])))
-    body += ast_util.clone(sweeps.free)
+    body += ast_util.clone(sweeps.free_all if every else sweeps.free)
     body += [ast_util.comment("Reverse sweep")] + ast_util.clone(sweeps.rev_body)
     grads = []
     for x in order:

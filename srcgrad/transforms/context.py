@@ -51,6 +51,7 @@ class Facts:
     scalar: set = field(default_factory=set)        # kinds: names known to be 0-d
     shape_params: dict = field(default_factory=dict)  # anf: array parameter -> which of its axes have length 1
     same_shape: dict = field(default_factory=dict)  # shapes: id(assignment) -> operands shaped like its result
+    shape_sources: dict = field(default_factory=dict)  # shapes: name -> names of its shape, or () for 0-d
     active_stacks: set = field(default_factory=set)  # activity: the stacks that carry derivatives
 
 

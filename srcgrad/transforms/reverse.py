@@ -82,6 +82,9 @@ class Sweeps:
     scalar: set = field(default_factory=set)       # names known to be 0-d (kinds.py)
     fwd_early: list = field(default_factory=list)   # codegen: fwd_core, dead temporaries released early
     free: list = field(default_factory=list)        # codegen: what the joint frees between the sweeps
+    shape_sources: dict = field(default_factory=dict)   # shapes.py: name -> names of its shape, or ()
+    fwd_early_all: list = field(default_factory=list)   # codegen: fwd_early with the outputs' computation
+    free_all: list = field(default_factory=list)        # codegen: free for that forward sweep
 
 
 class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
@@ -442,6 +445,7 @@ def transform(fdef, ctx):
     gen.np_name()           # the generated code may name `np` (zeros_like)
     sweeps.zeros, sweeps.inject, sweeps.namer = gen.zeros, gen.inject, gen.namer
     sweeps.dynamic, sweeps.batched, sweeps.scalar = gen.dynamic, gen.batched, set(gen.scalar)
+    sweeps.shape_sources = dict(ctx.facts.shape_sources)
     # arrays read as globals or closure cells: the split forward returns them with the residuals (the
     # tape then keeps their values at the call, whatever the program writes into them afterwards)
     module = ast_util.module(fdef.body)

@@ -416,6 +416,7 @@ def transform(fdef, ctx):
     """Fill ctx.facts.same_shape for `fdef` (ANF, after kinds)."""
     facts = ctx.facts
     facts.same_shape = {}
+    facts.shape_sources = {}
     patterns = getattr(facts, "shape_params", None) or {}
     assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
     if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in ast_util.walk(fdef)
@@ -492,6 +493,33 @@ def transform(fdef, ctx):
             same.add(local)
         if same and _targets(s)[0] in trusted:
             facts.same_shape[id(s)] = frozenset(same)
+    facts.shape_sources = _sources(fdef, results, counts, params, singles)
+
+
+def _sources(fdef, results, counts, params, singles):
+    """{name: other names of its shape (parameters first), or () for a 0-d value}, for the
+    names assigned once, at the top level of `fdef`: where the reverse
+    sweep reads only their shape (codegen.assemble), it can read the
+    source's, and the forward sweep need not keep (or, in the joint code,
+    even compute) them. A source is a parameter never assigned, or
+    another such name; its shape is the name's by the statement's proof
+    (an operand of its result's shape)."""
+    stable = {p for p in params if p not in counts} | singles
+    out = {}
+    for s in fdef.body:
+        if not (isinstance(s, gast.Assign) and Anno.OP.exists(s)) or len(_targets(s)) != 1:
+            continue
+        t = _targets(s)[0]
+        r = results.get(id(s))
+        if t not in singles or r in (None, TOP):
+            continue
+        if type(r[0]) is tuple and r[0] == () and Anno.OP.of(s).kind == "rule":
+            out[t] = ()
+            continue
+        candidates = [o for o in sorted(r[2]) if o in stable and o != t]
+        if candidates:      # (parameters first: they are there anyway)
+            out[t] = tuple(sorted(candidates, key=lambda o: o not in params))
+    return out
 
 
 def _range_indices(fdef, assigned):
