@@ -392,6 +392,10 @@ class Function:
         (the plain call when no input is watched)."""
         plan = self._plan(args, kwargs)
         if plan is not None:
+            if self.jit is None:
+                result = self._call_planned(tapes, plan, args, user_args, user_kwargs)
+                if result is not _UNPLANNED:
+                    return result
             program, values, scalar_0d = plan.program, args, plan.scalar_0d
         else:
             params = self.bind(args, kwargs)
@@ -413,7 +417,7 @@ class Function:
             if not kwargs and not program.leaves and len(args) == len(params):
                 key = _plan_key(args)
                 if key is not None:
-                    plan = self._plans[key] = _Plan(program, scalar_0d)
+                    plan = self._plans[key] = _Plan(program, scalar_0d, key)
         mask = []
         any_active = False
         for v in values:
@@ -450,6 +454,8 @@ class Function:
                 return self.op_by_op(*user_args, **user_kwargs)
             if plan is not None and program._compiled.get(("reverse", mask)) is compiled:
                 plan.artefacts[mask] = compiled
+                if self.jit is None:
+                    plan.runs[mask] = (compiled, compiled.fwd, _connected_positions(compiled), set())
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
@@ -471,9 +477,52 @@ class Function:
         if result is None:
             result = compiled.run(compiled.fwd, *raw)
             result = tape_mod.keep_values(result, owned)
+        return self._record_call(tapes, compiled, values, raw, result, backward)
+
+    def _call_planned(self, tapes, plan, args, user_args, user_kwargs):
+        """call_on_tape's fast lane for positional `args` with a _Plan whose
+        artefact for the active inputs has run before (plan.runs): the
+        forward sweep and the entry, without the general path's checks by
+        value; _UNPLANNED when that artefact has not run yet (the general
+        path compiles it and fills plan.runs)."""
+        mask = [False] * len(args)
+        any_active = False
+        for i in plan.tensors:
+            vs = (args[i],)
+            for tape in tapes:
+                if tape._should_record(vs):
+                    mask[i] = any_active = True
+        if not any_active:
+            return self.primal(*user_args, **user_kwargs)
+        found = plan.runs.get(tuple(mask))
+        if found is None:
+            return _UNPLANNED
+        compiled, fwd, connected, kept = found
+        raw = list(args)
+        owned = set()
+        scalar_0d = plan.scalar_0d
+        for i in plan.arrays:
+            a = args[i]._value
+            owned.add(id(a))
+            raw[i] = a[()] if scalar_0d[i] else a
+        for i in kept:      # (ndarray arguments the residuals held before: copied here, not after)
+            a = raw[i]
+            if a.flags.writeable:
+                a = raw[i] = a.copy()
+                owned.add(id(a))
+        copied = []
+        result = tape_mod.keep_values(compiled.run(fwd, *raw), owned, copied)
+        if copied:
+            kept.update(i for i in plan.ndarrays if id(raw[i]) in copied)
+        return self._record_call(tapes, compiled, args, raw, result, None, [args[i] for i in connected])
+
+    def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None):
+        """The end of a call on tapes: its outputs wrapped as Tensors and,
+        if one is active, ONE entry recorded on the `tapes` that watch its
+        inputs (`connected`: the values the outputs depend on, when known)."""
         wrapped, active_out, out_index, trees = _wrap_outputs(result, compiled.output_active)
         if active_out:
-            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward)
+            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward, connected)
             if _reruns_safely(compiled, raw):
                 entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
                                            call.batched)
@@ -489,18 +538,40 @@ class Function:
         return wrapped[0]
 
 
+_UNPLANNED = object()       # (_call_planned: take the general path)
+
+
+def _connected_positions(compiled):
+    """The positions of the inputs of `compiled` that are active and that
+    its outputs depend on (a tape entry's inputs)."""
+    active = [i for i, m in enumerate(compiled.mask) if m]
+    return [i for i, k in zip(active, compiled.connected) if k]
+
+
 class _Plan:
     """call_on_tape's fast path for one key of positional arguments
     (_plan_key): their Program (without leaves), which of them are 0-d
-    float64 Tensors run as scalars, and its artefacts by mask of active
-    inputs (those the Program caches)."""
+    float64 Tensors run as scalars, the positions of the Tensors (`arrays`)
+    and of the floating or complex ones (`tensors`, which may be active),
+    its artefacts by mask of active inputs (those the Program caches), and
+    for the masks whose forward sweep has run on the CPython path
+    (`runs`): (artefact, its forward sweep, _connected_positions, the
+    positions of the ndarray arguments its residuals held: copied before
+    the sweep from then on, rather than found and replaced in its result
+    by keep_values)."""
 
-    __slots__ = ("program", "scalar_0d", "artefacts")
+    __slots__ = ("program", "scalar_0d", "arrays", "ndarrays", "tensors", "artefacts", "runs")
 
-    def __init__(self, program, scalar_0d):
+    def __init__(self, program, scalar_0d, key):
         self.program = program
         self.scalar_0d = scalar_0d
+        self.arrays = [i for i, k in enumerate(key)
+                       if k == "tensor0d" or type(k) is tuple and k[0].startswith("tensor")]
+        self.ndarrays = [i for i, k in enumerate(key) if type(k) is tuple and k[0] in ("array", "carray")]
+        self.tensors = [i for i, k in enumerate(key)
+                        if k == "tensor0d" or type(k) is tuple and k[0] in ("tensor", "tensor_c")]
         self.artefacts = {}
+        self.runs = {}
 
 
 def _wrap_outputs(result, output_active):
@@ -636,7 +707,7 @@ def _ones(shape):
 
 # _plan_key's part for an array of a shape: {shape: (kind, _ones(shape))} per kind, filled as
 # shapes come (a bounded memo: _plan_key reads it instead of building the tuple per call)
-_KEY_PARTS = {"tensor": {}, "tensor_c": {}, "array": {}, "carray": {}}
+_KEY_PARTS = {"tensor": {}, "tensor_c": {}, "tensor_other": {}, "array": {}, "carray": {}}
 _KEY_PARTS_SIZE = 4096
 
 
@@ -666,7 +737,8 @@ def _plan_key(args):
             if not shape and v.dtype is _F64:
                 key.append("tensor0d")
             else:
-                kind = "tensor_c" if v.dtype.kind == "c" else "tensor"
+                kind = v.dtype.kind
+                kind = "tensor" if kind == "f" else "tensor_c" if kind == "c" else "tensor_other"
                 key.append(_KEY_PARTS[kind].get(shape) or _key_part(kind, shape))
         elif t is np.ndarray:
             kind = "carray" if a.dtype.kind == "c" else "array"
