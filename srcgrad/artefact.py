@@ -33,6 +33,22 @@ def build(fdefs, injected, func, title, defaults, origin):
 
 
 
+class _SplitSweep:
+    """Artefact.fwd and Artefact.bwd_fn: compiled on first read
+    (_split_function), which stores the function in the artefact's
+    __dict__; a non-data descriptor, so later reads find it there
+    directly (a tape call reads `fwd` each time)."""
+
+    def __init__(self, key, doc):
+        self.key = key
+        self.__doc__ = doc
+
+    def __get__(self, artefact, owner=None):
+        if artefact is None:
+            return self
+        return artefact._split_function(self.key)
+
+
 class Artefact:
     """The generated code for one (program, mode, mask of active inputs).
 
@@ -135,8 +151,8 @@ class Artefact:
             found = self.__dict__[key]
         return found
 
-    fwd = property(lambda self: self._split_function("fwd"), doc="The split forward sweep.")
-    bwd_fn = property(lambda self: self._split_function("bwd_fn"), doc="The split reverse sweep.")
+    fwd = _SplitSweep("fwd", "The split forward sweep.")
+    bwd_fn = _SplitSweep("bwd_fn", "The split reverse sweep.")
 
     @property
     def source(self):

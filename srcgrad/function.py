@@ -370,28 +370,33 @@ class Function:
         outs, _ = compiled.run(compiled.jvp_fn, *values)
         return outs
 
-    def _planned(self, args):
+    def _plan(self, args, kwargs):
         """call_on_tape's fast path: for positional `args` of Tensors,
-        ndarrays and Python numbers that fill the parameters, and a
-        Program without leaves seen before for these kinds, still current:
-        (program, the values, which of them are 0-d float64 Tensors run as
-        scalars); None otherwise (the general path: bind, program_for,
-        values_for), which fills the plan."""
+        ndarrays and Python numbers that fill the parameters, the _Plan
+        seen before for their kinds, if its Program is still current; None
+        otherwise (the general path: bind, program_for, values_for, which
+        fills the plan)."""
+        if kwargs or len(args) != self.parsed.n_positional:
+            return None
         key = _plan_key(args)
         if key is None:
             return None
         plan = self._plans.get(key)
-        if plan is None or not plan[0].is_current():
+        if plan is None or not plan.program.is_current():
             return None
-        return plan[0], list(args), plan[1]
+        return plan
 
     def call_on_tape(self, tapes, args, kwargs, user_args, user_kwargs):
         """A call inside recording `tapes`: the compiled forward sweep on
         ndarrays and ONE tape entry whose backward is the generated adjoint
         (the plain call when no input is watched)."""
-        planned = None if kwargs or len(args) != self.parsed.n_positional else self._planned(args)
-        if planned is not None:
-            program, values, scalar_0d = planned
+        plan = self._plan(args, kwargs)
+        if plan is not None:
+            if self.jit is None:
+                result = self._call_planned(tapes, plan, args, user_args, user_kwargs)
+                if result is not _UNPLANNED:
+                    return result
+            program, values, scalar_0d = plan.program, args, plan.scalar_0d
         else:
             params = self.bind(args, kwargs)
             keys = params
@@ -412,91 +417,196 @@ class Function:
             if not kwargs and not program.leaves and len(args) == len(params):
                 key = _plan_key(args)
                 if key is not None:
-                    self._plans[key] = (program, scalar_0d)
+                    plan = self._plans[key] = _Plan(program, scalar_0d, key)
         mask = []
         any_active = False
         for v in values:
+            t = type(v)
+            if t is np.ndarray or t is float or t is int:
+                mask.append(False)
+                continue
             active = False
             if isinstance(v, Tensor):
                 if v._value.dtype.kind in "fc":
                     vs = (v,)
-                    for t in tapes:
-                        if t._should_record(vs):
-                            active = True
-            elif type(v) is np.ndarray or type(v) is float or type(v) is int:
-                pass
-            elif type(v) in (list, tuple, dict):     # a container of Tensors: active as a whole
+                    for tape in tapes:
+                        if tape._should_record(vs):
+                            active = any_active = True
+            elif t is list or t is tuple or t is dict:     # a container of Tensors: active as a whole
                 leaves = [e for e in tape_mod.flatten(v)
                           if isinstance(e, Tensor) and is_differentiable_dtype(e.dtype)]
-                active = any(t._should_record(leaves) for t in tapes) if leaves else False
+                active = any(tape._should_record(leaves) for tape in tapes) if leaves else False
+                any_active = any_active or active
             mask.append(active)
-            any_active = any_active or active
         if not any_active:
             return self.primal(*user_args, **user_kwargs)
-        try:
-            compiled = program.compile(mask)
-            if getattr(compiled, "type_check", None) is not None:
-                raise compiled.type_check_refusal()
-        except Exception as exc:
-            if not op_by_op.falls_back(exc):
-                raise
-            op_by_op.warn(self, exc, stacklevel=4)
-            return self.op_by_op(*user_args, **user_kwargs)
+        mask = tuple(mask)
+        compiled = plan.artefacts.get(mask) if plan is not None else None
+        if compiled is None:
+            try:
+                compiled = program.compile(mask)
+                if getattr(compiled, "type_check", None) is not None:
+                    raise compiled.type_check_refusal()
+            except Exception as exc:
+                if not op_by_op.falls_back(exc):
+                    raise
+                op_by_op.warn(self, exc, stacklevel=4)
+                return self.op_by_op(*user_args, **user_kwargs)
+            if plan is not None and program._compiled.get(("reverse", mask)) is compiled:
+                plan.artefacts[mask] = compiled
+                if self.jit is None:
+                    plan.runs[mask] = (compiled, compiled.fwd, _connected_positions(compiled), set())
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
         raw = []
         owned = set()
         for v, z in zip(values, scalar_0d):
-            if isinstance(v, Tensor):
-                owned.add(id(v._value))
-                raw.append(v._value[()] if z else v._value)
+            t = type(v)
+            if t is np.ndarray or t is float or t is int:
+                raw.append(v)
+            elif isinstance(v, Tensor):
+                a = v._value
+                owned.add(id(a))
+                raw.append(a[()] if z else a)
             else:
-                raw.append(v if type(v) is np.ndarray else unwrap_nested(v))
+                raw.append(unwrap_nested(v))
         result = backward = None
         if self.jit is not None:        # @sg.function(jit=True): the sweeps compiled by Numba (jit/tape.py)
             result, backward = self.jit.forward(compiled, raw, owned)
         if result is None:
             result = compiled.run(compiled.fwd, *raw)
             result = tape_mod.keep_values(result, owned)
-        wrapped = []
-        active_out = []
-        out_index = []
-        trees = None
-        for i, (o, is_active) in enumerate(zip(result[:-1], compiled.output_active)):
-            if isinstance(o, (np.ndarray, np.generic, float, int, complex)) and not isinstance(o, bool):
-                t = Tensor(o)
-                if is_active and t._value.dtype.kind in "fc":
-                    active_out.append(t)
-                    out_index.append(i)
-                wrapped.append(t)
-            elif is_active and type(o) in (list, tuple, dict):
-                # a container output (a list of arrays, a gradient of a tuple): its floating leaves recorded
-                leaves = tape_mod.flatten(o)
-                for k, e in enumerate(leaves):
-                    if isinstance(e, (np.ndarray, np.generic, float)) and np.result_type(e).kind in "fc":
-                        leaves[k] = Tensor(e)
-                        active_out.append(leaves[k])
-                        out_index.append((i, k))
-                trees = trees or {}
-                trees[i] = o
-                wrapped.append(tape_mod.pack_as(o, leaves))
-            else:
-                wrapped.append(o)
+        return self._record_call(tapes, compiled, values, raw, result, backward)
+
+    def _call_planned(self, tapes, plan, args, user_args, user_kwargs):
+        """call_on_tape's fast lane for positional `args` with a _Plan whose
+        artefact for the active inputs has run before (plan.runs): the
+        forward sweep and the entry, without the general path's checks by
+        value; _UNPLANNED when that artefact has not run yet (the general
+        path compiles it and fills plan.runs)."""
+        mask = [False] * len(args)
+        any_active = False
+        for i in plan.tensors:
+            vs = (args[i],)
+            for tape in tapes:
+                if tape._should_record(vs):
+                    mask[i] = any_active = True
+        if not any_active:
+            return self.primal(*user_args, **user_kwargs)
+        found = plan.runs.get(tuple(mask))
+        if found is None:
+            return _UNPLANNED
+        compiled, fwd, connected, kept = found
+        raw = list(args)
+        owned = set()
+        scalar_0d = plan.scalar_0d
+        for i in plan.arrays:
+            a = args[i]._value
+            owned.add(id(a))
+            raw[i] = a[()] if scalar_0d[i] else a
+        for i in kept:      # (ndarray arguments the residuals held before: copied here, not after)
+            a = raw[i]
+            if a.flags.writeable:
+                a = raw[i] = a.copy()
+                owned.add(id(a))
+        copied = []
+        result = tape_mod.keep_values(compiled.run(fwd, *raw), owned, copied)
+        if copied:
+            kept.update(i for i in plan.ndarrays if id(raw[i]) in copied)
+        return self._record_call(tapes, compiled, args, raw, result, None, [args[i] for i in connected])
+
+    def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None):
+        """The end of a call on tapes: its outputs wrapped as Tensors and,
+        if one is active, ONE entry recorded on the `tapes` that watch its
+        inputs (`connected`: the values the outputs depend on, when known)."""
+        wrapped, active_out, out_index, trees = _wrap_outputs(result, compiled.output_active)
         if active_out:
-            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward)
+            call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward, connected)
             if _reruns_safely(compiled, raw):
                 entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
                                            call.batched)
             else:       # (random draws: the recorded residuals only, first order)
                 entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward,
                                            functools.partial(_no_rerun, self), None, None)
-            for t in tapes:
-                if t._should_record(entry.inputs):
-                    t._record(entry)
+            inputs = entry.inputs
+            for tape in tapes:
+                if tape._should_record(inputs):
+                    tape._record(entry)
         if compiled.tuple_output:
             return tuple(wrapped)
         return wrapped[0]
+
+
+_UNPLANNED = object()       # (_call_planned: take the general path)
+
+
+def _connected_positions(compiled):
+    """The positions of the inputs of `compiled` that are active and that
+    its outputs depend on (a tape entry's inputs)."""
+    active = [i for i, m in enumerate(compiled.mask) if m]
+    return [i for i, k in zip(active, compiled.connected) if k]
+
+
+class _Plan:
+    """call_on_tape's fast path for one key of positional arguments
+    (_plan_key): their Program (without leaves), which of them are 0-d
+    float64 Tensors run as scalars, the positions of the Tensors (`arrays`)
+    and of the floating or complex ones (`tensors`, which may be active),
+    its artefacts by mask of active inputs (those the Program caches), and
+    for the masks whose forward sweep has run on the CPython path
+    (`runs`): (artefact, its forward sweep, _connected_positions, the
+    positions of the ndarray arguments its residuals held: copied before
+    the sweep from then on, rather than found and replaced in its result
+    by keep_values)."""
+
+    __slots__ = ("program", "scalar_0d", "arrays", "ndarrays", "tensors", "artefacts", "runs")
+
+    def __init__(self, program, scalar_0d, key):
+        self.program = program
+        self.scalar_0d = scalar_0d
+        self.arrays = [i for i, k in enumerate(key)
+                       if k == "tensor0d" or type(k) is tuple and k[0].startswith("tensor")]
+        self.ndarrays = [i for i, k in enumerate(key) if type(k) is tuple and k[0] in ("array", "carray")]
+        self.tensors = [i for i, k in enumerate(key)
+                        if k == "tensor0d" or type(k) is tuple and k[0] in ("tensor", "tensor_c")]
+        self.artefacts = {}
+        self.runs = {}
+
+
+def _wrap_outputs(result, output_active):
+    """The outputs of a forward sweep (`result` without its last element,
+    the residuals) as the call returns them: arrays and numbers as
+    Tensors, the floating ones of active outputs recorded; a container
+    output's floating leaves recorded. Returns (wrapped, the recorded
+    Tensors, their places: i, or (i, leaf k) of the container output i,
+    {i: container output i} or None)."""
+    wrapped = []
+    active_out = []
+    out_index = []
+    trees = None
+    for i, (o, is_active) in enumerate(zip(result[:-1], output_active)):
+        if type(o) is np.ndarray or (isinstance(o, (np.ndarray, np.generic, float, int, complex))
+                                     and not isinstance(o, bool)):
+            t = Tensor(o)
+            if is_active and t._value.dtype.kind in "fc":
+                active_out.append(t)
+                out_index.append(i)
+            wrapped.append(t)
+        elif is_active and type(o) in (list, tuple, dict):
+            # a container output (a list of arrays, a gradient of a tuple): its floating leaves recorded
+            leaves = tape_mod.flatten(o)
+            for k, e in enumerate(leaves):
+                if isinstance(e, (np.ndarray, np.generic, float)) and np.result_type(e).kind in "fc":
+                    leaves[k] = Tensor(e)
+                    active_out.append(leaves[k])
+                    out_index.append((i, k))
+            trees = trees or {}
+            trees[i] = o
+            wrapped.append(tape_mod.pack_as(o, leaves))
+        else:
+            wrapped.append(o)
+    return wrapped, active_out, out_index, trees
 
 
 class _Services:
@@ -595,6 +705,24 @@ def _ones(shape):
     return tuple([d == 1 for d in shape])
 
 
+# _plan_key's part for an array of a shape: {shape: (kind, _ones(shape))} per kind, filled as
+# shapes come (a bounded memo: _plan_key reads it instead of building the tuple per call)
+_KEY_PARTS = {"tensor": {}, "tensor_c": {}, "tensor_other": {}, "array": {}, "carray": {}}
+_KEY_PARTS_SIZE = 4096
+
+
+def _key_part(kind, shape):
+    """(kind, _ones(shape)), the same tuple for the same shape."""
+    parts = _KEY_PARTS[kind]
+    part = parts.get(shape)
+    if part is None:
+        part = (kind, _ones(shape))
+        if len(parts) >= _KEY_PARTS_SIZE:
+            parts.clear()
+        parts[shape] = part
+    return part
+
+
 def _plan_key(args):
     """The key of call_on_tape's fast path for positional `args`: per
     argument its Program key (`_kind_of`, a 0-d float64 Tensor as a
@@ -605,12 +733,17 @@ def _plan_key(args):
         t = type(a)
         if t is Tensor or t is Variable:
             v = a._value
-            if v.dtype is _F64 and v.ndim == 0:
+            shape = v.shape
+            if not shape and v.dtype is _F64:
                 key.append("tensor0d")
             else:
-                key.append(("tensor_c" if v.dtype.kind == "c" else "tensor", _ones(v.shape)))
+                kind = v.dtype.kind
+                kind = "tensor" if kind == "f" else "tensor_c" if kind == "c" else "tensor_other"
+                key.append(_KEY_PARTS[kind].get(shape) or _key_part(kind, shape))
         elif t is np.ndarray:
-            key.append(("carray" if a.dtype.kind == "c" else "array", _ones(a.shape)))
+            kind = "carray" if a.dtype.kind == "c" else "array"
+            shape = a.shape
+            key.append(_KEY_PARTS[kind].get(shape) or _key_part(kind, shape))
         elif t is float or t is int:
             key.append("scalar")
         else:

@@ -213,24 +213,27 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
 
 
 def _arrays(tree, owned):
-    """{id: (array, occurrences)} of the ndarrays in `tree` (nested tuples
-    and lists) that are not in `owned`."""
-    found = {}
+    """The ndarrays in `tree` (nested tuples and lists) that are not in
+    `owned` (each once), and {id: its number of occurrences}."""
+    arrays = []
+    counts = {}
     todo = [tree]
     while todo:
         for e in todo.pop():
             t = type(e)
             if t is np.ndarray:
                 key = id(e)
-                if key not in owned:
-                    hit = found.get(key)
-                    found[key] = (e, 1) if hit is None else (e, hit[1] + 1)
+                if key in counts:
+                    counts[key] += 1
+                elif key not in owned:
+                    counts[key] = 1
+                    arrays.append(e)
             elif t is tuple or t is list:
                 todo.append(e)
-    return found
+    return arrays, counts
 
 
-def keep_values(result, owned):
+def keep_values(result, owned, copied=None):
     """`result` (what a split forward returned: outputs, then residuals)
     with the residual arrays that something outside the compiled call also
     holds (a plain ndarray argument, a global or attribute array, or a view
@@ -238,24 +241,25 @@ def keep_values(result, owned):
     values at the call, as TF's tape does, whatever the program writes into
     those arrays before `gradient`. Arrays the compiled code made are held
     only by `result` (CPython's reference counts tell), and `owned` lists
-    the ids of Tensors' arrays (immutable): neither is copied."""
-    found = _arrays(result, owned)
-    if not found:
+    the ids of Tensors' arrays (immutable): neither is copied. The ids of
+    the arrays copied are appended to the list `copied`, if given."""
+    arrays, counts = _arrays(result, owned)
+    if not arrays:
         return result
     foreign = None
-    for key, (a, n) in found.items():
-        # (the references: result's n, `found`'s pair, the loop's `a` and getrefcount's argument)
-        if sys.getrefcount(a) - n > 3:
-            pass
-        else:
+    for a in arrays:
+        # (the references: result's, `arrays`', the loop's `a` and getrefcount's argument)
+        if sys.getrefcount(a) - counts[id(a)] <= 3:
             base = a.base
-            if type(base) is not np.ndarray or id(base) in owned or id(base) in found:
+            if type(base) is not np.ndarray or id(base) in owned or id(base) in counts:
                 continue
         if a.flags.writeable:
             if foreign is None:
                 foreign = {}
-            foreign[key] = a.copy()
-    a = None
+            foreign[id(a)] = a.copy()
+            if copied is not None:
+                copied.append(id(a))
+    a = arrays = None
     if foreign is None:
         return result
     return _replace(result, foreign)
@@ -294,13 +298,13 @@ class CompiledCall:
 
     __slots__ = ("compiled", "values", "raw", "out_index", "residuals", "_connected", "trees", "jit_backward")
 
-    def __init__(self, compiled, values, raw, out_index, residuals, trees=None, jit_backward=None):
+    def __init__(self, compiled, values, raw, out_index, residuals, trees=None, jit_backward=None, connected=None):
         self.compiled = compiled
         self.values = values
         self.raw = raw
         self.out_index = out_index      # per recorded output Tensor: i, or (i, leaf k) of a container output
         self.residuals = residuals
-        self._connected = None
+        self._connected = connected     # (the values of connected_values, when the caller knows them)
         self.trees = trees              # {i: the container output i} for (i, k) entries
         # the reverse sweep compiled by Numba (jit/tape.py), whose residuals these are; None: CPython's
         self.jit_backward = jit_backward
