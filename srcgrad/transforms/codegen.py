@@ -108,15 +108,13 @@ def _pure(stmt):
 _PURE = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 
 
-def _prune_dead(body, live):
+def _prune_dead(body, live, injected):
     """The top-level statements of the forward sweep `body` without the
     pure ones (_pure) whose targets nothing after them reads, `live` the
     names read after `body`. Not inside a `with` block (np.errstate: a
     floating-point error the plain call raises is raised here too), so
-    none when `body` has one."""
-    if any(isinstance(n, gast.Call) and (Anno.CALLEE.of(n.func, None) is runtime_syntax.with_enter
-                                         or isinstance(n.func, gast.Name) and n.func.id.endswith("with_enter"))
-           for s in body for n in ast_util.walk(s)):
+    none when the code enters one (`injected`: its helpers)."""
+    if any(obj is runtime_syntax.with_enter for obj in injected.values()):
         return list(body)
     live = set(live)
     out = []
@@ -259,7 +257,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
         [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
-        + _prune_dead(fwd_core, set(residuals) | set(outputs))
+        + _prune_dead(fwd_core, set(residuals) | set(outputs), sweeps.injected)
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
@@ -279,9 +277,10 @@ def assemble(name, inputs, active_inputs, sweeps):
     # returning only the residuals).
     read = set(loads)
     sweeps.fwd_early, sweeps.free = _between_sweeps(
-        _prune_dead(fwd_core, read), sweeps, inputs, residuals, shape_only, shape_of, set())
+        _prune_dead(fwd_core, read, sweeps.injected), sweeps, inputs, residuals, shape_only, shape_of, set())
     sweeps.fwd_early_all, sweeps.free_all = _between_sweeps(
-        _prune_dead(fwd_core, read | set(outputs)), sweeps, inputs, residuals, shape_only, shape_of, set(outputs))
+        _prune_dead(fwd_core, read | set(outputs), sweeps.injected), sweeps, inputs, residuals, shape_only,
+        shape_of, set(outputs))
     early, free = sweeps.fwd_early, sweeps.free
     jbody = ([ast_util.comment("Forward sweep")] + early + free
              + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)

@@ -451,8 +451,7 @@ def transform(fdef, ctx):
     changed = True
     while changed:
         changed = False
-        current = _Pass(shapes, facts.scalar, ints)
-        joined = {}
+        current = _Pass(shapes, facts.scalar, ints)     # (reads `shapes` as this pass updates it)
         for s in assigns:
             targets = _targets(s)
             r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
@@ -463,15 +462,12 @@ def transform(fdef, ctx):
             if r is None:
                 continue
             shape = r if r == TOP else r[0]
-            for t in targets:
-                old = joined.get(t, shape)
-                joined[t] = _join(old, shape, t)
-        for t, shape in joined.items():      # (a parameter's shape joins its pattern's)
-            old = shapes.get(t)
-            new = shape if old is None else _join(old, shape, t)
-            if new != old or type(new) is not type(old):
-                shapes[t] = new
-                changed = True
+            for t in targets:       # (the join of its assignments' shapes; a parameter's joins its pattern's)
+                old = shapes.get(t)
+                new = shape if old is None else _join(old, shape, t)
+                if new != old or type(new) is not type(old):
+                    shapes[t] = new
+                    changed = True
         if not changed:
             # a statement whose operands never got a shape (a cycle of names only assigned from each
             # other): its targets are unknown, and so is what reads them
