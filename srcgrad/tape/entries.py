@@ -181,6 +181,11 @@ def _flat_inputs(values):
 def _flat_cotangents(values, cotangents):
     """The cotangents aligned with _flat_inputs(values): a container's
     cotangent (same structure) is flattened the same way."""
+    for v in values:
+        if not isinstance(v, Tensor):
+            break
+    else:
+        return list(cotangents)     # (the common case: Tensors only)
     out = []
     for v, g in zip(values, cotangents):
         if isinstance(v, Tensor):
@@ -198,6 +203,10 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
     entry `(i, k)` of `out_index` is leaf k of the container output i (its
     structure in `trees[i]`), whose other leaves get None (symbolic zeros)."""
     full = [0.0] * n_outputs
+    if trees is None:       # (no container output)
+        for i, g in zip(out_index, gs):
+            full[i] = g
+        return full
     leaves = {}
     for i, g in zip(out_index, gs):
         if type(i) is tuple:
