@@ -611,7 +611,7 @@ NOT_HANDLED = object()
 
 def accumulating():
     """Is an accumulator active in this thread?"""
-    return _active_count() > 0
+    return _local.active > 0
 
 
 class Refused:

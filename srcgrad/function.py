@@ -370,27 +370,20 @@ class Function:
         outs, _ = compiled.run(compiled.jvp_fn, *values)
         return outs
 
-    def _plan(self, args, kwargs):
-        """call_on_tape's fast path: for positional `args` of Tensors,
-        ndarrays and Python numbers that fill the parameters, the _Plan
-        seen before for their kinds, if its Program is still current; None
-        otherwise (the general path: bind, program_for, values_for, which
-        fills the plan)."""
-        if kwargs or len(args) != self.parsed.n_positional:
-            return None
-        key = _plan_key(args)
-        if key is None:
-            return None
-        plan = self._plans.get(key)
-        if plan is None or not plan.program.is_current():
-            return None
-        return plan
-
     def call_on_tape(self, tapes, args, kwargs, user_args, user_kwargs):
         """A call inside recording `tapes`: the compiled forward sweep on
         ndarrays and ONE tape entry whose backward is the generated adjoint
         (the plain call when no input is watched)."""
-        plan = self._plan(args, kwargs)
+        # the fast path: positional `args` of Tensors, ndarrays and Python numbers that fill the
+        # parameters, of kinds seen before (a _Plan), whose Program is still current; else the general
+        # path (bind, program_for, values_for), which fills the plan
+        plan = None
+        if not kwargs and len(args) == self.parsed.n_positional:
+            key = _plan_key(args)
+            if key is not None:
+                plan = self._plans.get(key)
+                if plan is not None and not plan.program.is_current():
+                    plan = None
         if plan is not None:
             if self.jit is None:
                 result = self._call_planned(tapes, plan, args, user_args, user_kwargs)
@@ -519,17 +512,17 @@ class Function:
     def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None):
         """The end of a call on tapes: its outputs wrapped as Tensors and,
         if one is active, ONE entry recorded on the `tapes` that watch its
-        inputs (`connected`: the values the outputs depend on, when known)."""
+        inputs (`connected`: the values the outputs depend on, when known
+        to be Tensors)."""
         wrapped, active_out, out_index, trees = _wrap_outputs(result, compiled.output_active)
         if active_out:
             call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward, connected)
+            inputs = connected if connected is not None else call.inputs()
             if _reruns_safely(compiled, raw):
-                entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward, call.higher_order, None,
-                                           call.batched)
+                entry = tape_mod.CallEntry(inputs, active_out, call.backward, call.higher_order, None, call.batched)
             else:       # (random draws: the recorded residuals only, first order)
-                entry = tape_mod.CallEntry(call.inputs(), active_out, call.backward,
-                                           functools.partial(_no_rerun, self), None, None)
-            inputs = entry.inputs
+                entry = tape_mod.CallEntry(inputs, active_out, call.backward, functools.partial(_no_rerun, self),
+                                           None, None)
             for tape in tapes:
                 if tape._should_record(inputs):
                     tape._record(entry)

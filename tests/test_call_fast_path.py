@@ -73,3 +73,28 @@ def test_unwatched_then_watched():
         tape.watch(x)
         out = scaled_product(x, y)
     np.testing.assert_allclose(tape.gradient(out, x).numpy(), y)
+
+
+def test_user_module_gaining_a_primitive_is_scanned_again(tmp_path):
+    """A tape replaces the SciPy primitives bound to names in the user's
+    modules (scipy_calls._replace_user_names): a module that imports one
+    after an earlier tape scanned it gets it replaced by the next tape."""
+    import sys
+    import types
+
+    import scipy.special
+
+    raw = scipy.special.logsumexp
+    module = types.ModuleType("fast_path_user_module")
+    module.__file__ = str(tmp_path / "fast_path_user_module.py")
+    sys.modules[module.__name__] = module
+    try:
+        for _ in range(2):      # (the module scanned, holding no primitive)
+            with sg.GradientTape():
+                pass
+        module.logsumexp = raw
+        with sg.GradientTape():
+            assert getattr(module.logsumexp, "__srcgrad_raw__", None) is raw
+        assert module.logsumexp is raw
+    finally:
+        del sys.modules[module.__name__]

@@ -62,6 +62,7 @@ ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
 MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
 _wrappers = {}      # name -> its allocator wrapper (made once per NumPy function)
+_installed = [None, {}, {}]     # (NumPy's functions, {name: function}, {name: wrapper}) when enter last made them
 _views = {}         # id -> weak reference of the views made while recording (brought up to date by exit)
 
 # A Buffer's __dict__: "_tensor" the Tensor it stands for (a buffer's own; a view's, computed from its
@@ -462,23 +463,27 @@ def enter():
     Buffers (NumPy's allocation functions replaced until the last exit)."""
     ACTIVE[0] += 1
     if ACTIVE[0] == 1:
-        # (a tape is entered per training step: the wrappers are made once, installed in one update)
+        # (a tape is entered per training step: the wrappers are made once, installed in one update;
+        # made again only when numpy's functions are others than when they were made)
         namespace = vars(np)
-        wrappers = {}
-        for name in ALLOCATORS:
-            raw = _raw[name] = namespace[name]
-            wrapper = _wrappers.get(name)
-            if wrapper is None or wrapper.__srcgrad_raw__ is not raw:
-                wrapper = _wrappers[name] = _allocator(name, raw)
-            wrappers[name] = wrapper
-        namespace.update(wrappers)
+        raws = tuple(map(namespace.__getitem__, ALLOCATORS))
+        if raws != _installed[0]:
+            wrappers = {}
+            for name, raw in zip(ALLOCATORS, raws):
+                wrapper = _wrappers.get(name)
+                if wrapper is None or wrapper.__srcgrad_raw__ is not raw:
+                    wrapper = _wrappers[name] = _allocator(name, raw)
+                wrappers[name] = wrapper
+            _installed[:] = [raws, dict(zip(ALLOCATORS, raws)), wrappers]
+        _raw.update(_installed[1])
+        namespace.update(_installed[2])
 
 
 def exit():
     """op_by_op finished: NumPy's functions back (at the last exit). The
     views still alive read their parent's Tensor now, while the tape
     records (a view returned as the target of tape.gradient)."""
-    for ref in list(_views.values()):
+    for ref in list(_views.values()) if _views else ():
         view = ref()
         try:
             if view is not None:

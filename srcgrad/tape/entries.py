@@ -10,6 +10,7 @@ sweep runs.
   VJP called as a compiled function on Tensors, so an outer tape records it
   as one entry again).
 """
+import operator
 import sys
 
 import numpy as np
@@ -125,6 +126,9 @@ class DeferredEntry:
         raise error
 
 
+_ID = operator.attrgetter("_id")
+
+
 class CallEntry:
     """One call of a compiled (`@sg.function`) function: a single entry whose
     VJP is the generated adjoint code."""
@@ -133,9 +137,9 @@ class CallEntry:
 
     def __init__(self, inputs, outputs, backward, joint, residuals, batched=None):
         self.inputs = inputs            # Tensors, aligned with the compiled function's active leaves
-        self.input_ids = [t._id for t in inputs]
+        self.input_ids = list(map(_ID, inputs))
         self.outputs = outputs
-        self.output_ids = [t._id for t in outputs]
+        self.output_ids = list(map(_ID, outputs))
         self.backward = backward        # bwd(residuals, *cotangents) -> tuple, raw arrays
         self.joint = joint              # joint(*inputs, *cotangents) -> tuple, any values
         self.residuals = residuals
@@ -181,6 +185,11 @@ def _flat_inputs(values):
 def _flat_cotangents(values, cotangents):
     """The cotangents aligned with _flat_inputs(values): a container's
     cotangent (same structure) is flattened the same way."""
+    for v in values:
+        if not isinstance(v, Tensor):
+            break
+    else:
+        return list(cotangents)     # (the common case: Tensors only)
     out = []
     for v, g in zip(values, cotangents):
         if isinstance(v, Tensor):
@@ -198,6 +207,10 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
     entry `(i, k)` of `out_index` is leaf k of the container output i (its
     structure in `trees[i]`), whose other leaves get None (symbolic zeros)."""
     full = [0.0] * n_outputs
+    if trees is None:       # (no container output)
+        for i, g in zip(out_index, gs):
+            full[i] = g
+        return full
     leaves = {}
     for i, g in zip(out_index, gs):
         if type(i) is tuple:
@@ -212,12 +225,19 @@ def _full_cotangents(out_index, n_outputs, gs, trees=None):
     return full
 
 
-def _arrays(tree, owned):
-    """The ndarrays in `tree` (nested tuples and lists) that are not in
-    `owned` (each once), and {id: its number of occurrences}."""
-    arrays = []
+def keep_values(result, owned, copied=None):
+    """`result` (what a split forward returned: outputs, then residuals)
+    with the residual arrays that something outside the compiled call also
+    holds (a plain ndarray argument, a global or attribute array, or a view
+    of one) replaced by copies, so that the recorded backward reads the
+    values at the call, as TF's tape does, whatever the program writes into
+    those arrays before `gradient`. Arrays the compiled code made are held
+    only by `result` (CPython's reference counts tell), and `owned` lists
+    the ids of Tensors' arrays (immutable): neither is copied. The ids of
+    the arrays copied are appended to the list `copied`, if given."""
+    arrays = []         # (the ndarrays not owned, each once, and {id: occurrences})
     counts = {}
-    todo = [tree]
+    todo = [result]
     while todo:
         for e in todo.pop():
             t = type(e)
@@ -230,20 +250,7 @@ def _arrays(tree, owned):
                     arrays.append(e)
             elif t is tuple or t is list:
                 todo.append(e)
-    return arrays, counts
-
-
-def keep_values(result, owned, copied=None):
-    """`result` (what a split forward returned: outputs, then residuals)
-    with the residual arrays that something outside the compiled call also
-    holds (a plain ndarray argument, a global or attribute array, or a view
-    of one) replaced by copies, so that the recorded backward reads the
-    values at the call, as TF's tape does, whatever the program writes into
-    those arrays before `gradient`. Arrays the compiled code made are held
-    only by `result` (CPython's reference counts tell), and `owned` lists
-    the ids of Tensors' arrays (immutable): neither is copied. The ids of
-    the arrays copied are appended to the list `copied`, if given."""
-    arrays, counts = _arrays(result, owned)
+    e = None        # (no reference left but result's and `arrays`')
     if not arrays:
         return result
     foreign = None

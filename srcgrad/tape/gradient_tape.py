@@ -179,7 +179,7 @@ class GradientTape:
         reach = {s._id for s in sources if isinstance(s, Tensor) and s._id in self._tracked}
         relevant = []
         for e in self._entries:
-            if any(i in reach for i in e.input_ids):
+            if not reach.isdisjoint(e.input_ids):
                 relevant.append(e)
                 reach.update(e.output_ids)
         return relevant, reach
@@ -193,23 +193,21 @@ class GradientTape:
         source_ids = [s._id if isinstance(s, Tensor) else None for s in sources]
         relevant, reach = reachable or self._reachable(sources)
         cot = {}
-
-        def accumulate(i, g):
-            if i in cot:
-                cot[i] = cot[i] + g
-            else:
-                cot[i] = g
         for t, s in zip(targets, seeds):
-            if t._id in reach:
-                accumulate(t._id, s)
+            i = t._id
+            if i in reach:
+                cot[i] = cot[i] + s if i in cot else s
         for e in reversed(relevant):
             gs = [cot.get(o) for o in e.output_ids]
-            if all(g is None for g in gs):
+            for g in gs:
+                if g is not None:
+                    break
+            else:
                 continue
             needed = [i in reach for i in e.input_ids]
             for i, g in zip(e.input_ids, e.vjp(gs, needed, higher_order, batched)):
                 if g is not None and i in reach:
-                    accumulate(i, g)
+                    cot[i] = cot[i] + g if i in cot else g
         return [cot.get(i) if i is not None else None for i in source_ids]
 
     def _finish(self, g, source, unconnected):
@@ -268,7 +266,7 @@ class GradientTape:
     def _seeds(self, targets, output_gradients):
         higher_order = bool(recording_tapes())
         if output_gradients is None:
-            return [np.ones_like(t._value) for t in targets]
+            return [_ones(t._value.shape, t._value.dtype) for t in targets]
         grads = flatten(output_gradients) if isinstance(output_gradients, (list, tuple, dict)) else [output_gradients]
         if len(grads) != len(targets):
             raise ValueError("output_gradients has %d element(s) but target has %d"
@@ -276,7 +274,7 @@ class GradientTape:
         seeds = []
         for t, g in zip(targets, grads):
             if g is None:
-                seeds.append(np.ones_like(t._value))
+                seeds.append(_ones(t._value.shape, t._value.dtype))
                 continue
             shape = np.shape(g)
             if tuple(shape) != tuple(t.shape):
@@ -423,6 +421,9 @@ class GradientTape:
                 result[:, j] = np.broadcast_to(unwrap(g), source.shape)
         self._release()
         return Tensor(result.reshape((b,) + inner + source.shape[1:]))
+
+
+_ones = np.ones      # (NumPy's own: while a tape records, np.ones is buffers.py's wrapper)
 
 
 def _as_dtype(a, dtype):

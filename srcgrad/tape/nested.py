@@ -19,6 +19,8 @@ def flatten(structure):
 
 def pack_as(structure, leaves):
     """Rebuild `structure` with `leaves` (inverse of flatten)."""
+    if not isinstance(structure, (dict, list, tuple)):
+        return next(iter(leaves))
     it = iter(leaves)
 
     def build(s):

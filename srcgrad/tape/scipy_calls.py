@@ -69,6 +69,26 @@ def _replace_names(namespace):
         if found is not None and found[0] is value:
             namespace[name] = found[1]
             _names.append((namespace, name, value))
+    return known[1]
+
+
+#: [the user namespaces' list, their sizes, those with names that held primitives]
+#: when _replace_user_names last scanned them
+_user_scan = [None, None, ()]
+
+
+def _replace_user_names():
+    """_replace_names for the globals of the user's modules: only for those
+    with names that held primitives, as long as no module was imported or
+    removed and no module's globals changed size (then all are scanned
+    again: one tuple of sizes per tape, however many modules)."""
+    spaces = _user_namespaces()
+    sizes = tuple(map(len, spaces))
+    if _user_scan[0] is not spaces or _user_scan[1] != sizes:
+        _user_scan[:] = [spaces, sizes, [ns for ns in spaces if _replace_names(ns)]]
+        return
+    for namespace in _user_scan[2]:
+        _replace_names(namespace)
 
 
 _user_modules = [-1, []]     # [len(sys.modules) when listed, the user modules' globals]
@@ -241,13 +261,13 @@ def enter(namespace=None):
             _by_primitive.clear()
             _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in found})
             _scanned.clear()
+            _user_scan[0] = None
         if namespace is not None and _by_primitive:
             _replace_names(namespace)
         if _depth > 1:
             return
         if _by_primitive:
-            for user_namespace in _user_namespaces():      # (lib.py: from scipy.special import logsumexp)
-                _replace_names(user_namespace)
+            _replace_user_names()      # (lib.py: from scipy.special import logsumexp)
         for target, wrappers, _, _, one_by_one in _found[key]:
             if target is not None:
                 target.update(wrappers)
