@@ -448,7 +448,7 @@ class Function:
             if plan is not None and program._compiled.get(("reverse", mask)) is compiled:
                 plan.artefacts[mask] = compiled
                 if self.jit is None:
-                    plan.runs[mask] = (compiled, compiled.fwd, _connected_positions(compiled), set())
+                    plan.runs[mask] = [compiled, compiled.fwd, _connected_positions(compiled), ()]
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
@@ -505,8 +505,8 @@ class Function:
                 owned.add(id(a))
         copied = []
         result = tape_mod.keep_values(compiled.run(fwd, *raw), owned, copied)
-        if copied:
-            kept.update(i for i in plan.ndarrays if id(raw[i]) in copied)
+        if copied:      # (a new tuple, not an update: another thread may be reading the old one)
+            found[3] = tuple(sorted(set(kept).union(i for i in plan.ndarrays if id(raw[i]) in copied)))
         return self._record_call(tapes, compiled, args, raw, result, None, [args[i] for i in connected])
 
     def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None):
