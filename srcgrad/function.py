@@ -720,8 +720,10 @@ def _key_part(kind, shape):
 def _plan_key(args):
     """The key of call_on_tape's fast path for positional `args`: per
     argument its Program key (`_kind_of`, a 0-d float64 Tensor as a
-    scalar) and whether it is a Tensor, from its type alone; None when an
-    argument is anything else (a container, a function, a subclass...)."""
+    scalar), whether it is a Tensor and, for a Tensor, whether it is
+    floating, complex or neither (never active), from its type alone; None
+    when an argument is anything else (a container, a function, a
+    subclass...)."""
     key = []
     for a in args:
         t = type(a)
