@@ -448,7 +448,8 @@ class Function:
             if plan is not None and program._compiled.get(("reverse", mask)) is compiled:
                 plan.artefacts[mask] = compiled
                 if self.jit is None:
-                    plan.runs[mask] = (compiled, compiled.fwd, _connected_positions(compiled), set())
+                    plan.runs[mask] = [compiled, compiled.fwd, _connected_positions(compiled), (),
+                                       _reruns_safely(compiled, ())]
         # 0-d float64 parameters run as NumPy scalars in code specialised to
         # 0-d values (as for Python floats: no zeros_like, no unbroadcast);
         # np.float64 keeps ndarray's attributes (shape, dtype, reshape)
@@ -490,7 +491,7 @@ class Function:
         found = plan.runs.get(tuple(mask))
         if found is None:
             return _UNPLANNED
-        compiled, fwd, connected, kept = found
+        compiled, fwd, connected, kept, reruns = found
         raw = list(args)
         owned = set()
         scalar_0d = plan.scalar_0d
@@ -505,20 +506,20 @@ class Function:
                 owned.add(id(a))
         copied = []
         result = tape_mod.keep_values(compiled.run(fwd, *raw), owned, copied)
-        if copied:
-            kept.update(i for i in plan.ndarrays if id(raw[i]) in copied)
-        return self._record_call(tapes, compiled, args, raw, result, None, [args[i] for i in connected])
+        if copied:      # (a new tuple, not an update: another thread may be reading the old one)
+            found[3] = tuple(sorted(set(kept).union(i for i in plan.ndarrays if id(raw[i]) in copied)))
+        return self._record_call(tapes, compiled, args, raw, result, None, [args[i] for i in connected], reruns)
 
-    def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None):
+    def _record_call(self, tapes, compiled, values, raw, result, backward, connected=None, reruns=None):
         """The end of a call on tapes: its outputs wrapped as Tensors and,
         if one is active, ONE entry recorded on the `tapes` that watch its
         inputs (`connected`: the values the outputs depend on, when known
-        to be Tensors)."""
+        to be Tensors; `reruns`: _reruns_safely, when known)."""
         wrapped, active_out, out_index, trees = _wrap_outputs(result, compiled.output_active)
         if active_out:
             call = tape_mod.CompiledCall(compiled, values, raw, out_index, result[-1], trees, backward, connected)
             inputs = connected if connected is not None else call.inputs()
-            if _reruns_safely(compiled, raw):
+            if reruns if reruns is not None else _reruns_safely(compiled, raw):
                 entry = tape_mod.CallEntry(inputs, active_out, call.backward, call.higher_order, None, call.batched)
             else:       # (random draws: the recorded residuals only, first order)
                 entry = tape_mod.CallEntry(inputs, active_out, call.backward, functools.partial(_no_rerun, self),
@@ -548,10 +549,10 @@ class _Plan:
     and of the floating or complex ones (`tensors`, which may be active),
     its artefacts by mask of active inputs (those the Program caches), and
     for the masks whose forward sweep has run on the CPython path
-    (`runs`): (artefact, its forward sweep, _connected_positions, the
-    positions of the ndarray arguments its residuals held: copied before
+    (`runs`): [artefact, its forward sweep, _connected_positions, the
+    positions of the ndarray arguments its residuals held (copied before
     the sweep from then on, rather than found and replaced in its result
-    by keep_values)."""
+    by keep_values), _reruns_safely (no Generator among such arguments)]."""
 
     __slots__ = ("program", "scalar_0d", "arrays", "ndarrays", "tensors", "artefacts", "runs")
 
@@ -719,8 +720,10 @@ def _key_part(kind, shape):
 def _plan_key(args):
     """The key of call_on_tape's fast path for positional `args`: per
     argument its Program key (`_kind_of`, a 0-d float64 Tensor as a
-    scalar) and whether it is a Tensor, from its type alone; None when an
-    argument is anything else (a container, a function, a subclass...)."""
+    scalar), whether it is a Tensor and, for a Tensor, whether it is
+    floating, complex or neither (never active), from its type alone; None
+    when an argument is anything else (a container, a function, a
+    subclass...)."""
     key = []
     for a in args:
         t = type(a)

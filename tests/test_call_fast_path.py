@@ -98,3 +98,32 @@ def test_user_module_gaining_a_primitive_is_scanned_again(tmp_path):
         assert module.logsumexp is raw
     finally:
         del sys.modules[module.__name__]
+
+
+def test_threads_share_the_plans():
+    """Threads recording their own tapes call the same function (its plans
+    and their cached artefacts shared): each gets its own gradients."""
+    import threading
+
+    errors = []
+
+    def work(seed):
+        try:
+            rng = np.random.default_rng(seed)
+            v = sg.Variable(rng.normal(size=3))
+            for _ in range(100):
+                y = rng.normal(size=3)
+                with sg.GradientTape() as tape:
+                    out = scaled_product(v, y)
+                expected = y.copy()
+                y[:] = 0.0
+                np.testing.assert_allclose(tape.gradient(out, v).numpy(), expected)
+        except Exception as exc:      # (reported by the main thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

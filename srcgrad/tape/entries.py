@@ -156,11 +156,12 @@ class CallEntry:
                 result = [None if all(p is None for p in col) else
                           np.stack([np.asarray(p) for p in col]) for col in zip(*parts)]
             return [r if n else None for r, n in zip(result, needed)]
-        gs = [g if g is not None else np.zeros_like(o._value) for g, o in zip(cotangents, self.outputs)]
         if higher_order:
+            gs = [g if g is not None else np.zeros_like(o._value) for g, o in zip(cotangents, self.outputs)]
             result = self.joint(self.inputs, gs)
         else:
-            result = self.backward(self.residuals, [unwrap(g) for g in gs])
+            gs = [unwrap(g) if g is not None else np.zeros_like(o._value) for g, o in zip(cotangents, self.outputs)]
+            result = self.backward(self.residuals, gs)
         return [r if n else None for r, n in zip(result, needed)]
 
 

@@ -266,7 +266,7 @@ class GradientTape:
     def _seeds(self, targets, output_gradients):
         higher_order = bool(recording_tapes())
         if output_gradients is None:
-            return [_ones(t._value.shape, t._value.dtype) for t in targets]
+            return [_ones(t._value) for t in targets]
         grads = flatten(output_gradients) if isinstance(output_gradients, (list, tuple, dict)) else [output_gradients]
         if len(grads) != len(targets):
             raise ValueError("output_gradients has %d element(s) but target has %d"
@@ -274,7 +274,7 @@ class GradientTape:
         seeds = []
         for t, g in zip(targets, grads):
             if g is None:
-                seeds.append(_ones(t._value.shape, t._value.dtype))
+                seeds.append(_ones(t._value))
                 continue
             shape = np.shape(g)
             if tuple(shape) != tuple(t.shape):
@@ -423,7 +423,15 @@ class GradientTape:
         return Tensor(result.reshape((b,) + inner + source.shape[1:]))
 
 
-_ones = np.ones      # (NumPy's own: while a tape records, np.ones is buffers.py's wrapper)
+def _ones(a):
+    """Ones of the shape and dtype of the ndarray `a` (np.ones_like's
+    values, in two C calls; np.empty is NumPy's own while a tape records)."""
+    out = _empty(a.shape, a.dtype)
+    out.fill(1)
+    return out
+
+
+_empty = np.empty
 
 
 def _as_dtype(a, dtype):

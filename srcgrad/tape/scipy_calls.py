@@ -28,9 +28,11 @@ see does (an error under sg.grad); call it through its module there, or
 inside `@sg.function`/`sg.grad`, where compiled code differentiates it by
 its rule.
 """
+import collections
 import contextlib
 import importlib
 import inspect
+import itertools
 import os
 import sys
 import threading
@@ -44,7 +46,7 @@ from . import buffers, nested, recording
 
 _lock = threading.RLock()      # (re-entered from the profile hook of everywhere())
 _depth = 0
-_installed = []         # the _groups installed (restored by the last exit)
+_installed = []         # the _Groups installed (restored by the last exit)
 _MISSING = object()
 _found = {}             # the number of rules when _targets last ran -> its targets (a cache)
 _by_primitive = {}      # id(primitive) -> (primitive, its wrapper)
@@ -222,26 +224,39 @@ def _wrapper(prim):
     return recorded
 
 
-def _groups(found):
-    """The replacements of `found` by owner: (the owner's attribute dict,
-    {name: wrapper}, {name: what it held}, the names it did not hold, [(name,
-    wrapper)] to set one by one where the dict is read-only (a class)). A
-    tape's enter and exit are then one dict update per owner."""
-    by_owner = {}
-    for owner, name, prim, wrapper in found:
-        entry = by_owner.setdefault(id(owner), (owner, {}))
-        entry[1][name] = wrapper
-    out = []
-    for owner, wrappers in by_owner.values():
-        namespace = getattr(owner, "__dict__", None)
-        if isinstance(namespace, dict):
-            before = {k: namespace[k] for k in wrappers if k in namespace}
-            out.append((namespace, wrappers, before, [k for k in wrappers if k not in namespace], ()))
-        else:
-            out.append((None, {}, {}, [], [(owner, k, w, owner.__dict__.get(k, _MISSING)
-                                             if hasattr(owner, "__dict__") else _MISSING)
-                                            for k, w in wrappers.items()]))
-    return out
+class _Groups:
+    """The replacements of `found` (owner, name, primitive, wrapper) by
+    owner, laid out so that a tape's enter and exit are C loops: the
+    owners' attribute dicts (`targets`) with {name: wrapper} to install
+    (`wrappers`) and {name: what it held} to restore (`before`); the names
+    a dict did not hold, removed at exit (`absent_targets[i]`'s
+    `absent[i]`); and (owner, name, wrapper, what it held) to set one by
+    one where the attribute dict is read-only (a class)."""
+
+    def __init__(self, found):
+        by_owner = {}
+        for owner, name, prim, wrapper in found:
+            entry = by_owner.setdefault(id(owner), (owner, {}))
+            entry[1][name] = wrapper
+        self.targets, self.wrappers, self.before = [], [], []
+        self.absent_targets, self.absent, self.one_by_one = [], [], []
+        for owner, wrappers in by_owner.values():
+            namespace = getattr(owner, "__dict__", None)
+            if isinstance(namespace, dict):
+                self.targets.append(namespace)
+                self.wrappers.append(wrappers)
+                self.before.append({k: namespace[k] for k in wrappers if k in namespace})
+                for k in wrappers:
+                    if k not in namespace:
+                        self.absent_targets.append(namespace)
+                        self.absent.append(k)
+            else:
+                self.one_by_one.extend((owner, k, w, owner.__dict__.get(k, _MISSING)
+                                        if hasattr(owner, "__dict__") else _MISSING)
+                                       for k, w in wrappers.items())
+
+
+_consume = collections.deque(maxlen=0).extend     # (runs an iterator to its end, in C)
 
 
 def enter(namespace=None):
@@ -257,7 +272,7 @@ def enter(namespace=None):
         if key not in _found and _depth == 1:
             _found.clear()
             found = [(owner, name, prim, _wrapper(prim)) for owner, name, prim in _targets()]
-            _found[key] = _groups(found)
+            _found[key] = _Groups(found)
             _by_primitive.clear()
             _by_primitive.update({id(prim): (prim, w) for _, _, prim, w in found})
             _scanned.clear()
@@ -268,15 +283,14 @@ def enter(namespace=None):
             return
         if _by_primitive:
             _replace_user_names()      # (lib.py: from scipy.special import logsumexp)
-        for target, wrappers, _, _, one_by_one in _found[key]:
-            if target is not None:
-                target.update(wrappers)
-            for owner, name, wrapper, _ in one_by_one:
-                try:
-                    setattr(owner, name, wrapper)
-                except (AttributeError, TypeError):
-                    pass
-        _installed.append(_found[key])
+        groups = _found[key]
+        _consume(map(dict.update, groups.targets, groups.wrappers))
+        for owner, name, wrapper, _ in groups.one_by_one:
+            try:
+                setattr(owner, name, wrapper)
+            except (AttributeError, TypeError):
+                pass
+        _installed.append(groups)
 
 
 def _method_wrapper(value):
@@ -370,12 +384,10 @@ def exit():
             if namespace.get(name) is _by_primitive.get(id(prim), (None, None))[1]:
                 namespace[name] = prim
         while _installed:
-            for target, _, before, absent, one_by_one in _installed.pop():
-                if target is not None:
-                    target.update(before)
-                    for name in absent:
-                        target.pop(name, None)
-                for owner, name, _, held in one_by_one:
+            groups = _installed.pop()
+            _consume(map(dict.update, groups.targets, groups.before))
+            _consume(map(dict.pop, groups.absent_targets, groups.absent, itertools.repeat(None)))
+            for owner, name, _, held in groups.one_by_one:
                     try:
                         if held is _MISSING:
                             delattr(owner, name)
