@@ -329,11 +329,20 @@ class Program:
         (fdef in ANF with its kinds, ctx)."""
         res = _copy_resolution(self.resolution)
         ctx = self.context(res, mode, mask if mask is not None else (False,) * len(self.inputs))
-        return pipeline.front(res, ctx), ctx
+        fdef = pipeline.front(res, ctx)
+        if "_output_dynamic" not in self.__dict__ and not ctx.facts.vector_inputs:
+            # (the kinds do not depend on the mode or, without such inputs, on the mask: output_dynamic
+            # need not run the front passes again)
+            self._output_dynamic = self._outputs_dynamic(fdef, ctx)
+        return fdef, ctx
+
+    @staticmethod
+    def _outputs_dynamic(fdef, ctx):
+        return tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
 
     def output_dynamic(self):
         """Which outputs may be lists, tuples or dicts (for callers' kinds)."""
-        found = getattr(self, "_output_dynamic", None)
+        found = self.__dict__.get("_output_dynamic")
         if found is None:
             if getattr(self, "_finding_kinds", False):
                 return (False,) * self.function.n_outputs()     # recursion: assume arrays
@@ -342,7 +351,7 @@ class Program:
                 fdef, ctx = self.front()
             finally:
                 self._finding_kinds = False
-            found = self._output_dynamic = tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
+            found = self._output_dynamic = self._outputs_dynamic(fdef, ctx)
         return found
 
     def generated_function(self, fn, tree, artefact, n_params=None):
