@@ -202,8 +202,8 @@ class Template:
                 tree = tree()
             elif tree is None:
                 lines, first = self._lines
-                source = "".join(inspect.getblock(lines[first - 1:])) if lines else inspect.getsource(self.template)
-                tree = ast_util.parse(textwrap.dedent(source)).body[0]
+                tree = (ast_util.parse_definition(lines[first - 1:])[0] if lines else
+                        ast_util.parse(textwrap.dedent(inspect.getsource(self.template)))).body[0]
                 tree.decorator_list = []
             if rename:
                 tree = _Rename(rename).visit(tree)

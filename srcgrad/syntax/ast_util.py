@@ -4,7 +4,9 @@ Code is generated from quoted Python (`quote`), so that the rest of the
 compiler never depends on the constructor signatures of a gast version.
 """
 import ast
+import inspect
 import re
+import textwrap
 
 import gast
 
@@ -15,6 +17,47 @@ def parse(src):
     """The gast Module of the source text `src` (as gast.parse, in one pass
     over the standard library's tree: see from_ast)."""
     return from_ast(ast.parse(src))
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def _block_by_indentation(lines):
+    """The lines of the definition starting at lines[0] (decorators, then
+    `def` or `class` at lines[0]'s indentation, then the lines indented
+    deeper; trailing blank and comment lines dropped), or None."""
+    base = _indent(lines[0])
+    k = 0
+    while not (_indent(lines[k]) == base and lines[k].lstrip().startswith(("def ", "async def ", "class "))):
+        k += 1
+        if k == len(lines):
+            return None
+    end = k + 1
+    for j in range(k + 1, len(lines)):
+        text = lines[j].strip()
+        if text and not text.startswith("#"):
+            if _indent(lines[j]) <= base:
+                break
+            end = j + 1
+    return lines[:end]
+
+
+def parse_definition(lines):
+    """(gast Module, its lines) of the function or class definition that
+    starts at lines[0] (its decorators first), dedented: what
+    inspect.getblock then gast.parse give, without tokenizing. The block
+    is read from the indentation; a definition that does not parse so (a
+    header or a string or bracket spanning a line no deeper than the
+    `def`) is read by inspect.getblock. Raises SyntaxError."""
+    block = _block_by_indentation(lines)
+    if block is not None:
+        try:
+            return parse(textwrap.dedent("".join(block))), block
+        except SyntaxError:
+            pass
+    block = inspect.getblock(lines)
+    return parse(textwrap.dedent("".join(block))), block
 
 
 _QUOTED = {}
