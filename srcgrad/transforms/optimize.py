@@ -100,6 +100,7 @@ def propagate_copies(stmts, live_out, sets=None):
             s.orelse = propagate_copies(s.orelse, after[k], sets)
         elif isinstance(s, (gast.For, gast.While)):
             s.body = propagate_copies(s.body, live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
+    compound = {}       # id -> (names read or written, names written) of an if/for/while here (not rewritten below)
     while True:
         changed = False
         after = live_after(stmts, live_out, sets)
@@ -126,8 +127,11 @@ def propagate_copies(stmts, live_out, sets=None):
                     j += 1
                     continue
                 if isinstance(t, (gast.If, gast.For, gast.While)):
-                    names = liveness.uses(t) | liveness.defs(t)
-                    if a in names or b in liveness.defs(t):
+                    found = compound.get(id(t))
+                    if found is None:
+                        written = liveness.defs(t)
+                        found = compound[id(t)] = (liveness.uses(t) | written, written)
+                    if a in found[0] or b in found[1]:
                         break
                     j += 1
                     continue
