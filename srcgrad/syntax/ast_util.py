@@ -308,7 +308,73 @@ def to_numbered_ast(tree):
     statement) of line k + 1. What codegen compiles: tracebacks then name
     a generated statement by its line."""
     rows = []
-    return _convert(tree, rows, -1, 0), rows
+    if type(tree) is list:
+        return [_numbered(n, rows, -1, 0) for n in tree], rows
+    return _numbered(tree, rows, -1, 0), rows
+
+
+_PLANS = {}     # gast class -> (what _numbered does, ast class, fields)
+_STMT, _LOCATED, _PLAIN, _SPECIAL = range(4)
+
+
+def _plan(cls):
+    """How _numbered converts a node of gast class `cls`."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        if cls in _CONTEXTS:
+            plan = (_SPECIAL, _CONTEXTS[cls], ())
+        elif cls in (gast.Name, gast.Constant, gast.arguments):
+            plan = (_SPECIAL, None, ())
+        else:
+            target = _AST_CLASSES.get(cls)
+            if target is None:
+                target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
+            kind = (_STMT if issubclass(cls, (gast.stmt, gast.excepthandler)) else
+                    _LOCATED if issubclass(target, (ast.expr, ast.stmt, ast.excepthandler, ast.arg, ast.keyword))
+                    else _PLAIN)
+            plan = (kind, target, target._fields)
+        _PLANS[cls] = plan
+    return plan
+
+
+def _numbered(node, rows, depth, line):
+    """The ast node of gast `node` for to_numbered_ast: a statement takes
+    the next row (at `depth` + 1), everything else the line `line` of its
+    statement (what _convert does with rows, without its generic steps)."""
+    cls = node.__class__
+    kind, target, fields = _PLANS.get(cls) or _plan(cls)
+    if kind is _SPECIAL:
+        if target is not None:
+            return target                   # a context
+        if cls is gast.Name:
+            return _at(ast.Name(node.id, _CONTEXTS[node.ctx.__class__]), line)
+        if cls is gast.Constant:
+            v = node.value
+            t = v.__class__
+            if t is str or t is bool or v is None or ((t is int or t is float) and v > 0):
+                return _at(ast.Constant(value=v, kind=node.kind), line)
+        return _convert_numbered(node, cls, rows, depth, line)
+    if kind is _STMT:
+        depth += 1
+        rows.append((depth, node))
+        line = len(rows)
+    d = node.__dict__
+    values = []
+    for f in fields:
+        v = d.get(f)
+        if v is not None:
+            if v.__class__ is list:
+                v = [_numbered(x, rows, depth, line) if isinstance(x, _AST) else x for x in v]
+            elif isinstance(v, _AST):
+                v = _numbered(v, rows, depth, line)
+        values.append(v)
+    new = target(*values)
+    if cls is gast.ExceptHandler and node.name is not None:
+        new.name = node.name.id
+    if kind is not _PLAIN:
+        new.lineno = new.end_lineno = line
+        new.col_offset = new.end_col_offset = 0
+    return new
 
 
 def _convert(node, rows=None, depth=0, line=0):
