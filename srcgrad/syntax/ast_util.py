@@ -90,6 +90,22 @@ def _from_located(new, node):
     return new
 
 
+_FROM_PLANS = {}     # ast class -> (gast class, its fields), or (None, None) for the cases from_ast spells out
+_MISSING = object()
+
+
+def _from_plan(cls):
+    if cls in _FROM_CONTEXT or cls in (ast.Name, ast.arg, ast.ExceptHandler):
+        plan = (None, None)
+    else:
+        target = _GAST_CLASSES.get(cls)
+        if target is None:
+            target = _GAST_CLASSES[cls] = getattr(gast, cls.__name__)
+        plan = (target, target._fields)
+    _FROM_PLANS[cls] = plan
+    return plan
+
+
 def from_ast(node):
     """The gast tree of a standard library ast tree (Python >= 3.10): the
     same node types field by field, except parameters (ast.arg -> a Name
@@ -102,6 +118,27 @@ def from_ast(node):
     if not isinstance(node, ast.AST):
         return node
     cls = type(node)
+    plan = _FROM_PLANS.get(cls) or _from_plan(cls)
+    if plan[0] is not None:
+        target, fields = plan
+        d = node.__dict__
+        attrs = {}
+        for f in fields:
+            v = d.get(f, _MISSING)
+            if v.__class__ is list:
+                v = [from_ast(x) for x in v]
+            elif isinstance(v, ast.AST):
+                v = from_ast(v)
+            elif v is _MISSING:
+                v = [] if f == "type_params" else None
+            attrs[f] = v
+        for a in _LOCATION:
+            v = d.get(a)
+            if v is not None:
+                attrs[a] = v
+        new = target.__new__(target)
+        new.__dict__.update(attrs)
+        return new
     context = _FROM_CONTEXT.get(cls)
     if context is not None:
         return context()
