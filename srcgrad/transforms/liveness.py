@@ -65,7 +65,12 @@ def live_in(stmts, live_out, sets=None):
     sets = sets or Sets()
     live = set(live_out)
     for s in reversed(stmts):
-        live = live_in_stmt(s, live, sets)
+        if isinstance(s, _COMPOUND):
+            live = live_in_stmt(s, live, sets)
+        else:
+            read, written = sets.get(s)     # (live_in_stmt's, on the set this pass owns)
+            live -= written
+            live |= read
     return live
 
 
@@ -75,8 +80,17 @@ def live_after(stmts, live_out, sets):
     live = set(live_out)
     for k in range(len(stmts) - 1, -1, -1):
         after[k] = live
-        live = live_in_stmt(stmts[k], live, sets)
+        s = stmts[k]
+        if isinstance(s, _COMPOUND):
+            live = live_in_stmt(s, live, sets)
+        else:
+            read, written = sets.get(s)
+            live = live - written
+            live |= read
     return after
+
+
+_COMPOUND = (gast.If, gast.For, gast.While)
 
 
 def live_in_stmt(s, live, sets=None):
