@@ -282,6 +282,13 @@ def transform(fdef, ctx):
     singles = {t for t, c in counts.items() if c == 1 and t not in facts.stacked and t not in params
                and t not in facts.dynamic}
     results = {}
+    # the names whose shapes a statement's result reads (_Pass.of of its operands): a result is
+    # computed again only when one of them changed in the last round
+    reads = {}
+    for s in assigns:
+        op = Anno.OP.of(s)
+        reads[id(s)] = {e.id for e in list(op.args) + list(op.bindings.values()) if isinstance(e, gast.Name)}
+    changed_names = None            # (the first round computes every result)
     changed = True
     while changed:
         changed = False
@@ -289,23 +296,28 @@ def transform(fdef, ctx):
         joined = {}
         for s in assigns:
             targets = _targets(s)
-            r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
-            if r == TOP and len(targets) == 1 and targets[0] in singles:
-                local = current.one_array_operand(s)
-                r = (Opaque(targets[0]), [], [local] if local is not None else [])
-            results[id(s)] = r
+            if changed_names is None or not reads[id(s)].isdisjoint(changed_names):
+                r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
+                if r == TOP and len(targets) == 1 and targets[0] in singles:
+                    local = current.one_array_operand(s)
+                    r = (Opaque(targets[0]), [], [local] if local is not None else [])
+                results[id(s)] = r
+            else:
+                r = results[id(s)]
             if r is None:
                 continue
             shape = r if r == TOP else r[0]
             for t in targets:
                 old = joined.get(t, shape)
                 joined[t] = old if old == shape else TOP
+        changed_names = set()
         for t, shape in joined.items():      # (a parameter's shape joins its pattern's)
             old = shapes.get(t)
             new = shape if old is None else (old if old == shape else TOP)
             if new != old:
                 shapes[t] = new
                 changed = True
+                changed_names.add(t)
         if not changed:
             # a statement whose operands never got a shape (a cycle of names only assigned from each
             # other): its targets are unknown, and so is what reads them
@@ -315,6 +327,7 @@ def transform(fdef, ctx):
                         if shapes.get(t) != TOP:
                             shapes[t] = TOP
                             changed = True
+                            changed_names.add(t)
     trusted = _trusted(assigns, fdef, facts)
     final = _Pass(shapes, facts.scalar)
     for s in assigns:
