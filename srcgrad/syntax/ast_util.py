@@ -638,6 +638,23 @@ def _child_fields(cls):
     return found
 
 
+def rewrite_calls(node, fn):
+    """`node` with each Call under it (or it) replaced by `fn(call)`, the
+    calls inside a call's operands first, in place where the parents stay
+    (what a NodeTransformer whose visit_Call runs generic_visit first
+    does, without visiting every node through getattr)."""
+    d = node.__dict__
+    for field in _child_fields(node.__class__):
+        value = d.get(field)
+        if type(value) is list:
+            for k, v in enumerate(value):
+                if isinstance(v, _AST):
+                    value[k] = rewrite_calls(v, fn)
+        elif isinstance(value, _AST):
+            d[field] = rewrite_calls(value, fn)
+    return fn(node) if node.__class__ is gast.Call else node
+
+
 def children(node):
     """The nodes directly under `node`, in field order (no Load/Store context nodes)."""
     out = []

@@ -292,15 +292,18 @@ MATH_UFUNCS = {n for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "s
 MATH_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
 
 
-class MathFunctions(gast.NodeTransformer):
+class MathFunctions:
     """np.cos(x) -> math.cos(x) in the adjoint or tangent of a math-module
-    call (whose operands are Python floats)."""
+    call (whose operands are Python floats): `visit(node)` rewrites."""
 
     def __init__(self, np_aliases, math_alias):
         self.np_aliases, self.math_alias = np_aliases, math_alias
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def visit(self, node):
+        """`node` rewritten (in place where its parents stay)."""
+        return ast_util.rewrite_calls(node, self.call)
+
+    def call(self, node):
         f = node.func
         if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id in self.np_aliases
                 and f.attr in MATH_UFUNCS and len(node.args) == 1 and not node.keywords
@@ -310,17 +313,21 @@ class MathFunctions(gast.NodeTransformer):
         return node
 
 
-class ElideShapeHelper(gast.NodeTransformer):
+class ElideShapeHelper:
     """unbroadcast(g, x) -> g (broadcast_like(t, x) -> t in tangent code)
     where x is among `scalars` (known to be 0-d, and so is g; or known to
-    have the shape g has: shapes.py), the calls named `aliases`."""
+    have the shape g has: shapes.py), the calls named `aliases`:
+    `visit(node)` rewrites."""
 
     def __init__(self, aliases, scalars):
         self.aliases = aliases
         self.scalars = scalars
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def visit(self, node):
+        """`node` rewritten (in place where its parents stay)."""
+        return ast_util.rewrite_calls(node, self.call)
+
+    def call(self, node):
         if (isinstance(node.func, gast.Name) and node.func.id in self.aliases and len(node.args) == 2
                 and isinstance(node.args[1], gast.Name) and node.args[1].id in self.scalars):
             return node.args[0]
