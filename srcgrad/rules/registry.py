@@ -261,7 +261,7 @@ def where_hint(primitive):
 _LITERALS = (bool, int, float, complex, str, type(None))
 
 
-class _BindConstants(gast.NodeTransformer):
+class _BindConstants(ast_util.NodeTransformer):
     """Replaces the loads of placeholder names by the constants' nodes."""
 
     def __init__(self, nodes):
@@ -274,7 +274,7 @@ class _BindConstants(gast.NodeTransformer):
         return ast_util.copy_location(ast_util.clone(found), node)
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(ast_util.NodeTransformer):
     """Renames parameters: the function's arguments and every Name of them."""
 
     def __init__(self, names):

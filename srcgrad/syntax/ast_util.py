@@ -565,7 +565,59 @@ def copy_location(new, old):
     return new
 
 
-class _LoadRenamer(gast.NodeTransformer):
+class NodeTransformer(gast.NodeTransformer):
+    """gast.NodeTransformer, faster: the visit method of a node class is
+    looked up once per transformer class, and generic_visit goes through
+    the fields that may hold nodes only (not the Load/Store contexts, names
+    and flags, which no visit method of the compiler's changes); what it
+    visits, in what order, and how it splices the results are
+    NodeTransformer's."""
+
+    def visit(self, node):
+        """The result of the visit method for `node`'s class (generic_visit
+        when there is none)."""
+        cls = node.__class__
+        table = _VISITORS.get(self.__class__)
+        if table is None:
+            table = _VISITORS[self.__class__] = {}
+        method = table.get(cls)
+        if method is None:
+            method = getattr(self.__class__, "visit_" + cls.__name__, None)
+            if method is None or method is ast.NodeVisitor.visit_Constant:    # (Num, Str: never defined here)
+                method = self.__class__.generic_visit
+            table[cls] = method
+        return method(self, node)
+
+    def generic_visit(self, node):
+        """Visit the children of `node` in field order, splicing lists."""
+        d = node.__dict__
+        for field in _child_fields(node.__class__):
+            old_value = d.get(field)
+            if type(old_value) is list:
+                new_values = []
+                for value in old_value:
+                    if isinstance(value, _AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        elif not isinstance(value, _AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old_value[:] = new_values
+            elif isinstance(old_value, _AST):
+                new_node = self.visit(old_value)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node
+
+
+_VISITORS = {}      # NodeTransformer subclass -> {node class: its visit function}
+
+
+class _LoadRenamer(NodeTransformer):
     def __init__(self, mapping):
         self.mapping = mapping
 

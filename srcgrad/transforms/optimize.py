@@ -70,7 +70,7 @@ def fold(stmts):
 
 # ------------------------------------------------------ copy propagation
 
-class _Rename(gast.NodeTransformer):
+class _Rename(ast_util.NodeTransformer):
     def __init__(self, old, new):
         self.old, self.new = old, new
 

@@ -24,7 +24,7 @@ from ..syntax import ast_util
 from ..syntax.anno import Anno
 
 
-class SelfFields(gast.NodeTransformer):
+class SelfFields(ast_util.NodeTransformer):
     """In a FieldMethod's body: `self.W` -> the field's parameter,
     `self.m(...)` / `self(...)` / `self.prop` -> calls of field functions
     (on the fields), `self.CONST` -> the class attribute's value,

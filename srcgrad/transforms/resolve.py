@@ -100,7 +100,7 @@ def stored_names(fdef):
 _UNROLL_MAX = 64        # longest list of objects a loop is unrolled over
 
 
-class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransformer):
+class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTransformer):
     def __init__(self, parsed, namespace, examples, namer):
         self.parsed = parsed
         self.ns = namespace
@@ -567,7 +567,7 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
     # -- objects of plain data-holder classes built from differentiated values
 
 
-class _ConstantIndex(gast.NodeTransformer):
+class _ConstantIndex(ast_util.NodeTransformer):
     """Reads of the loop index `name` -> the constant `k` (an unrolled copy)."""
 
     def __init__(self, name, k):
