@@ -726,25 +726,23 @@ def walk(node):
     trees often), without the Load/Store context nodes."""
     out = [node]
     AST, fields_of, CHILD = _AST, _CHILD_FIELDS.get, _child_fields
-    i = 0
-    while i < len(out):
-        n = out[i]
-        i += 1
+    append = out.append
+    for n in out:               # (a list iterator sees what the loop appends)
         cls = n.__class__
         fields = fields_of(cls)
         if fields is None:
             fields = CHILD(cls)
-        d = n.__dict__
-        for field in fields:
-            value = d.get(field)
-            if value is None:
-                continue
-            if type(value) is list:
-                for v in value:
-                    if isinstance(v, AST):
-                        out.append(v)
-            elif isinstance(value, AST):
-                out.append(value)
+        if fields:
+            d = n.__dict__
+            for field in fields:
+                value = d.get(field)
+                if value is not None:
+                    if value.__class__ is list:
+                        for v in value:
+                            if isinstance(v, AST):
+                                append(v)
+                    elif isinstance(value, AST):
+                        append(value)
     return out
 
 
