@@ -125,7 +125,7 @@ def _copy_resolution(res):
     """A copy whose AST can be transformed; resolved objects are shared."""
     new = copy.copy(res)
     new.node = ast_util.clone(res.node)
-    new.namer = copy.deepcopy(res.namer)
+    new.namer = res.namer.copy()
     return new
 
 

@@ -90,6 +90,7 @@ def _from_located(new, node):
     return new
 
 
+_NAME = gast.Name
 _FROM_PLANS = {}     # ast class -> (gast class, its fields), or (None, None) for the cases from_ast spells out
 _MISSING = object()
 
@@ -141,10 +142,18 @@ def from_ast(node):
         return new
     context = _FROM_CONTEXT.get(cls)
     if context is not None:
-        return context()
+        return context.__new__(context)       # (gast's constructor sets nothing without arguments)
     if cls is ast.Name:
-        return _from_located(gast.Name(id=node.id, ctx=_FROM_CONTEXT[type(node.ctx)](), annotation=None,
-                                       type_comment=None), node)
+        d = node.__dict__
+        context = _FROM_CONTEXT[d["ctx"].__class__]
+        attrs = {"id": d["id"], "ctx": context.__new__(context), "annotation": None, "type_comment": None}
+        for a in _LOCATION:
+            v = d.get(a)
+            if v is not None:
+                attrs[a] = v
+        new = _NAME.__new__(_NAME)
+        new.__dict__.update(attrs)
+        return new
     if cls is ast.arg:
         return _from_located(gast.Name(id=node.arg, ctx=gast.Param(), annotation=from_ast(node.annotation),
                                        type_comment=node.type_comment), node)
