@@ -175,9 +175,20 @@ def from_ast(node):
 
 
 def name(id_, store=False, ctx=None):
+    """A Name `id_` (Load, or Store with store=True, or the context `ctx`),
+    built without gast's Python constructor (the compiler makes thousands)."""
     if ctx is None:
-        ctx = gast.Store() if store else gast.Load()
-    return gast.Name(id=id_, ctx=ctx, annotation=None, type_comment=None)
+        ctx = _STORE.__new__(_STORE) if store else _LOAD.__new__(_LOAD)
+    new = _NAME.__new__(_NAME)
+    d = new.__dict__
+    d["id"] = id_
+    d["ctx"] = ctx
+    d["annotation"] = None
+    d["type_comment"] = None
+    return new
+
+
+_LOAD, _STORE = gast.Load, gast.Store
 
 
 def binop(left, op, right):
@@ -211,7 +222,15 @@ def unpack(names, value):
 
 
 def const(value):
-    return gast.Constant(value=value, kind=None)
+    """A Constant `value`."""
+    new = _CONSTANT.__new__(_CONSTANT)
+    d = new.__dict__
+    d["value"] = value
+    d["kind"] = None
+    return new
+
+
+_CONSTANT = gast.Constant
 
 
 def assign(target, value):
