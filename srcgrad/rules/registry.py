@@ -221,6 +221,21 @@ class Template:
     def _parsed(self):
         """Facts read from the parsed tree (subclasses), checked once."""
 
+    def arguments(self, output, args, kwargs):
+        """{parameter: value} for a call, the output first and the others in
+        the template's order, defaults applied: `signature.bind(output,
+        *args, **kwargs)` then apply_defaults, without inspect for plain
+        positional calls. Raises TypeError when the call does not fit."""
+        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
+            out = {self.output: output}
+            defaults = self.defaults
+            for i, p in enumerate(self.params):
+                out[p] = args[i] if i < len(args) else defaults[p]
+            return out
+        bound = self.signature.bind(output, *args, **kwargs)
+        bound.apply_defaults()
+        return bound.arguments
+
     def bind(self, output, args, kwargs):
         """Bind a call's arguments to the template's parameters; returns an
         ordered dict {param: value} with defaults applied (output excluded).
