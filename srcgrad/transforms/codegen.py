@@ -123,10 +123,11 @@ def free_early(body, free, keep, scalar=()):
     return out, late
 
 
-def assemble(name, inputs, active_inputs, sweeps):
+def assemble(name, inputs, active_inputs, sweeps, sets=None):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
-    whether active input i has a (possibly) nonzero cotangent."""
+    whether active input i has a (possibly) nonzero cotangent. `sets`: the
+    liveness.Sets the later passes over these trees share."""
     outputs = sweeps.outputs
     seeds = [sweeps.seeds[o] for o in outputs]
     stack = sweeps.stack
@@ -145,7 +146,7 @@ def assemble(name, inputs, active_inputs, sweeps):
     connected = tuple(x in sweeps.final for x in active_inputs)
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
-        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
+        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]), sets)
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
     defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
     rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
