@@ -178,7 +178,8 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes. Returns the number of updates made in
     place."""
-    aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
+    callees = _callee_names(fdef, lookup)
+    aliases = {alias for alias in callees if lookup(alias) in _IN_PLACE}
     if not aliases:
         return 0
     dynamic = set(dynamic)
@@ -189,7 +190,7 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
     param_roots = {sharing.find(p) for p in outside}
     sets = sets if sets is not None else liveness.Sets()
-    shape_of = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) is runtime.ShapeOf}
+    shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}
     if shape_of:
         sets = _MetadataReads(sets, shape_of)
     count = 0

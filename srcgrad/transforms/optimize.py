@@ -256,7 +256,8 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
         return stmts            # (nothing to collapse: no liveness to compute)
     sets = sets or Sets()
     if deleted is None:         # (a name a `del` frees must stay assigned)
-        deleted = {n.id for s in stmts for n in ast_util.walk(s)
+        deleted = {n.id for s in stmts if isinstance(s, gast.Delete) or hasattr(s, "body")
+                   for n in ast_util.walk(s)              # (only a `del` has Del names)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
     after = live_after(stmts, live_out, sets)
     for k, s in enumerate(stmts):
