@@ -557,6 +557,37 @@ def names_stored(node):
     return _name_ids(node, gast.Store)
 
 
+def names_loaded_and_stored(node):
+    """(names_loaded(node), names_stored(node)), in one walk."""
+    loaded, stored = set(), set()
+    load, store = gast.Load, gast.Store
+    todo = [node]
+    AST, NAME, fields_of, CHILD = _AST, gast.Name, _CHILD_FIELDS.get, _child_fields
+    while todo:                 # (as _name_ids: a Name's annotation is not entered)
+        n = todo.pop()
+        cls = n.__class__
+        if cls is NAME:
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loaded.add(n.id)
+            elif ctx is store:
+                stored.add(n.id)
+            continue
+        fields = fields_of(cls)
+        if fields is None:
+            fields = CHILD(cls)
+        d = n.__dict__
+        for field in fields:
+            value = d.get(field)
+            if value is None:
+                continue
+            if type(value) is list:
+                todo.extend([v for v in value if isinstance(v, AST)])
+            elif isinstance(value, AST):
+                todo.append(value)
+    return loaded, stored
+
+
 def targets(stmt):
     """The names an ANF assignment stores, in order: `a = ...` -> [a],
     `a, b = ...` -> [a, b]."""

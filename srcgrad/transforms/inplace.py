@@ -187,7 +187,8 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     _relate(fdef.body, sharing, lookup, dynamic, _shape_pushed(fdef, lookup))
     # the caller's buffers: the arguments, and the names the function reads
     # without assigning them (globals, closure cells, injected objects)
-    outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
+    loaded, stored = ast_util.names_loaded_and_stored(fdef)
+    outside = {a.id for a in fdef.args.args} | (loaded - stored)
     param_roots = {sharing.find(p) for p in outside}
     sets = sets if sets is not None else liveness.Sets()
     shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}

@@ -444,7 +444,8 @@ def transform(fdef, ctx):
     # arrays read as globals or closure cells: the split forward returns them with the residuals (the
     # tape then keeps their values at the call, whatever the program writes into them afterwards)
     module = ast_util.module(fdef.body)
-    read = ast_util.names_loaded(module) - ast_util.names_stored(module) - set(ctx.inputs)
+    loaded, stored = ast_util.names_loaded_and_stored(module)
+    read = loaded - stored - set(ctx.inputs)
     for n in sorted(read):
         found, value = ctx.namespace.lookup(n)
         if found and type(value) is np.ndarray:
