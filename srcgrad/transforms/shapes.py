@@ -253,9 +253,9 @@ def transform(fdef, ctx):
     facts = ctx.facts
     facts.same_shape = {}
     patterns = getattr(facts, "shape_params", None) or {}
-    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
-    if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in ast_util.walk(fdef)
-                           if Anno.OP.exists(n)):
+    nodes = ast_util.walk(fdef)         # (this pass changes no node)
+    assigns = [n for n in nodes if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in nodes if Anno.OP.exists(n)):
         return          # (code transformed again: cotangents flow through its stacks)
     if not patterns and not facts.scalar:
         return
@@ -270,7 +270,7 @@ def transform(fdef, ctx):
         shapes[name] = TOP
     # a name read but not assigned here (a global array, a leaf, a loop index): unknown
     assigned = {t for s in assigns for t in _targets(s)}
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
@@ -328,7 +328,7 @@ def transform(fdef, ctx):
                             shapes[t] = TOP
                             changed = True
                             changed_names.add(t)
-    trusted = _trusted(assigns, fdef, facts)
+    trusted = _trusted(assigns, nodes, facts)
     final = _Pass(shapes, facts.scalar)
     for s in assigns:
         # (per statement: the operands' shapes hold for every value their names take, so the result's
@@ -342,12 +342,12 @@ def transform(fdef, ctx):
             facts.same_shape[id(s)] = frozenset(same)
 
 
-def _trusted(assigns, fdef, facts):
+def _trusted(assigns, nodes, facts):
     """The names whose cotangents are known to have their shapes: not
     containers, and read only by rules, copies, nondifferentiable uses
-    and the return."""
+    and the return (`nodes`: a walk of the function)."""
     untrusted = set(facts.dynamic)
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if not Anno.OP.exists(n):
             continue
         op = Anno.OP.of(n)
