@@ -96,7 +96,7 @@ _MISSING = object()
 
 
 def _from_plan(cls):
-    if cls in _FROM_CONTEXT or cls in (ast.Name, ast.arg, ast.ExceptHandler):
+    if cls in _FROM_CONTEXT or cls in (ast.arg, ast.ExceptHandler):
         plan = (None, None)
     else:
         target = _GAST_CLASSES.get(cls)
@@ -118,42 +118,51 @@ def from_ast(node):
         return [from_ast(n) for n in node]
     if not isinstance(node, ast.AST):
         return node
-    cls = type(node)
-    plan = _FROM_PLANS.get(cls) or _from_plan(cls)
-    if plan[0] is not None:
-        target, fields = plan
-        d = node.__dict__
-        attrs = {}
+    return _from(node)
+
+
+def _from(node):
+    """from_ast of the ast node `node`."""
+    cls = node.__class__
+    d = node.__dict__
+    if cls is _STD_NAME:
+        context = _FROM_CONTEXT[d["ctx"].__class__]
+        new = _NAME.__new__(_NAME)
+        attrs = new.__dict__
+        attrs["id"] = d["id"]
+        attrs["ctx"] = context.__new__(context)
+        attrs["annotation"] = None
+        attrs["type_comment"] = None
+    else:
+        target, fields = _FROM_PLANS.get(cls) or _from_plan(cls)
+        if target is None:
+            return _from_special(node, cls)
+        new = target.__new__(target)
+        attrs = new.__dict__
         for f in fields:
             v = d.get(f, _MISSING)
             if v.__class__ is list:
-                v = [from_ast(x) for x in v]
-            elif isinstance(v, ast.AST):
-                v = from_ast(v)
+                v = [_from(x) if isinstance(x, _STD_AST) else x for x in v]
+            elif isinstance(v, _STD_AST):
+                v = _from(v)
             elif v is _MISSING:
                 v = [] if f == "type_params" else None
             attrs[f] = v
-        for a in _LOCATION:
-            v = d.get(a)
-            if v is not None:
-                attrs[a] = v
-        new = target.__new__(target)
-        new.__dict__.update(attrs)
-        return new
+    for a in _LOCATION:
+        v = d.get(a)
+        if v is not None:
+            attrs[a] = v
+    return new
+
+
+_STD_AST, _STD_NAME = ast.AST, ast.Name
+
+
+def _from_special(node, cls):
+    """from_ast of a context, a parameter or an except clause."""
     context = _FROM_CONTEXT.get(cls)
     if context is not None:
         return context.__new__(context)       # (gast's constructor sets nothing without arguments)
-    if cls is ast.Name:
-        d = node.__dict__
-        context = _FROM_CONTEXT[d["ctx"].__class__]
-        attrs = {"id": d["id"], "ctx": context.__new__(context), "annotation": None, "type_comment": None}
-        for a in _LOCATION:
-            v = d.get(a)
-            if v is not None:
-                attrs[a] = v
-        new = _NAME.__new__(_NAME)
-        new.__dict__.update(attrs)
-        return new
     if cls is ast.arg:
         return _from_located(gast.Name(id=node.arg, ctx=gast.Param(), annotation=from_ast(node.annotation),
                                        type_comment=node.type_comment), node)
