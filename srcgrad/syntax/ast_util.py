@@ -724,11 +724,12 @@ def clone(node, annotations=True):
     if not annotations:
         for key in [k for k in attrs if k in _DROPPED]:
             del attrs[key]
-    for field in cls._fields:
+    fields = _CHILD_FIELDS.get(cls)
+    for field in fields if fields is not None else _child_fields(cls):     # (contexts are shared)
         value = attrs.get(field)
         if type(value) is list:
             attrs[field] = [clone(v, annotations) if isinstance(v, _AST) else v for v in value]
-        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+        elif isinstance(value, _AST):
             attrs[field] = clone(value, annotations)
     new.__dict__.update(attrs)
     return new
@@ -756,6 +757,13 @@ def _child_fields(cls):
                           and not (f == "name" and cls is not gast.ExceptHandler))
         _CHILD_FIELDS[cls] = found
     return found
+
+
+def child_fields(cls):
+    """The fields of node class `cls` that may hold nodes, in order: not
+    names, strings, flags or the Load/Store context."""
+    found = _CHILD_FIELDS.get(cls)
+    return found if found is not None else _child_fields(cls)
 
 
 def rewrite_calls(node, fn):

@@ -35,13 +35,14 @@ _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
 def _fold(node):
     """`node` with constant arithmetic folded, in place (a new node where
     a BinOp folds)."""
-    for field in node._fields:
-        value = getattr(node, field, None)
+    d = node.__dict__
+    for field in ast_util.child_fields(node.__class__):     # (not the Load/Store contexts)
+        value = d.get(field)
         if type(value) is list:
             for k, v in enumerate(value):
-                if isinstance(v, gast.AST) and not isinstance(v, gast.expr_context):
+                if isinstance(v, gast.AST):
                     value[k] = _fold(v)
-        elif isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
+        elif isinstance(value, gast.AST):
             setattr(node, field, _fold(value))
     if (type(node) is gast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE
             and isinstance(node.left, gast.Constant) and isinstance(node.comparators[0], gast.Constant)
