@@ -388,6 +388,7 @@ def to_numbered_ast(tree):
 
 
 _PLANS = {}     # gast class -> (what _numbered does, ast class, fields)
+_AST_NAME = ast.Name
 _STMT, _LOCATED, _PLAIN, _SPECIAL = range(4)
 
 
@@ -416,12 +417,15 @@ def _numbered(node, rows, depth, line):
     the next row (at `depth` + 1), everything else the line `line` of its
     statement (what _convert does with rows, without its generic steps)."""
     cls = node.__class__
+    if cls is _NAME:                        # (the most frequent node)
+        new = _AST_NAME(node.id, _CONTEXTS[node.ctx.__class__])
+        new.lineno = new.end_lineno = line
+        new.col_offset = new.end_col_offset = 0
+        return new
     kind, target, fields = _PLANS.get(cls) or _plan(cls)
     if kind is _SPECIAL:
         if target is not None:
             return target                   # a context
-        if cls is gast.Name:
-            return _at(ast.Name(node.id, _CONTEXTS[node.ctx.__class__]), line)
         if cls is gast.Constant:
             v = node.value
             t = v.__class__
