@@ -102,9 +102,10 @@ def propagate_copies(stmts, live_out, sets=None):
         elif isinstance(s, (gast.For, gast.While)):
             s.body = propagate_copies(s.body, live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
     compound = {}       # id -> (names read or written, names written) of an if/for/while here (not rewritten below)
+    memo = {}           # (their liveness, for live_after)
     while True:
         changed = False
-        after = live_after(stmts, live_out, sets)
+        after = live_after(stmts, live_out, sets, memo)
         out = []
         k = 0
         while k < len(stmts):
