@@ -770,6 +770,23 @@ def child_fields(cls):
     return found if found is not None else _child_fields(cls)
 
 
+def statements(stmts):
+    """The statements of the list `stmts` and those nested in their blocks
+    (bodies, else branches, handlers), in no particular order: a walk that
+    does not enter expressions."""
+    out = []
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        d = n.__dict__
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            value = d.get(field)
+            if type(value) is list:
+                todo.extend(value)
+    return out
+
+
 def rewrite_calls(node, fn):
     """`node` with each Call under it (or it) replaced by `fn(call)`, the
     calls inside a call's operands first, in place where the parents stay
