@@ -93,8 +93,9 @@ class Artefact:
             return
         self.output_active = tuple(o in ctx.active for o in self.outputs)
         sweeps = differentiated
+        self._sets = liveness.Sets()    # (uses/defs per statement, for all the trees)
         fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
-            name, inputs, self.active_inputs, sweeps)
+            name, inputs, self.active_inputs, sweeps, self._sets)
         self.sweeps = sweeps
         self._in_place(joint)
         defaults = {joint.name: tuple(1.0 for _ in self.outputs)}

@@ -29,7 +29,7 @@ from typing import Callable
 import gast
 import numpy as np
 
-from . import forward_mode
+from . import forward_mode, runtime
 from .artefact import Artefact, Pending
 from .custom import CustomCallee
 from .errors import UnsupportedSyntaxError
@@ -121,11 +121,21 @@ def collector_paused():
         gc.enable()
 
 
+_assumptions = [0]      # how many times output_dynamic assumed arrays for a recursive call
+
+
+class _Res:
+    """What Program.context reads of a resolution: its namer and callee leaves."""
+
+    def __init__(self, namer, callee_leaves):
+        self.namer, self.callee_leaves = namer, callee_leaves
+
+
 def _copy_resolution(res):
     """A copy whose AST can be transformed; resolved objects are shared."""
     new = copy.copy(res)
     new.node = ast_util.clone(res.node)
-    new.namer = copy.deepcopy(res.namer)
+    new.namer = res.namer.copy()
     return new
 
 
@@ -331,22 +341,50 @@ class Program:
     def front(self, mode="reverse", mask=None):
         """The passes before differentiation, on a copy of the resolution:
         (fdef in ANF with its kinds, ctx)."""
+        mask = mask if mask is not None else (False,) * len(self.inputs)
+        # The front passes read the mode nowhere and the mask only for the active inputs of a user's
+        # vector space (anf.py's facts.vector_inputs): without such inputs, the ANF tree output_dynamic
+        # made serves the first compilation (once: differentiation changes it).
+        spare = self.__dict__.pop("_spare_front", None)
+        if spare is not None and not self._vector_inputs(mask):
+            fdef, facts, res = spare
+            ctx = self.context(res, mode, mask)
+            ctx.facts = facts
+            return fdef, ctx
         res = _copy_resolution(self.resolution)
-        ctx = self.context(res, mode, mask if mask is not None else (False,) * len(self.inputs))
-        return pipeline.front(res, ctx), ctx
+        ctx = self.context(res, mode, mask)
+        fdef = pipeline.front(res, ctx)
+        if "_output_dynamic" not in self.__dict__ and not ctx.facts.vector_inputs:
+            # (nor do the kinds: output_dynamic need not run the front passes again)
+            self._output_dynamic = self._outputs_dynamic(fdef, ctx)
+        return fdef, ctx
+
+    def _vector_inputs(self, mask):
+        """Are any of the active inputs of `mask` values of a user's vector space?"""
+        examples = self.resolution.examples
+        return any(m and runtime.vector_object(examples.get(p)) for p, m in zip(self.inputs, mask))
+
+    @staticmethod
+    def _outputs_dynamic(fdef, ctx):
+        return tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
 
     def output_dynamic(self):
         """Which outputs may be lists, tuples or dicts (for callers' kinds)."""
-        found = getattr(self, "_output_dynamic", None)
+        found = self.__dict__.get("_output_dynamic")
         if found is None:
             if getattr(self, "_finding_kinds", False):
+                _assumptions[0] += 1
                 return (False,) * self.function.n_outputs()     # recursion: assume arrays
             self._finding_kinds = True
+            assumed = _assumptions[0]
             try:
                 fdef, ctx = self.front()
             finally:
                 self._finding_kinds = False
-            found = self._output_dynamic = tuple(o in ctx.facts.dynamic for o in ast_util.returned_names(fdef))
+            found = self._output_dynamic = self._outputs_dynamic(fdef, ctx)
+            if "_spare_front" not in self.__dict__ and _assumptions[0] == assumed:
+                # (kept for the first compilation, unless a recursion's assumption shaped its kinds)
+                self._spare_front = (fdef, ctx.facts, _Res(ctx.namer, ctx.callee_leaves))
         return found
 
     def generated_function(self, fn, tree, artefact, n_params=None):

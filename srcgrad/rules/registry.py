@@ -202,8 +202,8 @@ class Template:
                 tree = tree()
             elif tree is None:
                 lines, first = self._lines
-                source = "".join(inspect.getblock(lines[first - 1:])) if lines else inspect.getsource(self.template)
-                tree = ast_util.parse(textwrap.dedent(source)).body[0]
+                tree = (ast_util.parse_definition(lines[first - 1:])[0] if lines else
+                        ast_util.parse(textwrap.dedent(inspect.getsource(self.template)))).body[0]
                 tree.decorator_list = []
             if rename:
                 tree = _Rename(rename).visit(tree)
@@ -220,6 +220,21 @@ class Template:
 
     def _parsed(self):
         """Facts read from the parsed tree (subclasses), checked once."""
+
+    def arguments(self, output, args, kwargs):
+        """{parameter: value} for a call, the output first and the others in
+        the template's order, defaults applied: `signature.bind(output,
+        *args, **kwargs)` then apply_defaults, without inspect for plain
+        positional calls. Raises TypeError when the call does not fit."""
+        if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
+            out = {self.output: output}
+            defaults = self.defaults
+            for i, p in enumerate(self.params):
+                out[p] = args[i] if i < len(args) else defaults[p]
+            return out
+        bound = self.signature.bind(output, *args, **kwargs)
+        bound.apply_defaults()
+        return bound.arguments
 
     def bind(self, output, args, kwargs):
         """Bind a call's arguments to the template's parameters; returns an
@@ -261,7 +276,7 @@ def where_hint(primitive):
 _LITERALS = (bool, int, float, complex, str, type(None))
 
 
-class _BindConstants(gast.NodeTransformer):
+class _BindConstants(ast_util.NodeTransformer):
     """Replaces the loads of placeholder names by the constants' nodes."""
 
     def __init__(self, nodes):
@@ -274,7 +289,7 @@ class _BindConstants(gast.NodeTransformer):
         return ast_util.copy_location(ast_util.clone(found), node)
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(ast_util.NodeTransformer):
     """Renames parameters: the function's arguments and every Name of them."""
 
     def __init__(self, names):

@@ -311,7 +311,7 @@ def _reads_d(node):
     return any(is_d(n) is not None for n in ast_util.walk(node))
 
 
-class _NoConj(gast.NodeTransformer):
+class _NoConj(ast_util.NodeTransformer):
     """conj(e) -> e: the adjoint's conjugation (TF's complex convention)
     has no place in a tangent (the JVP of a holomorphic function)."""
 

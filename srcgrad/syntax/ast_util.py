@@ -4,7 +4,9 @@ Code is generated from quoted Python (`quote`), so that the rest of the
 compiler never depends on the constructor signatures of a gast version.
 """
 import ast
+import inspect
 import re
+import textwrap
 
 import gast
 
@@ -15,6 +17,47 @@ def parse(src):
     """The gast Module of the source text `src` (as gast.parse, in one pass
     over the standard library's tree: see from_ast)."""
     return from_ast(ast.parse(src))
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def _block_by_indentation(lines):
+    """The lines of the definition starting at lines[0] (decorators, then
+    `def` or `class` at lines[0]'s indentation, then the lines indented
+    deeper; trailing blank and comment lines dropped), or None."""
+    base = _indent(lines[0])
+    k = 0
+    while not (_indent(lines[k]) == base and lines[k].lstrip().startswith(("def ", "async def ", "class "))):
+        k += 1
+        if k == len(lines):
+            return None
+    end = k + 1
+    for j in range(k + 1, len(lines)):
+        text = lines[j].strip()
+        if text and not text.startswith("#"):
+            if _indent(lines[j]) <= base:
+                break
+            end = j + 1
+    return lines[:end]
+
+
+def parse_definition(lines):
+    """(gast Module, its lines) of the function or class definition that
+    starts at lines[0] (its decorators first), dedented: what
+    inspect.getblock then gast.parse give, without tokenizing. The block
+    is read from the indentation; a definition that does not parse so (a
+    header or a string or bracket spanning a line no deeper than the
+    `def`) is read by inspect.getblock. Raises SyntaxError."""
+    block = _block_by_indentation(lines)
+    if block is not None:
+        try:
+            return parse(textwrap.dedent("".join(block))), block
+        except SyntaxError:
+            pass
+    block = inspect.getblock(lines)
+    return parse(textwrap.dedent("".join(block))), block
 
 
 _QUOTED = {}
@@ -47,6 +90,23 @@ def _from_located(new, node):
     return new
 
 
+_NAME = gast.Name
+_FROM_PLANS = {}     # ast class -> (gast class, its fields), or (None, None) for the cases from_ast spells out
+_MISSING = object()
+
+
+def _from_plan(cls):
+    if cls in _FROM_CONTEXT or cls in (ast.arg, ast.ExceptHandler):
+        plan = (None, None)
+    else:
+        target = _GAST_CLASSES.get(cls)
+        if target is None:
+            target = _GAST_CLASSES[cls] = getattr(gast, cls.__name__)
+        plan = (target, target._fields)
+    _FROM_PLANS[cls] = plan
+    return plan
+
+
 def from_ast(node):
     """The gast tree of a standard library ast tree (Python >= 3.10): the
     same node types field by field, except parameters (ast.arg -> a Name
@@ -58,13 +118,51 @@ def from_ast(node):
         return [from_ast(n) for n in node]
     if not isinstance(node, ast.AST):
         return node
-    cls = type(node)
+    return _from(node)
+
+
+def _from(node):
+    """from_ast of the ast node `node`."""
+    cls = node.__class__
+    d = node.__dict__
+    if cls is _STD_NAME:
+        context = _FROM_CONTEXT[d["ctx"].__class__]
+        new = _NAME.__new__(_NAME)
+        attrs = new.__dict__
+        attrs["id"] = d["id"]
+        attrs["ctx"] = context.__new__(context)
+        attrs["annotation"] = None
+        attrs["type_comment"] = None
+    else:
+        target, fields = _FROM_PLANS.get(cls) or _from_plan(cls)
+        if target is None:
+            return _from_special(node, cls)
+        new = target.__new__(target)
+        attrs = new.__dict__
+        for f in fields:
+            v = d.get(f, _MISSING)
+            if v.__class__ is list:
+                v = [_from(x) if isinstance(x, _STD_AST) else x for x in v]
+            elif isinstance(v, _STD_AST):
+                v = _from(v)
+            elif v is _MISSING:
+                v = [] if f == "type_params" else None
+            attrs[f] = v
+    for a in _LOCATION:
+        v = d.get(a)
+        if v is not None:
+            attrs[a] = v
+    return new
+
+
+_STD_AST, _STD_NAME = ast.AST, ast.Name
+
+
+def _from_special(node, cls):
+    """from_ast of a context, a parameter or an except clause."""
     context = _FROM_CONTEXT.get(cls)
     if context is not None:
-        return context()
-    if cls is ast.Name:
-        return _from_located(gast.Name(id=node.id, ctx=_FROM_CONTEXT[type(node.ctx)](), annotation=None,
-                                       type_comment=None), node)
+        return context.__new__(context)       # (gast's constructor sets nothing without arguments)
     if cls is ast.arg:
         return _from_located(gast.Name(id=node.arg, ctx=gast.Param(), annotation=from_ast(node.annotation),
                                        type_comment=node.type_comment), node)
@@ -86,9 +184,20 @@ def from_ast(node):
 
 
 def name(id_, store=False, ctx=None):
+    """A Name `id_` (Load, or Store with store=True, or the context `ctx`),
+    built without gast's Python constructor (the compiler makes thousands)."""
     if ctx is None:
-        ctx = gast.Store() if store else gast.Load()
-    return gast.Name(id=id_, ctx=ctx, annotation=None, type_comment=None)
+        ctx = _STORE.__new__(_STORE) if store else _LOAD.__new__(_LOAD)
+    new = _NAME.__new__(_NAME)
+    d = new.__dict__
+    d["id"] = id_
+    d["ctx"] = ctx
+    d["annotation"] = None
+    d["type_comment"] = None
+    return new
+
+
+_LOAD, _STORE = gast.Load, gast.Store
 
 
 def binop(left, op, right):
@@ -122,7 +231,15 @@ def unpack(names, value):
 
 
 def const(value):
-    return gast.Constant(value=value, kind=None)
+    """A Constant `value`."""
+    new = _CONSTANT.__new__(_CONSTANT)
+    d = new.__dict__
+    d["value"] = value
+    d["kind"] = None
+    return new
+
+
+_CONSTANT = gast.Constant
 
 
 def assign(target, value):
@@ -265,7 +382,77 @@ def to_numbered_ast(tree):
     statement) of line k + 1. What codegen compiles: tracebacks then name
     a generated statement by its line."""
     rows = []
-    return _convert(tree, rows, -1, 0), rows
+    if type(tree) is list:
+        return [_numbered(n, rows, -1, 0) for n in tree], rows
+    return _numbered(tree, rows, -1, 0), rows
+
+
+_PLANS = {}     # gast class -> (what _numbered does, ast class, fields)
+_AST_NAME = ast.Name
+_STMT, _LOCATED, _PLAIN, _SPECIAL = range(4)
+
+
+def _plan(cls):
+    """How _numbered converts a node of gast class `cls`."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        if cls in _CONTEXTS:
+            plan = (_SPECIAL, _CONTEXTS[cls], ())
+        elif cls in (gast.Name, gast.Constant, gast.arguments):
+            plan = (_SPECIAL, None, ())
+        else:
+            target = _AST_CLASSES.get(cls)
+            if target is None:
+                target = _AST_CLASSES[cls] = getattr(ast, cls.__name__)
+            kind = (_STMT if issubclass(cls, (gast.stmt, gast.excepthandler)) else
+                    _LOCATED if issubclass(target, (ast.expr, ast.stmt, ast.excepthandler, ast.arg, ast.keyword))
+                    else _PLAIN)
+            plan = (kind, target, target._fields)
+        _PLANS[cls] = plan
+    return plan
+
+
+def _numbered(node, rows, depth, line):
+    """The ast node of gast `node` for to_numbered_ast: a statement takes
+    the next row (at `depth` + 1), everything else the line `line` of its
+    statement (what _convert does with rows, without its generic steps)."""
+    cls = node.__class__
+    if cls is _NAME:                        # (the most frequent node)
+        new = _AST_NAME(node.id, _CONTEXTS[node.ctx.__class__])
+        new.lineno = new.end_lineno = line
+        new.col_offset = new.end_col_offset = 0
+        return new
+    kind, target, fields = _PLANS.get(cls) or _plan(cls)
+    if kind is _SPECIAL:
+        if target is not None:
+            return target                   # a context
+        if cls is gast.Constant:
+            v = node.value
+            t = v.__class__
+            if t is str or t is bool or v is None or ((t is int or t is float) and v > 0):
+                return _at(ast.Constant(value=v, kind=node.kind), line)
+        return _convert_numbered(node, cls, rows, depth, line)
+    if kind is _STMT:
+        depth += 1
+        rows.append((depth, node))
+        line = len(rows)
+    d = node.__dict__
+    values = []
+    for f in fields:
+        v = d.get(f)
+        if v is not None:
+            if v.__class__ is list:
+                v = [_numbered(x, rows, depth, line) if isinstance(x, _AST) else x for x in v]
+            elif isinstance(v, _AST):
+                v = _numbered(v, rows, depth, line)
+        values.append(v)
+    new = target(*values)
+    if cls is gast.ExceptHandler and node.name is not None:
+        new.name = node.name.id
+    if kind is not _PLAIN:
+        new.lineno = new.end_lineno = line
+        new.col_offset = new.end_col_offset = 0
+    return new
 
 
 def _convert(node, rows=None, depth=0, line=0):
@@ -383,6 +570,37 @@ def names_stored(node):
     return _name_ids(node, gast.Store)
 
 
+def names_loaded_and_stored(node):
+    """(names_loaded(node), names_stored(node)), in one walk."""
+    loaded, stored = set(), set()
+    load, store = gast.Load, gast.Store
+    todo = [node]
+    AST, NAME, fields_of, CHILD = _AST, gast.Name, _CHILD_FIELDS.get, _child_fields
+    while todo:                 # (as _name_ids: a Name's annotation is not entered)
+        n = todo.pop()
+        cls = n.__class__
+        if cls is NAME:
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loaded.add(n.id)
+            elif ctx is store:
+                stored.add(n.id)
+            continue
+        fields = fields_of(cls)
+        if fields is None:
+            fields = CHILD(cls)
+        d = n.__dict__
+        for field in fields:
+            value = d.get(field)
+            if value is None:
+                continue
+            if type(value) is list:
+                todo.extend([v for v in value if isinstance(v, AST)])
+            elif isinstance(value, AST):
+                todo.append(value)
+    return loaded, stored
+
+
 def targets(stmt):
     """The names an ANF assignment stores, in order: `a = ...` -> [a],
     `a, b = ...` -> [a, b]."""
@@ -419,7 +637,59 @@ def copy_location(new, old):
     return new
 
 
-class _LoadRenamer(gast.NodeTransformer):
+class NodeTransformer(gast.NodeTransformer):
+    """gast.NodeTransformer, faster: the visit method of a node class is
+    looked up once per transformer class, and generic_visit goes through
+    the fields that may hold nodes only (not the Load/Store contexts, names
+    and flags, which no visit method of the compiler's changes); what it
+    visits, in what order, and how it splices the results are
+    NodeTransformer's."""
+
+    def visit(self, node):
+        """The result of the visit method for `node`'s class (generic_visit
+        when there is none)."""
+        cls = node.__class__
+        table = _VISITORS.get(self.__class__)
+        if table is None:
+            table = _VISITORS[self.__class__] = {}
+        method = table.get(cls)
+        if method is None:
+            method = getattr(self.__class__, "visit_" + cls.__name__, None)
+            if method is None or method is ast.NodeVisitor.visit_Constant:    # (Num, Str: never defined here)
+                method = self.__class__.generic_visit
+            table[cls] = method
+        return method(self, node)
+
+    def generic_visit(self, node):
+        """Visit the children of `node` in field order, splicing lists."""
+        d = node.__dict__
+        for field in _child_fields(node.__class__):
+            old_value = d.get(field)
+            if type(old_value) is list:
+                new_values = []
+                for value in old_value:
+                    if isinstance(value, _AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        elif not isinstance(value, _AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old_value[:] = new_values
+            elif isinstance(old_value, _AST):
+                new_node = self.visit(old_value)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node
+
+
+_VISITORS = {}      # NodeTransformer subclass -> {node class: its visit function}
+
+
+class _LoadRenamer(NodeTransformer):
     def __init__(self, mapping):
         self.mapping = mapping
 
@@ -458,11 +728,12 @@ def clone(node, annotations=True):
     if not annotations:
         for key in [k for k in attrs if k in _DROPPED]:
             del attrs[key]
-    for field in cls._fields:
+    fields = _CHILD_FIELDS.get(cls)
+    for field in fields if fields is not None else _child_fields(cls):     # (contexts are shared)
         value = attrs.get(field)
         if type(value) is list:
             attrs[field] = [clone(v, annotations) if isinstance(v, _AST) else v for v in value]
-        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+        elif isinstance(value, _AST):
             attrs[field] = clone(value, annotations)
     new.__dict__.update(attrs)
     return new
@@ -492,6 +763,47 @@ def _child_fields(cls):
     return found
 
 
+def child_fields(cls):
+    """The fields of node class `cls` that may hold nodes, in order: not
+    names, strings, flags or the Load/Store context."""
+    found = _CHILD_FIELDS.get(cls)
+    return found if found is not None else _child_fields(cls)
+
+
+def statements(stmts):
+    """The statements of the list `stmts` and those nested in their blocks
+    (bodies, else branches, handlers), in no particular order: a walk that
+    does not enter expressions."""
+    out = []
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        d = n.__dict__
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            value = d.get(field)
+            if type(value) is list:
+                todo.extend(value)
+    return out
+
+
+def rewrite_calls(node, fn):
+    """`node` with each Call under it (or it) replaced by `fn(call)`, the
+    calls inside a call's operands first, in place where the parents stay
+    (what a NodeTransformer whose visit_Call runs generic_visit first
+    does, without visiting every node through getattr)."""
+    d = node.__dict__
+    for field in _child_fields(node.__class__):
+        value = d.get(field)
+        if type(value) is list:
+            for k, v in enumerate(value):
+                if isinstance(v, _AST):
+                    value[k] = rewrite_calls(v, fn)
+        elif isinstance(value, _AST):
+            d[field] = rewrite_calls(value, fn)
+    return fn(node) if node.__class__ is gast.Call else node
+
+
 def children(node):
     """The nodes directly under `node`, in field order (no Load/Store context nodes)."""
     out = []
@@ -511,25 +823,23 @@ def walk(node):
     trees often), without the Load/Store context nodes."""
     out = [node]
     AST, fields_of, CHILD = _AST, _CHILD_FIELDS.get, _child_fields
-    i = 0
-    while i < len(out):
-        n = out[i]
-        i += 1
+    append = out.append
+    for n in out:               # (a list iterator sees what the loop appends)
         cls = n.__class__
         fields = fields_of(cls)
         if fields is None:
             fields = CHILD(cls)
-        d = n.__dict__
-        for field in fields:
-            value = d.get(field)
-            if value is None:
-                continue
-            if type(value) is list:
-                for v in value:
-                    if isinstance(v, AST):
-                        out.append(v)
-            elif isinstance(value, AST):
-                out.append(value)
+        if fields:
+            d = n.__dict__
+            for field in fields:
+                value = d.get(field)
+                if value is not None:
+                    if value.__class__ is list:
+                        for v in value:
+                            if isinstance(v, AST):
+                                append(v)
+                    elif isinstance(value, AST):
+                        append(value)
     return out
 
 

@@ -20,6 +20,11 @@ class Namer:
     def __init__(self, used=()):
         self.used = set(used)
 
+    def copy(self):
+        """An independent Namer with the same names in use (copy.deepcopy's
+        result, without its generic traversal)."""
+        return Namer(self.used)
+
     def reserve(self, names):
         self.used.update(names)
 

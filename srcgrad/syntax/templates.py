@@ -39,7 +39,7 @@ def _set_context(node, ctx):
         node.ctx = ctx()
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(ast_util.NodeTransformer):
     def __init__(self, nodes):
         self.nodes = nodes
 

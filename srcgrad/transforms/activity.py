@@ -22,18 +22,17 @@ from ..syntax import ast_util
 from ..syntax.anno import Anno
 
 
-def _assignments(body):
+def _assignments_and_pushes(body):
+    """The ANF assignments and the push statements in `body`, in one walk."""
+    assigns, pushes = [], []
     for s in body:
         for n in ast_util.walk(s):
-            if isinstance(n, gast.Assign) and Anno.OP.exists(n):
-                yield n
-
-
-def _pushes(body):
-    for s in body:
-        for n in ast_util.walk(s):
-            if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push":
-                yield n
+            if isinstance(n, gast.Assign):
+                if Anno.OP.exists(n):
+                    assigns.append(n)
+            elif isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push":
+                pushes.append(n)
+    return assigns, pushes
 
 
 def _targets(stmt):
@@ -72,7 +71,8 @@ def analyze(fdef, ctx, active_inputs, outputs):
     # Each op as (kind, op, targets, operands), with use and definition maps:
     # both propagations are worklists, linear in the size of the code.
     ops = []
-    for s in _assignments(fdef.body):
+    assigns, push_stmts = _assignments_and_pushes(fdef.body)
+    for s in assigns:
         op = Anno.OP.of(s)
         if op.kind in ("copy", "rule", "opaque", "call"):
             operands = op.operand_names()
@@ -83,7 +83,7 @@ def analyze(fdef, ctx, active_inputs, outputs):
         else:
             continue
         ops.append((op.kind, op, _targets(s), operands))
-    pushes = [Anno.OP.of(p).args for p in _pushes(fdef.body)]
+    pushes = [Anno.OP.of(p).args for p in push_stmts]
     for stack, x in pushes:
         if isinstance(x, gast.Name):
             ops.append(("push", None, [stack.id], [x.id]))
@@ -150,29 +150,35 @@ def varied_type_check(fdef, active_inputs):
     the other branch (function.py runs such code op by op). The dependence
     is flow-insensitive, as `analyze`'s varied names."""
     import builtins
+    nodes = ast_util.walk(fdef)
+    checks = [n for n in nodes if isinstance(n, gast.Call) and n.args
+              and Anno.CALLEE.of(n.func) in (builtins.isinstance, builtins.type)]
+    if not checks:
+        return None
     varied = set(active_inputs)
-    steps = []
-    for n in ast_util.walk(fdef):
+    steps = []              # (names the targets bind, names the value reads)
+    for n in nodes:
         if isinstance(n, gast.Assign):
-            steps.append((n.targets, n.value))
+            targets, value = n.targets, n.value
         elif isinstance(n, (gast.For, gast.AugAssign, gast.AnnAssign)) and getattr(n, "value", None) is not None:
-            steps.append(([n.target], n.value))
+            targets, value = [n.target], n.value
         elif isinstance(n, gast.For):
-            steps.append(([n.target], n.iter))
+            targets, value = [n.target], n.iter
+        else:
+            continue
+        steps.append(([e.id for t in targets for e in ast_util.walk(t) if isinstance(e, gast.Name)],
+                      {e.id for e in ast_util.walk(value) if isinstance(e, gast.Name)}))
     changed = True
     while changed:
         changed = False
-        for targets, value in steps:
-            if not any(isinstance(e, gast.Name) and e.id in varied for e in ast_util.walk(value)):
+        for targets, read in steps:
+            if read.isdisjoint(varied):
                 continue
-            for t in targets:
-                for e in ast_util.walk(t):
-                    if isinstance(e, gast.Name) and e.id not in varied:
-                        varied.add(e.id)
-                        changed = True
-    for n in ast_util.walk(fdef):
-        if (isinstance(n, gast.Call) and n.args
-                and Anno.CALLEE.of(n.func) in (builtins.isinstance, builtins.type)
-                and any(isinstance(e, gast.Name) and e.id in varied for e in ast_util.walk(n.args[0]))):
+            for name in targets:
+                if name not in varied:
+                    varied.add(name)
+                    changed = True
+    for n in checks:
+        if any(isinstance(e, gast.Name) and e.id in varied for e in ast_util.walk(n.args[0])):
             return ast_util.to_source(n).strip(), Anno.ORIGIN.of(n)
     return None

@@ -477,8 +477,9 @@ def transform(resolution, ctx):
                         if isinstance(v, (list, tuple, dict))} | set(resolution.containers)
     # a differentiated value of the user's own vector space: its cotangents are kept and added as they come
     # (None for none yet), as a container's
-    facts.containers |= {p for p, m in zip(ctx.inputs, ctx.mask)
-                         if m and runtime.vector_object(resolution.examples.get(p))}
+    facts.vector_inputs = {p for p, m in zip(ctx.inputs, ctx.mask)
+                           if m and runtime.vector_object(resolution.examples.get(p))}
+    facts.containers |= facts.vector_inputs
     facts.scalar_params = set(resolution.scalars)
     facts.shape_params = dict(resolution.patterns)
     facts.stacks = t.stacks

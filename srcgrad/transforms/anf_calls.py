@@ -451,13 +451,12 @@ class CallForms:
             python_float = True                                 # (a Python float result)
         if rule is not None:
             try:
-                bound = rule.signature.bind(ast_util.name("_z"), *args, **kwargs)
+                arguments = rule.arguments(ast_util.name("_z"), args, kwargs)
             except TypeError as exc:
                 self.fail(node, "this call of %s (%s)" % (getattr(fn, "__name__", fn), exc),
                           registry.where_hint(fn) if "where" in kwargs and "where" not in rule.params else None)
-            bound.apply_defaults()
             bindings = {}
-            for p, v in bound.arguments.items():
+            for p, v in arguments.items():
                 if p == rule.output:
                     continue
                 if isinstance(v, (tuple, list)) and any(isinstance(x, gast.AST) for x in v):

@@ -1,6 +1,6 @@
 """The base of the compiler's tree transformers: replacements inherit their origin.
 
-`Transformer` is a `gast.NodeTransformer` whose `visit` gives the nodes of
+`Transformer` is a NodeTransformer (ast_util.NodeTransformer) whose `visit` gives the nodes of
 a replacement that have no ORIGIN annotation the ORIGIN of the node it
 replaces (TF AutoGraph's `pyct/transformer.py`, `Base.visit`). A visit
 method returns the node, a new node, a list of statements or None; the
@@ -46,7 +46,7 @@ def inherit_origin(new, old):
     return new
 
 
-class Transformer(gast.NodeTransformer):
+class Transformer(ast_util.NodeTransformer):
     """A NodeTransformer whose replacements inherit the replaced node's ORIGIN."""
 
     def visit(self, node):

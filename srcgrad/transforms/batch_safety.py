@@ -147,7 +147,7 @@ def batched_twin(helper):
         return None
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(ast_util.NodeTransformer):
     def __init__(self, renames, extra):
         self.renames, self.extra = renames, extra
 

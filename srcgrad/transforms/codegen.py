@@ -58,11 +58,13 @@ def _read_shape_sources(stmts, sources, injected, inputs):
     (shapes.py: a parameter or name of the same shape, or the literal 0.0
     for a 0-d value) where
     the sweep reads only its shape: the forward sweep then need not keep
-    the name, and the joint code need not compute it (_prune_dead)."""
+    the name, and the joint code need not compute it (_prune_dead).
+    Returns whether a read changed (a liveness.Sets then holds stale
+    uses for the statements of `stmts`)."""
     fns = {alias: _SHAPE_ONLY_ARGS[obj] for alias, obj in injected.items()
            if callable(obj) and obj in _SHAPE_ONLY_ARGS}
     if not fns or not sources:
-        return
+        return False
     shape_reads = []        # (call, position)
     for s in stmts:
         for n in ast_util.walk(s):
@@ -72,16 +74,19 @@ def _read_shape_sources(stmts, sources, injected, inputs):
     at_shape = {id(call.args[i]) for call, i in shape_reads}
     read = {n.id for s in stmts for n in ast_util.walk(s)       # (the values the sweep reads)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in at_shape}
+    changed = False
     for call, i in shape_reads:
         name = call.args[i].id
         if name in read:
             continue            # (its value is kept anyway)
+        changed = True
         source = sources[name]
         if source == ():
             call.args[i] = ast_util.const(0.0)
             continue
         # (a parameter, else a name whose value the sweep reads anyway, else the first)
         call.args[i] = ast_util.name(next((o for o in source if o in inputs or o in read), source[0]))
+    return changed
 
 
 def _pure(stmt):
@@ -207,10 +212,11 @@ def free_early(body, free, keep, scalar=()):
     return out, late
 
 
-def assemble(name, inputs, active_inputs, sweeps):
+def assemble(name, inputs, active_inputs, sweeps, sets=None):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
-    whether active input i has a (possibly) nonzero cotangent."""
+    whether active input i has a (possibly) nonzero cotangent. `sets`: the
+    liveness.Sets the later passes over these trees share."""
     outputs = sweeps.outputs
     seeds = [sweeps.seeds[o] for o in outputs]
     stack = sweeps.stack
@@ -229,8 +235,12 @@ def assemble(name, inputs, active_inputs, sweeps):
     connected = tuple(x in sweeps.final for x in active_inputs)
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
-        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]))
-    _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs))
+        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]), sets)
+    if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs)) and sets:
+        for s in sweeps.rev_body:
+            for n in ast_util.walk(s):
+                if isinstance(n, gast.stmt):
+                    sets.forget(n)
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
     defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
     rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]

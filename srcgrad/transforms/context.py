@@ -45,6 +45,8 @@ class Facts:
     stacked: set = field(default_factory=set)       # anf: names assigned inside a branch or loop
     inputs: list = field(default_factory=list)      # anf: parameters and leaves, sorted
     containers: set = field(default_factory=set)    # anf: parameters that hold lists, tuples or dicts
+    vector_inputs: set = field(default_factory=set)  # anf: active inputs of a user's vector space (containers
+    #                                                   too): the one fact before activity the mask changes
     scalar_params: set = field(default_factory=set)  # anf: parameters given Python floats or ints
     stacks: set = field(default_factory=set)        # anf: the stack variables of generated code
     dynamic: set = field(default_factory=set)       # kinds: names that may hold a list, tuple or dict

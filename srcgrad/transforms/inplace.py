@@ -189,8 +189,9 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes. Returns the number of updates made in
     place."""
-    aliases = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _IN_PLACE}
-    accumulate = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) in _ACCUMULATE}
+    callees = _callee_names(fdef, lookup)
+    aliases = {alias for alias in callees if lookup(alias) in _IN_PLACE}
+    accumulate = {alias for alias in callees if lookup(alias) in _ACCUMULATE}
     if not aliases and not accumulate:
         return 0
     dynamic = set(dynamic)
@@ -198,10 +199,11 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     _relate(fdef.body, sharing, lookup, dynamic, _shape_pushed(fdef, lookup))
     # the caller's buffers: the arguments, and the names the function reads
     # without assigning them (globals, closure cells, injected objects)
-    outside = {a.id for a in fdef.args.args} | (ast_util.names_loaded(fdef) - ast_util.names_stored(fdef))
+    loaded, stored = ast_util.names_loaded_and_stored(fdef)
+    outside = {a.id for a in fdef.args.args} | (loaded - stored)
     param_roots = {sharing.find(p) for p in outside}
     sets = sets if sets is not None else liveness.Sets()
-    shape_of = {alias for alias in _callee_names(fdef, lookup) if lookup(alias) is runtime.ShapeOf}
+    shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}
     if shape_of:
         sets = _MetadataReads(sets, shape_of)
     count = 0

@@ -62,18 +62,25 @@ _CONTAINER_RESULTS = {containers.as_list, containers.as_tuple, containers.as_dic
 def transform(fdef, ctx):
     """Fill `ctx.facts.dynamic` and `ctx.facts.scalar` for `fdef` (ANF);
     returns the dynamic set."""
-    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    nodes = ast_util.walk(fdef)         # (the passes below read the tree unchanged until _sequence_operators)
+    assigns = [n for n in nodes if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    ops = [Anno.OP.of(n) for n in nodes if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None]
+    pushes = [op.args for op in ops if op.kind == "push"]
+    # (generated code transformed again: the names that start at None before a loop only may be
+    # containers; the user's code was checked when it was compiled the first time)
+    generated = bool(ctx.facts.stacks) or any(Anno.OP.exists(n) and Anno.OP.of(n).kind in ("push", "pop")
+                                             for n in nodes)
     sequence_ops = set()        # `xs * n`, `xs + ys` on names that surely hold lists or tuples
     ints = _int_names(assigns, ctx)
     while True:
-        dynamic = _may_hold_containers(assigns, fdef, ctx, sequence_ops)
+        dynamic = _may_hold_containers(assigns, pushes, ctx, sequence_ops)
         definite = _definite(assigns, dynamic, ctx, sequence_ops, ints)
         sure = _definite(assigns, dynamic, ctx, sequence_ops, ints, calls=False)
         more = {s for s in assigns if _sequence_operator(s, sure, ints) is not None} - sequence_ops
         if not more:
             break
         sequence_ops |= more
-    _sequence_operators(fdef, ctx, sequence_ops, dynamic, sure, ints)
+    _sequence_operators(fdef, ctx, sequence_ops, dynamic, sure, ints, generated)
     for s in assigns:        # the final kinds of the arguments of each call
         op = Anno.OP.of(s)
         if op.kind == "call":
@@ -143,12 +150,11 @@ def _int_names(assigns, ctx):
 _INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
-def _may_hold_containers(assigns, fdef, ctx, sequence_ops):
+def _may_hold_containers(assigns, pushes, ctx, sequence_ops):
     """The may-analysis of the module docstring (a fixed point over the
-    assignments); the statements of `sequence_ops` give containers."""
+    assignments and the pushes, (stack, value) pairs); the statements of
+    `sequence_ops` give containers."""
     dynamic = set(ctx.facts.containers)
-    pushes = [Anno.OP.of(n).args for n in ast_util.walk(fdef)
-              if isinstance(n, gast.Expr) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "push"]
     if pushes:
         dynamic |= {t for s in assigns if isinstance(s.value, gast.Constant) and s.value.value is None
                     for t in _targets(s)}
@@ -199,19 +205,16 @@ def _may_hold_containers(assigns, fdef, ctx, sequence_ops):
     return dynamic
 
 
-def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints):
+def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints, generated):
     """Python's `*` and `+` on lists and tuples: each statement of
     `sequence_ops` (an operand surely a container) becomes seq_repeat(xs,
     n) or list_extend(xs, ys), container rules (the cotangent of each
     element is the sum of its copies'). Where an operand only may be a
     container (an element of one), the NumPy rule stays, after a check at
-    run time that refuses a list or tuple result at the user's line."""
+    run time that refuses a list or tuple result at the user's line (not in
+    `generated` code, transformed again)."""
     repeat = registry.adjoint_rule(containers.seq_repeat)
     extend = registry.adjoint_rule(containers.list_extend)
-    # (generated code transformed again: the names that start at None before a loop only may be
-    # containers; the user's code was checked when it was compiled the first time)
-    generated = bool(ctx.facts.stacks) or any(Anno.OP.exists(n) and Anno.OP.of(n).kind in ("push", "pop")
-                                             for n in ast_util.walk(fdef))
 
     def block(stmts):
         out = []

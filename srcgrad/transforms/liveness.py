@@ -65,18 +65,42 @@ def live_in(stmts, live_out, sets=None):
     sets = sets or Sets()
     live = set(live_out)
     for s in reversed(stmts):
-        live = live_in_stmt(s, live, sets)
+        if isinstance(s, _COMPOUND):
+            live = live_in_stmt(s, live, sets)
+        else:
+            read, written = sets.get(s)     # (live_in_stmt's, on the set this pass owns)
+            live -= written
+            live |= read
     return live
 
 
-def live_after(stmts, live_out, sets):
-    """after[k]: the names live after statement k (one backward pass)."""
+def live_after(stmts, live_out, sets, memo=None):
+    """after[k]: the names live after statement k (one backward pass).
+    `memo`: a dict the caller keeps while the compound statements of
+    `stmts` do not change, which remembers what is live before each of them
+    for what is live after it."""
     after = [None] * len(stmts)
     live = set(live_out)
     for k in range(len(stmts) - 1, -1, -1):
         after[k] = live
-        live = live_in_stmt(stmts[k], live, sets)
+        s = stmts[k]
+        if isinstance(s, _COMPOUND):
+            if memo is None:
+                live = live_in_stmt(s, live, sets)
+            else:
+                key = (id(s), frozenset(live))
+                found = memo.get(key)
+                if found is None:
+                    found = memo[key] = (s, live_in_stmt(s, live, sets))
+                live = set(found[1])
+        else:
+            read, written = sets.get(s)
+            live = live - written
+            live |= read
     return after
+
+
+_COMPOUND = (gast.If, gast.For, gast.While)
 
 
 def live_in_stmt(s, live, sets=None):

@@ -35,13 +35,14 @@ _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
 def _fold(node):
     """`node` with constant arithmetic folded, in place (a new node where
     a BinOp folds)."""
-    for field in node._fields:
-        value = getattr(node, field, None)
+    d = node.__dict__
+    for field in ast_util.child_fields(node.__class__):     # (not the Load/Store contexts)
+        value = d.get(field)
         if type(value) is list:
             for k, v in enumerate(value):
-                if isinstance(v, gast.AST) and not isinstance(v, gast.expr_context):
+                if isinstance(v, gast.AST):
                     value[k] = _fold(v)
-        elif isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
+        elif isinstance(value, gast.AST):
             setattr(node, field, _fold(value))
     if (type(node) is gast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE
             and isinstance(node.left, gast.Constant) and isinstance(node.comparators[0], gast.Constant)
@@ -70,7 +71,7 @@ def fold(stmts):
 
 # ------------------------------------------------------ copy propagation
 
-class _Rename(gast.NodeTransformer):
+class _Rename(ast_util.NodeTransformer):
     def __init__(self, old, new):
         self.old, self.new = old, new
 
@@ -100,9 +101,11 @@ def propagate_copies(stmts, live_out, sets=None):
             s.orelse = propagate_copies(s.orelse, after[k], sets)
         elif isinstance(s, (gast.For, gast.While)):
             s.body = propagate_copies(s.body, live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
+    compound = {}       # id -> (names read or written, names written) of an if/for/while here (not rewritten below)
+    memo = {}           # (their liveness, for live_after)
     while True:
         changed = False
-        after = live_after(stmts, live_out, sets)
+        after = live_after(stmts, live_out, sets, memo)
         out = []
         k = 0
         while k < len(stmts):
@@ -126,8 +129,11 @@ def propagate_copies(stmts, live_out, sets=None):
                     j += 1
                     continue
                 if isinstance(t, (gast.If, gast.For, gast.While)):
-                    names = liveness.uses(t) | liveness.defs(t)
-                    if a in names or b in liveness.defs(t):
+                    found = compound.get(id(t))
+                    if found is None:
+                        written = liveness.defs(t)
+                        found = compound[id(t)] = (liveness.uses(t) | written, written)
+                    if a in found[0] or b in found[1]:
                         break
                     j += 1
                     continue
@@ -252,7 +258,8 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
         return stmts            # (nothing to collapse: no liveness to compute)
     sets = sets or Sets()
     if deleted is None:         # (a name a `del` frees must stay assigned)
-        deleted = {n.id for s in stmts for n in ast_util.walk(s)
+        deleted = {n.id for s in stmts if isinstance(s, gast.Delete) or hasattr(s, "body")
+                   for n in ast_util.walk(s)              # (only a `del` has Del names)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
     after = live_after(stmts, live_out, sets)
     for k, s in enumerate(stmts):
@@ -288,15 +295,18 @@ MATH_UFUNCS = {n for n in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "s
 MATH_NAMES = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
 
 
-class MathFunctions(gast.NodeTransformer):
+class MathFunctions:
     """np.cos(x) -> math.cos(x) in the adjoint or tangent of a math-module
-    call (whose operands are Python floats)."""
+    call (whose operands are Python floats): `visit(node)` rewrites."""
 
     def __init__(self, np_aliases, math_alias):
         self.np_aliases, self.math_alias = np_aliases, math_alias
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def visit(self, node):
+        """`node` rewritten (in place where its parents stay)."""
+        return ast_util.rewrite_calls(node, self.call)
+
+    def call(self, node):
         f = node.func
         if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id in self.np_aliases
                 and f.attr in MATH_UFUNCS and len(node.args) == 1 and not node.keywords
@@ -306,17 +316,21 @@ class MathFunctions(gast.NodeTransformer):
         return node
 
 
-class ElideShapeHelper(gast.NodeTransformer):
+class ElideShapeHelper:
     """unbroadcast(g, x) -> g (broadcast_like(t, x) -> t in tangent code)
     where x is among `scalars` (known to be 0-d, and so is g; or known to
-    have the shape g has: shapes.py), the calls named `aliases`."""
+    have the shape g has: shapes.py), the calls named `aliases`:
+    `visit(node)` rewrites."""
 
     def __init__(self, aliases, scalars):
         self.aliases = aliases
         self.scalars = scalars
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def visit(self, node):
+        """`node` rewritten (in place where its parents stay)."""
+        return ast_util.rewrite_calls(node, self.call)
+
+    def call(self, node):
         if (isinstance(node.func, gast.Name) and node.func.id in self.aliases and len(node.args) == 2
                 and isinstance(node.args[1], gast.Name) and node.args[1].id in self.scalars):
             return node.args[0]

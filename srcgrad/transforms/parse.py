@@ -14,7 +14,6 @@ inside a dict display or a call spanning lines, are told apart.
 import ast
 import inspect
 import linecache
-import textwrap
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -64,7 +63,7 @@ def _from_tree(func, tree):
 
 
 def _source_lines(func, code):
-    """The lines of `func`'s definition and its first line number, read from
+    """The lines from `func`'s definition on and its first line number, read from
     its code object: inspect.getsourcelines(func) follows __wrapped__ (a
     functools.wraps wrapper would be read as the function it wraps), and
     inspect.getsourcelines(code) searches sys.modules (tens of ms). The
@@ -77,7 +76,7 @@ def _source_lines(func, code):
     start = code.co_firstlineno - 1
     if not 0 <= start < len(lines):
         raise OSError("the source of %s does not reach line %d" % (code.co_filename, start + 1))
-    return inspect.getblock(lines[start:]), start + 1
+    return lines[start:], start + 1
 
 
 def parse(func, tree=None):
@@ -100,9 +99,8 @@ def parse(func, tree=None):
         raise SourceNotFoundError(
             "srcgrad could not find the source of %s (defined in %s): %s. Define it in a file "
             "or a notebook cell, not with exec/eval." % (name, filename, exc)) from None
-    src = textwrap.dedent("".join(lines))
     try:
-        module = ast_util.parse(src)
+        module, lines = ast_util.parse_definition(lines)
     except SyntaxError as exc:
         raise SourceNotFoundError("could not parse the source of %s: %s" % (name, exc)) from None
     node = module.body[0]

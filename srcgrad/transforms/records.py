@@ -24,7 +24,7 @@ from ..syntax import ast_util
 from ..syntax.anno import Anno
 
 
-class SelfFields(gast.NodeTransformer):
+class SelfFields(ast_util.NodeTransformer):
     """In a FieldMethod's body: `self.W` -> the field's parameter,
     `self.m(...)` / `self(...)` / `self.prop` -> calls of field functions
     (on the fields), `self.CONST` -> the class attribute's value,
@@ -148,11 +148,12 @@ _DICT_RESULTS = {("scipy.integrate", "solve_ivp")}       # (module prefix, name)
 def result_fields_as_items(node):
     """`sol.y` -> `sol["y"]` for a name assigned only from solve_ivp."""
     assigned = {}
-    for n in ast_util.walk(node):
+    nodes = ast_util.walk(node)
+    for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             assigned[n.id] = assigned.get(n.id, 0) + 1
     results = set()
-    for n in ast_util.walk(node):
+    for n in nodes:
         if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
                 and isinstance(n.value, gast.Call) and assigned.get(n.targets[0].id) == 1):
             callee = Anno.CALLEE.of(n.value.func)
@@ -184,10 +185,11 @@ class RecordResolution:
         plain data-holder class from values not all known at transform
         time (objects built from constants are known values instead)."""
         stores, classes = {}, {}
-        for n in ast_util.walk(ast_util.module(body)):
+        nodes = ast_util.walk(ast_util.module(body))
+        for n in nodes:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 stores[n.id] = stores.get(n.id, 0) + 1
-        for n in ast_util.walk(ast_util.module(body)):
+        for n in nodes:
             if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name) \
                     and isinstance(n.value, gast.Call):
                 found, cls = self.static(n.value.func)

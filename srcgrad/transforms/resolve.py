@@ -89,25 +89,28 @@ class Resolution:
     chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 
 
-def stored_names(fdef):
-    names = set()
+def _names(fdef):
+    """(the ids of every Name in `fdef`, those stored or parameters), in one walk."""
+    every, stored = set(), set()
     for n in ast_util.walk(fdef):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-            names.add(n.id)
-    return names
+        if isinstance(n, gast.Name):
+            every.add(n.id)
+            if isinstance(n.ctx, (gast.Store, gast.Param)):
+                stored.add(n.id)
+    return every, stored
 
 
 _UNROLL_MAX = 64        # longest list of objects a loop is unrolled over
 
 
-class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransformer):
-    def __init__(self, parsed, namespace, examples, namer):
+class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTransformer):
+    def __init__(self, parsed, namespace, examples, namer, stored):
         self.parsed = parsed
         self.ns = namespace
         self.examples = examples   # {param: example value} or {}
         self.namer = namer
         self.params = parsed.params
-        self.locals = stored_names(parsed.node)
+        self.locals = stored       # the names parsed.node stores, and its parameters
         self.leaves = {}
         self.free = {}
         self.in_func_position = False
@@ -567,7 +570,7 @@ class _Resolver(chains.StaticValues, records.RecordResolution, gast.NodeTransfor
     # -- objects of plain data-holder classes built from differentiated values
 
 
-class _ConstantIndex(gast.NodeTransformer):
+class _ConstantIndex(ast_util.NodeTransformer):
     """Reads of the loop index `name` -> the constant `k` (an unrolled copy)."""
 
     def __init__(self, name, k):
@@ -591,9 +594,9 @@ def resolve(parsed, examples=None, field_method=None):
     node = ast_util.clone(parsed.node)
     work = copy.copy(parsed)
     work.node = node
-    namer = Namer(stored_names(node) | {n.id for n in ast_util.walk(node) if isinstance(n, gast.Name)}
-                  | ast_util.grad_of_names(node) | set(dir(builtins)))
-    r = _Resolver(work, Namespace(parsed.func), examples or {}, namer)
+    every, stored = _names(node)
+    namer = Namer(every | ast_util.grad_of_names(node) | set(dir(builtins)))
+    r = _Resolver(work, Namespace(parsed.func), examples or {}, namer, stored)
     if field_method is not None:
         r.field_method = field_method
         r.find_records(node.body)

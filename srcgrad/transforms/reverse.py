@@ -449,7 +449,8 @@ def transform(fdef, ctx):
     # arrays read as globals or closure cells: the split forward returns them with the residuals (the
     # tape then keeps their values at the call, whatever the program writes into them afterwards)
     module = ast_util.module(fdef.body)
-    read = ast_util.names_loaded(module) - ast_util.names_stored(module) - set(ctx.inputs)
+    loaded, stored = ast_util.names_loaded_and_stored(module)
+    read = loaded - stored - set(ctx.inputs)
     for n in sorted(read):
         found, value = ctx.namespace.lookup(n)
         if found and type(value) is np.ndarray:
@@ -527,8 +528,8 @@ def _read_after_restore(stmts, shape_fns=None):
     needed, full = set(), set()
     shape_fns = shape_fns or {}
 
-    def pops(s):
-        return {Anno.POP.of(n) for n in ast_util.walk(s) if Anno.POP.of(n) is not None}
+    def pops(s):        # (POP marks statements only)
+        return {Anno.POP.of(n) for n in ast_util.statements([s]) if Anno.POP.of(n) is not None}
 
     def read(node, restored):
         names, whole = _loads(node, shape_fns)
@@ -586,9 +587,8 @@ def _prune_stack(sweeps, gen):
     sweeps.rev_body = filt(filt(sweeps.rev_body, Anno.POP), Anno.PUSH)     # (steps re-recorded: checkpointed.py)
     sweeps.fwd_body = filt(sweeps.fwd_body, Anno.PUSH)
     pushed = set()
-    for s in sweeps.fwd_body:
-        for n in ast_util.walk(s):
-            if Anno.PUSH.of(n) is not None:
-                pushed.add(Anno.PUSH.of(n))
+    for n in ast_util.statements(sweeps.fwd_body):      # (PUSH marks statements only)
+        if Anno.PUSH.of(n) is not None:
+            pushed.add(Anno.PUSH.of(n))
     sweeps.pushed = pushed
     sweeps.stack = gen.stack if pushed else None

@@ -26,14 +26,16 @@ def _as_load(e):
     return ast_util.set_load(ast_util.clone(e)) if isinstance(e, gast.AST) else e
 
 
-class _StripCalls(gast.NodeTransformer):
+class _StripCalls:
     """f(x) -> x for the functions named in `names` (conj on real values)."""
 
     def __init__(self, names):
         self.names = names
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def visit(self, node):
+        return ast_util.rewrite_calls(node, self.call)
+
+    def call(self, node):
         if isinstance(node.func, gast.Name) and node.func.id in self.names and len(node.args) == 1:
             return node.args[0]
         return node

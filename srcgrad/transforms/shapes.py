@@ -418,9 +418,9 @@ def transform(fdef, ctx):
     facts.same_shape = {}
     facts.shape_sources = {}
     patterns = getattr(facts, "shape_params", None) or {}
-    assigns = [n for n in ast_util.walk(fdef) if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
-    if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in ast_util.walk(fdef)
-                           if Anno.OP.exists(n)):
+    nodes = ast_util.walk(fdef)         # (this pass changes no node)
+    assigns = [n for n in nodes if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
+    if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in nodes if Anno.OP.exists(n)):
         return          # (code transformed again: cotangents flow through its stacks)
     if not patterns and not facts.scalar:
         return
@@ -435,7 +435,7 @@ def transform(fdef, ctx):
         shapes[name] = TOP
     # a name read but not assigned here (a global array, a leaf, a loop index): unknown
     assigned = {t for s in assigns for t in _targets(s)}
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
@@ -448,17 +448,31 @@ def transform(fdef, ctx):
     singles = {t for t, c in counts.items() if c == 1 and t not in facts.stacked and t not in params
                and t not in facts.dynamic}
     results = {}
+    # the names whose shapes a statement's result reads (_Pass.of of its operands): a result is
+    # computed again only when one of them changed since it was last computed (`stamp`: the
+    # clock when a name's shape last changed; `seen`: the clock when a result was computed)
+    reads = {}
+    for s in assigns:
+        op = Anno.OP.of(s)
+        reads[id(s)] = {n.id for e in list(op.args) + list(op.bindings.values()) + [s.value]
+                        for n in ast_util.walk(e) if isinstance(n, gast.Name)}
+    stamp, seen, clock = {}, {}, 0
     changed = True
     while changed:
         changed = False
         current = _Pass(shapes, facts.scalar, ints)     # (reads `shapes` as this pass updates it)
         for s in assigns:
             targets = _targets(s)
-            r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
-            if r == TOP and len(targets) == 1 and targets[0] in singles:
-                local = current.one_array_operand(s)
-                r = (Opaque(targets[0]), [], [local] if local is not None else [])
-            results[id(s)] = r
+            last = seen.get(id(s))
+            if last is None or any(stamp.get(n, 0) > last for n in reads[id(s)]):
+                seen[id(s)] = clock
+                r = current.result(s, index[id(s)]) if len(targets) == 1 else TOP
+                if r == TOP and len(targets) == 1 and targets[0] in singles:
+                    local = current.one_array_operand(s)
+                    r = (Opaque(targets[0]), [], [local] if local is not None else [])
+                results[id(s)] = r
+            else:
+                r = results[id(s)]
             if r is None:
                 continue
             shape = r if r == TOP else r[0]
@@ -468,6 +482,8 @@ def transform(fdef, ctx):
                 if new != old or type(new) is not type(old):
                     shapes[t] = new
                     changed = True
+                    clock += 1
+                    stamp[t] = clock
         if not changed:
             # a statement whose operands never got a shape (a cycle of names only assigned from each
             # other): its targets are unknown, and so is what reads them
@@ -477,7 +493,9 @@ def transform(fdef, ctx):
                         if shapes.get(t) != TOP:
                             shapes[t] = TOP
                             changed = True
-    trusted = _trusted(assigns, fdef, facts)
+                            clock += 1
+                            stamp[t] = clock
+    trusted = _trusted(assigns, nodes, facts)
     final = _Pass(shapes, facts.scalar, ints)
     for s in assigns:
         # (per statement: the operands' shapes hold for every value their names take, so the result's
@@ -530,12 +548,12 @@ def _range_indices(fdef, assigned):
     return targets - assigned
 
 
-def _trusted(assigns, fdef, facts):
+def _trusted(assigns, nodes, facts):
     """The names whose cotangents are known to have their shapes: not
     containers, and read only by rules, copies, nondifferentiable uses
-    and the return."""
+    and the return (`nodes`: a walk of the function)."""
     untrusted = set(facts.dynamic)
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if not Anno.OP.exists(n):
             continue
         op = Anno.OP.of(n)

@@ -30,7 +30,7 @@ class _JvpCalls(Block):
     visit_Assign = visit_AugAssign = visit_Return = visit_Expr = simple
 
 
-class _Rewriter(gast.NodeTransformer):
+class _Rewriter(ast_util.NodeTransformer):
 
     def __init__(self, ctx):
         self.ctx = ctx
