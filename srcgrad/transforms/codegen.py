@@ -212,6 +212,27 @@ def free_early(body, free, keep, scalar=()):
     return out, late
 
 
+def _residual_test(sweeps):
+    """`cheap(name)`: is `name` not computed from the seeds in the reverse
+    sweep (a residual or a value computed from residuals only), so that in
+    a batched sweep it has no batch axis?"""
+    derived = set(sweeps.seeds.values())
+    changed = True
+    while changed:          # (a loop may carry a cotangent into a name read before it)
+        changed = False
+        for s in ast_util.walk(ast_util.function_def("_", [], sweeps.rev_body)):
+            if isinstance(s, (gast.Assign, gast.AugAssign, gast.For)):
+                value = s.iter if isinstance(s, gast.For) else s.value
+                reads = {n.id for n in ast_util.walk(value) if isinstance(n, gast.Name)}
+                if reads & derived:
+                    targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+                    new = {n.id for t in targets for n in ast_util.walk(t) if isinstance(n, gast.Name)} - derived
+                    if new:
+                        derived |= new
+                        changed = True
+    return lambda name: name not in derived
+
+
 def assemble(name, inputs, active_inputs, sweeps, sets=None):
     """Build the three FunctionDefs from `sweeps` (reverse.Sweeps). Returns
     (fwd, bwd, joint, residual names, connected), where connected[i] says
@@ -234,8 +255,10 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     grads = [grad_of(x) for x in active_inputs]
     connected = tuple(x in sweeps.final for x in active_inputs)
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
-    sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, set().union(*[
-        {n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads]), sets)
+    returned = set().union(*[{n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads])
+    sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
+    sweeps.rev_body = optimize.fold_scalings(
+        sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
     if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs)) and sets:
         for s in sweeps.rev_body:
             for n in ast_util.walk(s):

@@ -13,6 +13,9 @@ to know what is read later use liveness.py. The rewrites:
   nowhere after (the assembled function, function.py);
 - `MathFunctions`: `np.cos(x)` to `math.cos(x)` in the derivative of a
   math-module call, whose operands are Python floats;
+- `fold_scalings`: `t = -a; u = x + t` to `u = x - a`, and negations and
+  powers of two moved onto constants or (in a batched sweep) residuals,
+  where they cost no operation on a cotangent (codegen.py);
 - `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
   (`t`) where `x` is known to be 0-d, or to have g's shape (shapes.py).
 Each keeps what the code computes.
@@ -163,6 +166,260 @@ def propagate_copies(stmts, live_out, sets=None):
         stmts = out
         if not changed:
             return [s for s in stmts if not isinstance(s, gast.Pass)]
+
+
+# ------------------------------------------------ exact scalings
+
+def _power_of_two(v):
+    """Is `v` a number +-2**k (-1 included): a factor that commutes exactly
+    with rounding (scaling by it changes only the exponent)?"""
+    if not _number(v) or v == 0 or not math.isfinite(v):
+        return False
+    m, _ = math.frexp(abs(v))
+    return m == 0.5
+
+
+class _Scaled:
+    """An expression `name * factor` (factor +-2**k), as it is written:
+    `name`, `-name` or `name * factor`."""
+
+    def __init__(self, name, factor):
+        self.name, self.factor = name, factor
+
+    def node(self, as_float=False):
+        """The expression; `as_float`: the factor written as a float, which
+        keeps a floating operand's dtype and never wraps an integer or
+        boolean one (`mask * -1.0`, not `-mask`)."""
+        factor = float(self.factor) if as_float else self.factor
+        if as_float and factor == 1 and self.factor == 1 and type(self.factor) is int:
+            return ast_util.name(self.name)     # (the operand as it was)
+        if factor == 1 and type(factor) is int:
+            return ast_util.name(self.name)
+        if factor == -1 and type(factor) is int:
+            return gast.UnaryOp(op=gast.USub(), operand=ast_util.name(self.name))
+        return gast.BinOp(left=ast_util.name(self.name), op=gast.Mult(), right=ast_util.const(factor))
+
+
+def _as_scaled(e):
+    """`e` as a _Scaled (a Name, -Name, Name * c or c * Name with c +-2**k), or None."""
+    if type(e) is gast.Name:
+        return _Scaled(e.id, 1)
+    if type(e) is gast.UnaryOp and type(e.op) is gast.USub:
+        inner = _as_scaled(e.operand)
+        return _Scaled(inner.name, -inner.factor) if inner is not None else None
+    if type(e) is gast.BinOp and type(e.op) is gast.Mult:
+        for x, c in ((e.left, e.right), (e.right, e.left)):
+            if type(c) is gast.Constant and _power_of_two(c.value):
+                inner = _as_scaled(x)
+                if inner is not None:
+                    return _Scaled(inner.name, inner.factor * c.value)
+    return None
+
+
+def _scaling_of(s):
+    """(t, _Scaled) for `t = -a`, `t = a * c` or `t = c * a` (c +-2**k), else None."""
+    if not (type(s) is gast.Assign and len(s.targets) == 1 and type(s.targets[0]) is gast.Name):
+        return None
+    if type(s.value) is gast.Name:
+        return None             # (a copy: propagate_copies's)
+    found = _as_scaled(s.value)
+    return (s.targets[0].id, found) if found is not None and found.name != s.targets[0].id else None
+
+
+def _absorb(value, t, scaled, cheap):
+    """`value` (an expression reading t once) with t = scaled.name *
+    scaled.factor substituted so that the factor costs no operation on an
+    array the size of t: cancelled, folded into a constant or a cheap
+    operand (`cheap(name)`: not a cotangent), or turned into a
+    subtraction. None where it would cost one."""
+    a, k = scaled.name, scaled.factor
+    if type(value) is gast.UnaryOp and type(value.op) is gast.USub and _is_name(value.operand, t):
+        return _Scaled(a, -k).node()
+    if type(value) is not gast.BinOp:
+        return None
+    left, right, op = value.left, value.right, type(value.op)
+    if op in (gast.Add, gast.Sub) and k in (1, -1):
+        if _is_name(right, t):
+            flip = (k == -1) != (op is gast.Sub)
+            return gast.BinOp(left=left, op=gast.Sub() if flip else gast.Add(), right=ast_util.name(a))
+        if _is_name(left, t) and op is gast.Add and not _mentions(right, t):
+            return gast.BinOp(left=right, op=gast.Sub() if k == -1 else gast.Add(), right=ast_util.name(a))
+        return None
+    if op is not gast.Mult:
+        return None
+    for mine, other, first in ((left, right, True), (right, left, False)):
+        if not _is_name(mine, t) or _mentions(other, t):
+            continue
+        if type(other) is gast.Constant and _number(other.value):
+            folded = ast_util.const(other.value * k)
+            new = (ast_util.name(a), folded) if first else (folded, ast_util.name(a))
+        else:
+            operand = _as_scaled(other)
+            if operand is None or not cheap(operand.name):
+                return None
+            factor = _Scaled(operand.name, operand.factor * k).node(as_float=True)
+            new = (ast_util.name(a), factor) if first else (factor, ast_util.name(a))
+        return gast.BinOp(left=new[0], op=gast.Mult(), right=new[1])
+    return None
+
+
+def _is_name(e, name):
+    return type(e) is gast.Name and e.id == name
+
+
+def _mentions(e, name):
+    return any(type(n) is gast.Name and n.id == name for n in ast_util.walk(e))
+
+
+def _pure_arithmetic(s):
+    """Is `s` an assignment of arithmetic on names and constants (no call,
+    no subscript: it reads names without changing them)?"""
+    return type(s) is gast.Assign and all(
+        type(n) in (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Load, gast.Store)
+        or isinstance(n, (gast.operator, gast.unaryop)) for n in ast_util.walk(s))
+
+
+def fold_scalings(stmts, live_out, cheap=None, sets=None):
+    """Move exact scalings of a cotangent onto cheaper operands: `t = -a`,
+    `t = a * c` (c = +-2**k) or `t = a * b` (b `cheap`, not a cotangent:
+    a residual) read only by the next use of t, `u = t * c2`, `u = -t`,
+    `u = t * b`, `u = x + t`, becomes one operation: `u = a * (c * c2)`,
+    `u = a * (b * c)`, `u = x - a`. A second-order sweep is full of these
+    (the power rule's `2 * x`, a difference's negation), and in a batched
+    sweep every one costs an operation on the whole batch. The values are
+    the same bits for real operands: negation and scaling by a power of two
+    are exact and commute with rounding (the subnormal range and overflow
+    aside); a complex product may differ in the sign of a zero component.
+    A factor moved onto a cheap operand is written as a float (`b * 2.0`:
+    never `-b` or `b * 2` on a boolean or uint8 mask), so a float32
+    cotangent times an integer or boolean residual is computed in float64
+    (the batched Jacobians cast their result to the input's dtype). Nested
+    blocks too (a temporary and its use in one block); returns the new
+    list. `live_out`: the names read after `stmts`; `cheap(name)`: is
+    the name's value smaller than a cotangent's (a batched sweep's
+    residuals), None where no operand is (then only the folds into a
+    constant, a negation or an addition are made); `sets`: a liveness.Sets
+    whose entries for the statements rewritten are dropped."""
+    cheap = cheap or (lambda name: False)
+    counts = {}
+    stored = {}
+    for s in stmts:
+        for n in ast_util.walk(s):
+            if type(n) is gast.Name:
+                table = counts if type(n.ctx) is gast.Load else stored
+                table[n.id] = table.get(n.id, 0) + 1
+    for name in live_out:
+        counts[name] = counts.get(name, 0) + 1
+    return _fold_block(list(stmts), counts, stored, cheap, sets or Sets())
+
+
+def _fold_block(stmts, counts, stored, cheap, sets):
+    for s in stmts:
+        if isinstance(s, gast.If):
+            s.body = _fold_block(s.body, counts, stored, cheap, sets)
+            s.orelse = _fold_block(s.orelse, counts, stored, cheap, sets)
+        elif isinstance(s, (gast.For, gast.While)):
+            s.body = _fold_block(s.body, counts, stored, cheap, sets)
+    for k, s in enumerate(stmts):
+        found = _scaling_of(s) or _cheap_product(s, cheap)
+        if found is None:
+            continue
+        t, scaled = found[:2]
+        if counts.get(t) != 1 or stored.get(t) != 1:
+            continue
+        operands = {scaled.name} | ({found[2]} if len(found) > 2 else set())
+        j = k + 1
+        while j < len(stmts) and (stmts[j] is None or not _mentions(stmts[j], t)):
+            u = stmts[j]
+            if u is not None and not _pure_arithmetic(u) and any(_mentions(u, o) for o in operands):
+                break
+            if u is not None and any(o in liveness.defs(u) for o in operands):
+                break
+            j += 1
+        if j == len(stmts) or type(stmts[j]) is not gast.Assign or _mentions(stmts[j].targets[0], t):
+            continue
+        if len(found) == 2:
+            new = _substitute(stmts[j].value, t, lambda parent: _absorb(parent, t, scaled, cheap))
+        else:
+            new = _substitute(stmts[j].value, t, lambda parent: _absorb_product(parent, t, found[3]))
+        if new is None:
+            continue
+        stmts[j].value = new
+        sets.forget(stmts[j])
+        stmts[k] = None
+    for s in stmts:
+        if s is not None and type(s) is gast.Assign:
+            s.value = _subtract(s.value)
+    return [s for s in stmts if s is not None]
+
+
+def _substitute(node, t, absorb):
+    """`node` (an expression reading the name t once) with the operation
+    that reads t replaced by `absorb(that operation)`; None where t is
+    read otherwise, or absorb gives None."""
+    if type(node) not in (gast.BinOp, gast.UnaryOp, gast.Call):
+        return None
+    children = [node.left, node.right] if type(node) is gast.BinOp else \
+        [node.operand] if type(node) is gast.UnaryOp else list(node.args)
+    if any(_is_name(c, t) for c in children):
+        return absorb(node) if type(node) is not gast.Call else None
+    for k, c in enumerate(children):
+        if _mentions(c, t):
+            new = _substitute(c, t, absorb)
+            if new is None:
+                return None
+            if type(node) is gast.BinOp:
+                setattr(node, ("left", "right")[k], new)
+            elif type(node) is gast.UnaryOp:
+                node.operand = new
+            else:
+                node.args[k] = new
+            return node
+    return None
+
+
+def _subtract(node):
+    """`x + -a` -> `x - a`, `x - -a` -> `x + a` and `--a` -> `a` in the
+    expression `node` (the same bits: x - a is x + (-a) in IEEE 754)."""
+    if type(node) is gast.BinOp:
+        node.left, node.right = _subtract(node.left), _subtract(node.right)
+        r = node.right
+        if type(node.op) in (gast.Add, gast.Sub) and type(r) is gast.UnaryOp and type(r.op) is gast.USub:
+            return gast.BinOp(left=node.left, op=gast.Sub() if type(node.op) is gast.Add else gast.Add(),
+                              right=r.operand)
+    elif type(node) is gast.UnaryOp:
+        node.operand = _subtract(node.operand)
+        if type(node.op) is gast.USub and type(node.operand) is gast.UnaryOp and type(node.operand.op) is gast.USub:
+            return node.operand.operand
+    elif type(node) is gast.Call:
+        node.args = [_subtract(a) for a in node.args]
+    return node
+
+
+def _cheap_product(s, cheap):
+    """For `t = a * b` (or `b * a`) with b a cheap scaled name: (t,
+    _Scaled(a, 1), b, the product as (a, cheap operand, a first)), else None."""
+    if not (type(s) is gast.Assign and len(s.targets) == 1 and type(s.targets[0]) is gast.Name
+            and type(s.value) is gast.BinOp and type(s.value.op) is gast.Mult):
+        return None
+    left, right = s.value.left, s.value.right
+    for mine, other, first in ((left, right, True), (right, left, False)):
+        operand = _as_scaled(other)
+        if type(mine) is gast.Name and not cheap(mine.id) and operand is not None and cheap(operand.name):
+            return s.targets[0].id, _Scaled(mine.id, 1), operand.name, (mine.id, operand, first)
+    return None
+
+
+def _absorb_product(value, t, product):
+    """`value` reading t = a * b (b cheap) once, as `u = t * c` or `u = -t`
+    (c +-2**k): `a * (b * c)`; else None."""
+    scaled = _as_scaled(value)
+    if scaled is None or scaled.name != t or scaled.factor == 1:
+        return None
+    a, operand, first = product
+    factor = _Scaled(operand.name, operand.factor * scaled.factor).node(as_float=True)
+    return gast.BinOp(left=ast_util.name(a) if first else factor, op=gast.Mult(),
+                      right=factor if first else ast_util.name(a))
 
 
 # ------------------------------------------------------------ freeing
