@@ -211,6 +211,29 @@ class Artefact:
                     self._derived[key] = fn
         return fn
 
+    def forward_matches(self, other):
+        """Does `other` (an Artefact of the same Program: a batched one, say)
+        have this one's split forward sweep, the same source calling the
+        same objects? Then its reverse sweep can run on the residuals this
+        one's forward returned (a tape's Jacobian of a recorded call need
+        not run the call's forward sweep again). Compiles both split sweeps;
+        the answer is kept per pair."""
+        known = self.__dict__.setdefault("_forward_matches", {})
+        found = known.get(id(other))
+        if found is not None and found[0] is other:
+            return found[1]
+        self._split_function("fwd")
+        other._split_function("fwd")
+        name = self.program.parsed.node.name + "_fwd"
+        mine, theirs = self.trees.get(name), other.trees.get(name)
+        same = mine is not None and theirs is not None and ast_util.to_source(mine) == ast_util.to_source(theirs)
+        if same:
+            loads = {n.id for n in ast_util.walk(mine) if isinstance(n, gast.Name)}
+            mine, theirs = self.fwd.__globals__, other.fwd.__globals__     # (what the names are bound to)
+            same = all(mine.get(n) is theirs.get(n) for n in loads)
+        known[id(other)] = (other, same)
+        return same
+
     @staticmethod
     def run(fn, *args):
         """Call generated function `fn`; an exception gets a note naming the

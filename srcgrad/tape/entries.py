@@ -345,9 +345,14 @@ class CompiledCall:
         return self._result(self.compiled.bwd(self.residuals, *self._seeds(gs)))
 
     def batched(self, gs):
-        """The batched generated code re-runs its forward sweep (its reverse
-        sweep may read other residuals)."""
+        """The batched generated reverse sweep on the residuals of the call
+        when the batched code has this call's forward sweep
+        (Artefact.forward_matches); else the batched joint code, which runs
+        its own forward sweep again (its reverse sweep reads other
+        residuals)."""
         stacked = self.compiled.program.compile(self.compiled.mask, "batched")
+        if self.jit_backward is None and self.compiled.forward_matches(stacked):
+            return self._result(stacked.bwd(self.residuals, *self._seeds(gs)))
         return self._result(stacked.joint(*self.raw, *self._seeds(gs)))
 
     def higher_order(self, inputs, gs):
