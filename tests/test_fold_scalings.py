@@ -58,6 +58,8 @@ def test_folds(code, live_out, cheap, expected):
     ("t = a * 3\nu = t * 2", "u", ()),                # 3 is not a power of two
     ("t = -a\nu = t - x", "u", ()),
     ("t = -a\nfor i in r:\n    u = x + t", "u", ()),  # read in a loop: -a once, not per iteration
+    ("t = -a\nc = zero_at_in_place(c, 0)\nu = x + t", "u", ()),   # c may share a's buffer
+    ("t = -a\ndel a\nu = x + t", "u", ()),
 ])
 def test_does_not_fold(code, live_out, cheap):
     stmts = ast_util.quote(code)

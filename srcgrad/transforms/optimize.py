@@ -271,6 +271,10 @@ def _mentions(e, name):
     return any(type(n) is gast.Name and n.id == name for n in ast_util.walk(e))
 
 
+def _is_comment(s):
+    return type(s) is gast.Expr and type(s.value) is gast.Constant and isinstance(s.value.value, str)
+
+
 def _pure_arithmetic(s):
     """Is `s` an assignment of arithmetic on names and constants (no call,
     no subscript: it reads names without changing them)?"""
@@ -331,9 +335,10 @@ def _fold_block(stmts, counts, stored, cheap, sets):
         j = k + 1
         while j < len(stmts) and (stmts[j] is None or not _mentions(stmts[j], t)):
             u = stmts[j]
-            if u is not None and not _pure_arithmetic(u) and any(_mentions(u, o) for o in operands):
-                break
-            if u is not None and any(o in liveness.defs(u) for o in operands):
+            # (between the two, only arithmetic that rebinds no operand: a call may write into an
+            # operand's buffer through another name, `c = zero_at_in_place(c, i)` with c a copy of a)
+            if u is not None and not _is_comment(u) and (
+                    not _pure_arithmetic(u) or any(o in liveness.defs(u) for o in operands)):
                 break
             j += 1
         if j == len(stmts) or type(stmts[j]) is not gast.Assign or _mentions(stmts[j].targets[0], t):
