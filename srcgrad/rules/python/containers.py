@@ -352,6 +352,13 @@ def value_cotangent(g, index, v, x=None):
     earlier ones none. `g` None (a symbolic zero) gives zeros, and so does
     an `x` of integer or bool dtype (NumPy truncated v to store it: no
     derivative passes)."""
+    if type(g) is np.ndarray and type(index) is int and type(v) is np.ndarray:
+        # (the common case, a loop's `H[t] = h`: one row, nothing broadcast, nothing written twice)
+        kind = getattr(getattr(x, "dtype", None), "kind", None) if x is not None else "f"
+        if type(kind) is str and kind in "fc":
+            part = g[index]
+            if part.shape == v.shape:
+                return part.copy()
     if x is not None and not _holds_derivatives(x):
         g = None
     part = g[index] if g is not None else None
