@@ -95,3 +95,37 @@ def test_keep_values_copies_foreign_residuals_at_any_depth():
     assert np.array_equal(kept[1][2], np.arange(3.0))
     owned = entries.keep_values((fresh(), (held,)), {id(held)})     # a Tensor's array: not copied
     assert owned[1][0] is held
+
+
+def _unbroadcast_reference(g, shape):
+    """The sum of g over the axes NumPy broadcast to reach g's shape from
+    `shape`, written out: leading axes, then axes where shape has 1."""
+    lead = np.ndim(g) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and np.shape(g)[lead + i] != 1)
+    return np.reshape(np.sum(g, axis=axes), shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_unbroadcast_fast_paths_sum_what_numpy_broadcast(dtype):
+    """Every pair of shapes of rank <= 3 with lengths 1..3 that broadcast to
+    g's shape: the fast paths (leading axes; keepdims axes) and the general
+    one give the reference sum, in g's dtype, bit for bit."""
+    import itertools
+    rng = np.random.default_rng(0)
+    checked = 0
+    for gnd in range(1, 4):
+        for gshape in itertools.product((1, 2, 3), repeat=gnd):
+            g = rng.normal(size=gshape).astype(dtype)
+            for xnd in range(0, gnd + 1):
+                for xshape in itertools.product((1, 2, 3), repeat=xnd):
+                    try:
+                        if np.broadcast_shapes(gshape, xshape) != gshape:
+                            continue
+                    except ValueError:
+                        continue
+                    got = broadcast.unbroadcast(g, np.zeros(xshape))
+                    want = _unbroadcast_reference(g, xshape)
+                    assert np.shape(got) == xshape and np.asarray(got).dtype == dtype
+                    np.testing.assert_array_equal(got, want)
+                    checked += 1
+    assert checked > 200

@@ -67,6 +67,19 @@ def unbroadcast(g, x):
         shape, gshape = _shape(x), np.shape(g)
     if gshape == shape:
         return g
+    if type(g) is np.ndarray:       # (the common cases, in fewer steps: the same calls as below)
+        lead = len(gshape) - len(shape)
+        if lead > 0 and gshape[lead:] == shape:         # a bias's cotangent: leading axes summed
+            return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+        if lead == 0:
+            axes = []
+            for i, s in enumerate(shape):
+                if gshape[i] != s:
+                    if s != 1:
+                        break       # (g's length is 1 there: broadcast up, below)
+                    axes.append(i)
+            else:       # (keepdims: x's axes of length 1 summed)
+                return np.add.reduce(g, axis=tuple(axes), keepdims=True)
     if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
             a == b or a == 1 for a, b in zip(gshape, shape))):
         return broadcast_up(g, shape)        # the transpose: broadcast up to x's shape
