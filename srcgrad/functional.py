@@ -110,10 +110,21 @@ def _fast_key(args):
         if t is float:
             key.append(t)
         elif t is np.ndarray and a.dtype.kind == "f":
-            key.append((a.dtype.char, tuple([d == 1 for d in a.shape])))    # (as the Program's key: its axes of 1)
+            part = (a.dtype.char, a.shape)
+            found = _KEY_PARTS.get(part)
+            if found is None:       # (as the Program's key: its axes of 1)
+                if len(_KEY_PARTS) >= 4096:
+                    _KEY_PARTS.clear()
+                found = _KEY_PARTS[part] = (a.dtype.char, tuple([d == 1 for d in a.shape]))
+            key.append(found)
         else:
             return None
     return tuple(key)
+
+
+#: _fast_key's part for a floating array: (dtype char, shape) -> (dtype char, its axes of length 1), a
+#: bounded memo (the tuple is built once per shape, not per call)
+_KEY_PARTS = {}
 
 
 def _zeros_like(x):
@@ -123,6 +134,9 @@ def _zeros_like(x):
 
 
 def _as_input_dtype(g, x):
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
+            and g.flags.writeable:
+        return g        # (the common case first)
     if type(x) in (list, tuple):
         if g is None or isinstance(g, (list, tuple)):
             gs = g or [None] * len(x)

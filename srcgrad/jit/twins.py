@@ -105,6 +105,13 @@ def unreduce(g, x, axis=None, keepdims=False):
     raise NotImplementedError("a Numba twin")
 
 
+def reduced_shape(x, axis=None, keepdims=False):
+    """Twin: the shape tuple of `np.sum(x, axis, keepdims)` (axis an int
+    known when compiling); the unbroadcast/unreduce/reduction_size twins
+    take a shape tuple where srcgrad's helpers take a ShapeOf."""
+    raise NotImplementedError("a Numba twin")
+
+
 def reduction_size(x, y):
     """Twin of srcgrad's reduction_size: x.size // max(y.size, 1) (int)."""
     raise NotImplementedError("a Numba twin")
@@ -443,6 +450,31 @@ def _size(t):
     return lambda v: 1
 
 
+@overload(reduced_shape, prefer_literal=True)
+def _reduced_shape(x, axis=None, keepdims=False):
+    nd = x.ndim if _array(x) else _shape_tuple(x)
+    ax, keep = _literal(axis), _literal(keepdims, False)
+    if nd is None or type(ax) is not int or not -nd <= ax < nd:
+        return None
+    a = ax % nd
+    out_nd = nd if keep else nd - 1
+    as_array = _array(x)
+
+    def impl(x, axis=None, keepdims=False):
+        shp = np.array(x.shape if as_array else x)
+        if keep:
+            shp[a] = 1
+            return to_fixed_tuple(shp, out_nd)
+        oshp = np.empty(max(out_nd, 1), dtype=np.int64)
+        k = 0
+        for i in range(nd):
+            if i != a:
+                oshp[k] = shp[i]
+                k += 1
+        return to_fixed_tuple(oshp, out_nd)
+    return impl
+
+
 @overload(reduction_size)
 def _reduction_size(x, y):
     if isinstance(x, types.Optional):
@@ -758,6 +790,7 @@ TWINS = {
     _helper_key("srcgrad.rules.helpers.broadcast", "unbroadcast"): unbroadcast,
     _helper_key("srcgrad.rules.helpers.broadcast", "unreduce"): unreduce,
     _helper_key("srcgrad.rules.helpers.broadcast", "reduction_size"): reduction_size,
+    _helper_key("srcgrad.rules.helpers.broadcast", "reduced_shape"): reduced_shape,
     _helper_key("srcgrad.rules.helpers.broadcast", "unindex"): unindex,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_x"): matmul_adjoint_x,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_y"): matmul_adjoint_y,

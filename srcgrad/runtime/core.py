@@ -107,6 +107,14 @@ class ShapeOf:
         # another library's array (Dask): its namespace, for zeros of its type
         self.like = arrays.namespace(x) if type(x) is not np.ndarray and arrays.is_other_array(x) else None
 
+    @classmethod
+    def of_shape(cls, shape, dtype):
+        """A ShapeOf of an array of `shape` (a tuple of ints) and `dtype`
+        that was never made (the shape of a reduction, helpers.reduced_shape)."""
+        made = cls.__new__(cls)
+        made.shape, made.dtype, made.like = shape, dtype, None
+        return made
+
     @property
     def ndim(self):
         return len(self.shape)

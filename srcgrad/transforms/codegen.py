@@ -26,7 +26,7 @@ from ..rules.helpers import batched as rules_batched
 from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..syntax import ast_util
-from . import optimize
+from . import optimize, shapes
 from ..syntax.anno import Anno
 from ..syntax.naming import ALIAS_PREFIX
 
@@ -47,13 +47,14 @@ def _names_in_order(body, ctx):
 
 # helper -> positions of the arguments it reads only the shape of
 _SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
-               containers.value_cotangent: (3,), rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
+               containers.value_cotangent: (3,), rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,),
+               helpers.reduced_shape: (0,)}
 # ... of which it reads neither the values nor the dtype
 _SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
                     rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
 
 
-def _read_shape_sources(stmts, sources, injected, inputs):
+def _read_shape_sources(stmts, sources, injected, inputs, inject=None):
     """In the reverse sweep `stmts`, read a name's shape from its source
     (shapes.py: a parameter or name of the same shape, or the literal 0.0
     for a 0-d value) where
@@ -79,8 +80,17 @@ def _read_shape_sources(stmts, sources, injected, inputs):
         name = call.args[i].id
         if name in read:
             continue            # (its value is kept anyway)
-        changed = True
         source = sources[name]
+        if type(source) is shapes.Reduced:
+            if inject is None:
+                continue
+            # (the reduction's shape, from a name of its operand's shape: helpers.reduced_shape)
+            arg = ast_util.name(next((o for o in source.names if o in inputs or o in read), source.names[0]))
+            call.args[i] = ast_util.call(ast_util.name(inject("reduced_shape", helpers.reduced_shape)),
+                                         [arg, ast_util.const(source.axis), ast_util.const(source.keepdims)])
+            changed = True
+            continue
+        changed = True
         if source == ():
             call.args[i] = ast_util.const(0.0)
             continue
@@ -259,7 +269,8 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
     sweeps.rev_body = optimize.fold_scalings(
         sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
-    if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs)) and sets:
+    if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs),
+                           sweeps.inject) and sets:
         for s in sweeps.rev_body:
             for n in ast_util.walk(s):
                 if isinstance(n, gast.stmt):

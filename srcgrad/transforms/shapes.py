@@ -36,6 +36,8 @@ shape comparison, never a wrong derivative.
 """
 import operator
 
+import typing
+
 import gast
 import numpy as np
 
@@ -533,7 +535,44 @@ def _sources(fdef, results, counts, params, singles):
         candidates = [o for o in sorted(r[2]) if o in stable and o != t]
         if candidates:      # (parameters first: they are there anyway)
             out[t] = tuple(sorted(candidates, key=lambda o: o not in params))
+            continue
+        reduced = _reduced_source(Anno.OP.of(s), stable, out)
+        if reduced is not None and t not in reduced.names:
+            out[t] = reduced._replace(names=tuple(sorted(reduced.names, key=lambda o: o not in params)))
     return out
+
+
+class Reduced(typing.NamedTuple):
+    """A shape source of a reduction's result: the result of reducing any of
+    `names` (each of the reduced operand's shape) over `axis` (None or an
+    int), `keepdims` as given (helpers.reduced_shape)."""
+    names: tuple
+    axis: object
+    keepdims: bool
+
+
+def _reduced_source(op, stable, sources):
+    """A Reduced for `np.sum(x, axis=k)` (a reduction of _REDUCTIONS with a
+    constant int axis, a constant keepdims and no `out=`) whose operand x
+    is stable or has same-shape sources; else None."""
+    if op.kind != "rule" or op.rule.primitive not in _REDUCTIONS:
+        return None
+    b = op.bindings
+    x, axis, keepdims = b.get("x"), b.get("axis"), b.get("keepdims")
+    out = b.get("out")
+    if not isinstance(x, gast.Name) or not (out is None or isinstance(out, gast.Constant) and out.value is None):
+        return None
+    if not (isinstance(axis, gast.Constant) and type(axis.value) is int):
+        return None
+    if not (keepdims is None or isinstance(keepdims, gast.Constant) and type(keepdims.value) is bool):
+        return None
+    names = [x.id] if x.id in stable else []
+    found = sources.get(x.id)
+    if type(found) is tuple:
+        names += [n for n in found if n not in names]
+    if not names:
+        return None
+    return Reduced(tuple(names), axis.value, bool(keepdims is not None and keepdims.value))
 
 
 def _range_indices(fdef, assigned):

@@ -117,6 +117,23 @@ def rereduce(h, g, axis=None, keepdims=False):
 
 
 @nondiff_helper
+def reduced_shape(x, axis=None, keepdims=False):
+    """A ShapeOf (shape and dtype) of `np.sum(x, axis=axis, keepdims=keepdims)`
+    without computing it: where the reverse sweep reads a reduction's result
+    only for its shape (the mean of a sum, `np.mean(np.sum(y * p, axis=1))`),
+    it reads this from the reduced array's source (codegen.py). `x`: an
+    array or ShapeOf; `axis`: None or an int; result shape: x's with the
+    axis removed (kept as 1 with keepdims)."""
+    shape = _shape(x)
+    axes = _normalize_axes(axis, len(shape))
+    if keepdims:
+        new = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    else:
+        new = tuple(s for i, s in enumerate(shape) if i not in axes)
+    return ShapeOf.of_shape(new, getattr(x, "dtype", None) or np.result_type(x))
+
+
+@nondiff_helper
 def reduction_size(x, y):
     """How many elements of `x` were reduced into each element of `y`."""
     return _size(x) // max(_size(y), 1)
