@@ -5,7 +5,6 @@ autograd (Hessians against differences of the gradient)."""
 import autograd
 import autograd.numpy as anp
 import numpy as np
-import pytest
 
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad, numerical_jacobian, numpy_swapped
@@ -78,3 +77,45 @@ def test_unknown_dimension_in_a_loop_is_not_one_length():
 
 def test_slice_of_a_joined_dimension():
     _check(joined_then_sliced, (RNG.normal(size=2), RNG.normal(size=5)), (0, 1))
+
+
+# --- batched reverse sweeps (Hessians, Jacobians): an int apart from an index array ---------------
+
+IDX3 = np.array([0, 2, 1])
+IDX8 = np.array([0, 1, 0, 1, 1, 0, 0, 1])
+
+
+def int_apart_from_array(x):
+    # x[IDX8, :, 0]: NumPy puts the advanced axes first (the int counts as advanced); with the
+    # batch axis in front the batched scatter put them before it. 8 rows of the Hessian and 8
+    # indices: the shapes agree and the result was silently transposed
+    return np.sum(np.sin(x[IDX8, :, 0]) ** 3 * np.arange(2.0))
+
+
+def int_apart_vector(x):
+    return np.sin(x[IDX3, :, 0]) ** 3
+
+
+def _hessian_by_differences(f, x, eps=1e-5):
+    g = sg.grad(f)
+    return numerical_jacobian(lambda v: np.asarray(g(v)), x, eps)
+
+
+def test_hessian_int_apart_from_index_array():
+    x = RNG.normal(size=(2, 2, 2))
+    check_close(sg.hessian(int_apart_from_array)(x), _hessian_by_differences(int_apart_from_array, x),
+                rtol=1e-5, atol=1e-6)
+    with numpy_swapped(__name__, anp):
+        ag = autograd.hessian(int_apart_from_array)(x)
+    check_close(sg.hessian(int_apart_from_array)(x), ag, rtol=1e-9, atol=1e-10)
+
+
+def test_jacobian_int_apart_from_index_array():
+    x = RNG.normal(size=(3, 2, 2))
+    want = numerical_jacobian(int_apart_vector, x)
+    check_close(sg.jacobian(int_apart_vector)(x), want, rtol=1e-5, atol=1e-6)
+    xt = sg.constant(x)
+    with sg.GradientTape() as t:
+        t.watch(xt)
+        y = sg.function(int_apart_vector)(xt)
+    check_close(np.asarray(t.jacobian(y, xt)), want, rtol=1e-5, atol=1e-6)
