@@ -152,6 +152,13 @@ def view_by_reshape_chain(x):
     return np.sum(a * a * x) + np.sum(b * x)
 
 
+def element_of_a_display(x):
+    a = x * 1.0
+    b = [a][0]
+    b[0] = b[0] * 3.0
+    return np.sum(a * a * x) + np.sum(b * x)
+
+
 def copy_by_ifexp(x):
     a = x * 1.0
     c = x * 2.0
@@ -167,7 +174,8 @@ def copy_by_chain(x):
     return np.sum(a * a * x) + np.sum(b * x)
 
 
-@pytest.mark.parametrize("f", [view_by_ifexp, view_by_method_chain, view_by_reshape_chain])
+@pytest.mark.parametrize("f", [view_by_ifexp, view_by_method_chain, view_by_reshape_chain,
+                               element_of_a_display])
 def test_element_assignment_to_a_hidden_view_is_refused(f):
     with pytest.raises(sg.UnsupportedSyntaxError, match="view of a"):
         sg.grad(f)(RNG.normal(size=3))

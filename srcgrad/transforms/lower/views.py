@@ -55,6 +55,8 @@ def _view_chain_root(value):
     while True:
         if isinstance(value, gast.Name):
             return {value.id: False}
+        if isinstance(value, _DISPLAY_NODES):
+            return {n: False for n in _held_names(value)}     # [a][0]: a itself
         if isinstance(value, (gast.Subscript, gast.Attribute)):
             value = value.value
         elif isinstance(value, gast.Call):
