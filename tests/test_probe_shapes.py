@@ -184,3 +184,141 @@ def test_element_assignment_to_a_hidden_view_is_refused(f):
 @pytest.mark.parametrize("f", [copy_by_ifexp, copy_by_chain])
 def test_element_assignment_to_a_copy_still_works(f):
     _check(f, (RNG.normal(size=3),), 0, tape=False, ag=False)     # (autograd: no item assignment)
+
+
+# --- probes that held: loops, slices of length 1, x.shape-built arrays, keepdims ------------------
+
+def rnn_filled(x, w):
+    n = x.shape[0]
+    H = np.zeros((n, w.shape[0]))
+    h = np.zeros(w.shape[0])
+    for t in range(n):
+        h = np.tanh(x[t] * w + h)
+        H[t] = h
+    return np.sum(H * H)
+
+
+def differences(x, w):
+    d = x[1:] - x[:-1]
+    return np.sum(d * w)
+
+
+def centred(x, w):
+    m = np.mean(x, axis=1, keepdims=True)
+    c = x - m
+    s = np.sum(c * c, axis=0, keepdims=True)
+    return np.sum(s * w)
+
+
+def shrinking(x, w):
+    y = x
+    for t in range(2):
+        y = y[1:] * w
+    return np.sum(y)
+
+
+def filled_from_shape(x, w):
+    n = x.shape[-1]
+    o = np.full((x.shape[0], n), 2.0)
+    z = np.zeros(x.shape[0])
+    z = z + np.sum(o * x * w, axis=1)
+    return np.sum(z * z)
+
+
+def neighbours(x, w):
+    a = x * w
+    b = a[1:] * a[:-1]
+    c = b * x[0]
+    return np.sum(c ** 2)
+
+
+def helper(a, w):
+    y = a * w
+    z = y[1:] * y[:-1]
+    return np.sum(z * w)
+
+
+def helper_twice(x, w):
+    # one user function called on three shapes (axes of length 1 or not) in one derivative
+    return helper(x, w) + helper(x[:2], w) + helper(x[:, :1], w[:1])
+
+
+def growing_prefix(x, w):
+    acc = 0.0
+    for t in range(x.shape[0]):
+        acc = acc + helper(x[: t + 1], w)
+    return acc
+
+
+SETITEM = {rnn_filled, "filled_rows"}     # (autograd has no item assignment: differences only)
+CASES = [
+    (rnn_filled, [((4, 3), (3,)), ((4, 1), (1,)), ((1, 3), (3,)), ((4, 1), (3,))]),
+    (differences, [((4,), (3,)), ((4,), (1,)), ((2,), (1,)), ((2,), (5,)), ((4, 3), (3, 1)), ((4, 3), (1, 3))]),
+    (centred, [((4, 3), (3,)), ((4, 3), (1,)), ((1, 3), (3,)), ((4, 1), (5,)), ((4, 3), (2, 1, 3))]),
+    (shrinking, [((4,), (1,)), ((3,), (1,)), ((3,), (2,)), ((4, 2), (1, 2))]),
+    (filled_from_shape, [((3, 2), (2,)), ((3, 1), (2,)), ((3, 2), (1,)), ((1, 1), (3,))]),
+    (neighbours, [((3,), (3,)), ((3,), (1,)), ((2,), (1,)), ((1,), (1,)), ((2, 2), (1,))]),
+    (helper_twice, [((3, 2), (2,)), ((3, 2), (1,)), ((3, 1), (1,)), ((2, 2), (1, 2))]),
+    (growing_prefix, [((3, 2), (2,)), ((3, 1), (1,)), ((1, 2), (2,))]),
+]
+
+
+@pytest.mark.parametrize("f,shapes", CASES, ids=[c[0].__name__ for c in CASES])
+def test_shapes_in_both_orders(f, shapes):
+    """Each function on several patterns of axes of length 1, in both
+    orders (the code of one pattern must not serve another)."""
+    for order in (shapes, shapes[::-1]):
+        for sx, sw in order:
+            _check(f, (RNG.normal(size=sx), RNG.normal(size=sw)), (0, 1), ag=f not in SETITEM)
+
+
+def curve(x):
+    d = x[1:] - x[:-1]
+    return np.sum(d ** 4) + np.sum(x) ** 2
+
+
+def centred_exp(x):
+    m = np.mean(x, axis=-1, keepdims=True)
+    return np.sum((x - m) ** 3 * np.exp(m))
+
+
+def recurrent(x):
+    h = np.zeros(x.shape[-1])
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] + h * x[0])
+    return np.sum(h * h)
+
+
+def filled_rows(x):
+    n = x.shape[0]
+    H = np.zeros((n,) + x.shape[1:])
+    h = x[0] * 0.0
+    for t in range(n):
+        h = np.sin(h + x[t]) * x[t]
+        H[t] = h
+    return np.sum(H ** 2) + np.prod(x)
+
+
+def rows_read_twice(x):
+    y = x
+    a = y[0] * x[1]
+    b = x[0] * y[1]
+    return np.sum(a * b * y) + np.sum(x[2] ** 3)
+
+
+HESSIANS = [(curve, [(3,), (2,), (1,), (3, 2), (2, 1)]), (centred_exp, [(2, 3), (2, 1), (1, 3)]),
+            (recurrent, [(3, 2), (3, 1), (1, 2)]), (filled_rows, [(3, 2), (3, 1), (1, 2), (1,)]),
+            (rows_read_twice, [(3, 2), (3, 1)])]
+
+
+@pytest.mark.parametrize("f,shapes", HESSIANS, ids=[c[0].__name__ for c in HESSIANS])
+def test_hessians_in_both_orders(f, shapes):
+    for order in (shapes, shapes[::-1]):
+        for s in order:
+            x = RNG.normal(size=s)
+            got = sg.hessian(f)(x)
+            check_close(got, _hessian_by_differences(f, x), rtol=1e-5, atol=1e-6)
+            if f.__name__ not in SETITEM:
+                with numpy_swapped(__name__, anp):
+                    want = autograd.hessian(f)(x)
+                check_close(got, want, rtol=1e-9, atol=1e-10)
