@@ -343,3 +343,64 @@ def test_source_edited_after_import_is_not_differentiated(tmp_path, monkeypatch)
     os.utime(path, (later, later))
     x = np.array([1.0, 2.0])
     check_close(sg.grad(module.f)(x), numerical_grad(module.f, x))      # the code that runs: 2x
+
+
+# --- an array element set from a list or tuple of values (value_cotangent) ---------------------------
+
+def rows_from_lists(x):
+    # value_cotangent returned the row bH[t], a view, and zero_at_in_place(bH, t) then zeroed it:
+    # the gradient was silently 0
+    H = np.zeros((3, 2))
+    for t in range(3):
+        H[t] = [x[0] * t, x[1] * x[0]]
+    return np.sum(np.sin(H))
+
+
+def rows_from_tuples(x):
+    H = np.zeros((3, 2))
+    for t in range(3):
+        H[t] = (x[0] * t, x[1] * x[0])
+    return np.sum(np.sin(H))
+
+
+def list_broadcast(x):
+    # NumPy broadcasts the one-element list over the three entries: its element gets their sum
+    H = np.zeros(3)
+    H[:] = [x[0] * 2.0]
+    return np.sum(np.sin(H) * x[1])
+
+
+def list_row_broadcast(x):
+    H = np.zeros((2, 3))
+    H[:] = [x[0] * 2.0, x[1], x[0] * x[1]]
+    return np.sum(np.sin(H) * x[1])
+
+
+def nested_lists(x):
+    H = np.zeros((2, 2))
+    H[:] = [[x[0], x[1]], [x[1] * x[0], 2.0 * x[0]]]
+    return np.sum(np.sin(H))
+
+
+LIST_VALUES = [rows_from_lists, rows_from_tuples, list_broadcast, list_row_broadcast, nested_lists]
+
+
+@pytest.mark.parametrize("f", LIST_VALUES, ids=[f.__name__ for f in LIST_VALUES])
+def test_element_set_from_a_list(f):
+    x = np.array([0.3, -0.5])
+    _check(f, (x,), 0, tape=False, ag=False)
+    xt = sg.constant(x)
+    with sg.GradientTape() as t:
+        t.watch(xt)
+        y = sg.function(f)(xt)
+    check_close(np.asarray(t.gradient(y, xt)), numerical_grad(f, x), rtol=1e-5, atol=1e-7)
+    # the batched reverse sweep of the gradient stacked the list's cotangent, an array, on the batch
+    # axis and took example k for element k: an asymmetric, wrong Hessian
+    check_close(sg.hessian(f)(x), _hessian_by_differences(f, x), rtol=1e-5, atol=1e-6)
+    check_close(sg.jacobian(sg.grad(f))(x), _hessian_by_differences(f, x), rtol=1e-5, atol=1e-6)
+
+
+def test_element_set_from_a_tuple_jit():
+    pytest.importorskip("numba")
+    x = np.array([0.3, -0.5])
+    check_close(sg.jit(sg.grad(rows_from_tuples))(x), numerical_grad(rows_from_tuples, x), rtol=1e-5, atol=1e-7)
