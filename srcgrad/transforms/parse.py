@@ -11,10 +11,13 @@ the code object's positions (Python 3.11 `co_positions()`: line and column
 spans of its instructions), so that several lambdas on one line, or a lambda
 inside a dict display or a call spanning lines, are told apart.
 """
+import __future__
 import ast
 import inspect
 import linecache
+import textwrap
 import threading
+import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -106,6 +109,11 @@ def parse(func, tree=None):
     node = module.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceNotFoundError("the source of %s is not a function definition" % name)
+    if not _runs_this_source(code, node, lines):
+        raise SourceNotFoundError(
+            "the source of %s in %s (line %d) is not the code that runs: the file changed since the function "
+            "was defined. Reload the module (importlib.reload) or define the function again."
+            % (name, filename, firstlineno))
     indent = len(lines[0]) - len(lines[0].lstrip())
     for n in ast_util.walk(node):
         if hasattr(n, "lineno"):
@@ -116,6 +124,51 @@ def parse(func, tree=None):
     parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     parsed.n_positional = len(node.args.posonlyargs) + len(node.args.args)
     return parsed
+
+
+def _same_code(a, b):
+    """Do code objects `a` and `b` name the same globals, attributes and
+    locals and hold the same constants, their nested functions' too? (Not
+    the bytecode: two compilations of one text may spell a method call
+    differently.)"""
+    if a.co_names != b.co_names or a.co_varnames != b.co_varnames or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or x != y and not (x != x and y != y):
+            return False
+    return True
+
+
+def _runs_this_source(code, node, lines):
+    """Is the definition read from the file (`node`, the gast FunctionDef of
+    the text `lines`) the code object `code` that runs? linecache rereads a
+    file edited since the module was imported, and co_firstlineno then
+    points at other text (another function, or this one changed). The name
+    and parameters are compared; for a function without free variables
+    (its text compiles alone to the same names), the names and constants of
+    the compiled text too. A heuristic against stale text, not a proof."""
+    args = node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    n = code.co_argcount + code.co_kwonlyargcount
+    if node.name != code.co_name or params != list(code.co_varnames[:n]):
+        return False
+    if code.co_freevars:
+        return True
+    flags = code.co_flags & _FUTURE_FLAGS
+    try:
+        module = compile(textwrap.dedent("".join(lines)), code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    found = [c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name]
+    return len(found) != 1 or _same_code(found[0], code)
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 # ------------------------------------------------------------------ lambdas
