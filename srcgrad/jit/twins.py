@@ -710,6 +710,9 @@ def _value_cotangent(g, index, v, x=None):
         return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
     if _array(v):
         return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
+    if g.ndim > 1:
+        # (a row of g for a tuple of values: a copy, g's entries may then be zeroed in place)
+        return lambda g, index, v, x=None: g[index].copy()
     return lambda g, index, v, x=None: g[index]
 
 

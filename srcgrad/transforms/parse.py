@@ -11,10 +11,13 @@ the code object's positions (Python 3.11 `co_positions()`: line and column
 spans of its instructions), so that several lambdas on one line, or a lambda
 inside a dict display or a call spanning lines, are told apart.
 """
+import __future__
 import ast
 import inspect
 import linecache
+import textwrap
 import threading
+import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -106,6 +109,12 @@ def parse(func, tree=None):
     node = module.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceNotFoundError("the source of %s is not a function definition" % name)
+    _mangle_private_names(node, getattr(code, "co_qualname", name))
+    if not _runs_this_source(code, node, lines):
+        raise SourceNotFoundError(
+            "the source of %s in %s (line %d) is not the code that runs: the file changed since the function "
+            "was defined. Reload the module (importlib.reload) or define the function again."
+            % (name, filename, firstlineno))
     indent = len(lines[0]) - len(lines[0].lstrip())
     for n in ast_util.walk(node):
         if hasattr(n, "lineno"):
@@ -116,6 +125,96 @@ def parse(func, tree=None):
     parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     parsed.n_positional = len(node.args.posonlyargs) + len(node.args.args)
     return parsed
+
+
+def _enclosing_class(qualname):
+    """The name of the innermost class around the function `qualname`
+    ("A.m", "A.m.<locals>.f": A), or None."""
+    parts = qualname.split(".")[:-1]
+    i = len(parts) - 1
+    while i >= 0:
+        if parts[i] == "<locals>":
+            i -= 2          # (a function's locals: the function is not a class)
+            continue
+        return parts[i]
+    return None
+
+
+def _mangle_private_names(node, qualname):
+    """Python's private name mangling, which the class statement applied to
+    the running code: in a method of class `_A`, `self.__x` is
+    `self._A__x` (and a name or keyword `__x` is `_A__x`). The generated
+    code is compiled outside the class, so its text gets the mangled names
+    here (Python reference, 6.2.1 "Identifiers")."""
+    cls = _enclosing_class(qualname)
+    prefix = "_" + cls.lstrip("_") if cls and cls.lstrip("_") else None
+    if prefix is None:
+        return
+
+    def private(n):
+        return isinstance(n, str) and n.startswith("__") and not n.endswith("__")
+    for n in ast_util.walk(node):
+        if isinstance(n, gast.Attribute) and private(n.attr):
+            n.attr = prefix + n.attr
+        elif isinstance(n, gast.Name) and private(n.id):
+            n.id = prefix + n.id
+        elif isinstance(n, gast.keyword) and private(n.arg):
+            n.arg = prefix + n.arg
+
+
+def _same_code(a, b):
+    """Do code objects `a` and `b` name the same globals, attributes and
+    locals and hold the same constants, their nested functions' too? (Not
+    the bytecode: two compilations of one text may spell a method call
+    differently.)"""
+    if a.co_names != b.co_names or a.co_varnames != b.co_varnames or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or x != y and not (x != x and y != y):
+            return False
+    return True
+
+
+def _runs_this_source(code, node, lines):
+    """Is the definition read from the file (`node`, the gast FunctionDef of
+    the text `lines`) the code object `code` that runs? linecache rereads a
+    file edited since the module was imported, and co_firstlineno then
+    points at other text (another function, or this one changed). The name
+    and parameters are compared; for a function without free variables
+    (its text compiles alone to the same names), the names and constants of
+    the compiled text too. A heuristic against stale text, not a proof."""
+    args = node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    n = code.co_argcount + code.co_kwonlyargcount
+    if node.name != code.co_name or params != list(code.co_varnames[:n]):
+        return False
+    if code.co_freevars:
+        return True
+    flags = code.co_flags & _FUTURE_FLAGS
+    try:
+        module = compile(textwrap.dedent("".join(lines)), code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    found = [c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name]
+    if len(found) != 1 or _private_names(found[0]):
+        return True         # (a class's `self.__x` is `_Cls__x` in its code, `__x` compiled alone)
+    return _same_code(found[0], code)
+
+
+def _private_names(code):
+    """Does `code` (or a function nested in it) name a private attribute or
+    variable (`__x`), which the class around it would have mangled?"""
+    if any(n.startswith("__") and not n.endswith("__") for n in code.co_names + code.co_varnames):
+        return True
+    return any(isinstance(c, types.CodeType) and _private_names(c) for c in code.co_consts)
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 # ------------------------------------------------------------------ lambdas

@@ -199,8 +199,8 @@ def _sliced(d, start, stop, step):
     symbol: d itself for `:`, ("minus", base, k) for max(base - k, 0) (a
     leading `k:` and a trailing `:-j` remove k and j elements; x[1:] and
     x[:-1] have one length), or None when it cannot be spelled so."""
-    if step not in (None, 1) or d == ONE:
-        return None
+    if step not in (None, 1) or d == ONE or type(d) is tuple and d[0] == "n":
+        return None         # (a join's length differs between the name's values: x[1:] of them may be 1 or not)
     head = 0 if start is None else start
     tail = 0 if stop is None else -stop
     if head < 0 or tail < 0 or (stop is not None and stop >= 0):
@@ -230,10 +230,11 @@ def _axes(e, ndim):
 
 
 class _Pass:
-    def __init__(self, shapes, scalars, ints=frozenset()):
+    def __init__(self, shapes, scalars, ints=frozenset(), looped=frozenset()):
         self.shapes = shapes        # name -> shape (tuple), TOP, or absent (not yet known)
         self.scalars = scalars
         self.ints = ints            # names known to hold ints (a `for i in range(...)` loop's index)
+        self.looped = looped        # ids of the statements inside loops
 
     def of(self, e):
         if isinstance(e, gast.Constant):
@@ -249,6 +250,17 @@ class _Pass:
         return TOP
 
     def result(self, s, index):
+        """_result, but TOP for a statement inside a loop whose result has an
+        unknown dimension ("u", index, k): that symbol stands for one length
+        only where the statement runs once (in a loop, its values of two
+        iterations may differ, one of them 1, and broadcast)."""
+        r = self._result(s, index)
+        if id(s) in self.looped and r not in (None, TOP) and type(r[0]) in (tuple, ShapeValue, DimValue) \
+                and any(type(d) is tuple and d[:2] == ("u", index) for d in r[0]):
+            return TOP
+        return r
+
+    def _result(self, s, index):
         """(the shape the statement `s` assigns, its merges, its operand
         names with that shape), TOP for an unknown shape, or None while an
         operand's shape is not known yet."""
@@ -291,12 +303,12 @@ class _Pass:
             shape = self.of(b.get("x"))                # x with x[index] = v: x's shape (NumPy casts v)
             return shape if shape in (None, TOP) else (shape, [], [])
         if prim is operator.getitem:
-            x, index = b.get("x"), b.get("index")
+            x, subscript = b.get("x"), b.get("index")
             if isinstance(x, gast.Name) and type(self.shapes.get(x.id)) is ShapeValue:
-                k = _int(index)             # t = x.shape[k]
+                k = _int(subscript)             # t = x.shape[k]
                 axes = self.shapes[x.id]
                 return (DimValue((axes[k],)), [], []) if k is not None and -len(axes) <= k < len(axes) else TOP
-            return self.index(self.of(x), index, fresh)
+            return self.index(self.of(x), subscript, fresh)
         if any(not (b.get(p) is None or isinstance(b.get(p), gast.Constant) and b.get(p).value is None)
                for p in ("out", "where")):
             return TOP
@@ -442,6 +454,7 @@ def transform(fdef, ctx):
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
     ints = _range_indices(fdef, set(assigned))
+    looped = {id(n) for loop in nodes if isinstance(loop, (gast.For, gast.While)) for n in ast_util.walk(loop)}
     # names assigned once, outside loops and branches: one value per call, of one (maybe unknown) shape
     counts = {}
     for s in assigns:
@@ -462,7 +475,7 @@ def transform(fdef, ctx):
     changed = True
     while changed:
         changed = False
-        current = _Pass(shapes, facts.scalar, ints)     # (reads `shapes` as this pass updates it)
+        current = _Pass(shapes, facts.scalar, ints, looped)     # (reads `shapes` as this pass updates it)
         for s in assigns:
             targets = _targets(s)
             last = seen.get(id(s))
@@ -498,7 +511,7 @@ def transform(fdef, ctx):
                             clock += 1
                             stamp[t] = clock
     trusted = _trusted(assigns, nodes, facts)
-    final = _Pass(shapes, facts.scalar, ints)
+    final = _Pass(shapes, facts.scalar, ints, looped)
     for s in assigns:
         # (per statement: the operands' shapes hold for every value their names take, so the result's
         # shape and the operands proven to have it hold for this statement wherever it runs)

@@ -141,7 +141,13 @@ def _as_tuple(index):
 
 
 def _advanced(parts):
-    return sum(1 for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))))
+    """How many advanced indices `parts` holds. An int counts among them
+    when an array does (NumPy: x[i, :, 0] with an array i has its advanced
+    indices apart, so their axes go first; with the batch axis in front as
+    well, they would go before it)."""
+    arrays = sum(1 for p in parts if not (p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer))))
+    ints = sum(1 for p in parts if isinstance(p, (int, np.integer)) and not isinstance(p, bool))
+    return arrays + ints if arrays else 0
 
 
 def array_adjoint_b(g, obj):

@@ -362,17 +362,35 @@ def value_cotangent(g, index, v, x=None):
     if x is not None and not _holds_derivatives(x):
         g = None
     part = g[index] if g is not None else None
-    if isinstance(v, (_SEQ, dict)):
+    if type(part) is np.ndarray and part.base is not None:
+        part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
+    if isinstance(v, dict) or part is None and isinstance(v, _SEQ):
         return part
     if part is None:
         return zeros_tree(v)
-    if type(part) is np.ndarray and part.base is not None:
-        part = part.copy()      # not a view of g (whose entries may then be zeroed in place)
     if type(g) is np.ndarray and _has_index_array(index):
         mask = _last_writes(g.shape, index)
         if mask is not None:
             part = part * mask
+    if isinstance(v, _SEQ):
+        return _sequence_cotangent(part, v)
     return unbroadcast(part, v)
+
+
+def _sequence_cotangent(part, v):
+    """The cotangent of a list or tuple `v` of numbers or arrays that NumPy
+    stored as the array np.asarray(v), broadcast into the entries whose
+    cotangent is the array `part`: summed back to that array's shape, then
+    split into v's structure (a list of the cotangents of its elements, two
+    levels deep, so that a batched sweep stacks them element by element).
+    `part` not an array (an element of a list): as it is. (Compiled again
+    at the second order: no try, no nested def.)"""
+    if not isinstance(part, (np.ndarray, np.generic)):
+        return part
+    part = unbroadcast(part, np.zeros(np.shape(v)))
+    if len(v) and isinstance(v[0], _SEQ):
+        return [list(p) for p in part]
+    return list(part)
 
 
 def _holds_derivatives(x):

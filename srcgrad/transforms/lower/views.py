@@ -55,6 +55,8 @@ def _view_chain_root(value):
     while True:
         if isinstance(value, gast.Name):
             return {value.id: False}
+        if isinstance(value, _DISPLAY_NODES):
+            return {n: False for n in _held_names(value)}     # [a][0]: a itself
         if isinstance(value, (gast.Subscript, gast.Attribute)):
             value = value.value
         elif isinstance(value, gast.Call):
@@ -86,10 +88,17 @@ def _view_bases(value):
         return _view_chain_root(value.value)         # a view of a view: checked at run time
     if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRS and isinstance(value.value, gast.Name):
         return {value.value.id: True}
+    if isinstance(value, gast.IfExp):
+        # b = a if c else x[1:]: a view of what either branch may be a view of, checked at run time
+        out = {n: False for n in _view_bases(value.body)}
+        out.update({n: False for n in _view_bases(value.orelse)})
+        return out
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr in _VIEW_CALLS:
         out = {}
         if isinstance(value.func.value, gast.Name):
             out[value.func.value.id] = True              # x.transpose()
+        else:
+            out.update(_view_chain_root(value.func.value))  # x[None].squeeze(0): checked at run time
         if value.args and isinstance(value.args[0], gast.Name):
             out[value.args[0].id] = True                 # np.transpose(x)
         return out
@@ -102,8 +111,17 @@ def _view_bases(value):
         out.update({k.value.id: False for k in value.keywords if isinstance(k.value, gast.Name)})
         if isinstance(value.func, gast.Attribute) and isinstance(value.func.value, gast.Name):
             out[value.func.value.id] = False
+        elif isinstance(value.func, gast.Attribute) and not _numpy_module(value.func.value):
+            out.update(_view_chain_root(value.func.value))  # x[:].reshape(-1): a view of x's
         return out
     return {}
+
+
+def _numpy_module(e):
+    """Is `e` spelled np.<attr...> (np.linalg): a module, no array?"""
+    while isinstance(e, gast.Attribute):
+        e = e.value
+    return isinstance(e, gast.Name) and e.id in ("np", "numpy")
 
 
 def _numpy_ufunc(func):
@@ -410,6 +428,8 @@ def view_message(name, other, links, mutation=None):
         return construct, ("copy the array where another name or a container takes it (h = H[t].copy(), "
                            "hs.append(h.copy()))")
     text = ast_util.to_source(stmt.value).strip()
+    if isinstance(stmt.value, gast.IfExp):
+        text = "(%s)" % text
     if ("_seq" in text or "_zipped" in text     # an element of a for loop
             or isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], (gast.Tuple, gast.List))):
         text = view                             # a piece of a tuple assignment (a, b = np.split(y, 2))
