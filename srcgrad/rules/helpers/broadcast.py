@@ -125,17 +125,24 @@ def reduced_shape(x, axis=None, keepdims=False):
     array or ShapeOf; `axis`: None or an int; result shape: x's with the
     axis removed (kept as 1 with keepdims)."""
     shape = _shape(x)
-    axes = _normalize_axes(axis, len(shape))
-    if keepdims:
-        new = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    if type(axis) is int and shape:
+        a = axis % len(shape)
+        new = shape[:a] + (1,) + shape[a + 1:] if keepdims else shape[:a] + shape[a + 1:]
     else:
-        new = tuple(s for i, s in enumerate(shape) if i not in axes)
-    return ShapeOf.of_shape(new, getattr(x, "dtype", None) or np.result_type(x))
+        axes = _normalize_axes(axis, len(shape))
+        if keepdims:
+            new = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        else:
+            new = tuple(s for i, s in enumerate(shape) if i not in axes)
+    dtype = x.dtype if type(x) is np.ndarray or type(x) is ShapeOf else getattr(x, "dtype", None)
+    return ShapeOf.of_shape(new, dtype if dtype is not None else np.result_type(x))
 
 
 @nondiff_helper
 def reduction_size(x, y):
     """How many elements of `x` were reduced into each element of `y`."""
+    if type(y) is float:
+        return _size(x)         # (y 0-d: the literal 0.0 of codegen's shape sources)
     return _size(x) // max(_size(y), 1)
 
 
