@@ -15,7 +15,18 @@ runs in CPython (a PerformanceWarning says why).
 The stubs are plain Python; `install()` imports Numba and registers the
 overloads, once, on the first call of an `sg.jit` function (importing
 srcgrad does not import Numba).
+
+The twins are the same code for every program, so their specialisations
+are compiled with Numba's on-disk cache (`cache=True`): a new process
+loads their machine code instead of typing and optimising them again
+(seconds of an array gradient's first call). The files go to
+`<sg.jit's cache directory>/twins/opt<NUMBA_OPT>` (`_TwinCacheLocator`:
+the optimisation level, which Numba's own cache key omits, picks the
+folder); Numba validates them against this file's contents and its own
+version. Where that directory cannot be written, the twins are compiled
+without a cache.
 """
+import os
 import threading
 
 import numpy as np
@@ -51,17 +62,84 @@ def install():
         from numba.extending import overload as numba_overload
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
+        options = {"cache": True} if _cache_locator_installed() else {}
+        jitable = numba.extending.register_jitable(**options) if options else numba.extending.register_jitable
         # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
         # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
-        _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
+        _broadcast_sum = jitable(_broadcast_sum_py)
         _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
-        _padded_jit = numba.extending.register_jitable(_padded)
-        _prod_jit = numba.extending.register_jitable(_prod)
-        _tail_equal_jit = numba.extending.register_jitable(_tail_equal)
-        _sum_rows_jit = numba.extending.register_jitable(_sum_rows)
+        _padded_jit = jitable(_padded)
+        _prod_jit = jitable(_prod)
+        _tail_equal_jit = jitable(_tail_equal)
+        _sum_rows_jit = jitable(_sum_rows)
         for stub, implementation, prefer_literal in _OVERLOADS:
-            numba_overload(stub, prefer_literal=prefer_literal)(implementation)
+            numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(options))(implementation)
         _installed.append(True)
+
+
+def _cache_folder():
+    """Where the twins' machine code is cached (a str; not created here)."""
+    from numba.core import config
+    from . import diskcache
+    return os.path.join(diskcache.directory(), "twins", "opt%d" % config.OPT)
+
+
+_private_folder = []     # a temporary folder of this process, where _cache_folder() cannot be written
+
+
+def _private_cache_folder():
+    """A folder of this process's own (removed at exit): the twins'
+    cache when the shared one cannot be written (no file outlives the
+    process)."""
+    if not _private_folder:
+        import atexit
+        import shutil
+        import tempfile
+        folder = tempfile.mkdtemp(prefix="srcgrad-twins-")
+        atexit.register(shutil.rmtree, folder, True)
+        _private_folder.append(folder)
+    return _private_folder[0]
+
+
+def _cache_locator_installed():
+    """Make Numba cache the twins' specialisations in `_cache_folder()`
+    (a locator placed first in Numba's list, answering for this file
+    only; a private temporary folder when that one cannot be written, as
+    when SRCGRAD_CACHE_DIR changes to such a place later). Returns whether
+    the twins can be cached at all (else they are compiled without a
+    cache, and never in Numba's default places)."""
+    from numba.core import caching
+
+    class TwinCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """Numba's cache locator for the functions of twins.py."""
+
+        def __init__(self, py_func, py_file, folder):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = folder
+
+        def get_cache_path(self):
+            """The folder of the cache files."""
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            """A locator for `py_func` if it is defined in this file, else None."""
+            if os.path.abspath(py_file) != os.path.abspath(__file__):
+                return None
+            for folder in (_cache_folder, _private_cache_folder):
+                try:
+                    self = cls(py_func, py_file, folder())
+                    self.ensure_cache_path()
+                    return self
+                except OSError:
+                    continue
+            return None
+
+    classes = caching.CacheImpl._locator_classes
+    if not any(getattr(c, "__qualname__", "").endswith("TwinCacheLocator") for c in classes):
+        classes.insert(0, TwinCacheLocator)
+    return TwinCacheLocator.from_function(_prod, __file__) is not None
 
 
 def _array(t):
