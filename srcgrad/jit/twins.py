@@ -51,7 +51,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit
+        _sum_rows_jit, _choose_jit, _choose_over_jit
     if _installed:
         return
     with _install_lock:
@@ -72,6 +72,8 @@ def install():
         _prod_jit = jitable(_prod)
         _tail_equal_jit = jitable(_tail_equal)
         _sum_rows_jit = jitable(_sum_rows)
+        _choose_jit = numba.extending.register_jitable(error_model="numpy", **options)(_choose)
+        _choose_over_jit = jitable(_choose_over)
         for stub, implementation, prefer_literal in _OVERLOADS:
             numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(options))(implementation)
         _installed.append(True)
@@ -355,7 +357,7 @@ def _sum_rows(g, m):
     return out
 
 
-_tail_equal_jit = _sum_rows_jit = None
+_tail_equal_jit = _sum_rows_jit = _choose_jit = _choose_over_jit = None
 
 
 def _shape_tuple(t):
@@ -653,7 +655,6 @@ def _reduce(x, op, axis=None, keepdims=False):
     odt = np.dtype(str(x.dtype)) if name in ("max", "min") or isinstance(x.dtype, types.Float) \
         else np.dtype(np.float64)
     out_nd = nd if keep else nd - 1
-
     def impl(x, op, axis=None, keepdims=False):
         shp = np.array(x.shape)
         n = shp[a]
@@ -681,7 +682,6 @@ def _max_chooser(x, y, axis=None, keepdims=False):
     if not _array(x):
         return None
     ax = _literal(axis)
-    keep = bool(_literal(keepdims, False))
     if ax is not None and not isinstance(ax, int):
         return None
     nd = x.ndim
@@ -691,14 +691,49 @@ def _max_chooser(x, y, axis=None, keepdims=False):
             return mask / np.sum(mask)
         return impl_all
     a = ax % nd
+    if isinstance(y, types.Optional):
+        def impl_optional(x, y, axis=None, keepdims=False):
+            if y is None:
+                raise TypeError("srcgrad.jit: max_chooser of None")
+            return _choose_over_jit(x, _unoptional(y), a)
+        return impl_optional
+    return lambda x, y, axis=None, keepdims=False: _choose_over_jit(x, y, a)
 
-    def impl(x, y, axis=None, keepdims=False):
-        shp = np.array(x.shape)
-        shp[a] = 1
-        yk = np.ascontiguousarray(y).reshape(to_fixed_tuple(shp, nd)) if not keep else y
-        mask = (x == yk).astype(np.float64)
-        return mask / reduce(mask, "sum", a, True)
-    return impl
+
+def _choose_over(x, y, a):
+    """max_chooser's values for `x` reduced over axis `a` to `y` (of
+    keepdims' shape or not: only its elements are read), by _choose."""
+    shape = x.shape
+    pre = post = 1
+    for d in range(x.ndim):
+        if d < a:
+            pre *= shape[d]
+        elif d > a:
+            post *= shape[d]
+    out = np.empty((pre, shape[a], post))
+    _choose_jit(np.ascontiguousarray(x).reshape((pre, shape[a], post)),
+                np.ascontiguousarray(y).reshape((pre, post)), out)
+    return out.reshape(shape)
+
+
+def _choose(x3, y2, out):
+    """max_chooser's values for x viewed as (pre, n, post), reduced over
+    its middle axis to y2 (pre, post): into `out`, float64 (pre, n, post),
+    as NumPy computes `mask / mask.sum(1, keepdims=True)`, mask = (x3 ==
+    y2[:, None, :]) as float64: the division by a count of 0 (y NaN) is
+    0 / 0 (compiled with NumPy's error model). One specialisation per
+    dtype, for every rank."""
+    pre, n, post = x3.shape
+    for i in range(pre):
+        for k in range(post):
+            yv = y2[i, k]
+            count = 0.0
+            for j in range(n):
+                if x3[i, j, k] == yv:
+                    count += 1.0
+            for j in range(n):
+                out[i, j, k] = (1.0 if x3[i, j, k] == yv else 0.0) / count
+    return out
 
 
 @overload(setitem_in_place)
