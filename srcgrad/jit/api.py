@@ -665,6 +665,10 @@ def jit(f, *, cache=False):
         instead of compiling again (seconds for a gradient; Numba's
         `cache=True`, keyed by the lowered source: diskcache.py). The
         directory is `$SRCGRAD_CACHE_DIR/jit`, else `~/.cache/srcgrad/jit`.
+        Whatever `cache` says, the run-time helpers' Numba twins, which
+        are the same code for every program, are cached in its `twins`
+        folder (twins.py): only the first process that uses a twin
+        specialisation compiles it.
 
     Returns:
       A `Jitted` callable with f's signature, returning what f returns

@@ -31,6 +31,8 @@ import threading
 
 import numpy as np
 
+from . import diskcache
+
 # Numba's names, bound by install()
 types = TypingError = to_fixed_tuple = _unoptional = None
 _OVERLOADS = []         # (stub, implementation, prefer_literal)
@@ -82,7 +84,6 @@ def install():
 def _cache_folder():
     """Where the twins' machine code is cached (a str; not created here)."""
     from numba.core import config
-    from . import diskcache
     return os.path.join(diskcache.directory(), "twins", "opt%d" % config.OPT)
 
 
