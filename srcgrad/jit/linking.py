@@ -64,13 +64,16 @@ def declared_module(library):
                 skipping = line != "}"
                 continue
             if line.startswith("define ") and any(h in line for h in heads):
-                head = line[len("define"):].rstrip().removesuffix("{").rstrip()
+                head = line[len("define"):].rstrip().removesuffix("{").split(" !dbg ")[0].rstrip()
                 lines.append("declare" + head.replace(" linkonce_odr ", " ", 1))
                 skipping = True
                 continue
             lines.append(line)
-        module = ll.parse_assembly("\n".join(lines) + "\n")
-        module.name = shared.name
+        try:
+            module = ll.parse_assembly("\n".join(lines) + "\n")
+            module.name = shared.name
+        except RuntimeError:        # (IR this rewriting does not know: linked whole, as Numba does)
+            module = shared
     library._srcgrad_declared = module
     return module
 
