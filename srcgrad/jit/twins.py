@@ -721,6 +721,8 @@ def _unindex(g, x, index):
     if isinstance(x, types.Optional):
         x = x.type
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
+        return _unindex_newaxis(g, x, parts)
     if not _array(x) or not parts or not all(isinstance(p, (types.Integer, types.SliceType)) for p in parts):
         return None
     dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
@@ -730,6 +732,40 @@ def _unindex(g, x, index):
         out[index] = g
         return out
     return impl
+
+
+def _unindex_newaxis(g, x, parts):
+    """unindex's implementation for a basic index tuple with None
+    (np.newaxis) among integers and slices (`points[:, None, :]`,
+    `w[:, None]`): `g`, shaped like x[index], has a length-1 axis at each
+    None; it is read at 0 there and written into zeros of x's shape at the
+    index without its Nones. Written as source per index pattern (Numba
+    indexes a heterogeneous tuple only by constants). None (no
+    implementation) for other index parts, or a `g` of another rank."""
+    if not all(_none(p) or isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+        return None
+    kept = [k for k, p in enumerate(parts) if not _none(p)]
+    n_int = sum(1 for p in parts if isinstance(p, types.Integer))
+    rank = x.ndim - n_int + (len(parts) - len(kept))
+    if len(kept) > x.ndim:
+        return None
+    dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+    if _scalar(g):
+        read = "g"
+    elif _array(g) and g.ndim == rank:
+        # g's axes: one per slice or None (in the index's order), then x's axes the index leaves whole
+        axes = ["0" if _none(p) else ":" for p in parts if not isinstance(p, types.Integer)]
+        read = "g[%s]" % ", ".join(axes + [":"] * (rank - len(axes))) if any(a == "0" for a in axes) else "g"
+    else:
+        return None
+    where = ", ".join("index[%d]" % k for k in kept) if kept else "..."
+    text = ("def impl(g, x, index):\n"
+            "    out = np.zeros(x.shape, dtype=dtype)\n"
+            "    out[%s] = %s\n"
+            "    return out\n" % (where, read))
+    ns = {"np": np, "dtype": dtype}
+    exec(compile(text, "<srcgrad.jit unindex twin>", "exec"), ns)
+    return ns["impl"]
 
 
 def _unoptional_intrinsic(typingctx, x):

@@ -1,0 +1,102 @@
+"""sg.jit compiles the gradients of GradBench's evals (benchmarks/workloads/
+gradbench.py; the objectives as in _gradbench_objectives.py, at tiny sizes):
+no fallback to CPython (a PerformanceWarning is an error here), and the
+gradient is sg.grad's (to rounding) and central differences'."""
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+import srcgrad as sg  # noqa: E402
+
+
+def compiled_gradient(f, args, wrt):
+    """sg.jit(sg.grad(f, wrt))(*args), which must compile, and sg.grad's."""
+    grad = sg.grad(f, wrt=wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = sg.jit(sg.grad(f, wrt=wrt))(*args)
+    return got, grad(*args)
+
+
+def agree(got, expected, f, args, wrt, rtol=1e-12, fd_rtol=1e-6):
+    """`got` is sg.grad's `expected` to rtol, and central differences' (of
+    f at args, every coordinate) to fd_rtol."""
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(got) == len(expected) == len(wrt)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * max(1.0, float(np.max(np.abs(e)))))
+    for g, i in zip(got, wrt):
+        x = args[i]
+        fd = np.zeros_like(x)
+        for k in range(x.size):
+            h = 1e-6 * max(1.0, abs(float(x.flat[k])))
+            xp, xm = x.copy(), x.copy()
+            xp.flat[k] += h
+            xm.flat[k] -= h
+            fd.flat[k] = (f(*args[:i], xp, *args[i + 1:]) - f(*args[:i], xm, *args[i + 1:])) / (2 * h)
+        np.testing.assert_allclose(g, fd, rtol=fd_rtol, atol=fd_rtol * max(1.0, float(np.max(np.abs(fd)))))
+
+
+# ---------------------------------------------------------------- kmeans: unindex of x[None, :, :]
+def kmeans_cost(points, centroids):
+    dists = np.sum((points[:, None, :] - centroids[None, :, :]) ** 2, axis=2)
+    return np.sum(np.min(dists, axis=1))
+
+
+def test_kmeans_newaxis_index_compiles():
+    points = np.random.default_rng(0).random((30, 2))
+    centroids = points[-3:].copy()
+    args = (points, centroids)
+    got, expected = compiled_gradient(kmeans_cost, args, (1,))
+    agree(got, expected, kmeans_cost, args, (1,))
+
+
+def weighted_rows(X, w):
+    # (w[:, None]: the index (slice, None); X[1, None, :]: an integer and a None)
+    return np.sum(w[:, None] * X ** 2) + np.sum(np.sin(X[1, None, :]) * w[None, 0:1])
+
+
+def test_unindex_newaxis_with_slice_and_integer():
+    rng = np.random.default_rng(1)
+    args = (rng.normal(size=(4, 3)), rng.uniform(0.5, 1.5, 4))
+    got, expected = compiled_gradient(weighted_rows, args, (0, 1))
+    agree(got, expected, weighted_rows, args, (0, 1))
+
+
+# ---------------------------------------------------------------- ba (slow: ~20 s of Numba at opt 0)
+def rodrigues_rotate(rot, X):
+    theta = np.sqrt(np.sum(rot ** 2, axis=1, keepdims=True))
+    w = rot / theta
+    costheta = np.cos(theta)
+    along = np.sum(w * X, axis=1, keepdims=True) * (1.0 - costheta)
+    return X * costheta + np.cross(w, X) * np.sin(theta) + w * along
+
+
+def ba_project(cam, X):
+    Xcam = rodrigues_rotate(cam[:, 0:3], X - cam[:, 3:6])
+    proj = Xcam[:, 0:2] / Xcam[:, 2:3]
+    rsq = np.sum(proj ** 2, axis=1, keepdims=True)
+    distortion = 1.0 + cam[:, 9:10] * rsq + cam[:, 10:11] * rsq * rsq
+    return proj * distortion * cam[:, 6:7] + cam[:, 7:9]
+
+
+def ba_reproj_component(cam, X, w, feat, j):
+    return np.sum((w[:, None] * (ba_project(cam, X) - feat))[:, j])
+
+
+@pytest.mark.slow
+def test_ba_compiles():
+    rng = np.random.default_rng(0)
+    p = 5
+    cam = np.concatenate([rng.normal(0, 0.2, (p, 3)), rng.normal(0, 0.5, (p, 3)), rng.uniform(300, 500, (p, 1)),
+                          rng.normal(0, 5, (p, 2)), rng.normal(0, 0.05, (p, 1)), rng.normal(0, 0.005, (p, 1))],
+                         axis=1)
+    X = np.concatenate([rng.uniform(-2, 2, (p, 2)), rng.uniform(6, 12, (p, 1))], axis=1)
+    args = (cam, X, rng.uniform(0.5, 1.5, p), rng.normal(0, 100, (p, 2)), 1)
+    got, expected = compiled_gradient(ba_reproj_component, args, (0, 1, 2))
+    agree(got, expected, ba_reproj_component, args, (0, 1, 2), fd_rtol=1e-5)
