@@ -21,6 +21,8 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   tuple of integers costs Numba's list a word where an array costs its
   whole descriptor and a reference count (issue 18: small ops);
 - `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`;
+- `np.concatenate([a, b])` (and np.stack, hstack, vstack of a list
+  display) is `np.concatenate((a, b))`: Numba types a tuple of arrays;
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
@@ -39,6 +41,8 @@ from ..syntax.naming import ALIAS_PREFIX
 
 #: NumPy reductions whose axis/keepdims forms are given twins
 REDUCTIONS = ("sum", "max", "min", "mean", "prod", "amax", "amin")
+#: NumPy joins whose list display of arrays is given to Numba as a tuple
+JOINS = ("concatenate", "stack", "hstack", "vstack")
 #: the name the lowered module binds the reduction twin to
 REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated code
 #: the names the lowered module binds numba.typed.List and twins.stack_value to (split sweeps)
@@ -142,6 +146,12 @@ class _Lowering(ast.NodeTransformer):
         if self._is_call_to(node, self.shape_of) and len(node.args) == 1:
             return node.args[0]
         func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr in JOINS and node.args \
+                and isinstance(node.args[0], ast.List):
+            # (Numba types np.concatenate / np.stack of a tuple of arrays, not of a list)
+            node.args[0] = ast.copy_location(ast.Tuple(elts=node.args[0].elts, ctx=ast.Load()), node.args[0])
+            return node
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in REDUCTIONS \
                 and (node.keywords or len(node.args) > 1):

@@ -193,6 +193,20 @@ def unindex(g, x, index):
     raise NotImplementedError("a Numba twin")
 
 
+def concatenate_adjoint(g, arrays, axis):
+    """Twin of srcgrad's concatenate_adjoint for an int `axis` known when
+    compiling: the pieces of `g` along `axis`, one per operand of
+    `arrays` (a tuple of arrays: a tuple of views of g; a list, as
+    generated code passes them: a list)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def seq_cotangent(g, x):
+    """Twin of srcgrad's seq_cotangent for a tuple or list `x`: `g` itself
+    (the pieces a join's adjoint gave, none of them a symbolic zero)."""
+    raise NotImplementedError("a Numba twin")
+
+
 def stack_value(v):
     """Twin for the stacks of split sweeps (lowered code only): `v` with
     its Optional type removed; where `v` is None, an empty stand-in of
@@ -768,6 +782,45 @@ def _unindex_newaxis(g, x, parts):
     return ns["impl"]
 
 
+@overload(concatenate_adjoint, prefer_literal=True)
+def _concatenate_adjoint(g, arrays, axis):
+    ax = _literal(axis)
+    if not _array(g) or type(ax) is not int or not -g.ndim <= ax < g.ndim:
+        return None
+    a = ax % g.ndim
+    lead = ":, " * a
+    if isinstance(arrays, types.BaseTuple):
+        if not all(_array(t) and t.ndim == g.ndim for t in arrays.types):
+            return None
+        lines = ["def impl(g, arrays, axis):", "    o0 = 0"]
+        for k in range(len(arrays.types)):
+            lines.append("    o%d = o%d + arrays[%d].shape[%d]" % (k + 1, k, k, a))
+        pieces = ["g[%so%d:o%d]" % (lead, k, k + 1) for k in range(len(arrays.types))]
+        lines.append("    return (%s)" % "".join(p + ", " for p in pieces))
+    elif isinstance(arrays, types.List) and _array(arrays.dtype) and arrays.dtype.ndim == g.ndim:
+        # (generated code passes the operands as a list display: a list of views of g)
+        lines = ["def impl(g, arrays, axis):",
+                 "    out = [g[%s0:0] for _ in range(0)]" % lead,
+                 "    o = 0",
+                 "    for x in arrays:",
+                 "        n = x.shape[%d]" % a,
+                 "        out.append(g[%so:o + n])" % lead,
+                 "        o += n",
+                 "    return out"]
+    else:
+        return None
+    ns = {}
+    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit concatenate_adjoint twin>", "exec"), ns)
+    return ns["impl"]
+
+
+@overload(seq_cotangent)
+def _seq_cotangent(g, x):
+    if isinstance(x, (types.BaseTuple, types.List)) and isinstance(g, (types.BaseTuple, types.List)):
+        return lambda g, x: g
+    return None
+
+
 def _unoptional_intrinsic(typingctx, x):
     """Numba intrinsic: an Optional(T) value as a T (it must not be None:
     the callers test first). The cast borrows the optional's payload, so
@@ -843,6 +896,8 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "setitem_in_place"): setitem_in_place,
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
+    _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
 }
 
 

@@ -100,3 +100,38 @@ def test_ba_compiles():
     args = (cam, X, rng.uniform(0.5, 1.5, p), rng.normal(0, 100, (p, 2)), 1)
     got, expected = compiled_gradient(ba_reproj_component, args, (0, 1, 2))
     agree(got, expected, ba_reproj_component, args, (0, 1, 2), fd_rtol=1e-5)
+
+
+# ---------------------------------------------------------------- ode: np.concatenate of a list display
+def ode_rhs(x, y):
+    return np.concatenate([x[:1], x[1:] * y[:-1]])
+
+
+def ode_last(x, s):
+    h = 2.0 / s
+    y = np.zeros_like(x)
+    for step in range(s):
+        k1 = ode_rhs(x, y)
+        k2 = ode_rhs(x, y + 0.5 * h * k1)
+        k3 = ode_rhs(x, y + 0.5 * h * k2)
+        k4 = ode_rhs(x, y + h * k3)
+        y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y[-1]
+
+
+def test_ode_concatenate_compiles():
+    args = (np.random.default_rng(0).random(8), 3)
+    got, expected = compiled_gradient(ode_last, args, (0,))
+    agree(got, expected, ode_last, args, (0,))
+
+
+def joined_columns(a, b, w):
+    c = np.concatenate([a, np.tanh(b), a * b], axis=1)
+    return np.sum(np.stack([c, c ** 2]) * w)
+
+
+def test_concatenate_along_axis_1_compiles():
+    rng = np.random.default_rng(2)
+    args = (rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(2, 3, 6)))
+    got, expected = compiled_gradient(joined_columns, args, (0, 1))
+    agree(got, expected, joined_columns, args, (0, 1))
