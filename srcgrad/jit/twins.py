@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 # Numba's names, bound by install()
-types = TypingError = to_fixed_tuple = _unoptional = None
+types = TypingError = to_fixed_tuple = _unoptional = numba_register_jitable = None
 _OVERLOADS = []         # (stub, implementation, prefer_literal)
 _installed = []
 _install_lock = threading.Lock()
@@ -40,7 +40,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit
+        _sum_rows_jit, numba_register_jitable
     if _installed:
         return
     with _install_lock:
@@ -51,6 +51,7 @@ def install():
         from numba.extending import overload as numba_overload
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
+        numba_register_jitable = numba.extending.register_jitable
         # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
         # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
         _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
@@ -204,6 +205,33 @@ def concatenate_adjoint(g, arrays, axis):
 def seq_cotangent(g, x):
     """Twin of srcgrad's seq_cotangent for a tuple or list `x`: `g` itself
     (the pieces a join's adjoint gave, none of them a symbolic zero)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def check_numeric_result(value, origin):
+    """Twin of srcgrad's check_numeric_result for a value that is not a
+    list or tuple (an array or a number, what Numba's `*` and `+` give
+    arrays): nothing to check."""
+    raise NotImplementedError("a Numba twin")
+
+
+def add_cotangents(a, b):
+    """Twin of srcgrad's add_cotangents: `a + b`, None a zero; for two
+    lists (dense list cotangents: `_list_zeros`), element by element."""
+    raise NotImplementedError("a Numba twin")
+
+
+def setitem(x, index, v):
+    """Twin of srcgrad's setitem (x[index] = v as a new value): for a
+    list, a copy of it with element `index` (an int) set to `v`; for an
+    array, a copy of it written at `index`."""
+    raise NotImplementedError("a Numba twin")
+
+
+def list_append(xs, v):
+    """Twin of srcgrad's list_append: a new list, `xs` followed by `v`
+    (`xs` a typed list; a comprehension's empty one is lowered to
+    `xs.append(v)`: lower._appends_in_place)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -576,6 +604,8 @@ def _zeros_impl(t):
 
 @overload(zeros_like_value)
 def _zeros_like_value(x):
+    if isinstance(x, types.List):
+        return _list_zeros(x)
     return _zeros_impl(x)
 
 
@@ -702,6 +732,15 @@ def _setitem_in_place(x, index, v):
 
 @overload(zero_at_in_place)
 def _zero_at_in_place(g, index):
+    if isinstance(g, types.List):
+        if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
+            return None
+
+        def zero_element(g, index):
+            out = list(g)
+            out[index] = np.zeros_like(out[index])
+            return out
+        return zero_element
     if not _array(g):
         return None
 
@@ -713,6 +752,12 @@ def _zero_at_in_place(g, index):
 
 @overload(value_cotangent)
 def _value_cotangent(g, index, v, x=None):
+    if isinstance(g, types.List):
+        if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
+            return None
+        if _array(g.dtype):
+            return lambda g, index, v, x=None: g[index].copy()
+        return lambda g, index, v, x=None: g[index]
     if not _array(g) or not isinstance(index, types.Integer):
         return None
     if isinstance(x, types.Optional):
@@ -734,6 +779,8 @@ def _value_cotangent(g, index, v, x=None):
 def _unindex(g, x, index):
     if isinstance(x, types.Optional):
         x = x.type
+    if isinstance(x, types.List):
+        return _list_unindex(g, x, index)
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
         return _unindex_newaxis(g, x, parts)
@@ -821,6 +868,104 @@ def _seq_cotangent(g, x):
     return None
 
 
+# -- lists of arrays (dense list cotangents). srcgrad's reverse sweep starts the cotangent of a list as a
+# list of None (symbolic zeros, sparse_zeros); Numba's lists hold one type, so here it is a list of zeros of
+# the elements' shapes, and the helpers that take list cotangents (unindex, add_cotangents, value_cotangent,
+# zero_at_in_place) read and write zeros where srcgrad's read and write None: the same sums.
+
+def _list_of_arrays(t):
+    """Is `t` a Numba list of floating arrays (or floats)?"""
+    if not isinstance(t, types.List):
+        return False
+    e = t.dtype
+    return (_array(e) and isinstance(e.dtype, (types.Float, types.Complex))) or isinstance(e, types.Float)
+
+
+def _list_zeros(t):
+    """An implementation `x -> [zeros like each element of x]`, or None."""
+    if not _list_of_arrays(t):
+        return None
+    if _array(t.dtype):
+        return lambda x: [np.zeros_like(e) for e in x]
+    return lambda x: [0.0 for e in x]
+
+
+def _as_element(t):
+    """A function giving a value the type of a list's element type `t`
+    (a C-contiguous array for an array of layout C)."""
+    if _array(t) and t.layout == "C":
+        return lambda v: np.ascontiguousarray(v)
+    return lambda v: v
+
+
+def _list_unindex(g, x, index):
+    if not (_list_of_arrays(x) and isinstance(index, types.Integer)):
+        return None
+    e = x.dtype
+    if _array(e) != _array(g) or (_array(g) and g.ndim != e.ndim):
+        return None
+    element = numba_register_jitable(_as_element(e))
+
+    def impl(g, x, index):
+        out = zeros_like_value(x)
+        out[index] = element(g)
+        return out
+    return impl
+
+
+@overload(check_numeric_result)
+def _check_numeric_result(value, origin):
+    if _array(value) or _scalar(value):
+        return lambda value, origin: None
+    return None
+
+
+@overload(add_cotangents)
+def _add_cotangents(a, b):
+    if _none(a):
+        return lambda a, b: b
+    if _none(b):
+        return lambda a, b: a
+    if isinstance(a, types.List) and isinstance(b, types.List):
+        if not (_list_of_arrays(a) and _list_of_arrays(b)):
+            return None
+        return lambda a, b: [a[k] + b[k] for k in range(len(a))]
+    if (_array(a) or _scalar(a)) and (_array(b) or _scalar(b)):
+        return lambda a, b: a + b
+    return None
+
+
+@overload(setitem)
+def _setitem(x, index, v):
+    if isinstance(x, types.List) and isinstance(index, types.Integer):
+        element = numba_register_jitable(_as_element(x.dtype))
+
+        def copy_list(x, index, v):
+            out = list(x)
+            out[index] = element(v)
+            return out
+        return copy_list
+    if _array(x):
+        def copy_array(x, index, v):
+            out = x.copy()
+            out[index] = v
+            return out
+        return copy_array
+    return None
+
+
+@overload(list_append)
+def _list_append(xs, v):
+    if not isinstance(xs, types.List):
+        return None
+
+    def impl(xs, v):
+        out = list(xs)
+        out.append(v)
+        return out
+    return impl
+
+
 def _unoptional_intrinsic(typingctx, x):
     """Numba intrinsic: an Optional(T) value as a T (it must not be None:
     the callers test first). The cast borrows the optional's payload, so
@@ -897,6 +1042,10 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
     _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "setitem"): setitem,
+    _helper_key("srcgrad.rules.python.containers", "list_append"): list_append,
+    _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,
+    _helper_key("srcgrad.runtime.syntax", "check_numeric_result"): check_numeric_result,
     _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
 }
 

@@ -135,3 +135,63 @@ def test_concatenate_along_axis_1_compiles():
     args = (rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(2, 3, 6)))
     got, expected = compiled_gradient(joined_columns, args, (0, 1))
     agree(got, expected, joined_columns, args, (0, 1))
+
+
+# ---------------------------------------------------------------- lstm: lists of arrays (hidden, cell)
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def lstm_objective(main_params, extra_params, state, sequence):
+    n_layers = main_params.shape[0] // 2
+    b = sequence.shape[1]
+    hidden = [state[2 * i] for i in range(n_layers)]
+    cell = [state[2 * i + 1] for i in range(n_layers)]
+    total = 0.0
+    for t in range(sequence.shape[0] - 1):
+        x = sequence[t] * extra_params[0]
+        for i in range(n_layers):
+            w = main_params[2 * i]
+            bias = main_params[2 * i + 1]
+            forget = sigmoid(x * w[:b] + bias[:b])
+            ingate = sigmoid(hidden[i] * w[b:2 * b] + bias[b:2 * b])
+            outgate = sigmoid(x * w[2 * b:3 * b] + bias[2 * b:3 * b])
+            change = np.tanh(hidden[i] * w[3 * b:] + bias[3 * b:])
+            cell[i] = cell[i] * forget + ingate * change
+            hidden[i] = outgate * np.tanh(cell[i])
+            x = hidden[i]
+        ypred = x * extra_params[1] + extra_params[2]
+        ynorm = ypred - np.log(np.sum(np.exp(ypred)) + 2.0)
+        total = total + np.sum(sequence[t + 1] * ynorm)
+    return -total / ((sequence.shape[0] - 1) * b)
+
+
+def test_lstm_lists_compile():
+    rng = np.random.default_rng(0)
+    layers, c, b = 2, 4, 3
+    args = (rng.random((2 * layers, 4 * b)), rng.random((3, b)), rng.random((2 * layers, b)),
+            rng.integers(0, 2, (c, b)).astype(np.float64))
+    assert "comp.append(" in sg.source(lstm_objective, wrt=(0, 1), args=args, jit=True)
+    got, expected = compiled_gradient(lstm_objective, args, (0, 1))
+    agree(got, expected, lstm_objective, args, (0, 1))
+
+
+def test_appends_in_place_only_for_unaliased_lists():
+    import ast
+
+    from srcgrad.jit import lower
+    code = ("def f(x, n):\n"
+            "    comp = []\n"
+            "    for i in range(n):\n"
+            "        comp = APPEND(comp, x[i])\n"
+            "    ys = comp\n"
+            "    seen = []\n"
+            "    for i in range(n):\n"
+            "        seen = APPEND(seen, x[i])\n"
+            "        push(stack, seen)\n"
+            "    return ys, seen\n")
+    fdef = ast.parse(code).body[0]
+    lower._appends_in_place(fdef, {"APPEND"})
+    text = ast.unparse(fdef)
+    assert "comp.append(x[i])" in text           # (read only after its loop: built in place)
+    assert "seen = APPEND(seen, x[i])" in text   # (its old values are pushed: a new list each time)
