@@ -380,6 +380,8 @@ def _unbroadcast(g, x):
     nd = max(g.ndim, x.ndim)
     same_rank = g.ndim == x.ndim
     lead = g.ndim - x.ndim      # (> 0: maybe a sum over leading axes only, as a bias's cotangent)
+    if same_rank and nd > 1:
+        return _unbroadcast_leading_ones(nd)
 
     def impl(g, x):
         if same_rank and g.shape == x.shape:
@@ -441,6 +443,8 @@ def _unreduce(g, x, axis=None, keepdims=False):
         return None
     insert = ax is not None and not _literal(keepdims, False) and g.ndim == nd - 1
     a = ax % nd if ax is not None else 0
+    if ax is not None and (insert or g.ndim == nd):
+        return _unreduce_one_axis(nd, a, insert)
 
     def impl(g, x, axis=None, keepdims=False):
         xs = _padded_jit(x.shape, nd)
@@ -451,6 +455,97 @@ def _unreduce(g, x, axis=None, keepdims=False):
             gs = _padded_jit(g.shape, nd)
         out = np.zeros(x.size, dtype=g.dtype)
         _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
+    return impl
+
+
+def _spread_axis_py(g, shape, a):
+    """The flat C-order array of `shape` whose entries along axis `a`
+    repeat g (contiguous, of `shape` without axis a, or with 1 there):
+    out[p, i, q] = g[p, q], p over the axes before a, q after."""
+    pre = 1
+    for k in range(a):
+        pre *= shape[k]
+    post = 1
+    for k in range(a + 1, len(shape)):
+        post *= shape[k]
+    n = shape[a]
+    gf = np.ascontiguousarray(g).ravel()
+    out = np.empty(pre * n * post, dtype=gf.dtype)
+    for p in range(pre):
+        for i in range(n):
+            base = (p * n + i) * post
+            for q in range(post):
+                out[base + q] = gf[p * post + q]
+    return out
+
+
+def _reduced_from_py(gshape, xshape, a, insert):
+    """Is `gshape` the shape of a reduction of `xshape` over axis a (without
+    the axis when `insert`, else with length 1 there)?"""
+    j = 0
+    for k in range(len(xshape)):
+        if k == a:
+            if not insert:
+                if gshape[j] != 1:
+                    return False
+                j += 1
+            continue
+        if gshape[j] != xshape[k]:
+            return False
+        j += 1
+    return True
+
+
+def _unreduce_one_axis(nd, a, insert):
+    """unreduce's implementation for an array `x` (rank nd) reduced over
+    the one axis `a` into `g` of the reduced shape: g repeated along the
+    axis by a plain loop (the general path indexes per element, tens of
+    ns each: kmeans' (n, k, d) distances); any other g is broadcast by
+    the general path."""
+    spread, reduced_from = numba_register_jitable(_spread_axis_py), numba_register_jitable(_reduced_from_py)
+
+    def impl(g, x, axis=None, keepdims=False):
+        if reduced_from(g.shape, x.shape, a, insert):
+            return spread(g, x.shape, a).reshape(x.shape)
+        xs = _padded_jit(x.shape, nd)
+        if insert:
+            gs = xs.copy()
+            gs[a] = 1
+        else:
+            gs = _padded_jit(g.shape, nd)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
+    return impl
+
+
+def _leading_ones_py(gshape, xshape):
+    """The number m > 0 of leading axes where `xshape` (of gshape's rank)
+    has length 1 and agrees with gshape after them, else 0."""
+    m = 0
+    while m < len(xshape) and xshape[m] == 1:
+        m += 1
+    for k in range(m, len(xshape)):
+        if gshape[k] != xshape[k]:
+            return 0
+    return m
+
+
+def _unbroadcast_leading_ones(nd):
+    """unbroadcast's implementation for `g` and an array `x` of one rank
+    nd > 1: g itself when the shapes agree; summed over its leading axes
+    by rows when x has length 1 there and g's shape after them
+    (centroids[None, :, :]'s cotangent); else the general path."""
+    leading_ones = numba_register_jitable(_leading_ones_py)
+
+    def impl(g, x):
+        if g.shape == x.shape:
+            return g
+        if leading_ones(g.shape, x.shape) > 0:
+            return _sum_rows_jit(np.ascontiguousarray(g).ravel(), x.size).reshape(x.shape)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x.shape, nd), out)
         return out.reshape(x.shape)
     return impl
 
@@ -930,8 +1025,16 @@ def _add_cotangents(a, b):
         if not (_list_of_arrays(a) and _list_of_arrays(b)):
             return None
         return lambda a, b: [a[k] + b[k] for k in range(len(a))]
-    if (_array(a) or _scalar(a)) and (_array(b) or _scalar(b)):
-        return lambda a, b: a + b
+    ta = a.type if isinstance(a, types.Optional) else a
+    tb = b.type if isinstance(b, types.Optional) else b
+    if (_array(ta) or _scalar(ta)) and (_array(tb) or _scalar(tb)):
+        def impl(a, b):
+            if a is None:
+                return b
+            if b is None:
+                return a
+            return a + b
+        return impl
     return None
 
 

@@ -195,3 +195,17 @@ def test_appends_in_place_only_for_unaliased_lists():
     text = ast.unparse(fdef)
     assert "comp.append(x[i])" in text           # (read only after its loop: built in place)
     assert "seen = APPEND(seen, x[i])" in text   # (its old values are pushed: a new list each time)
+
+
+def reductions_and_leading_broadcast(x, c):
+    # (unreduce over one axis, with and without keepdims; unbroadcast over leading axes of length 1)
+    d = (x[:, None, :] - c[None, :, :]) ** 2
+    s = np.sum(d, axis=2) + np.max(d, axis=0)[None, :, 0]
+    return np.sum(np.min(s, axis=1)) + np.sum(np.sum(x, axis=1, keepdims=True) * x) + np.sum(np.mean(d, axis=1))
+
+
+def test_one_axis_reductions_compile():
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(5, 3)), rng.normal(size=(2, 3)))
+    got, expected = compiled_gradient(reductions_and_leading_broadcast, args, (0, 1))
+    agree(got, expected, reductions_and_leading_broadcast, args, (0, 1))
