@@ -25,6 +25,8 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   display) is `np.concatenate((a, b))`: Numba types a tuple of arrays;
 - a comprehension's `xs = list_append(xs, v)` into the list it builds
   from `xs = []` is `xs.append(v)` (`_appends_in_place`);
+- `np.einsum("subscripts", a, b)` with constant subscripts is
+  `EINSUM_NAME("subscripts", (a, b))` (twins.einsum: Numba has none);
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
@@ -45,6 +47,8 @@ from ..syntax.naming import ALIAS_PREFIX
 REDUCTIONS = ("sum", "max", "min", "mean", "prod", "amax", "amin")
 #: NumPy joins whose list display of arrays is given to Numba as a tuple
 JOINS = ("concatenate", "stack", "hstack", "vstack")
+#: the name the lowered module binds the einsum twin to (twins.einsum)
+EINSUM_NAME = ALIAS_PREFIX + "einsum"
 #: the name the lowered module binds the reduction twin to
 REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated code
 #: the names the lowered module binds numba.typed.List and twins.stack_value to (split sweeps)
@@ -148,6 +152,13 @@ class _Lowering(ast.NodeTransformer):
         if self._is_call_to(node, self.shape_of) and len(node.args) == 1:
             return node.args[0]
         func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr == "einsum" and len(node.args) > 1 \
+                and not node.keywords and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and not any(isinstance(a, ast.Starred) for a in node.args):
+            # (Numba has no np.einsum: a twin of the subscripts given as a constant)
+            return ast.copy_location(ast.Call(func=ast.Name(id=EINSUM_NAME, ctx=ast.Load()), args=[
+                node.args[0], ast.Tuple(elts=node.args[1:], ctx=ast.Load())], keywords=[]), node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in JOINS and node.args \
                 and isinstance(node.args[0], ast.List):

@@ -189,7 +189,7 @@ def value_cotangent(g, index, v, x=None):
 
 def unindex(g, x, index):
     """Twin of srcgrad's unindex for an array `x` and a basic index (an
-    integer, a slice, or a tuple of them): zeros of x's shape with `g` at
+    integer, a slice, or a tuple of them, an Ellipsis, None): zeros of x's shape with `g` at
     `index` (the positions are distinct: an assignment)."""
     raise NotImplementedError("a Numba twin")
 
@@ -232,6 +232,27 @@ def list_append(xs, v):
     """Twin of srcgrad's list_append: a new list, `xs` followed by `v`
     (`xs` a typed list; a comprehension's empty one is lowered to
     `xs.append(v)`: lower._appends_in_place)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def einsum(subscripts, operands):
+    """`np.einsum(subscripts, *operands)` for subscripts known when
+    compiling (no ellipsis, no label repeated within an operand) and real
+    floating arrays: a loop nest (Numba has no np.einsum; lowered code
+    calls it as lower.EINSUM_NAME)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def einsum_adjoint(g, operands):
+    """Twin of srcgrad's einsum_adjoint for `operands` = (subscripts known
+    when compiling, arrays...) as `einsum` takes them: a tuple (None, then
+    the cotangent of each array, an einsum of g with the others)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zero_at(g, index):
+    """Twin of srcgrad's zero_at for an array `g`: a copy with the
+    entries at `index` zeroed."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -847,6 +868,8 @@ def _zero_at_in_place(g, index):
 
 @overload(value_cotangent)
 def _value_cotangent(g, index, v, x=None):
+    if _array(g) and isinstance(index, types.BaseTuple) and any(_array(p) for p in index.types):
+        return _value_cotangent_arrays(g, index, v, x)
     if isinstance(g, types.List):
         if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
             return None
@@ -879,7 +902,8 @@ def _unindex(g, x, index):
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
         return _unindex_newaxis(g, x, parts)
-    if not _array(x) or not parts or not all(isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+    if not _array(x) or not parts \
+            or not all(isinstance(p, (types.Integer, types.SliceType, types.EllipsisType)) for p in parts):
         return None
     dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
 
@@ -1069,6 +1093,180 @@ def _list_append(xs, v):
     return impl
 
 
+# -- einsum: loop nests written per subscripts
+
+def _einsum_parse(spec, n):
+    """(input label strings, output labels) of einsum subscripts `spec` for
+    n operands, or None for what the loop nests do not take (an ellipsis,
+    a label repeated within an operand or in the output, an output label
+    no input has, a count of operands that differs)."""
+    if not isinstance(spec, str) or "." in spec:
+        return None
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        ins, out = spec.split("->")
+    else:
+        ins = spec
+        counts = {}
+        for c in ins.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    ins = ins.split(",")
+    if len(ins) != n or any(len(set(t)) != len(t) for t in ins) or len(set(out)) != len(out) \
+            or not set(out) <= set("".join(ins)) or not all(c.isalpha() for c in "".join(ins) + out):
+        return None
+    return ins, out
+
+
+def _einsum_kernel(ins, out, like=None):
+    """A jitable function of len(ins) arrays: their einsum into `out` (a
+    new array; a float for no output label), by loops over the output
+    labels, then a sum over the others. Each label's length is its first
+    operand's; an operand whose length differs (NumPy broadcasts a length
+    1) raises NotImplementedError: sg.jit then runs the gradient in
+    CPython. `like`: the labels of one more array argument, read only for
+    the lengths of its axes (an adjoint's operand, whose labels g and the
+    other operands may lack)."""
+    args = ["a%d" % k for k in range(len(ins))]
+    sized = list(ins)
+    if like is not None:
+        args.append("a%d" % len(ins))
+        sized.append(like)
+    first = {}
+    for k, labels in enumerate(sized):
+        for pos, c in enumerate(labels):
+            first.setdefault(c, "a%d.shape[%d]" % (k, pos))
+    lines = ["def kernel(%s):" % ", ".join(args)]
+    lines += ["    n_%s = %s" % (c, first[c]) for c in first]
+    for k, labels in enumerate(sized):
+        for pos, c in enumerate(labels):
+            lines.append("    if a%d.shape[%d] != n_%s:" % (k, pos, c))
+            lines.append("        raise NotImplementedError('srcgrad.jit: einsum operands broadcast')")
+    summed = [c for c in first if c not in out]
+    if out:
+        lines.append("    out = np.zeros((%s,), dtype=np.float64)" % ", ".join("n_" + c for c in out))
+    else:
+        lines.append("    out = 0.0")
+    depth = 1
+    for c in out:
+        lines.append("    " * depth + "for i_%s in range(n_%s):" % (c, c))
+        depth += 1
+    lines.append("    " * depth + "acc = 0.0")
+    inner = depth
+    for c in summed:
+        lines.append("    " * depth + "for i_%s in range(n_%s):" % (c, c))
+        depth += 1
+    product = " * ".join("a%d[%s]" % (k, ", ".join("i_" + c for c in labels)) if labels else "a%d" % k
+                         for k, labels in enumerate(ins))
+    lines.append("    " * depth + "acc += " + product)
+    if out:
+        lines.append("    " * inner + "out[%s] = acc" % ", ".join("i_" + c for c in out))
+    else:
+        lines.append("    " * inner + "out = acc")
+    lines.append("    return out")
+    ns = {"np": np}
+    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit einsum %s->%s>" % (",".join(ins), out), "exec"), ns)
+    return numba_register_jitable(ns["kernel"])
+
+
+def _real_arrays(ts):
+    return all(_array(t) and isinstance(t.dtype, types.Float) for t in ts)
+
+
+@overload(einsum, prefer_literal=True)
+def _einsum(subscripts, operands):
+    if not isinstance(subscripts, types.StringLiteral) or not isinstance(operands, types.BaseTuple):
+        return None
+    parsed = _einsum_parse(subscripts.literal_value, len(operands.types))
+    if parsed is None or not _real_arrays(operands.types) \
+            or any(t.ndim != len(labels) for t, labels in zip(operands.types, parsed[0])):
+        return None
+    kernel = _einsum_kernel(*parsed)
+    text = "def impl(subscripts, operands):\n    return kernel(%s)\n" % ", ".join(
+        "operands[%d]" % k for k in range(len(operands.types)))
+    ns = {"kernel": kernel}
+    exec(compile(text, "<srcgrad.jit einsum twin>", "exec"), ns)
+    return ns["impl"]
+
+
+@overload(einsum_adjoint, prefer_literal=True)
+def _einsum_adjoint(g, operands):
+    if not isinstance(operands, types.BaseTuple) or not operands.types \
+            or not isinstance(operands.types[0], types.StringLiteral):
+        return None
+    arrays = operands.types[1:]
+    parsed = _einsum_parse(operands.types[0].literal_value, len(arrays))
+    if parsed is None or not _real_arrays(arrays) or not (_array(g) or _scalar(g)):
+        return None
+    ins, out = parsed
+    if any(t.ndim != len(labels) for t, labels in zip(arrays, ins)) or (_array(g) and g.ndim != len(out)):
+        return None
+    kernels, calls = {}, []
+    for i in range(len(arrays)):
+        # operand i's cotangent: einsum(out, others -> labels_i) of g and the other operands
+        others = [k for k in range(len(arrays)) if k != i]
+        kernels["k%d" % i] = _einsum_kernel([out] + [ins[k] for k in others], ins[i], like=ins[i])
+        calls.append("k%d(g, %soperands[%d])" % (i, "".join("operands[%d], " % (k + 1) for k in others), i + 1))
+    text = "def impl(g, operands):\n    return (None, %s)\n" % "".join(c + ", " for c in calls)
+    ns = dict(kernels)
+    exec(compile(text, "<srcgrad.jit einsum_adjoint twin>", "exec"), ns)
+    return ns["impl"]
+
+
+def _last_writes_py(shape, index):
+    """For x[index] = v (x of `shape`, `index` with integer arrays): 1.0
+    where the entry of x[index] names its element of x for the last time,
+    0.0 where a later entry names it again (NumPy wrote that one last)."""
+    size = 1
+    for s in shape:
+        size *= s
+    positions = np.arange(size).reshape(shape)[index]
+    flat = positions.ravel()
+    keep = np.ones(flat.size, dtype=np.float64)
+    seen = np.zeros(size, dtype=np.bool_)
+    for k in range(flat.size - 1, -1, -1):
+        if seen[flat[k]]:
+            keep[k] = 0.0
+        seen[flat[k]] = True
+    return keep.reshape(positions.shape)
+
+
+def _value_cotangent_arrays(g, index, v, x):
+    """value_cotangent's implementation for an index tuple with integer
+    arrays (Q[:, rows, cols] = l): g[index] (a copy), with the entries an
+    element named again later zeroed (only NumPy's last write of an element
+    stays), summed back to v's shape; zeros when x has an integer or bool
+    dtype."""
+    if isinstance(x, types.Optional):
+        x = x.type
+    if _array(x) and not isinstance(x.dtype, (types.Float, types.Complex)):
+        if _array(v):
+            return lambda g, index, v, x=None: np.zeros(v.shape, dtype=g.dtype)
+        return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
+    if not (_array(v) or _scalar(v)):
+        return None
+    last_writes = numba_register_jitable(_last_writes_py)
+
+    def impl(g, index, v, x=None):
+        part = g[index] * last_writes(g.shape, index)
+        return unbroadcast(part, v)
+    return impl
+
+
+@overload(zero_at)
+def _zero_at(g, index):
+    if _none(g):
+        return lambda g, index: None
+    if not _array(g):
+        return None
+
+    def impl(g, index):
+        out = g.copy()
+        out[index] = 0.0
+        return out
+    return impl
+
+
 def _unoptional_intrinsic(typingctx, x):
     """Numba intrinsic: an Optional(T) value as a T (it must not be None:
     the callers test first). The cast borrows the optional's payload, so
@@ -1145,6 +1343,8 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
     _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "zero_at"): zero_at,
+    _helper_key("srcgrad.rules.helpers.products", "einsum_adjoint"): einsum_adjoint,
     _helper_key("srcgrad.rules.python.containers", "setitem"): setitem,
     _helper_key("srcgrad.rules.python.containers", "list_append"): list_append,
     _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,

@@ -130,6 +130,7 @@ def joined_columns(a, b, w):
     return np.sum(np.stack([c, c ** 2]) * w)
 
 
+@pytest.mark.slow
 def test_concatenate_along_axis_1_compiles():
     rng = np.random.default_rng(2)
     args = (rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(2, 3, 6)))
@@ -209,3 +210,57 @@ def test_one_axis_reductions_compile():
     args = (rng.normal(size=(5, 3)), rng.normal(size=(2, 3)))
     got, expected = compiled_gradient(reductions_and_leading_broadcast, args, (0, 1))
     agree(got, expected, reductions_and_leading_broadcast, args, (0, 1))
+
+
+# ---------------------------------------------------------------- gmm: np.einsum, Q[:, rows, cols] = l
+def make_Q(q, l):
+    k, d = q.shape
+    cols, rows = np.triu_indices(d, 1)
+    Q = np.zeros((k, d, d))
+    Q[:, rows, cols] = l
+    diag = np.arange(d)
+    Q[:, diag, diag] = np.exp(q)
+    Q[:, np.array([0, 0]), np.array([1, 1])] = l[:, :2] * 3.0     # (an element written twice: the last counts)
+    return Q
+
+
+def einsum_and_scatter(q, l, x):
+    Q = make_Q(q, l)
+    Qx = np.einsum("kij,nj->nki", Q, x)
+    return np.sum(Qx ** 2) + np.einsum("ki,ki", q, q) + np.sum(np.einsum("kij->k", Q) * np.einsum("ij->", x))
+
+
+def test_einsum_and_integer_array_assignment_compile():
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), rng.normal(size=(4, 3)))
+    got, expected = compiled_gradient(einsum_and_scatter, args, (0, 1))
+    agree(got, expected, einsum_and_scatter, args, (0, 1))
+
+
+def logsumexp(v):
+    vmax = np.max(v, axis=-1, keepdims=True)
+    return np.log(np.sum(np.exp(v - vmax), axis=-1)) + vmax[..., 0]
+
+
+def gmm_objective(alpha, mu, q, l, x):
+    n, d = x.shape
+    k = alpha.shape[0]
+    cols, rows = np.triu_indices(d, 1)
+    Q = np.zeros((k, d, d))
+    Q[:, rows, cols] = l
+    diag = np.arange(d)
+    Q[:, diag, diag] = np.exp(q)
+    xc = x[:, None, :] - mu[None, :, :]
+    Qxc = np.einsum("kij,nkj->nki", Q, xc)
+    beta = alpha + np.sum(q, axis=1) - 0.5 * np.sum(Qxc ** 2, axis=2)
+    return -n * logsumexp(alpha) + np.sum(logsumexp(beta)) - 0.5 * np.sum(Q ** 2)
+
+
+@pytest.mark.slow
+def test_gmm_compiles():
+    rng = np.random.default_rng(0)
+    d, k, n = 3, 2, 20
+    args = (rng.normal(size=k), rng.uniform(size=(k, d)), rng.normal(size=(k, d)),
+            rng.normal(size=(k, d * (d - 1) // 2)), rng.normal(size=(n, d)))
+    got, expected = compiled_gradient(gmm_objective, args, (0, 1, 2, 3))
+    agree(got, expected, gmm_objective, args, (0, 1, 2, 3), rtol=1e-11)
