@@ -743,6 +743,14 @@ def _densify(g, x):
                 return zeros_like_value(x)
             return g
         return impl
+    if _array(g) and _array(x) and g.ndim == x.ndim:
+        def checked(g, x):
+            if g.shape != x.shape:
+                # (an element of a dense list cotangent still zero, shaped like another value of the element,
+                # where srcgrad's is None: CPython's sweep gives zeros of x's shape)
+                raise NotImplementedError("srcgrad.jit: a cotangent of another shape than its value")
+            return g
+        return checked
     return lambda g, x: g
 
 
@@ -874,7 +882,9 @@ def _value_cotangent(g, index, v, x=None):
         if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
             return None
         if _array(g.dtype):
-            return lambda g, index, v, x=None: g[index].copy()
+            # (summed back to v's shape, as srcgrad's: an entry still the zeros of sparse_zeros may be shaped
+            # like an earlier value of the element)
+            return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
         return lambda g, index, v, x=None: g[index]
     if not _array(g) or not isinstance(index, types.Integer):
         return None
@@ -1048,6 +1058,15 @@ def _add_cotangents(a, b):
     if isinstance(a, types.List) and isinstance(b, types.List):
         if not (_list_of_arrays(a) and _list_of_arrays(b)):
             return None
+        if _array(a.dtype) and _array(b.dtype):
+            def arrays(a, b):
+                for k in range(len(a)):
+                    if a[k].shape != b[k].shape:
+                        # (one is a zero standing for srcgrad's None, shaped like another value of the element:
+                        # which one cannot be told here; CPython's sweep knows)
+                        raise NotImplementedError("srcgrad.jit: list cotangents of different shapes")
+                return [a[k] + b[k] for k in range(len(a))]
+            return arrays
         return lambda a, b: [a[k] + b[k] for k in range(len(a))]
     ta = a.type if isinstance(a, types.Optional) else a
     tb = b.type if isinstance(b, types.Optional) else b

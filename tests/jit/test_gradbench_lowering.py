@@ -264,3 +264,28 @@ def test_gmm_compiles():
             rng.normal(size=(k, d * (d - 1) // 2)), rng.normal(size=(n, d)))
     got, expected = compiled_gradient(gmm_objective, args, (0, 1, 2, 3))
     agree(got, expected, gmm_objective, args, (0, 1, 2, 3), rtol=1e-11)
+
+
+# ---------------------------------------------------------------- dense list cotangents: elements changing shape
+def element_changes_shape(x):
+    xs = [x[0:1], x[1:2]]
+    xs[1] = x[0:2] * 2.0        # (element 1: shape (1,), then (2,))
+    return np.sum(xs[0] * xs[1])
+
+
+def element_changes_shape_read_before(x):
+    xs = [x[i:i + 1] for i in range(2)]
+    y = xs[1] * 5.0
+    xs[1] = x[0:2] * 2.0
+    return np.sum(xs[0] * xs[1]) + np.sum(y)
+
+
+@pytest.mark.parametrize("f", [element_changes_shape, element_changes_shape_read_before])
+def test_list_element_of_another_shape_is_not_a_wrong_zero(f):
+    # sg.jit's list cotangents hold zeros where sg.grad's hold None: a zero shaped like another value of the
+    # element must not be taken for a cotangent (the compiled code gives up, and CPython's sweep runs)
+    x = np.array([0.3, 0.7, 1.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)
+        got = sg.jit(sg.grad(f))(x)
+    np.testing.assert_allclose(got, sg.grad(f)(x), rtol=1e-14)
