@@ -57,8 +57,9 @@ def test_kmeans_newaxis_index_compiles():
 
 
 def weighted_rows(X, w):
-    # (w[:, None]: the index (slice, None); X[1, None, :]: an integer and a None)
-    return np.sum(w[:, None] * X ** 2) + np.sum(np.sin(X[1, None, :]) * w[None, 0:1])
+    # (w[:, None]: the index (slice, None); X[1, None, :]: an integer and a None; a keepdims reduction)
+    return np.sum(w[:, None] * X ** 2) + np.sum(np.sin(X[1, None, :]) * w[None, 0:1]) \
+        + np.sum(np.sum(X, axis=1, keepdims=True) * X)
 
 
 def test_unindex_newaxis_with_slice_and_integer():
@@ -205,6 +206,7 @@ def reductions_and_leading_broadcast(x, c):
     return np.sum(np.min(s, axis=1)) + np.sum(np.sum(x, axis=1, keepdims=True) * x) + np.sum(np.mean(d, axis=1))
 
 
+@pytest.mark.slow
 def test_one_axis_reductions_compile():
     rng = np.random.default_rng(3)
     args = (rng.normal(size=(5, 3)), rng.normal(size=(2, 3)))
