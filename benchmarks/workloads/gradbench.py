@@ -67,10 +67,11 @@ time of srcgrad's best path (the faster of sg.grad and sg.jit's steady
 state) over JAX jit's steady state, target <= 1.0, and over PyTorch eager,
 target <= 0.5.
 
-Budget: with the default settings the workload takes about 90 s on a
-2-core machine (80-89 s measured with --threads 1, --quick 82 s, --small 6 s),
-a third of it in Numba compiling (and failing to compile) the sg.jit
-paths, much of the rest in the slow paths (lstm, ht) and JAX's compiles.
+Budget: with the default settings the workload takes about 130 s on a
+2-core machine (129 s measured with --threads 1; 80-89 s before gmm, lstm
+and ode compiled under sg.jit; --small 6 s), half of it in Numba compiling
+the sg.jit paths (gmm ~40 s, lstm ~20 s, ode ~10 s), much of the rest in
+the slow paths (lstm, ht) and JAX's compiles.
 sg.jit of ba is not attempted by default: Numba spends ~75 s compiling it
 (set GRADBENCH_JIT_ALL=1 to try it; its steady state is then about sg.grad's).
 """
