@@ -67,12 +67,13 @@ time of srcgrad's best path (the faster of sg.grad and sg.jit's steady
 state) over JAX jit's steady state, target <= 1.0, and over PyTorch eager,
 target <= 0.5.
 
-Budget: with the default settings the workload takes about 90 s on a
-2-core machine (80-89 s measured with --threads 1, --quick 82 s, --small 6 s),
-a third of it in Numba compiling (and failing to compile) the sg.jit
-paths, much of the rest in the slow paths (lstm, ht) and JAX's compiles.
-sg.jit of ba is not attempted by default: Numba spends ~90 s on it before
-falling back (set GRADBENCH_JIT_ALL=1 to try it).
+Budget: with the default settings the workload takes about 130 s on a
+2-core machine (129 s measured with --threads 1; 80-89 s before gmm, lstm
+and ode compiled under sg.jit; --small 6 s), half of it in Numba compiling
+the sg.jit paths (gmm ~40 s, lstm ~20 s, ode ~10 s), much of the rest in
+the slow paths (lstm, ht) and JAX's compiles.
+sg.jit of ba is not attempted by default: Numba spends ~75 s compiling it
+(set GRADBENCH_JIT_ALL=1 to try it; its steady state is then about sg.grad's).
 """
 import math
 import os
@@ -102,11 +103,10 @@ SIZES = {
 }
 
 #: evals whose sg.jit is not attempted by default: the attempt costs more
-#: than the workload's whole budget before it falls back to CPython
+#: than the workload's whole budget (Numba compiling it)
 SLOW_JIT_FALLBACK = {
-    "ba": "not attempted (GRADBENCH_JIT_ALL=1 tries it): Numba compiles for ~90 s, then sg.jit falls "
-          "back to CPython: no Numba implementation of srcgrad's `unindex` twin for the index "
-          "(slice, None) of `w[:, None]`",
+    "ba": "not attempted (GRADBENCH_JIT_ALL=1 tries it): Numba compiles it for ~75 s, more than the "
+          "workload's budget (its steady state is then about sg.grad's: 33 ms vs 32 ms)",
 }
 
 #: ADBench's hand: each bone's parent (wrist, then 4 bones per finger, forearm)

@@ -40,6 +40,7 @@ from .. import op_by_op
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
 from ..rules.helpers import broadcast
+from ..rules.python import containers
 from ..runtime import ShapeOf, pop, push
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
@@ -229,10 +230,12 @@ def link_and_lower(main, preferred, split=None):
                                 "(a float argument is not `type(a) is float` there), and the test could take "
                                 "the other branch" % checked)
     readers = {n: _SHAPE_READERS[o] for n, o in objects.items() if _hashable(o) and o in _SHAPE_READERS}
+    appends = [n for n, o in objects.items() if getattr(o, "__srcgrad_raw__", o) is containers.list_append]
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
-                                 split if node.name == name else None, shape_readers=readers)
+                                 split if node.name == name else None, shape_readers=readers,
+                                 list_append=appends)
     return module, name, objects, generated, linker.frozen
 
 
@@ -399,6 +402,7 @@ def build_entry(main, preferred, split=None, cache=False):
             return _Entry(fallback=_reason(exc))
     ns.update(twin_names)
     ns[lower.REDUCE_NAME] = twins.reduce
+    ns[lower.EINSUM_NAME] = twins.einsum
     ns[lower.TYPED_LIST_NAME] = numba.typed.List
     ns[lower.STACK_VALUE_NAME] = twins.stack_value
     ns[lower.SHAPE_VALUE_NAME] = twins.shape_value

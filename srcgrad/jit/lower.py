@@ -21,6 +21,12 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   tuple of integers costs Numba's list a word where an array costs its
   whole descriptor and a reference count (issue 18: small ops);
 - `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`;
+- `np.concatenate([a, b])` (and np.stack, hstack, vstack of a list
+  display) is `np.concatenate((a, b))`: Numba types a tuple of arrays;
+- a comprehension's `xs = list_append(xs, v)` into the list it builds
+  from `xs = []` is `xs.append(v)` (`_appends_in_place`);
+- `np.einsum("subscripts", a, b)` with constant subscripts is
+  `EINSUM_NAME("subscripts", (a, b))` (twins.einsum: Numba has none);
 - `del` statements disappear (Numba frees what a function no longer uses);
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
@@ -39,6 +45,10 @@ from ..syntax.naming import ALIAS_PREFIX
 
 #: NumPy reductions whose axis/keepdims forms are given twins
 REDUCTIONS = ("sum", "max", "min", "mean", "prod", "amax", "amin")
+#: NumPy joins whose list display of arrays is given to Numba as a tuple
+JOINS = ("concatenate", "stack", "hstack", "vstack")
+#: the name the lowered module binds the einsum twin to (twins.einsum)
+EINSUM_NAME = ALIAS_PREFIX + "einsum"
 #: the name the lowered module binds the reduction twin to
 REDUCE_NAME = ALIAS_PREFIX + "reduce"     # a name of srcgrad's own in generated code
 #: the names the lowered module binds numba.typed.List and twins.stack_value to (split sweeps)
@@ -142,6 +152,19 @@ class _Lowering(ast.NodeTransformer):
         if self._is_call_to(node, self.shape_of) and len(node.args) == 1:
             return node.args[0]
         func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr == "einsum" and len(node.args) > 1 \
+                and not node.keywords and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and not any(isinstance(a, ast.Starred) for a in node.args):
+            # (Numba has no np.einsum: a twin of the subscripts given as a constant)
+            return ast.copy_location(ast.Call(func=ast.Name(id=EINSUM_NAME, ctx=ast.Load()), args=[
+                node.args[0], ast.Tuple(elts=node.args[1:], ctx=ast.Load())], keywords=[]), node)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr in JOINS and node.args \
+                and isinstance(node.args[0], ast.List):
+            # (Numba types np.concatenate / np.stack of a tuple of arrays, not of a list)
+            node.args[0] = ast.copy_location(ast.Tuple(elts=node.args[0].elts, ctx=ast.Load()), node.args[0])
+            return node
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in REDUCTIONS \
                 and (node.keywords or len(node.args) > 1):
@@ -451,7 +474,68 @@ def _fill_empty_bodies(tree):
                 body.append(ast.Pass())
 
 
-def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None, shape_readers=None):
+def _appends_in_place(fdef, appends):
+    """`xs = APPEND(xs, v)` (srcgrad's list_append: a new list, `xs`
+    followed by `v`; `appends` the names bound to it) becomes
+    `xs.append(v)` where no other value can hold the list it extends: a
+    comprehension's result, built by a loop from `xs = []`. Numba types
+    the empty list only from appends to it. Rewritten when the function
+    assigns `xs` only by one `xs = []` and by those appends, all inside one
+    `for` loop that follows that assignment in the same block, and reads
+    `xs` neither between the two nor in the loop other than as what it
+    extends: a later read (an alias, `hidden = xs`) sees the finished
+    list, and a new pass through the block starts a new one."""
+    if not appends:
+        return
+
+    def is_append(node, var):
+        return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and node.targets[0].id == var and isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Name) and node.value.func.id in appends \
+            and len(node.value.args) == 2 and not node.value.keywords \
+            and isinstance(node.value.args[0], ast.Name) and node.value.args[0].id == var
+
+    stores, rewrite = {}, {}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores.setdefault(n.id, []).append(n)
+    for block in [getattr(n, f) for n in ast.walk(fdef) for f in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(n, f, None), list)]:
+        for i, start in enumerate(block):
+            if not (isinstance(start, ast.Assign) and len(start.targets) == 1
+                    and isinstance(start.targets[0], ast.Name) and isinstance(start.value, ast.List)
+                    and not start.value.elts):
+                continue
+            var = start.targets[0].id
+            loop = next((k for k in range(i + 1, len(block)) if isinstance(block[k], ast.For)
+                         and any(is_append(n, var) for n in ast.walk(block[k]))), None)
+            if loop is None:
+                continue
+            found = [n for n in ast.walk(block[loop]) if is_append(n, var)]
+            extended = {id(n.value.args[0]) for n in found}
+            if len(stores.get(var, ())) != 1 + len(found):
+                continue
+            between = [n for stmt in block[i + 1:loop + 1] for n in ast.walk(stmt)
+                       if isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load)
+                       and id(n) not in extended]
+            if between:
+                continue
+            rewrite.update((id(n), var) for n in found)
+
+    class InPlace(ast.NodeTransformer):
+        def visit_Assign(self, node):
+            var = rewrite.get(id(node))
+            if var is None:
+                return node
+            return ast.copy_location(ast.Expr(value=ast.Call(
+                func=ast.Attribute(value=ast.Name(id=var, ctx=ast.Load()), attr="append", ctx=ast.Load()),
+                args=[node.value.args[1]], keywords=[])), node)
+    if rewrite:
+        InPlace().visit(fdef)
+
+
+def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None, shape_readers=None,
+                   list_append=()):
     """Lower one generated function for Numba, in place.
 
     Args:
@@ -465,6 +549,8 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
       shape_readers: {name: the positions of its arguments it reads only
         the shape of} for the helpers whose twins take a shape tuple there
         (unbroadcast, unreduce, reduction_size); None: no shape stacks.
+      list_append: the names that mean srcgrad's list_append
+        (`_appends_in_place`).
 
     Returns:
       `fdef`, rewritten.
@@ -473,6 +559,7 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
       Unlowerable: an idiom the lowering cannot give Numba (the message
         says which).
     """
+    _appends_in_place(fdef, set(list_append))
     readers = dict(shape_readers or {})
     shaped = _shape_stacks(fdef, set(push), set(pop), set(shape_of), readers) \
         if readers and split is None else set()

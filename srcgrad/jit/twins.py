@@ -34,7 +34,7 @@ import numpy as np
 from . import diskcache
 
 # Numba's names, bound by install()
-types = TypingError = to_fixed_tuple = _unoptional = None
+types = TypingError = to_fixed_tuple = _unoptional = numba_register_jitable = None
 _OVERLOADS = []         # (stub, implementation, prefer_literal)
 _installed = []
 _install_lock = threading.Lock()
@@ -53,7 +53,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit, _choose_jit, _choose_over_jit
+        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable
     if _installed:
         return
     with _install_lock:
@@ -66,6 +66,7 @@ def install():
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
         options = {"cache": True} if _cache_locator_installed() else {}
         jitable = numba.extending.register_jitable(**options) if options else numba.extending.register_jitable
+        numba_register_jitable = numba.extending.register_jitable
         # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
         # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
         _broadcast_sum = jitable(_broadcast_sum_py)
@@ -269,8 +270,70 @@ def value_cotangent(g, index, v, x=None):
 
 def unindex(g, x, index):
     """Twin of srcgrad's unindex for an array `x` and a basic index (an
-    integer, a slice, or a tuple of them): zeros of x's shape with `g` at
+    integer, a slice, or a tuple of them, an Ellipsis, None): zeros of x's shape with `g` at
     `index` (the positions are distinct: an assignment)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def concatenate_adjoint(g, arrays, axis):
+    """Twin of srcgrad's concatenate_adjoint for an int `axis` known when
+    compiling: the pieces of `g` along `axis`, one per operand of
+    `arrays` (a tuple of arrays: a tuple of views of g; a list, as
+    generated code passes them: a list)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def seq_cotangent(g, x):
+    """Twin of srcgrad's seq_cotangent for a tuple or list `x`: `g` itself
+    (the pieces a join's adjoint gave, none of them a symbolic zero)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def check_numeric_result(value, origin):
+    """Twin of srcgrad's check_numeric_result for a value that is not a
+    list or tuple (an array or a number, what Numba's `*` and `+` give
+    arrays): nothing to check."""
+    raise NotImplementedError("a Numba twin")
+
+
+def add_cotangents(a, b):
+    """Twin of srcgrad's add_cotangents: `a + b`, None a zero; for two
+    lists (dense list cotangents: `_list_zeros`), element by element."""
+    raise NotImplementedError("a Numba twin")
+
+
+def setitem(x, index, v):
+    """Twin of srcgrad's setitem (x[index] = v as a new value): for a
+    list, a copy of it with element `index` (an int) set to `v`; for an
+    array, a copy of it written at `index`."""
+    raise NotImplementedError("a Numba twin")
+
+
+def list_append(xs, v):
+    """Twin of srcgrad's list_append: a new list, `xs` followed by `v`
+    (`xs` a typed list; a comprehension's empty one is lowered to
+    `xs.append(v)`: lower._appends_in_place)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def einsum(subscripts, operands):
+    """`np.einsum(subscripts, *operands)` for subscripts known when
+    compiling (no ellipsis, no label repeated within an operand) and real
+    floating arrays: a loop nest (Numba has no np.einsum; lowered code
+    calls it as lower.EINSUM_NAME)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def einsum_adjoint(g, operands):
+    """Twin of srcgrad's einsum_adjoint for `operands` = (subscripts known
+    when compiling, arrays...) as `einsum` takes them: a tuple (None, then
+    the cotangent of each array, an einsum of g with the others)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zero_at(g, index):
+    """Twin of srcgrad's zero_at for an array `g`: a copy with the
+    entries at `index` zeroed."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -419,6 +482,8 @@ def _unbroadcast(g, x):
     nd = max(g.ndim, x.ndim)
     same_rank = g.ndim == x.ndim
     lead = g.ndim - x.ndim      # (> 0: maybe a sum over leading axes only, as a bias's cotangent)
+    if same_rank and nd > 1:
+        return _unbroadcast_leading_ones(nd)
 
     def impl(g, x):
         if same_rank and g.shape == x.shape:
@@ -480,6 +545,8 @@ def _unreduce(g, x, axis=None, keepdims=False):
         return None
     insert = ax is not None and not _literal(keepdims, False) and g.ndim == nd - 1
     a = ax % nd if ax is not None else 0
+    if ax is not None and (insert or g.ndim == nd):
+        return _unreduce_one_axis(nd, a, insert)
 
     def impl(g, x, axis=None, keepdims=False):
         xs = _padded_jit(x.shape, nd)
@@ -490,6 +557,97 @@ def _unreduce(g, x, axis=None, keepdims=False):
             gs = _padded_jit(g.shape, nd)
         out = np.zeros(x.size, dtype=g.dtype)
         _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
+    return impl
+
+
+def _spread_axis_py(g, shape, a):
+    """The flat C-order array of `shape` whose entries along axis `a`
+    repeat g (contiguous, of `shape` without axis a, or with 1 there):
+    out[p, i, q] = g[p, q], p over the axes before a, q after."""
+    pre = 1
+    for k in range(a):
+        pre *= shape[k]
+    post = 1
+    for k in range(a + 1, len(shape)):
+        post *= shape[k]
+    n = shape[a]
+    gf = np.ascontiguousarray(g).ravel()
+    out = np.empty(pre * n * post, dtype=gf.dtype)
+    for p in range(pre):
+        for i in range(n):
+            base = (p * n + i) * post
+            for q in range(post):
+                out[base + q] = gf[p * post + q]
+    return out
+
+
+def _reduced_from_py(gshape, xshape, a, insert):
+    """Is `gshape` the shape of a reduction of `xshape` over axis a (without
+    the axis when `insert`, else with length 1 there)?"""
+    j = 0
+    for k in range(len(xshape)):
+        if k == a:
+            if not insert:
+                if gshape[j] != 1:
+                    return False
+                j += 1
+            continue
+        if gshape[j] != xshape[k]:
+            return False
+        j += 1
+    return True
+
+
+def _unreduce_one_axis(nd, a, insert):
+    """unreduce's implementation for an array `x` (rank nd) reduced over
+    the one axis `a` into `g` of the reduced shape: g repeated along the
+    axis by a plain loop (the general path indexes per element, tens of
+    ns each: kmeans' (n, k, d) distances); any other g is broadcast by
+    the general path."""
+    spread, reduced_from = numba_register_jitable(_spread_axis_py), numba_register_jitable(_reduced_from_py)
+
+    def impl(g, x, axis=None, keepdims=False):
+        if reduced_from(g.shape, x.shape, a, insert):
+            return spread(g, x.shape, a).reshape(x.shape)
+        xs = _padded_jit(x.shape, nd)
+        if insert:
+            gs = xs.copy()
+            gs[a] = 1
+        else:
+            gs = _padded_jit(g.shape, nd)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+        return out.reshape(x.shape)
+    return impl
+
+
+def _leading_ones_py(gshape, xshape):
+    """The number m > 0 of leading axes where `xshape` (of gshape's rank)
+    has length 1 and agrees with gshape after them, else 0."""
+    m = 0
+    while m < len(xshape) and xshape[m] == 1:
+        m += 1
+    for k in range(m, len(xshape)):
+        if gshape[k] != xshape[k]:
+            return 0
+    return m
+
+
+def _unbroadcast_leading_ones(nd):
+    """unbroadcast's implementation for `g` and an array `x` of one rank
+    nd > 1: g itself when the shapes agree; summed over its leading axes
+    by rows when x has length 1 there and g's shape after them
+    (centroids[None, :, :]'s cotangent); else the general path."""
+    leading_ones = numba_register_jitable(_leading_ones_py)
+
+    def impl(g, x):
+        if g.shape == x.shape:
+            return g
+        if leading_ones(g.shape, x.shape) > 0:
+            return _sum_rows_jit(np.ascontiguousarray(g).ravel(), x.size).reshape(x.shape)
+        out = np.zeros(x.size, dtype=g.dtype)
+        _broadcast_sum(np.ascontiguousarray(g).ravel(), _padded_jit(g.shape, nd), _padded_jit(x.shape, nd), out)
         return out.reshape(x.shape)
     return impl
 
@@ -643,6 +801,8 @@ def _zeros_impl(t):
 
 @overload(zeros_like_value)
 def _zeros_like_value(x):
+    if isinstance(x, types.List):
+        return _list_zeros(x)
     return _zeros_impl(x)
 
 
@@ -664,6 +824,14 @@ def _densify(g, x):
                 return zeros_like_value(x)
             return g
         return impl
+    if _array(g) and _array(x) and g.ndim == x.ndim:
+        def checked(g, x):
+            if g.shape != x.shape:
+                # (an element of a dense list cotangent still zero, shaped like another value of the element,
+                # where srcgrad's is None: CPython's sweep gives zeros of x's shape)
+                raise NotImplementedError("srcgrad.jit: a cotangent of another shape than its value")
+            return g
+        return checked
     return lambda g, x: g
 
 
@@ -802,6 +970,15 @@ def _setitem_in_place(x, index, v):
 
 @overload(zero_at_in_place)
 def _zero_at_in_place(g, index):
+    if isinstance(g, types.List):
+        if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
+            return None
+
+        def zero_element(g, index):
+            out = list(g)
+            out[index] = np.zeros_like(out[index])
+            return out
+        return zero_element
     if not _array(g):
         return None
 
@@ -813,6 +990,16 @@ def _zero_at_in_place(g, index):
 
 @overload(value_cotangent)
 def _value_cotangent(g, index, v, x=None):
+    if _array(g) and isinstance(index, types.BaseTuple) and any(_array(p) for p in index.types):
+        return _value_cotangent_arrays(g, index, v, x)
+    if isinstance(g, types.List):
+        if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
+            return None
+        if _array(g.dtype):
+            # (summed back to v's shape, as srcgrad's: an entry still the zeros of sparse_zeros may be shaped
+            # like an earlier value of the element)
+            return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
+        return lambda g, index, v, x=None: g[index]
     if not _array(g) or not isinstance(index, types.Integer):
         return None
     if isinstance(x, types.Optional):
@@ -834,14 +1021,381 @@ def _value_cotangent(g, index, v, x=None):
 def _unindex(g, x, index):
     if isinstance(x, types.Optional):
         x = x.type
+    if isinstance(x, types.List):
+        return _list_unindex(g, x, index)
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
-    if not _array(x) or not parts or not all(isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+    if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
+        return _unindex_newaxis(g, x, parts)
+    if not _array(x) or not parts \
+            or not all(isinstance(p, (types.Integer, types.SliceType, types.EllipsisType)) for p in parts):
         return None
     dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
 
     def impl(g, x, index):
         out = np.zeros(x.shape, dtype=dtype)
         out[index] = g
+        return out
+    return impl
+
+
+def _unindex_newaxis(g, x, parts):
+    """unindex's implementation for a basic index tuple with None
+    (np.newaxis) among integers and slices (`points[:, None, :]`,
+    `w[:, None]`): `g`, shaped like x[index], has a length-1 axis at each
+    None; it is read at 0 there and written into zeros of x's shape at the
+    index without its Nones. Written as source per index pattern (Numba
+    indexes a heterogeneous tuple only by constants). None (no
+    implementation) for other index parts, or a `g` of another rank."""
+    if not all(_none(p) or isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+        return None
+    kept = [k for k, p in enumerate(parts) if not _none(p)]
+    n_int = sum(1 for p in parts if isinstance(p, types.Integer))
+    rank = x.ndim - n_int + (len(parts) - len(kept))
+    if len(kept) > x.ndim:
+        return None
+    dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+    if _scalar(g):
+        read = "g"
+    elif _array(g) and g.ndim == rank:
+        # g's axes: one per slice or None (in the index's order), then x's axes the index leaves whole
+        axes = ["0" if _none(p) else ":" for p in parts if not isinstance(p, types.Integer)]
+        read = "g[%s]" % ", ".join(axes + [":"] * (rank - len(axes))) if any(a == "0" for a in axes) else "g"
+    else:
+        return None
+    where = ", ".join("index[%d]" % k for k in kept) if kept else "..."
+    text = ("def impl(g, x, index):\n"
+            "    out = np.zeros(x.shape, dtype=dtype)\n"
+            "    out[%s] = %s\n"
+            "    return out\n" % (where, read))
+    ns = {"np": np, "dtype": dtype}
+    exec(compile(text, "<srcgrad.jit unindex twin>", "exec"), ns)
+    return ns["impl"]
+
+
+@overload(concatenate_adjoint, prefer_literal=True)
+def _concatenate_adjoint(g, arrays, axis):
+    ax = _literal(axis)
+    if not _array(g) or type(ax) is not int or not -g.ndim <= ax < g.ndim:
+        return None
+    a = ax % g.ndim
+    lead = ":, " * a
+    if isinstance(arrays, types.BaseTuple):
+        if not all(_array(t) and t.ndim == g.ndim for t in arrays.types):
+            return None
+        lines = ["def impl(g, arrays, axis):", "    o0 = 0"]
+        for k in range(len(arrays.types)):
+            lines.append("    o%d = o%d + arrays[%d].shape[%d]" % (k + 1, k, k, a))
+        pieces = ["g[%so%d:o%d]" % (lead, k, k + 1) for k in range(len(arrays.types))]
+        lines.append("    return (%s)" % "".join(p + ", " for p in pieces))
+    elif isinstance(arrays, types.List) and _array(arrays.dtype) and arrays.dtype.ndim == g.ndim:
+        # (generated code passes the operands as a list display: a list of views of g)
+        lines = ["def impl(g, arrays, axis):",
+                 "    out = [g[%s0:0] for _ in range(0)]" % lead,
+                 "    o = 0",
+                 "    for x in arrays:",
+                 "        n = x.shape[%d]" % a,
+                 "        out.append(g[%so:o + n])" % lead,
+                 "        o += n",
+                 "    return out"]
+    else:
+        return None
+    ns = {}
+    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit concatenate_adjoint twin>", "exec"), ns)
+    return ns["impl"]
+
+
+@overload(seq_cotangent)
+def _seq_cotangent(g, x):
+    if isinstance(x, (types.BaseTuple, types.List)) and isinstance(g, (types.BaseTuple, types.List)):
+        return lambda g, x: g
+    return None
+
+
+# -- lists of arrays (dense list cotangents). srcgrad's reverse sweep starts the cotangent of a list as a
+# list of None (symbolic zeros, sparse_zeros); Numba's lists hold one type, so here it is a list of zeros of
+# the elements' shapes, and the helpers that take list cotangents (unindex, add_cotangents, value_cotangent,
+# zero_at_in_place) read and write zeros where srcgrad's read and write None: the same sums.
+
+def _list_of_arrays(t):
+    """Is `t` a Numba list of floating arrays (or floats)?"""
+    if not isinstance(t, types.List):
+        return False
+    e = t.dtype
+    return (_array(e) and isinstance(e.dtype, (types.Float, types.Complex))) or isinstance(e, types.Float)
+
+
+def _list_zeros(t):
+    """An implementation `x -> [zeros like each element of x]`, or None."""
+    if not _list_of_arrays(t):
+        return None
+    if _array(t.dtype):
+        return lambda x: [np.zeros_like(e) for e in x]
+    return lambda x: [0.0 for e in x]
+
+
+def _as_element(t):
+    """A function giving a value the type of a list's element type `t`
+    (a C-contiguous array for an array of layout C)."""
+    if _array(t) and t.layout == "C":
+        return lambda v: np.ascontiguousarray(v)
+    return lambda v: v
+
+
+def _list_unindex(g, x, index):
+    if not (_list_of_arrays(x) and isinstance(index, types.Integer)):
+        return None
+    e = x.dtype
+    if _array(e) != _array(g) or (_array(g) and g.ndim != e.ndim):
+        return None
+    element = numba_register_jitable(_as_element(e))
+
+    def impl(g, x, index):
+        out = zeros_like_value(x)
+        out[index] = element(g)
+        return out
+    return impl
+
+
+@overload(check_numeric_result)
+def _check_numeric_result(value, origin):
+    if _array(value) or _scalar(value):
+        return lambda value, origin: None
+    return None
+
+
+@overload(add_cotangents)
+def _add_cotangents(a, b):
+    if _none(a):
+        return lambda a, b: b
+    if _none(b):
+        return lambda a, b: a
+    if isinstance(a, types.List) and isinstance(b, types.List):
+        if not (_list_of_arrays(a) and _list_of_arrays(b)):
+            return None
+        if _array(a.dtype) and _array(b.dtype):
+            def arrays(a, b):
+                for k in range(len(a)):
+                    if a[k].shape != b[k].shape:
+                        # (one is a zero standing for srcgrad's None, shaped like another value of the element:
+                        # which one cannot be told here; CPython's sweep knows)
+                        raise NotImplementedError("srcgrad.jit: list cotangents of different shapes")
+                return [a[k] + b[k] for k in range(len(a))]
+            return arrays
+        return lambda a, b: [a[k] + b[k] for k in range(len(a))]
+    ta = a.type if isinstance(a, types.Optional) else a
+    tb = b.type if isinstance(b, types.Optional) else b
+    if (_array(ta) or _scalar(ta)) and (_array(tb) or _scalar(tb)):
+        def impl(a, b):
+            if a is None:
+                return b
+            if b is None:
+                return a
+            return a + b
+        return impl
+    return None
+
+
+@overload(setitem)
+def _setitem(x, index, v):
+    if isinstance(x, types.List) and isinstance(index, types.Integer):
+        element = numba_register_jitable(_as_element(x.dtype))
+
+        def copy_list(x, index, v):
+            out = list(x)
+            out[index] = element(v)
+            return out
+        return copy_list
+    if _array(x):
+        def copy_array(x, index, v):
+            out = x.copy()
+            out[index] = v
+            return out
+        return copy_array
+    return None
+
+
+@overload(list_append)
+def _list_append(xs, v):
+    if not isinstance(xs, types.List):
+        return None
+
+    def impl(xs, v):
+        out = list(xs)
+        out.append(v)
+        return out
+    return impl
+
+
+# -- einsum: loop nests written per subscripts
+
+def _einsum_parse(spec, n):
+    """(input label strings, output labels) of einsum subscripts `spec` for
+    n operands, or None for what the loop nests do not take (an ellipsis,
+    a label repeated within an operand or in the output, an output label
+    no input has, a count of operands that differs)."""
+    if not isinstance(spec, str) or "." in spec:
+        return None
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        ins, out = spec.split("->")
+    else:
+        ins = spec
+        counts = {}
+        for c in ins.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    ins = ins.split(",")
+    if len(ins) != n or any(len(set(t)) != len(t) for t in ins) or len(set(out)) != len(out) \
+            or not set(out) <= set("".join(ins)) or not all(c.isalpha() for c in "".join(ins) + out):
+        return None
+    return ins, out
+
+
+def _einsum_kernel(ins, out, like=None):
+    """A jitable function of len(ins) arrays: their einsum into `out` (a
+    new array; a float for no output label), by loops over the output
+    labels, then a sum over the others. Each label's length is its first
+    operand's; an operand whose length differs (NumPy broadcasts a length
+    1) raises NotImplementedError: sg.jit then runs the gradient in
+    CPython. `like`: the labels of one more array argument, read only for
+    the lengths of its axes (an adjoint's operand, whose labels g and the
+    other operands may lack)."""
+    args = ["a%d" % k for k in range(len(ins))]
+    sized = list(ins)
+    if like is not None:
+        args.append("a%d" % len(ins))
+        sized.append(like)
+    first = {}
+    for k, labels in enumerate(sized):
+        for pos, c in enumerate(labels):
+            first.setdefault(c, "a%d.shape[%d]" % (k, pos))
+    lines = ["def kernel(%s):" % ", ".join(args)]
+    lines += ["    n_%s = %s" % (c, first[c]) for c in first]
+    for k, labels in enumerate(sized):
+        for pos, c in enumerate(labels):
+            lines.append("    if a%d.shape[%d] != n_%s:" % (k, pos, c))
+            lines.append("        raise NotImplementedError('srcgrad.jit: einsum operands broadcast')")
+    summed = [c for c in first if c not in out]
+    if out:
+        lines.append("    out = np.zeros((%s,), dtype=np.float64)" % ", ".join("n_" + c for c in out))
+    else:
+        lines.append("    out = 0.0")
+    depth = 1
+    for c in out:
+        lines.append("    " * depth + "for i_%s in range(n_%s):" % (c, c))
+        depth += 1
+    lines.append("    " * depth + "acc = 0.0")
+    inner = depth
+    for c in summed:
+        lines.append("    " * depth + "for i_%s in range(n_%s):" % (c, c))
+        depth += 1
+    product = " * ".join("a%d[%s]" % (k, ", ".join("i_" + c for c in labels)) if labels else "a%d" % k
+                         for k, labels in enumerate(ins))
+    lines.append("    " * depth + "acc += " + product)
+    if out:
+        lines.append("    " * inner + "out[%s] = acc" % ", ".join("i_" + c for c in out))
+    else:
+        lines.append("    " * inner + "out = acc")
+    lines.append("    return out")
+    ns = {"np": np}
+    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit einsum %s->%s>" % (",".join(ins), out), "exec"), ns)
+    return numba_register_jitable(ns["kernel"])
+
+
+def _real_arrays(ts):
+    return all(_array(t) and isinstance(t.dtype, types.Float) for t in ts)
+
+
+@overload(einsum, prefer_literal=True)
+def _einsum(subscripts, operands):
+    if not isinstance(subscripts, types.StringLiteral) or not isinstance(operands, types.BaseTuple):
+        return None
+    parsed = _einsum_parse(subscripts.literal_value, len(operands.types))
+    if parsed is None or not _real_arrays(operands.types) \
+            or any(t.ndim != len(labels) for t, labels in zip(operands.types, parsed[0])):
+        return None
+    kernel = _einsum_kernel(*parsed)
+    text = "def impl(subscripts, operands):\n    return kernel(%s)\n" % ", ".join(
+        "operands[%d]" % k for k in range(len(operands.types)))
+    ns = {"kernel": kernel}
+    exec(compile(text, "<srcgrad.jit einsum twin>", "exec"), ns)
+    return ns["impl"]
+
+
+@overload(einsum_adjoint, prefer_literal=True)
+def _einsum_adjoint(g, operands):
+    if not isinstance(operands, types.BaseTuple) or not operands.types \
+            or not isinstance(operands.types[0], types.StringLiteral):
+        return None
+    arrays = operands.types[1:]
+    parsed = _einsum_parse(operands.types[0].literal_value, len(arrays))
+    if parsed is None or not _real_arrays(arrays) or not (_array(g) or _scalar(g)):
+        return None
+    ins, out = parsed
+    if any(t.ndim != len(labels) for t, labels in zip(arrays, ins)) or (_array(g) and g.ndim != len(out)):
+        return None
+    kernels, calls = {}, []
+    for i in range(len(arrays)):
+        # operand i's cotangent: einsum(out, others -> labels_i) of g and the other operands
+        others = [k for k in range(len(arrays)) if k != i]
+        kernels["k%d" % i] = _einsum_kernel([out] + [ins[k] for k in others], ins[i], like=ins[i])
+        calls.append("k%d(g, %soperands[%d])" % (i, "".join("operands[%d], " % (k + 1) for k in others), i + 1))
+    text = "def impl(g, operands):\n    return (None, %s)\n" % "".join(c + ", " for c in calls)
+    ns = dict(kernels)
+    exec(compile(text, "<srcgrad.jit einsum_adjoint twin>", "exec"), ns)
+    return ns["impl"]
+
+
+def _last_writes_py(shape, index):
+    """For x[index] = v (x of `shape`, `index` with integer arrays): 1.0
+    where the entry of x[index] names its element of x for the last time,
+    0.0 where a later entry names it again (NumPy wrote that one last)."""
+    size = 1
+    for s in shape:
+        size *= s
+    positions = np.arange(size).reshape(shape)[index]
+    flat = positions.ravel()
+    keep = np.ones(flat.size, dtype=np.float64)
+    seen = np.zeros(size, dtype=np.bool_)
+    for k in range(flat.size - 1, -1, -1):
+        if seen[flat[k]]:
+            keep[k] = 0.0
+        seen[flat[k]] = True
+    return keep.reshape(positions.shape)
+
+
+def _value_cotangent_arrays(g, index, v, x):
+    """value_cotangent's implementation for an index tuple with integer
+    arrays (Q[:, rows, cols] = l): g[index] (a copy), with the entries an
+    element named again later zeroed (only NumPy's last write of an element
+    stays), summed back to v's shape; zeros when x has an integer or bool
+    dtype."""
+    if isinstance(x, types.Optional):
+        x = x.type
+    if _array(x) and not isinstance(x.dtype, (types.Float, types.Complex)):
+        if _array(v):
+            return lambda g, index, v, x=None: np.zeros(v.shape, dtype=g.dtype)
+        return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
+    if not (_array(v) or _scalar(v)):
+        return None
+    last_writes = numba_register_jitable(_last_writes_py)
+
+    def impl(g, index, v, x=None):
+        part = g[index] * last_writes(g.shape, index)
+        return unbroadcast(part, v)
+    return impl
+
+
+@overload(zero_at)
+def _zero_at(g, index):
+    if _none(g):
+        return lambda g, index: None
+    if not _array(g):
+        return None
+
+    def impl(g, index):
+        out = g.copy()
+        out[index] = 0.0
         return out
     return impl
 
@@ -921,6 +1475,14 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "setitem_in_place"): setitem_in_place,
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "zero_at"): zero_at,
+    _helper_key("srcgrad.rules.helpers.products", "einsum_adjoint"): einsum_adjoint,
+    _helper_key("srcgrad.rules.python.containers", "setitem"): setitem,
+    _helper_key("srcgrad.rules.python.containers", "list_append"): list_append,
+    _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,
+    _helper_key("srcgrad.runtime.syntax", "check_numeric_result"): check_numeric_result,
+    _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
 }
 
 
