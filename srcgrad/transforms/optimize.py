@@ -164,7 +164,8 @@ def propagate_copies(stmts, live_out, sets=None):
             out.append(s)
             k += 1
         stmts = out
-        if not changed:
+        if not changed or not any(_is_copy(s) for s in stmts):
+            # (a pass over a block without copies changes nothing)
             return [s for s in stmts if not isinstance(s, gast.Pass)]
 
 
