@@ -74,29 +74,30 @@ _SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.r
                     rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
 
 
-def _read_shape_sources(stmts, sources, injected, inputs, inject=None):
-    """In the reverse sweep `stmts`, read a name's shape from its source
-    (shapes.py: a parameter or name of the same shape, or the literal 0.0
-    for a 0-d value) where
+def _read_shape_sources(walks, sources, injected, inputs, inject=None):
+    """In the reverse sweep whose statements' walks are `walks`, read a
+    name's shape from its source (shapes.py: a parameter or name of the
+    same shape, or the literal 0.0 for a 0-d value) where
     the sweep reads only its shape: the forward sweep then need not keep
     the name, and the joint code need not compute it (_prune_dead).
-    Returns whether a read changed (a liveness.Sets then holds stale
-    uses for the statements of `stmts`)."""
+    Returns the positions of the statements where a read changed (their
+    walks, and the uses a liveness.Sets holds for the statements in them,
+    are stale)."""
     fns = {alias: _SHAPE_ONLY_ARGS[obj] for alias, obj in injected.items()
            if callable(obj) and obj in _SHAPE_ONLY_ARGS}
     if not fns or not sources:
-        return False
-    shape_reads = []        # (call, position)
-    for s in stmts:
-        for n in ast_util.walk(s):
+        return set()
+    shape_reads = []        # (call, position, statement position)
+    for k, nodes in enumerate(walks):
+        for n in nodes:
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in fns:
-                shape_reads += [(n, i) for i in fns[n.func.id]
+                shape_reads += [(n, i, k) for i in fns[n.func.id]
                                 if i < len(n.args) and isinstance(n.args[i], gast.Name) and n.args[i].id in sources]
-    at_shape = {id(call.args[i]) for call, i in shape_reads}
-    read = {n.id for s in stmts for n in ast_util.walk(s)       # (the values the sweep reads)
+    at_shape = {id(call.args[i]) for call, i, _ in shape_reads}
+    read = {n.id for nodes in walks for n in nodes       # (the values the sweep reads)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in at_shape}
-    changed = False
-    for call, i in shape_reads:
+    changed = set()
+    for call, i, k in shape_reads:
         name = call.args[i].id
         if name in read:
             continue            # (its value is kept anyway)
@@ -108,9 +109,9 @@ def _read_shape_sources(stmts, sources, injected, inputs, inject=None):
             arg = ast_util.name(next((o for o in source.names if o in inputs or o in read), source.names[0]))
             call.args[i] = ast_util.call(ast_util.name(inject("reduced_shape", helpers.reduced_shape)),
                                          [arg, ast_util.const(source.axis), ast_util.const(source.keepdims)])
-            changed = True
+            changed.add(k)
             continue
-        changed = True
+        changed.add(k)
         if source == ():
             call.args[i] = ast_util.const(0.0)
             continue
@@ -292,16 +293,17 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
     sweeps.rev_body = optimize.fold_scalings(
         sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
-    if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs),
-                           sweeps.inject) and sets:
-        for s in sweeps.rev_body:
-            for n in ast_util.walk(s):
+    rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
+    for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
+        if sets:
+            for n in rev_walks[k]:
                 if isinstance(n, gast.stmt):
                     sets.forget(n)
+        rev_walks[k] = ast_util.walk(sweeps.rev_body[k])
     names = _Names()        # (of the forward sweep's statements, which nothing below changes)
     stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store, names)
     defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
-    rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
+    rev_nodes = [n for nodes in rev_walks for n in nodes] + ast_util.walk(ast_util.return_(ast_util.tuple_(grads)))
     loads = {}
     for n in rev_nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
