@@ -552,11 +552,12 @@ def names_loaded(node):
     return _name_ids(node, gast.Load)
 
 
-def grad_of_names(node):
+def grad_of_names(node, nodes=None):
     """The names used inside the insert_grad_of bodies that lowered `node`
-    holds (the lowering keeps each body on its marker, out of the tree)."""
+    holds (the lowering keeps each body on its marker, out of the tree).
+    `nodes`: walk(node), when the caller has it."""
     out = set()
-    for n in walk(node):
+    for n in nodes if nodes is not None else walk(node):
         block = Anno.GRAD_OF.of(n)
         if block is not None:
             out |= {m.id for m in walk(module(block[2])) if isinstance(m, gast.Name)}
