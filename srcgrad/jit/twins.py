@@ -78,7 +78,11 @@ def install():
         _choose_jit = numba.extending.register_jitable(error_model="numpy", **options)(_choose)
         _choose_over_jit = jitable(_choose_over)
         for stub, implementation, prefer_literal in _OVERLOADS:
-            numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(options))(implementation)
+            # (an overload that may return code made by exec is not cached: Numba's cache finds no
+            # source file for it, and its index keys code by bytecode, not by the constants and
+            # names that tell two generated kernels apart)
+            cached = options if stub.__name__ not in _EXEC_MADE else {}
+            numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(cached))(implementation)
         _installed.append(True)
 
 
@@ -103,6 +107,10 @@ def _private_cache_folder():
         atexit.register(shutil.rmtree, folder, True)
         _private_folder.append(folder)
     return _private_folder[0]
+
+
+#: the stubs whose overloads build their implementation with exec (never cached on disk)
+_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint"}
 
 
 def _cache_locator_installed():
