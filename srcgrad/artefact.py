@@ -75,7 +75,7 @@ class Artefact:
         fdef, ctx = program.front(mode, self.mask)
         #: (text, origin) of a type check of a value computed from an active input, or None: on a tape
         #: it is a Tensor in the plain call, an ndarray here, and function.py runs such code op by op
-        self.type_check = activity.varied_type_check(fdef, self.active_inputs)
+        self.type_check = activity.varied_type_check(fdef, self.active_inputs, ctx.facts)
         self.tuple_output = isinstance(fdef.body[-1].value, gast.Tuple)
         self.outputs = ast_util.returned_names(fdef)
         differentiated = pipeline.differentiate(fdef, ctx)
