@@ -34,10 +34,10 @@ def build(fdefs, injected, func, title, defaults, origin):
 
 
 class _SplitSweep:
-    """Artefact.fwd and Artefact.bwd_fn: compiled on first read
-    (_split_function), which stores the function in the artefact's
-    __dict__; a non-data descriptor, so later reads find it there
-    directly (a tape call reads `fwd` each time)."""
+    """Artefact.fwd, Artefact.bwd_fn and Artefact.joint_fn: compiled on
+    first read (_split_function, _joint_function), which stores the
+    function in the artefact's __dict__; a non-data descriptor, so later
+    reads find it there directly (a tape call reads `fwd` each time)."""
 
     def __init__(self, key, doc):
         self.key = key
@@ -46,6 +46,8 @@ class _SplitSweep:
     def __get__(self, artefact, owner=None):
         if artefact is None:
             return self
+        if self.key == "joint_fn":
+            return artefact._joint_function()
         return artefact._split_function(self.key)
 
 
@@ -75,7 +77,7 @@ class Artefact:
         fdef, ctx = program.front(mode, self.mask)
         #: (text, origin) of a type check of a value computed from an active input, or None: on a tape
         #: it is a Tensor in the plain call, an ndarray here, and function.py runs such code op by op
-        self.type_check = activity.varied_type_check(fdef, self.active_inputs)
+        self.type_check = activity.varied_type_check(fdef, self.active_inputs, ctx.facts)
         self.tuple_output = isinstance(fdef.body[-1].value, gast.Tuple)
         self.outputs = ast_util.returned_names(fdef)
         differentiated = pipeline.differentiate(fdef, ctx)
@@ -98,14 +100,14 @@ class Artefact:
             name, inputs, self.active_inputs, sweeps, self._sets)
         self.sweeps = sweeps
         self._in_place(joint)
-        defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
-        fns = build([joint], sweeps.injected, program.namespace.func, title, defaults, self.origin)
-        self.joint_fn = fns[joint.name]
+        self._joint = (joint, title)
         self._split = (fwd, bwd, title)     # compiled when a tape first needs them
         self.trees = {joint.name: joint}
         self.injected = sweeps.injected
         self._shown = joint
-        self._mark(self.joint_fn, joint)
+        if any(hasattr(s, "body") for s in joint.body):
+            # (compiled now: the split sweeps' passes may rewrite the blocks it shares with them)
+            self._joint_function()
 
     def type_check_refusal(self):
         """The refusal of a tape call (or a ForwardAccumulator's) whose code
@@ -152,8 +154,22 @@ class Artefact:
             found = self.__dict__[key]
         return found
 
+    def _joint_function(self):
+        """The joint sweeps' function, compiled on first use (a callee's
+        caller may need only its split sweeps); kept in the artefact's
+        __dict__."""
+        found = self.__dict__.get("joint_fn")
+        if found is None:
+            joint, title = self._joint
+            defaults = {joint.name: tuple(1.0 for _ in self.outputs)}
+            fns = build([joint], self.sweeps.injected, self.program.namespace.func, title, defaults, self.origin)
+            found = self.__dict__["joint_fn"] = fns[joint.name]
+            self._mark(found, joint)
+        return found
+
     fwd = _SplitSweep("fwd", "The split forward sweep.")
     bwd_fn = _SplitSweep("bwd_fn", "The split reverse sweep.")
+    joint_fn = _SplitSweep("joint_fn", "The joint sweeps (forward then reverse) in one function.")
 
     @property
     def source(self):

@@ -139,7 +139,7 @@ def analyze(fdef, ctx, active_inputs, outputs):
     return active - stacks
 
 
-def varied_type_check(fdef, active_inputs):
+def varied_type_check(fdef, active_inputs, facts=None):
     """The first `isinstance(x, ...)` or `type(x)` call in `fdef` (ANF)
     whose `x` depends on an active input by data flow, as
     (source text, origin), or None.
@@ -148,9 +148,10 @@ def varied_type_check(fdef, active_inputs):
     op, but a NumPy value (an ndarray, or an np.float64 for a 0-d Tensor) in
     the compiled sweeps: the check could answer differently there and take
     the other branch (function.py runs such code op by op). The dependence
-    is flow-insensitive, as `analyze`'s varied names."""
+    is flow-insensitive, as `analyze`'s varied names. `facts`: the
+    compilation's Facts, which may hold the walk of `fdef`."""
     import builtins
-    nodes = ast_util.walk(fdef)
+    nodes = facts.walk(fdef) if facts is not None else ast_util.walk(fdef)
     checks = [n for n in nodes if isinstance(n, gast.Call) and n.args
               and Anno.CALLEE.of(n.func) in (builtins.isinstance, builtins.type)]
     if not checks:

@@ -12,6 +12,8 @@ and the compiled derivatives of those callees.
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..syntax import ast_util
+
 
 @dataclass
 class Context:
@@ -55,6 +57,15 @@ class Facts:
     same_shape: dict = field(default_factory=dict)  # shapes: id(assignment) -> operands shaped like its result
     shape_sources: dict = field(default_factory=dict)  # shapes: name -> names of its shape, or () for 0-d
     active_stacks: set = field(default_factory=set)  # activity: the stacks that carry derivatives
+    walked: tuple = None    # kinds: (the ANF function, its walk), while no pass changes the tree (to reverse)
+
+    def walk(self, fdef):
+        """ast_util.walk(fdef), read from `walked` while that holds for `fdef`
+        (shapes, the type check and reverse change no node before they read it)."""
+        walked = self.walked
+        if walked is not None and walked[0] is fdef:
+            return walked[1]
+        return ast_util.walk(fdef)
 
 
 @dataclass

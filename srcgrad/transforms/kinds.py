@@ -80,12 +80,13 @@ def transform(fdef, ctx):
         if not more:
             break
         sequence_ops |= more
-    _sequence_operators(fdef, ctx, sequence_ops, dynamic, sure, ints, generated)
+    changed = _sequence_operators(fdef, ctx, sequence_ops, dynamic, sure, ints, generated)
     for s in assigns:        # the final kinds of the arguments of each call
         op = Anno.OP.of(s)
         if op.kind == "call":
             op.arg_dynamic = tuple(_is_dynamic(a, dynamic) for a in op.args)
-    _containers_read_as_arrays(fdef, ctx, definite)
+    changed = _containers_read_as_arrays(fdef, ctx, definite) or changed
+    ctx.facts.walked = (fdef, ast_util.walk(fdef) if changed else nodes)     # (for the passes up to reverse)
     ctx.facts.dynamic = dynamic
     ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
     return dynamic
@@ -212,11 +213,14 @@ def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints, genera
     element is the sum of its copies'). Where an operand only may be a
     container (an element of one), the NumPy rule stays, after a check at
     run time that refuses a list or tuple result at the user's line (not in
-    `generated` code, transformed again)."""
+    `generated` code, transformed again). Returns whether a statement
+    changed or was added."""
     repeat = registry.adjoint_rule(containers.seq_repeat)
     extend = registry.adjoint_rule(containers.list_extend)
+    changed = False
 
     def block(stmts):
+        nonlocal changed
         out = []
         for st in stmts:
             for field in ("body", "orelse", "finalbody"):
@@ -224,6 +228,7 @@ def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints, genera
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     setattr(st, field, block(inner))
             if isinstance(st, gast.Assign) and st in sequence_ops:
+                changed = True
                 kind, a, b = _sequence_operator(st, definite, ints)
                 if kind is gast.Mult:
                     if not (isinstance(a, gast.Name) and a.id in definite):
@@ -243,11 +248,13 @@ def _sequence_operators(fdef, ctx, sequence_ops, dynamic, definite, ints, genera
                 Anno.FORWARD_ONLY.add_to(guard, True)
                 out.append(st)
                 out.append(guard)
+                changed = True
                 continue
             out.append(st)
         return out
 
     fdef.body = block(fdef.body)
+    return changed
 
 
 # NumPy functions whose array arguments may be sequences of arrays of different shapes (np.asarray of
@@ -322,10 +329,13 @@ def _containers_read_as_arrays(fdef, ctx, dynamic):
     multiply the list) and the cotangent goes back to the list's elements
     through its rule (one per element, as autograd and JAX treat a list
     passed to a NumPy function). Names that only may hold a container get
-    the same: anything else passes through unchanged."""
+    the same: anything else passes through unchanged. Returns whether a
+    statement changed or was added."""
     rule = registry.adjoint_rule(containers.sequence_as_array)
+    changed = False
 
     def block(stmts, nested):
+        nonlocal changed
         out = []
         for st in stmts:
             for field in ("body", "orelse", "finalbody"):
@@ -339,15 +349,18 @@ def _containers_read_as_arrays(fdef, ctx, dynamic):
                     e = op.bindings.get(p)
                     if isinstance(e, gast.Name) and e.id in dynamic:
                         out.append(_as_array(st, op, e, rule, ctx))
+                        changed = True
                     elif isinstance(e, (gast.List, gast.Tuple)) and p not in op.rule.varargs and \
                             all(isinstance(x, gast.Name) for x in e.elts):
                         out.append(_display_as_array(st, op, p, e, rule, ctx))      # np.square([x, y])
+                        changed = True
                         if nested:      # (saved per trip, as anf's other names in a loop or branch)
                             ctx.facts.stacked.add(out[-1].targets[0].id)
             out.append(st)
         return out
 
     fdef.body = block(fdef.body, False)
+    return changed
 
 
 def _as_array(st, op, name, rule, ctx):

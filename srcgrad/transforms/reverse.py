@@ -398,9 +398,10 @@ def transform(fdef, ctx):
     ret = fdef.body[-1]
     outputs = [e.id for e in ret.value.elts] if isinstance(ret.value, gast.Tuple) else [ret.value.id]
     gen = ReverseGenerator(ctx, fdef, ctx.active, outputs)
-    for n in ast_util.walk(fdef):
+    for n in ctx.facts.walk(fdef):
         if Anno.HELPER.of(n, False):
             n.id = gen.inject(n.id, Anno.CALLEE.of(n))
+    ctx.facts.walked = None     # (the sweeps below take its statements)
     gen.dynamic = ctx.facts.dynamic
     gen.scalar = ctx.facts.scalar
     gen.same_shape = ctx.facts.same_shape

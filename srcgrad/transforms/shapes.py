@@ -432,7 +432,7 @@ def transform(fdef, ctx):
     facts.same_shape = {}
     facts.shape_sources = {}
     patterns = getattr(facts, "shape_params", None) or {}
-    nodes = ast_util.walk(fdef)         # (this pass changes no node)
+    nodes = facts.walk(fdef)            # (this pass changes no node)
     assigns = [n for n in nodes if isinstance(n, gast.Assign) and Anno.OP.exists(n)]
     if facts.stacks or any(Anno.OP.of(n).kind in ("push", "pop") for n in nodes if Anno.OP.exists(n)):
         return          # (code transformed again: cotangents flow through its stacks)

@@ -155,6 +155,7 @@ class _ViewCheck:
         self.made_by = {}       # (name, other) -> ids of every statement linking them
 
     def check(self, body):
+        self.flows = {}         # id(node) -> (node, what the liveness reads of it): see flow
         self.stored = ast_util.names_stored(ast_util.module(body))
         self.locals = set(self.ctx.parsed.params) | self.stored
         self.snapshots = {}     # parameter rebound in the function -> the name holding the caller's object
@@ -252,30 +253,46 @@ class _ViewCheck:
             live = self.stmt(s, live, report)
         return live
 
+    def flow(self, node):
+        """(names killed, names read) by `node` (a simple statement), or the
+        names read by `node` (an expression, or a return), once per node: the
+        loops' fixpoints visit their statements again, unchanged."""
+        found = self.flows.get(id(node))
+        if found is None or found[0] is not node:
+            found = self.flows[id(node)] = (node, self._flow(node))
+        return found[1]
+
+    @staticmethod
+    def _flow(s):
+        if not isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            return _loads(s)
+        targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+        kills = set()
+        if not isinstance(s, gast.AugAssign):
+            for t in targets:
+                kills |= ast_util.names_stored(t)
+        uses = _loads(s.value) if s.value is not None else set()
+        for t in targets:
+            uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
+        uses |= set(mutated(s))
+        return kills, uses
+
     def stmt(self, s, live, report):
         if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
-            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            kills = set()
-            if not isinstance(s, gast.AugAssign):
-                for t in targets:
-                    kills |= ast_util.names_stored(t)
+            kills, uses = self.flow(s)
             if report:
                 if self.links:
                     for name in mutated(s):
                         self.mutation(name, live, s)
                 if s.value is not None:
                     self.dead_arguments(s, live - kills)
-            uses = _loads(s.value) if s.value is not None else set()
-            for t in targets:
-                uses |= _loads(t) | ({t.id} if isinstance(s, gast.AugAssign) and isinstance(t, gast.Name) else set())
-            uses |= set(mutated(s))
             return (live - kills) | uses
         if isinstance(s, gast.Return):
-            return _loads(s)
+            return set(self.flow(s))
         if isinstance(s, gast.If):
-            return _loads(s.test) | self.block(s.body, set(live), report) | self.block(s.orelse, set(live), report)
+            return self.flow(s.test) | self.block(s.body, set(live), report) | self.block(s.orelse, set(live), report)
         if isinstance(s, (gast.For, gast.While)):
-            head = set(live) | _loads(s.iter if isinstance(s, gast.For) else s.test)
+            head = set(live) | self.flow(s.iter if isinstance(s, gast.For) else s.test)
             target = ast_util.names_stored(s.target) if isinstance(s, gast.For) else set()
             while True:
                 new = head | (self.block(s.body, set(head), False) - target)
@@ -285,7 +302,7 @@ class _ViewCheck:
             if report:
                 self.block(s.body, set(head), True)
             return head
-        return set(live) | _loads(s)
+        return set(live) | self.flow(s)
 
     def dead_arguments(self, s, live):
         """Mark the calls in statement `s`'s value with Anno.DEAD_ARGS: the
