@@ -1,10 +1,19 @@
+import atexit
 import gc
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+if not os.environ.get("SRCGRAD_CACHE_DIR"):
+    # sg.jit's on-disk cache (the twins' machine code, cache=True) in a folder of this run: the tests
+    # compile the twins, and write no user's cache
+    _cache_folder = tempfile.mkdtemp(prefix="srcgrad-test-cache-")
+    os.environ["SRCGRAD_CACHE_DIR"] = _cache_folder
+    atexit.register(shutil.rmtree, _cache_folder, True)
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "rules"))   # the rule tables (test_forward, test_jacobians read them)
 
 

@@ -44,7 +44,7 @@ from ..rules.python import containers
 from ..runtime import ShapeOf, pop, push
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
-from . import diskcache, lower, twins
+from . import diskcache, linking, lower, twins
 
 _NUMBA_MISSING = ("sg.jit needs Numba (pip install 'srcgrad[jit]'); without it the function runs in "
                   "CPython")
@@ -415,8 +415,10 @@ def build_entry(main, preferred, split=None, cache=False):
                 if not getattr(value, "__srcgrad_jitable__", False):
                     value.__srcgrad_jitable__ = True
                     numba.extending.register_jitable(boundscheck=True)(value)
+            elif cache:
+                ns[key] = numba.njit(value, boundscheck=True, cache=True)
             else:
-                ns[key] = numba.njit(value, boundscheck=True, cache=cache)
+                ns[key] = numba.njit(value, boundscheck=True, pipeline_class=linking.pipeline_class())
     header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
     source = header + "\n\n".join(ast.unparse(node) for node in shown) + "\n"
     main_def = next(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == name)
@@ -667,6 +669,10 @@ def jit(f, *, cache=False):
         instead of compiling again (seconds for a gradient; Numba's
         `cache=True`, keyed by the lowered source: diskcache.py). The
         directory is `$SRCGRAD_CACHE_DIR/jit`, else `~/.cache/srcgrad/jit`.
+        Whatever `cache` says, the run-time helpers' Numba twins, which
+        are the same code for every program, are cached in its `twins`
+        folder (twins.py): only the first process that uses a twin
+        specialisation compiles it.
 
     Returns:
       A `Jitted` callable with f's signature, returning what f returns

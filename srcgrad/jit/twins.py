@@ -15,10 +15,23 @@ runs in CPython (a PerformanceWarning says why).
 The stubs are plain Python; `install()` imports Numba and registers the
 overloads, once, on the first call of an `sg.jit` function (importing
 srcgrad does not import Numba).
+
+The twins are the same code for every program, so their specialisations
+are compiled with Numba's on-disk cache (`cache=True`): a new process
+loads their machine code instead of typing and optimising them again
+(seconds of an array gradient's first call). The files go to
+`<sg.jit's cache directory>/twins/opt<NUMBA_OPT>` (`_TwinCacheLocator`:
+the optimisation level, which Numba's own cache key omits, picks the
+folder); Numba validates them against this file's contents and its own
+version. Where that directory cannot be written, the twins are compiled
+without a cache.
 """
+import os
 import threading
 
 import numpy as np
+
+from . import diskcache
 
 # Numba's names, bound by install()
 types = TypingError = to_fixed_tuple = _unoptional = numba_register_jitable = None
@@ -40,7 +53,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit, numba_register_jitable
+        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable
     if _installed:
         return
     with _install_lock:
@@ -51,18 +64,86 @@ def install():
         from numba.extending import overload as numba_overload
         from numba.np.unsafe.ndarray import to_fixed_tuple as fixed_tuple
         types, TypingError, to_fixed_tuple = numba.types, typing_error, fixed_tuple
+        options = {"cache": True} if _cache_locator_installed() else {}
+        jitable = numba.extending.register_jitable(**options) if options else numba.extending.register_jitable
         numba_register_jitable = numba.extending.register_jitable
         # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
         # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
-        _broadcast_sum = numba.extending.register_jitable(_broadcast_sum_py)
+        _broadcast_sum = jitable(_broadcast_sum_py)
         _unoptional = numba.extending.intrinsic(_unoptional_intrinsic)
-        _padded_jit = numba.extending.register_jitable(_padded)
-        _prod_jit = numba.extending.register_jitable(_prod)
-        _tail_equal_jit = numba.extending.register_jitable(_tail_equal)
-        _sum_rows_jit = numba.extending.register_jitable(_sum_rows)
+        _padded_jit = jitable(_padded)
+        _prod_jit = jitable(_prod)
+        _tail_equal_jit = jitable(_tail_equal)
+        _sum_rows_jit = jitable(_sum_rows)
+        _choose_jit = numba.extending.register_jitable(error_model="numpy", **options)(_choose)
+        _choose_over_jit = jitable(_choose_over)
         for stub, implementation, prefer_literal in _OVERLOADS:
-            numba_overload(stub, prefer_literal=prefer_literal)(implementation)
+            numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(options))(implementation)
         _installed.append(True)
+
+
+def _cache_folder():
+    """Where the twins' machine code is cached (a str; not created here)."""
+    from numba.core import config
+    return os.path.join(diskcache.directory(), "twins", "opt%d" % config.OPT)
+
+
+_private_folder = []     # a temporary folder of this process, where _cache_folder() cannot be written
+
+
+def _private_cache_folder():
+    """A folder of this process's own (removed at exit): the twins'
+    cache when the shared one cannot be written (no file outlives the
+    process)."""
+    if not _private_folder:
+        import atexit
+        import shutil
+        import tempfile
+        folder = tempfile.mkdtemp(prefix="srcgrad-twins-")
+        atexit.register(shutil.rmtree, folder, True)
+        _private_folder.append(folder)
+    return _private_folder[0]
+
+
+def _cache_locator_installed():
+    """Make Numba cache the twins' specialisations in `_cache_folder()`
+    (a locator placed first in Numba's list, answering for this file
+    only; a private temporary folder when that one cannot be written, as
+    when SRCGRAD_CACHE_DIR changes to such a place later). Returns whether
+    the twins can be cached at all (else they are compiled without a
+    cache, and never in Numba's default places)."""
+    from numba.core import caching
+
+    class TwinCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """Numba's cache locator for the functions of twins.py."""
+
+        def __init__(self, py_func, py_file, folder):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = folder
+
+        def get_cache_path(self):
+            """The folder of the cache files."""
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            """A locator for `py_func` if it is defined in this file, else None."""
+            if os.path.abspath(py_file) != os.path.abspath(__file__):
+                return None
+            for folder in (_cache_folder, _private_cache_folder):
+                try:
+                    self = cls(py_func, py_file, folder())
+                    self.ensure_cache_path()
+                    return self
+                except OSError:
+                    continue
+            return None
+
+    classes = caching.CacheImpl._locator_classes
+    if not any(getattr(c, "__qualname__", "").endswith("TwinCacheLocator") for c in classes):
+        classes.insert(0, TwinCacheLocator)
+    return TwinCacheLocator.from_function(_prod, __file__) is not None
 
 
 def _array(t):
@@ -347,7 +428,7 @@ def _sum_rows(g, m):
     return out
 
 
-_tail_equal_jit = _sum_rows_jit = None
+_tail_equal_jit = _sum_rows_jit = _choose_jit = _choose_over_jit = None
 
 
 def _shape_tuple(t):
@@ -775,7 +856,6 @@ def _reduce(x, op, axis=None, keepdims=False):
     odt = np.dtype(str(x.dtype)) if name in ("max", "min") or isinstance(x.dtype, types.Float) \
         else np.dtype(np.float64)
     out_nd = nd if keep else nd - 1
-
     def impl(x, op, axis=None, keepdims=False):
         shp = np.array(x.shape)
         n = shp[a]
@@ -803,7 +883,6 @@ def _max_chooser(x, y, axis=None, keepdims=False):
     if not _array(x):
         return None
     ax = _literal(axis)
-    keep = bool(_literal(keepdims, False))
     if ax is not None and not isinstance(ax, int):
         return None
     nd = x.ndim
@@ -813,14 +892,49 @@ def _max_chooser(x, y, axis=None, keepdims=False):
             return mask / np.sum(mask)
         return impl_all
     a = ax % nd
+    if isinstance(y, types.Optional):
+        def impl_optional(x, y, axis=None, keepdims=False):
+            if y is None:
+                raise TypeError("srcgrad.jit: max_chooser of None")
+            return _choose_over_jit(x, _unoptional(y), a)
+        return impl_optional
+    return lambda x, y, axis=None, keepdims=False: _choose_over_jit(x, y, a)
 
-    def impl(x, y, axis=None, keepdims=False):
-        shp = np.array(x.shape)
-        shp[a] = 1
-        yk = np.ascontiguousarray(y).reshape(to_fixed_tuple(shp, nd)) if not keep else y
-        mask = (x == yk).astype(np.float64)
-        return mask / reduce(mask, "sum", a, True)
-    return impl
+
+def _choose_over(x, y, a):
+    """max_chooser's values for `x` reduced over axis `a` to `y` (of
+    keepdims' shape or not: only its elements are read), by _choose."""
+    shape = x.shape
+    pre = post = 1
+    for d in range(x.ndim):
+        if d < a:
+            pre *= shape[d]
+        elif d > a:
+            post *= shape[d]
+    out = np.empty((pre, shape[a], post))
+    _choose_jit(np.ascontiguousarray(x).reshape((pre, shape[a], post)),
+                np.ascontiguousarray(y).reshape((pre, post)), out)
+    return out.reshape(shape)
+
+
+def _choose(x3, y2, out):
+    """max_chooser's values for x viewed as (pre, n, post), reduced over
+    its middle axis to y2 (pre, post): into `out`, float64 (pre, n, post),
+    as NumPy computes `mask / mask.sum(1, keepdims=True)`, mask = (x3 ==
+    y2[:, None, :]) as float64: the division by a count of 0 (y NaN) is
+    0 / 0 (compiled with NumPy's error model). One specialisation per
+    dtype, for every rank."""
+    pre, n, post = x3.shape
+    for i in range(pre):
+        for k in range(post):
+            yv = y2[i, k]
+            count = 0.0
+            for j in range(n):
+                if x3[i, j, k] == yv:
+                    count += 1.0
+            for j in range(n):
+                out[i, j, k] = (1.0 if x3[i, j, k] == yv else 0.0) / count
+    return out
 
 
 @overload(setitem_in_place)

@@ -552,11 +552,12 @@ def names_loaded(node):
     return _name_ids(node, gast.Load)
 
 
-def grad_of_names(node):
+def grad_of_names(node, nodes=None):
     """The names used inside the insert_grad_of bodies that lowered `node`
-    holds (the lowering keeps each body on its marker, out of the tree)."""
+    holds (the lowering keeps each body on its marker, out of the tree).
+    `nodes`: walk(node), when the caller has it."""
     out = set()
-    for n in walk(node):
+    for n in nodes if nodes is not None else walk(node):
         block = Anno.GRAD_OF.of(n)
         if block is not None:
             out |= {m.id for m in walk(module(block[2])) if isinstance(m, gast.Name)}
@@ -576,7 +577,7 @@ def names_loaded_and_stored(node):
     load, store = gast.Load, gast.Store
     todo = [node]
     AST, NAME, fields_of, CHILD = _AST, gast.Name, _CHILD_FIELDS.get, _child_fields
-    while todo:                 # (as _name_ids: a Name's annotation is not entered)
+    while todo:                 # (a Name's annotation is not entered)
         n = todo.pop()
         cls = n.__class__
         if cls is NAME:
@@ -844,27 +845,7 @@ def walk(node):
 
 
 def _name_ids(node, ctx):
-    """The ids of the Names in `node` whose context is `ctx`."""
-    out = set()
-    todo = [node]
-    AST, NAME, fields_of, CHILD = _AST, gast.Name, _CHILD_FIELDS.get, _child_fields
-    while todo:
-        n = todo.pop()
-        cls = n.__class__
-        if cls is NAME:
-            if n.ctx.__class__ is ctx:
-                out.add(n.id)
-            continue
-        fields = fields_of(cls)
-        if fields is None:
-            fields = CHILD(cls)
-        d = n.__dict__
-        for field in fields:
-            value = d.get(field)
-            if value is None:
-                continue
-            if type(value) is list:
-                todo.extend([v for v in value if isinstance(v, AST)])
-            elif isinstance(value, AST):
-                todo.append(value)
-    return out
+    """The ids of the Names in `node` whose context is `ctx` (Load or
+    Store)."""
+    loaded, stored = names_loaded_and_stored(node)
+    return loaded if ctx is gast.Load else stored

@@ -34,13 +34,33 @@ _counter = itertools.count()
 _FACTORY = ALIAS_PREFIX + "factory"     # the function whose closure cells the generated code reads
 
 
-def _names_in_order(body, ctx):
+class _Names:
+    """The Names of each statement in walk order, and whether it defines a
+    function, lambda or class or declares a name global or nonlocal (see
+    free_early), found by one walk per statement: assemble reads its
+    forward sweep several times and changes none of its statements."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def of(self, s):
+        """(the Names in `s` in walk order, does it define a scope?)"""
+        found = self.cache.get(id(s))
+        if found is None or found[0] is not s:
+            nodes = ast_util.walk(s)
+            found = self.cache[id(s)] = (s, [n for n in nodes if n.__class__ is gast.Name],
+                                         any(isinstance(n, _SCOPES) for n in nodes))
+        return found[1], found[2]
+
+
+def _names_in_order(body, ctx, names=None):
     """Names read (ctx=gast.Load) or written (gast.Store) in `body`, in order
-    of first appearance."""
+    of first appearance. `names`: a _Names to read the statements from."""
+    names = names or _Names()
     seen = {}
     for s in body:
-        for n in ast_util.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
+        for n in names.of(s)[0]:
+            if n.ctx.__class__ is ctx:
                 seen.setdefault(n.id, None)
     return list(seen)
 
@@ -54,29 +74,30 @@ _SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.r
                     rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
 
 
-def _read_shape_sources(stmts, sources, injected, inputs, inject=None):
-    """In the reverse sweep `stmts`, read a name's shape from its source
-    (shapes.py: a parameter or name of the same shape, or the literal 0.0
-    for a 0-d value) where
+def _read_shape_sources(walks, sources, injected, inputs, inject=None):
+    """In the reverse sweep whose statements' walks are `walks`, read a
+    name's shape from its source (shapes.py: a parameter or name of the
+    same shape, or the literal 0.0 for a 0-d value) where
     the sweep reads only its shape: the forward sweep then need not keep
     the name, and the joint code need not compute it (_prune_dead).
-    Returns whether a read changed (a liveness.Sets then holds stale
-    uses for the statements of `stmts`)."""
+    Returns the positions of the statements where a read changed (their
+    walks, and the uses a liveness.Sets holds for the statements in them,
+    are stale)."""
     fns = {alias: _SHAPE_ONLY_ARGS[obj] for alias, obj in injected.items()
            if callable(obj) and obj in _SHAPE_ONLY_ARGS}
     if not fns or not sources:
-        return False
-    shape_reads = []        # (call, position)
-    for s in stmts:
-        for n in ast_util.walk(s):
+        return set()
+    shape_reads = []        # (call, position, statement position)
+    for k, nodes in enumerate(walks):
+        for n in nodes:
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in fns:
-                shape_reads += [(n, i) for i in fns[n.func.id]
+                shape_reads += [(n, i, k) for i in fns[n.func.id]
                                 if i < len(n.args) and isinstance(n.args[i], gast.Name) and n.args[i].id in sources]
-    at_shape = {id(call.args[i]) for call, i in shape_reads}
-    read = {n.id for s in stmts for n in ast_util.walk(s)       # (the values the sweep reads)
+    at_shape = {id(call.args[i]) for call, i, _ in shape_reads}
+    read = {n.id for nodes in walks for n in nodes       # (the values the sweep reads)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in at_shape}
-    changed = False
-    for call, i in shape_reads:
+    changed = set()
+    for call, i, k in shape_reads:
         name = call.args[i].id
         if name in read:
             continue            # (its value is kept anyway)
@@ -88,9 +109,9 @@ def _read_shape_sources(stmts, sources, injected, inputs, inject=None):
             arg = ast_util.name(next((o for o in source.names if o in inputs or o in read), source.names[0]))
             call.args[i] = ast_util.call(ast_util.name(inject("reduced_shape", helpers.reduced_shape)),
                                          [arg, ast_util.const(source.axis), ast_util.const(source.keepdims)])
-            changed = True
+            changed.add(k)
             continue
-        changed = True
+        changed.add(k)
         if source == ():
             call.args[i] = ast_util.const(0.0)
             continue
@@ -123,14 +144,16 @@ def _pure(stmt):
 _PURE = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 
 
-def _prune_dead(body, live, injected):
+def _prune_dead(body, live, injected, names=None):
     """The top-level statements of the forward sweep `body` without the
     pure ones (_pure) whose targets nothing after them reads, `live` the
     names read after `body`. Not inside a `with` block (np.errstate: a
     floating-point error the plain call raises is raised here too), so
-    none when the code enters one (`injected`: its helpers)."""
+    none when the code enters one (`injected`: its helpers). `names`: a
+    _Names to read the statements from."""
     if any(obj is runtime_syntax.with_enter for obj in injected.values()):
         return list(body)
+    names = names or _Names()
     live = set(live)
     out = []
     for s in reversed(body):
@@ -139,9 +162,9 @@ def _prune_dead(body, live, injected):
             if not targets & live and _pure(s):
                 continue
             live -= targets
-            live |= ast_util.names_loaded(s)
+            live |= {n.id for n in names.of(s)[0] if n.ctx.__class__ is gast.Load}
         else:
-            live |= {n.id for n in ast_util.walk(s) if isinstance(n, gast.Name)}
+            live |= {n.id for n in names.of(s)[0]}
         out.append(s)
     return out[::-1]
 
@@ -172,7 +195,7 @@ def _shape_only(nodes, injected, names):
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.Global, gast.Nonlocal)
 
 
-def free_early(body, free, keep, scalar=()):
+def free_early(body, free, keep, scalar=(), names=None):
     """The forward sweep `body` with the statements of `free` (`del a, b`
     and `n = ShapeOf(n)`, what the joint code drops between the sweeps)
     moved up to just after the last top-level statement of `body` that
@@ -184,15 +207,16 @@ def free_early(body, free, keep, scalar=()):
     the end, as do 0-d values (`scalar`: no memory to speak of, and the
     code users read stays uncluttered), and so does everything when the forward sweep defines a
     function, lambda or class (a closure reads its names when called) or
-    declares a name global or nonlocal. Returns (body, what stays at the
-    end)."""
+    declares a name global or nonlocal. `names`: a _Names to read the
+    statements from. Returns (body, what stays at the end)."""
+    names = names or _Names()
     last, computed = {}, set()
     for i, stmt in enumerate(body):
-        for n in ast_util.walk(stmt):
-            if isinstance(n, _SCOPES):
-                return body, free
-            if isinstance(n, gast.Name):
-                last[n.id] = i
+        found, scoped = names.of(stmt)
+        if scoped:
+            return body, free
+        for n in found:
+            last[n.id] = i
         if isinstance(stmt, gast.Assign) and isinstance(stmt.value, (gast.BinOp, gast.UnaryOp, gast.Call)):
             computed.update(t.id for t in stmt.targets if isinstance(t, gast.Name))
     # (only computed values, which may be large arrays: a shape, an item or an alias stays to the end,
@@ -269,15 +293,17 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
     sweeps.rev_body = optimize.fold_scalings(
         sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
-    if _read_shape_sources(sweeps.rev_body, sweeps.shape_sources, sweeps.injected, set(inputs),
-                           sweeps.inject) and sets:
-        for s in sweeps.rev_body:
-            for n in ast_util.walk(s):
+    rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
+    for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
+        if sets:
+            for n in rev_walks[k]:
                 if isinstance(n, gast.stmt):
                     sets.forget(n)
-    stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store)
+        rev_walks[k] = ast_util.walk(sweeps.rev_body[k])
+    names = _Names()        # (of the forward sweep's statements, which nothing below changes)
+    stored_fwd = _names_in_order(sweeps.fwd_body, gast.Store, names)
     defined = set(inputs) | set(stored_fwd) | ({stack} if stack else set()) | sweeps.free_arrays
-    rev_nodes = [n for s in sweeps.rev_body + [ast_util.return_(ast_util.tuple_(grads))] for n in ast_util.walk(s)]
+    rev_nodes = [n for nodes in rev_walks for n in nodes] + ast_util.walk(ast_util.return_(ast_util.tuple_(grads)))
     loads = {}
     for n in rev_nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
@@ -301,7 +327,7 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     fwd = ast_util.function_def(
         name + "_fwd", inputs,
         [ast_util.comment("Forward sweep of %s: returns the outputs and the residuals" % name)]
-        + _prune_dead(fwd_core, set(residuals) | set(outputs), sweeps.injected)
+        + _prune_dead(fwd_core, set(residuals) | set(outputs), sweeps.injected, names)
         + [ast_util.return_(ast_util.tuple_([ast_util.name(o) for o in outputs] + [res_tuple]))])
     unpack = []
     if residuals:
@@ -321,10 +347,11 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     # returning only the residuals).
     read = set(loads)
     sweeps.fwd_early, sweeps.free = _between_sweeps(
-        _prune_dead(fwd_core, read, sweeps.injected), sweeps, inputs, residuals, shape_only, shape_of, set())
+        _prune_dead(fwd_core, read, sweeps.injected, names), sweeps, inputs, residuals, shape_only, shape_of,
+        set(), names)
     sweeps.fwd_early_all, sweeps.free_all = _between_sweeps(
-        _prune_dead(fwd_core, read | set(outputs), sweeps.injected), sweeps, inputs, residuals, shape_only,
-        shape_of, set(outputs))
+        _prune_dead(fwd_core, read | set(outputs), sweeps.injected, names), sweeps, inputs, residuals,
+        shape_only, shape_of, set(outputs), names)
     early, free = sweeps.fwd_early, sweeps.free
     jbody = ([ast_util.comment("Forward sweep")] + early + free
              + [ast_util.comment("Reverse sweep")] + sweeps.rev_body)
@@ -334,13 +361,15 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     return fwd, bwd, joint, residuals, connected
 
 
-def _between_sweeps(core, sweeps, inputs, residuals, shape_only, shape_of, outputs):
+def _between_sweeps(core, sweeps, inputs, residuals, shape_only, shape_of, outputs, names=None):
     """(the joint code's forward sweep `core` with its dead temporaries
-    released early, what it frees at its end): see free_early."""
+    released early, what it frees at its end): see free_early. `names`: a
+    _Names to read the statements from."""
+    names = names or _Names()
     free = []
     stack = sweeps.stack
     defined_once = sweeps.first_defined - set(inputs)
-    stored = _names_in_order(core, gast.Store)
+    stored = _names_in_order(core, gast.Store, names)
     dead = [n for n in dict.fromkeys(([stack] if stack and stack in stored else []) + stored)
             if n in defined_once and n not in residuals]
     if dead:
@@ -348,7 +377,7 @@ def _between_sweeps(core, sweeps, inputs, residuals, shape_only, shape_of, outpu
     for n in residuals:
         if n in shape_only and n in defined_once:
             free.append(ast_util.assign(n, ast_util.call(ast_util.name(shape_of), [ast_util.name(n)])))
-    early, free = free_early(core, free, outputs, sweeps.scalar)
+    early, free = free_early(core, free, outputs, sweeps.scalar, names)
     if free:
         free.insert(0, ast_util.comment("Keep only what the reverse sweep reads"))
     return early, free

@@ -43,6 +43,7 @@ from . import liveness
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
 # acc + U(g, x, index) -> the helper adding g into acc at index (batched sweeps, which are not transformed again)
 _ACCUMULATE = {rules_batched.unindex_b: rules_batched.unindex_add_b}
+_REWRITTEN = {id(fn) for fn in list(_IN_PLACE) + list(_ACCUMULATE)}
 
 # functions whose result never shares memory with their arguments (given no
 # `out=`; not np.einsum: 'ii->i' and 'ij->ji' return writeable views)
@@ -178,7 +179,7 @@ def _relate(stmts, sharing, lookup, dynamic, shape_pushed=frozenset()):
             _relate(getattr(s, "orelse", []), sharing, lookup, dynamic, shape_pushed)
 
 
-def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
+def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
     """Rewrite, in the generated FunctionDef `fdef`, each functional update
     `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
     read again into its in-place helper, and each accumulation `t = a +
@@ -187,8 +188,12 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None):
     name of the generated code denotes (its injected helpers, the user's
     globals); `inject(name, obj)` gives a name for a new helper; `dynamic`:
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
-    to share with other passes. Returns the number of updates made in
-    place."""
+    to share with other passes; `denoted`: every object `lookup` may give,
+    or None (then the calls are looked up: with neither a functional
+    update nor a scatter among them, there is nothing to find). Returns the
+    number of updates made in place."""
+    if denoted is not None and not any(id(obj) in _REWRITTEN for obj in denoted):
+        return 0
     callees = _callee_names(fdef, lookup)
     aliases = {alias for alias in callees if lookup(alias) in _IN_PLACE}
     accumulate = {alias for alias in callees if lookup(alias) in _ACCUMULATE}

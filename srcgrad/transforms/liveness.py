@@ -38,6 +38,18 @@ def _uses_defs(node):
     return read, written
 
 
+def uses_defs(node):
+    """(uses(node), defs(node)), in one walk."""
+    read, written = set(), set()
+    for n in ast_util.walk(node):
+        if isinstance(n, gast.Name):
+            if isinstance(n.ctx, gast.Load):
+                read.add(n.id)
+            elif isinstance(n.ctx, (gast.Store, gast.Del)):
+                written.add(n.id)
+    return read, written
+
+
 class Sets:
     """uses/defs of statements, computed once per statement object (a
     rewritten statement is a new object, or is dropped with `forget`). The

@@ -134,8 +134,8 @@ def propagate_copies(stmts, live_out, sets=None):
                 if isinstance(t, (gast.If, gast.For, gast.While)):
                     found = compound.get(id(t))
                     if found is None:
-                        written = liveness.defs(t)
-                        found = compound[id(t)] = (liveness.uses(t) | written, written)
+                        read, written = liveness.uses_defs(t)
+                        found = compound[id(t)] = (read | written, written)
                     if a in found[0] or b in found[1]:
                         break
                     j += 1
@@ -164,7 +164,8 @@ def propagate_copies(stmts, live_out, sets=None):
             out.append(s)
             k += 1
         stmts = out
-        if not changed:
+        if not changed or not any(_is_copy(s) for s in stmts):
+            # (a pass over a block without copies changes nothing)
             return [s for s in stmts if not isinstance(s, gast.Pass)]
 
 
@@ -520,7 +521,7 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
         return stmts            # (nothing to collapse: no liveness to compute)
     sets = sets or Sets()
     if deleted is None:         # (a name a `del` frees must stay assigned)
-        deleted = {n.id for s in stmts if isinstance(s, gast.Delete) or hasattr(s, "body")
+        deleted = {n.id for s in ast_util.statements(stmts) if isinstance(s, gast.Delete)
                    for n in ast_util.walk(s)              # (only a `del` has Del names)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
     after = live_after(stmts, live_out, sets)

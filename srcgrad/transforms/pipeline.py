@@ -27,6 +27,7 @@ The front layer (srcgrad/function.py, program.py, artefact.py) calls these
 four functions and nothing else from the passes.
 """
 import builtins
+import itertools
 
 from . import activity, anf, check, complex_mode, forward, inplace, kinds, lower, optimize, resolve, reverse, shapes
 
@@ -82,7 +83,8 @@ def finish(fdef, sweeps, scope, sets):
 
     def lookup(name):
         return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
-    inplace.update_in_place(fdef, lookup, sweeps.inject, sweeps.dynamic, sets)
+    inplace.update_in_place(fdef, lookup, sweeps.inject, sweeps.dynamic, sets,
+                            denoted=itertools.chain(injected.values(), scope.values()))
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)

@@ -89,10 +89,11 @@ class Resolution:
     chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
 
 
-def _names(fdef):
-    """(the ids of every Name in `fdef`, those stored or parameters), in one walk."""
+def _names(nodes):
+    """(the ids of every Name among `nodes` (a walk of a function), those
+    stored or parameters)."""
     every, stored = set(), set()
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if isinstance(n, gast.Name):
             every.add(n.id)
             if isinstance(n.ctx, (gast.Store, gast.Param)):
@@ -594,8 +595,9 @@ def resolve(parsed, examples=None, field_method=None):
     node = ast_util.clone(parsed.node)
     work = copy.copy(parsed)
     work.node = node
-    every, stored = _names(node)
-    namer = Namer(every | ast_util.grad_of_names(node) | set(dir(builtins)))
+    nodes = ast_util.walk(node)
+    every, stored = _names(nodes)
+    namer = Namer(every | ast_util.grad_of_names(node, nodes) | set(dir(builtins)))
     r = _Resolver(work, Namespace(parsed.func), examples or {}, namer, stored)
     if field_method is not None:
         r.field_method = field_method

@@ -416,7 +416,7 @@ def transform(fdef, ctx):
     # is active like any value: its cotangent stack starts empty, receives a cotangent (None for
     # a symbolic zero) for every value popped, and flows on to the residuals through the copy's
     # adjoint, element k the cotangent of the k-th value pushed. It is never a symbolic zero.
-    popped = {Anno.OP.of(n).args[0].id for n in ast_util.walk(ast_util.module(body))
+    popped = {Anno.OP.of(n).args[0].id for n in ast_util.statements(body)
               if isinstance(n, gast.Assign) and Anno.OP.of(n) is not None and Anno.OP.of(n).kind == "pop"}
     popped &= ctx.active
     gen.used_stacks |= popped

@@ -453,7 +453,7 @@ def transform(fdef, ctx):
         if isinstance(n, gast.Name) and n.id not in assigned and n.id not in shapes and n.id not in facts.scalar:
             shapes[n.id] = TOP
     index = {id(s): k for k, s in enumerate(assigns)}
-    ints = _range_indices(fdef, set(assigned))
+    ints = _range_indices(nodes, set(assigned))
     looped = {id(n) for loop in nodes if isinstance(loop, (gast.For, gast.While)) for n in ast_util.walk(loop)}
     # names assigned once, outside loops and branches: one value per call, of one (maybe unknown) shape
     counts = {}
@@ -588,10 +588,11 @@ def _reduced_source(op, stable, sources):
     return Reduced(tuple(names), axis.value, bool(keepdims is not None and keepdims.value))
 
 
-def _range_indices(fdef, assigned):
-    """The names only ever assigned as the target of `for name in range(...)`."""
+def _range_indices(nodes, assigned):
+    """The names only ever assigned as the target of `for name in range(...)`
+    (`nodes`: a walk of the function)."""
     targets = set()
-    for n in ast_util.walk(fdef):
+    for n in nodes:
         if isinstance(n, gast.For) and isinstance(n.target, gast.Name):
             it = n.iter
             is_range = isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range" \

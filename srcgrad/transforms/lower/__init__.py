@@ -22,6 +22,7 @@ for the returned body:
 - `del x` is gone (deletes.py); docstrings and `pass` stay (anf.py drops
   them); `print`, `assert` stay (forward only).
 """
+from ...syntax import ast_util
 from . import (chained, comprehensions, deletes, exits, for_loops, jvp_calls, local_functions, mutations, ufunc_at,
                views, withs)
 from .common import Lowering
@@ -40,9 +41,10 @@ def _lower_body(fdef, ctx):
     # np.add.at(a, i, b) -> a[...] = add_at(a, i, b): an element assignment from here on
     fdef = ufunc_at.transform(fdef, ctx)
     if ctx.top:      # (before inlining and setitem rewrite the element assignments)
-        ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params)
-        ctx.parsed.grows_params = mutations.grown_params(fdef.body, ctx.parsed.params)
-        ctx.parsed.keyed_params = mutations.keyed_params(fdef.body, ctx.parsed.writes_params)
+        nodes = ast_util.walk(ast_util.module(fdef.body))
+        ctx.parsed.writes_params = mutations.written_params(fdef.body, ctx.parsed.params, nodes)
+        ctx.parsed.grows_params = mutations.grown_params(fdef.body, ctx.parsed.params, nodes)
+        ctx.parsed.keyed_params = mutations.keyed_params(fdef.body, ctx.parsed.writes_params, nodes)
     fdef = comprehensions.transform(fdef, ctx)
     # index loops before the view check: it reads the rows a loop takes as `t = _seq[_i]`
     fdef = for_loops.transform(fdef, ctx)

@@ -291,17 +291,20 @@ def _subscript_root(target):
     return target.id if isinstance(target, gast.Name) else None
 
 
-def written_params(body, params):
+def written_params(body, params, nodes=None):
     """{parameter: the statement} for element assignments (`v[i] = ...`,
     `v[i] += ...`) into a parameter never rebound in the function: NumPy
     changes the caller's array, which compiled code does not (checked where
-    the function is compiled as a callee)."""
+    the function is compiled as a callee). `nodes`: the walk of
+    module(body), when the caller has it (also for keyed_params and
+    grown_params)."""
+    nodes = nodes if nodes is not None else ast_util.walk(ast_util.module(body))
     stored = {}
-    for n in ast_util.walk(ast_util.module(body)):
+    for n in nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             stored[n.id] = stored.get(n.id, 0) + 1
     out = {}
-    for n in ast_util.walk(ast_util.module(body)):
+    for n in nodes:
         if isinstance(n, (gast.Assign, gast.AugAssign)):
             for name in mutated(n):
                 if name in params and not stored.get(name) and name not in out and not (
@@ -310,12 +313,12 @@ def written_params(body, params):
     return out
 
 
-def keyed_params(body, written):
+def keyed_params(body, written, nodes=None):
     """The parameters of `written` whose every element assignment is
     `d["key"] = v` (a string key: a dict of the caller's, which the tape
     updates right op by op; an array is not indexed by a string)."""
     keyed = set(written)
-    for n in ast_util.walk(ast_util.module(body)):
+    for n in nodes if nodes is not None else ast_util.walk(ast_util.module(body)):
         if not isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             continue
         targets = n.targets if isinstance(n, gast.Assign) else [n.target]
@@ -331,13 +334,13 @@ def keyed_params(body, written):
     return keyed
 
 
-def grown_params(body, params):
+def grown_params(body, params, nodes=None):
     """{parameter: the call} for container methods called on a parameter
     (`terms.append(v)`, `d.update(...)`): a list or dict of the caller's
     that the function changes in place (the tape does this right, op by op;
     compiled code, which rebinds, does not tell the caller)."""
     out = {}
-    for n in ast_util.walk(ast_util.module(body)):
+    for n in nodes if nodes is not None else ast_util.walk(ast_util.module(body)):
         if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
                 and n.func.value.id in params and n.func.attr in _MUTATORS | {"append", "extend"}):
             out.setdefault(n.func.value.id, n)

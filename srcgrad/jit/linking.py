@@ -1,0 +1,165 @@
+"""Linking of sg.jit's compiled functions to their callees by reference.
+
+Numba links the LLVM module of every callee (a twin, a NumPy
+implementation, another generated function) into its caller's module
+and optimises and compiles the whole again, although each callee was
+already optimised and compiled on its own (its machine code is in the
+process's JIT engine under its symbol): an array gradient's module holds
+every twin it calls, and most of its first call is LLVM working on them
+a second time.
+
+`pipeline_class()` is a Numba compiler pipeline for sg.jit's generated
+functions that links a callee's large functions as declarations
+(`declare`), so that the caller calls the machine code already compiled,
+and only small functions (scalar twins, `lambda g, x: g`, whose inlining
+matters in a loop) are linked whole. Values are the same: a call runs the
+same compiled code as the inlined copy would. It also runs the function
+passes before linking at a lower level (FUNCTION_PASS_OPT).
+
+Only for code compiled in this process (not `sg.jit(..., cache=True)`):
+machine code loaded from Numba's cache in another process must carry its
+callees with it.
+"""
+import threading
+
+#: callee functions with more instructions (as optimised in their own module) are linked as declarations
+MAX_INLINED = 120
+#: the LLVM optimisation level of the function passes a generated function gets before its callees are
+#: linked in (at most Numba's own, which the whole module then gets): at 3 they include LLVM's
+#: non-trivial loop unswitching, which copies every loop of Numba's array expressions per broadcasting
+#: condition before anything is inlined, and the module passes unswitch again after inlining (the RNN's
+#: first call: ~2x; the steady states measured the same)
+FUNCTION_PASS_OPT = 2
+
+_lock = threading.Lock()
+_pipeline = []
+
+
+def _size(function):
+    return sum(1 for block in function.blocks for _ in block.instructions)
+
+
+def declared_module(library):
+    """The LLVM module to link into a caller in place of `library`'s: its
+    functions larger than MAX_INLINED instructions become declarations of
+    the symbols its machine code defines; the rest is Numba's module for
+    linking. Kept on the library (made once)."""
+    module = getattr(library, "_srcgrad_declared", None)
+    if module is not None:
+        return module
+    import llvmlite.binding as ll
+    shared = library._get_module_for_linking()
+    # (the module for linking is the library's optimised module, whose every function its machine code
+    # defines, also when it was loaded from Numba's cache)
+    # (not Numba's own implementations: its finalize() refuses a declared `_ZN5numba` symbol)
+    big = {f.name for f in shared.functions
+           if not f.is_declaration and not f.name.startswith("_ZN5numba") and _size(f) > MAX_INLINED}
+    if not big:
+        module = shared
+    else:
+        heads = tuple('@"%s"(' % n for n in big) + tuple("@%s(" % n for n in big)
+        lines, skipping = [], False
+        for line in str(shared).splitlines():
+            if skipping:
+                skipping = line != "}"
+                continue
+            if line.startswith("define ") and any(h in line for h in heads):
+                head = line[len("define"):].rstrip().removesuffix("{").split(" !dbg ")[0].rstrip()
+                lines.append("declare" + head.replace(" linkonce_odr ", " ", 1))
+                skipping = True
+                continue
+            lines.append(line)
+        try:
+            module = ll.parse_assembly("\n".join(lines) + "\n")
+            module.name = shared.name
+        except RuntimeError:        # (IR this rewriting does not know: linked whole, as Numba does)
+            module = shared
+    library._srcgrad_declared = module
+    return module
+
+
+class _Declared:
+    """A callee library as its caller's finalize() links it: its module
+    with its large functions declared (declared_module)."""
+
+    def __init__(self, library):
+        self.library = library
+        self._reload_init = library._reload_init
+
+    def _ensure_finalized(self):
+        self.library._ensure_finalized()
+
+    def _get_module_for_linking(self):
+        return declared_module(self.library)
+
+
+def _at_opt_level(method, level):
+    """`method` (a library's optimisation) run with Numba's optimisation
+    level at most `level` (the pass builders read config.OPT when made;
+    the compiler lock is held)."""
+    def run(*args):
+        from numba.core import config
+        saved = config.OPT
+        if saved <= level:
+            return method(*args)
+        config.OPT = type(saved)(level)
+        try:
+            return method(*args)
+        finally:
+            config.OPT = saved
+    return run
+
+
+def _prepare(library):
+    """Make `library` (a caller's, before its lowering) link its callees
+    through _Declared (one per callee library), and run its function
+    passes at FUNCTION_PASS_OPT."""
+    add = library.add_linking_library
+    proxies = {}
+
+    def add_declared(callee):
+        proxy = proxies.get(id(callee))
+        if proxy is None:
+            proxy = proxies[id(callee)] = _Declared(callee)
+        add(proxy)
+    library.add_linking_library = add_declared
+    library._optimize_functions = _at_opt_level(library._optimize_functions, FUNCTION_PASS_OPT)
+
+
+def pipeline_class():
+    """Numba's nopython compiler pipeline whose lowering links callees by
+    reference (see the module doc); made once (Numba is imported by
+    then)."""
+    if _pipeline:
+        return _pipeline[0]
+    with _lock:
+        if _pipeline:
+            return _pipeline[0]
+        from numba.core import compiler, typed_passes
+        from numba.core.compiler_machinery import register_pass
+
+        @register_pass(mutates_CFG=True, analysis_only=False)
+        class ReferenceLinkingLowering(typed_passes.NativeLowering):
+            """Numba's lowering, into a library that links its callees
+            by reference."""
+            _name = "srcgrad_reference_linking_lowering"
+
+            def run_pass(self, state):
+                """Create the library (as NativeLowering does) and lower."""
+                if state.library is None:
+                    state.library = state.targetctx.codegen().create_library(state.func_id.func_qualname)
+                    state.library.enable_object_caching()
+                _prepare(state.library)
+                return super().run_pass(state)
+
+        class ReferenceLinkingCompiler(compiler.CompilerBase):
+            """Numba's nopython pipeline with ReferenceLinkingLowering."""
+
+            def define_pipelines(self):
+                """The nopython pipeline, its lowering replaced."""
+                pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+                pm.passes = [(ReferenceLinkingLowering if p is typed_passes.NativeLowering else p, d)
+                             for p, d in pm.passes]
+                return [pm]
+        _pipeline.append(ReferenceLinkingCompiler)
+    return _pipeline[0]

@@ -1,0 +1,80 @@
+"""What makes sg.jit's first call cheaper keeps its values: the twins'
+machine code cached on disk (twins.py), callees linked as declarations
+of their compiled code (linking.py), max_chooser's loops."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+import srcgrad as sg  # noqa: E402
+from srcgrad.jit import twins  # noqa: E402
+
+
+def log_softmax_loss(w, x):
+    logits = x @ w
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    return -np.sum(shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True)))
+
+
+def _data():
+    rng = np.random.default_rng(4)
+    return rng.normal(size=(5, 3)), rng.normal(size=(6, 5))
+
+
+def _main_library(jitted):
+    (entry,) = [e for e in jitted._entries.values() if e.call is not None]
+    (cres,) = entry.call.overloads.values()
+    return cres.library
+
+
+def test_values_and_callees_linked_as_declarations():
+    w, x = _data()
+    jitted = sg.jit(sg.grad(log_softmax_loss))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = jitted(w, x)
+    np.testing.assert_allclose(got, sg.grad(log_softmax_loss)(w, x), rtol=1e-12, atol=1e-12)
+    text = str(_main_library(jitted)._final_module)
+    declared = [line for line in text.splitlines() if line.startswith("declare") and "srcgrad3jit5twins" in line]
+    assert declared             # (max_chooser's and unreduce's twins: their compiled code, called)
+
+
+def test_max_chooser_splits_ties_and_keeps_nan_rows():
+    @numba.njit
+    def chooser(x, y):
+        return twins.max_chooser(x, y, 1, False)
+    x = np.array([[1.0, 3.0, 3.0], [np.nan, 0.0, 1.0], [-0.0, 0.0, -1.0]])
+    y = np.max(x, axis=1)
+    got = chooser(x, y)
+    mask = (x == y[:, None]).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        expected = mask / mask.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got[1]).all() and got[0].tolist() == [0.0, 0.5, 0.5]
+
+
+def test_twins_are_cached_in_the_cache_directory():
+    w, x = _data()
+    sg.jit(sg.grad(log_softmax_loss))(w, x)
+    folder = twins._cache_folder()
+    assert folder.startswith(os.environ["SRCGRAD_CACHE_DIR"])
+    assert any(name.endswith(".nbi") for name in os.listdir(folder))
+
+
+def test_a_twin_cache_directory_that_cannot_be_written(tmp_path, monkeypatch):
+    blocker = tmp_path / "not_a_directory"
+    blocker.write_text("")
+    monkeypatch.setenv("SRCGRAD_CACHE_DIR", str(blocker))
+
+    def cube_rows(v):       # (a rank no other test compiles the twins for)
+        return np.sum(np.max(v * v * v, axis=2, keepdims=True))
+    v = np.random.default_rng(5).normal(size=(2, 3, 4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = sg.jit(sg.grad(cube_rows))(v)
+    np.testing.assert_allclose(got, sg.grad(cube_rows)(v), rtol=1e-12)
+    assert not os.path.isdir(twins._cache_folder())
+
