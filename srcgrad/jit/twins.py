@@ -1046,6 +1046,16 @@ def _unindex(g, x, index):
     return impl
 
 
+def _jitable_from_source(text, name, filename, **names):
+    """The function `name` that the Python source `text` defines (its
+    globals: np and `names`), made jitable (numba's register_jitable,
+    uncached: written per argument types, it has no file for a cache of
+    its own; the twin that calls it is compiled with it)."""
+    ns = dict(np=np, **names)
+    exec(compile(text, filename, "exec"), ns)
+    return numba_register_jitable(ns[name])
+
+
 def _unindex_newaxis(g, x, parts):
     """unindex's implementation for a basic index tuple with None
     (np.newaxis) among integers and slices (`points[:, None, :]`,
@@ -1071,13 +1081,15 @@ def _unindex_newaxis(g, x, parts):
     else:
         return None
     where = ", ".join("index[%d]" % k for k in kept) if kept else "..."
-    text = ("def impl(g, x, index):\n"
+    text = ("def kernel(g, x, index):\n"
             "    out = np.zeros(x.shape, dtype=dtype)\n"
             "    out[%s] = %s\n"
             "    return out\n" % (where, read))
-    ns = {"np": np, "dtype": dtype}
-    exec(compile(text, "<srcgrad.jit unindex twin>", "exec"), ns)
-    return ns["impl"]
+    kernel = _jitable_from_source(text, "kernel", "<srcgrad.jit unindex twin>", dtype=dtype)
+
+    def impl(g, x, index):
+        return kernel(g, x, index)
+    return impl
 
 
 @overload(concatenate_adjoint, prefer_literal=True)
@@ -1090,14 +1102,14 @@ def _concatenate_adjoint(g, arrays, axis):
     if isinstance(arrays, types.BaseTuple):
         if not all(_array(t) and t.ndim == g.ndim for t in arrays.types):
             return None
-        lines = ["def impl(g, arrays, axis):", "    o0 = 0"]
+        lines = ["def kernel(g, arrays, axis):", "    o0 = 0"]
         for k in range(len(arrays.types)):
             lines.append("    o%d = o%d + arrays[%d].shape[%d]" % (k + 1, k, k, a))
         pieces = ["g[%so%d:o%d]" % (lead, k, k + 1) for k in range(len(arrays.types))]
         lines.append("    return (%s)" % "".join(p + ", " for p in pieces))
     elif isinstance(arrays, types.List) and _array(arrays.dtype) and arrays.dtype.ndim == g.ndim:
         # (generated code passes the operands as a list display: a list of views of g)
-        lines = ["def impl(g, arrays, axis):",
+        lines = ["def kernel(g, arrays, axis):",
                  "    out = [g[%s0:0] for _ in range(0)]" % lead,
                  "    o = 0",
                  "    for x in arrays:",
@@ -1107,9 +1119,11 @@ def _concatenate_adjoint(g, arrays, axis):
                  "    return out"]
     else:
         return None
-    ns = {}
-    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit concatenate_adjoint twin>", "exec"), ns)
-    return ns["impl"]
+    kernel = _jitable_from_source("\n".join(lines) + "\n", "kernel", "<srcgrad.jit concatenate_adjoint twin>")
+
+    def impl(g, arrays, axis):
+        return kernel(g, arrays, axis)
+    return impl
 
 
 @overload(seq_cotangent)
@@ -1305,9 +1319,7 @@ def _einsum_kernel(ins, out, like=None):
     else:
         lines.append("    " * inner + "out = acc")
     lines.append("    return out")
-    ns = {"np": np}
-    exec(compile("\n".join(lines) + "\n", "<srcgrad.jit einsum %s->%s>" % (",".join(ins), out), "exec"), ns)
-    return numba_register_jitable(ns["kernel"])
+    return _jitable_from_source("\n".join(lines) + "\n", "kernel", "<srcgrad.jit einsum %s->%s>" % (",".join(ins), out))
 
 
 def _real_arrays(ts):
@@ -1323,11 +1335,13 @@ def _einsum(subscripts, operands):
             or any(t.ndim != len(labels) for t, labels in zip(operands.types, parsed[0])):
         return None
     kernel = _einsum_kernel(*parsed)
-    text = "def impl(subscripts, operands):\n    return kernel(%s)\n" % ", ".join(
+    text = "def call(operands):\n    return kernel(%s)\n" % ", ".join(
         "operands[%d]" % k for k in range(len(operands.types)))
-    ns = {"kernel": kernel}
-    exec(compile(text, "<srcgrad.jit einsum twin>", "exec"), ns)
-    return ns["impl"]
+    call = _jitable_from_source(text, "call", "<srcgrad.jit einsum twin>", kernel=kernel)
+
+    def impl(subscripts, operands):
+        return call(operands)
+    return impl
 
 
 @overload(einsum_adjoint, prefer_literal=True)
@@ -1348,10 +1362,12 @@ def _einsum_adjoint(g, operands):
         others = [k for k in range(len(arrays)) if k != i]
         kernels["k%d" % i] = _einsum_kernel([out] + [ins[k] for k in others], ins[i], like=ins[i])
         calls.append("k%d(g, %soperands[%d])" % (i, "".join("operands[%d], " % (k + 1) for k in others), i + 1))
-    text = "def impl(g, operands):\n    return (None, %s)\n" % "".join(c + ", " for c in calls)
-    ns = dict(kernels)
-    exec(compile(text, "<srcgrad.jit einsum_adjoint twin>", "exec"), ns)
-    return ns["impl"]
+    text = "def call(g, operands):\n    return (None, %s)\n" % "".join(c + ", " for c in calls)
+    call = _jitable_from_source(text, "call", "<srcgrad.jit einsum_adjoint twin>", **kernels)
+
+    def impl(g, operands):
+        return call(g, operands)
+    return impl
 
 
 def _last_writes_py(shape, index):
