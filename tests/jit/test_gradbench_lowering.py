@@ -48,6 +48,7 @@ def kmeans_cost(points, centroids):
     return np.sum(np.min(dists, axis=1))
 
 
+@pytest.mark.slow
 def test_kmeans_newaxis_index_compiles():
     points = np.random.default_rng(0).random((30, 2))
     centroids = points[-3:].copy()
@@ -57,9 +58,10 @@ def test_kmeans_newaxis_index_compiles():
 
 
 def weighted_rows(X, w):
-    # (w[:, None]: the index (slice, None); X[1, None, :]: an integer and a None; a keepdims reduction)
+    # (w[:, None]: the index (slice, None); X[1, None, :]: an integer and a None; a keepdims reduction;
+    # X[None, :, :]'s cotangent summed over its leading axis)
     return np.sum(w[:, None] * X ** 2) + np.sum(np.sin(X[1, None, :]) * w[None, 0:1]) \
-        + np.sum(np.sum(X, axis=1, keepdims=True) * X)
+        + np.sum(np.sum(X, axis=1, keepdims=True) * X) + np.sum(np.tanh(X[None, :, :] - X[:, None, :]))
 
 
 def test_unindex_newaxis_with_slice_and_integer():
@@ -229,7 +231,7 @@ def make_Q(q, l):
 def einsum_and_scatter(q, l, x):
     Q = make_Q(q, l)
     Qx = np.einsum("kij,nj->nki", Q, x)
-    return np.sum(Qx ** 2) + np.einsum("ki,ki", q, q) + np.sum(np.einsum("kij->k", Q) * np.einsum("ij->", x))
+    return np.sum(Qx ** 2)
 
 
 def test_einsum_and_integer_array_assignment_compile():
