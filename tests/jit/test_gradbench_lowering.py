@@ -2,6 +2,8 @@
 gradbench.py; the objectives as in _gradbench_objectives.py, at tiny sizes):
 no fallback to CPython (a PerformanceWarning is an error here), and the
 gradient is sg.grad's (to rounding) and central differences'."""
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -10,6 +12,11 @@ import pytest
 numba = pytest.importorskip("numba")
 
 import srcgrad as sg  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:   # (`pytest` run without `python -m`: the checkout's benchmarks/)
+    sys.path.insert(0, ROOT)
+from benchmarks.workloads._gradbench_objectives import lstm_objective  # noqa: E402
 
 
 def compiled_gradient(f, args, wrt):
@@ -142,32 +149,7 @@ def test_concatenate_along_axis_1_compiles():
 
 
 # ---------------------------------------------------------------- lstm: lists of arrays (hidden, cell)
-def sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def lstm_objective(main_params, extra_params, state, sequence):
-    n_layers = main_params.shape[0] // 2
-    b = sequence.shape[1]
-    hidden = [state[2 * i] for i in range(n_layers)]
-    cell = [state[2 * i + 1] for i in range(n_layers)]
-    total = 0.0
-    for t in range(sequence.shape[0] - 1):
-        x = sequence[t] * extra_params[0]
-        for i in range(n_layers):
-            w = main_params[2 * i]
-            bias = main_params[2 * i + 1]
-            forget = sigmoid(x * w[:b] + bias[:b])
-            ingate = sigmoid(hidden[i] * w[b:2 * b] + bias[b:2 * b])
-            outgate = sigmoid(x * w[2 * b:3 * b] + bias[2 * b:3 * b])
-            change = np.tanh(hidden[i] * w[3 * b:] + bias[3 * b:])
-            cell[i] = cell[i] * forget + ingate * change
-            hidden[i] = outgate * np.tanh(cell[i])
-            x = hidden[i]
-        ypred = x * extra_params[1] + extra_params[2]
-        ynorm = ypred - np.log(np.sum(np.exp(ypred)) + 2.0)
-        total = total + np.sum(sequence[t + 1] * ynorm)
-    return -total / ((sequence.shape[0] - 1) * b)
+# (the benchmark's own objective: sigmoid and lstm_objective of benchmarks/workloads/_gradbench_objectives.py)
 
 
 def test_lstm_lists_compile():
