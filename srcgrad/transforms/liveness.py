@@ -97,14 +97,7 @@ def live_after(stmts, live_out, sets, memo=None):
         after[k] = live
         s = stmts[k]
         if isinstance(s, _COMPOUND):
-            if memo is None:
-                live = live_in_stmt(s, live, sets)
-            else:
-                key = (id(s), frozenset(live))
-                found = memo.get(key)
-                if found is None:
-                    found = memo[key] = (s, live_in_stmt(s, live, sets))
-                live = set(found[1])
+            live = live_before(s, live, sets, memo)
         else:
             read, written = sets.get(s)
             live = live - written
@@ -113,6 +106,19 @@ def live_after(stmts, live_out, sets, memo=None):
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def live_before(s, live, sets=None, memo=None):
+    """live_in_stmt(s, live, sets); for an if/for/while, remembered in
+    `memo` (a dict kept while `s` does not change: see live_after), whose
+    entry live_after may have made already."""
+    if memo is None or not isinstance(s, _COMPOUND):
+        return live_in_stmt(s, live, sets)
+    key = (id(s), frozenset(live))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (s, live_in_stmt(s, live, sets))
+    return set(found[1])
 
 
 def live_in_stmt(s, live, sets=None):
