@@ -75,14 +75,17 @@ def live_in(stmts, live_out, sets=None):
     live after them. A backward dataflow analysis (Aho et al., Compilers,
     sec. 9.2.5), with a fixed point at each loop."""
     sets = sets or Sets()
+    cached = sets.cache.get     # (Sets.get's entries, read here without a call each)
     live = set(live_out)
     for s in reversed(stmts):
         if isinstance(s, _COMPOUND):
             live = live_in_stmt(s, live, sets)
         else:
-            read, written = sets.get(s)     # (live_in_stmt's, on the set this pass owns)
-            live -= written
-            live |= read
+            found = cached(id(s))
+            if found is None or found[0] is not s:
+                found = (s,) + sets.get(s)
+            live -= found[2]        # (live_in_stmt's, on the set this pass owns)
+            live |= found[1]
     return live
 
 
@@ -92,6 +95,7 @@ def live_after(stmts, live_out, sets, memo=None):
     `stmts` do not change, which remembers what is live before each of them
     for what is live after it."""
     after = [None] * len(stmts)
+    cached = sets.cache.get     # (Sets.get's entries, read here without a call each)
     live = set(live_out)
     for k in range(len(stmts) - 1, -1, -1):
         after[k] = live
@@ -99,9 +103,11 @@ def live_after(stmts, live_out, sets, memo=None):
         if isinstance(s, _COMPOUND):
             live = live_before(s, live, sets, memo)
         else:
-            read, written = sets.get(s)
-            live = live - written
-            live |= read
+            found = cached(id(s))
+            if found is None or found[0] is not s:
+                found = (s,) + sets.get(s)
+            live = live - found[2]
+            live |= found[1]
     return after
 
 
