@@ -207,6 +207,7 @@ class Program:
         self.free = dict(self.resolution.free)
         self.callee_programs = []       # what the compiled code calls (staleness is checked through them)
         self._hoist_callee_leaves()
+        self.resolution.walked = None   # (read: the copies the passes change are walked anew)
         self.inputs = list(self.parsed.params) + [leaf.name for leaf in self.resolution.leaves]
         self.leaves = self.resolution.leaves
         self._compiled = {}
@@ -223,8 +224,9 @@ class Program:
         busy = _hoisting.__dict__.setdefault("busy", set())
         me = self.parsed.func
         busy.add(me)
+        walked = res.walked
         try:
-            for n in ast_util.walk(res.node):
+            for n in walked[1] if walked is not None and walked[0] is res.node else ast_util.walk(res.node):
                 obj = Anno.CALLEE.of(getattr(n, "func", None)) if isinstance(n, gast.Call) else None
                 fn = SERVICES.compilable(obj) if obj is not None and not inspect.ismethod(obj) else None
                 if fn is None or fn.derived:

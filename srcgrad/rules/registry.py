@@ -129,6 +129,7 @@ class Template:
     varargs = _Signature()
     _n_required = _Signature()
     _fast_bind = _Signature()
+    _by_keyword = _Signature()
 
     def __init__(self, primitive, template, name=None, doc=None, constants=None, rename=None, tree=None):
         self.primitive = primitive
@@ -177,7 +178,8 @@ class Template:
             defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
             varargs=[p.name for p in params if p.kind is p.VAR_POSITIONAL],
             _n_required=sum(1 for p in params if p.default is inspect.Parameter.empty),
-            _fast_bind=all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params))
+            _fast_bind=all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params),
+            _by_keyword=all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params))
 
     @property
     def doc(self):
@@ -225,13 +227,31 @@ class Template:
         """{parameter: value} for a call, the output first and the others in
         the template's order, defaults applied: `signature.bind(output,
         *args, **kwargs)` then apply_defaults, without inspect for plain
-        positional calls. Raises TypeError when the call does not fit."""
+        positional calls, nor for keywords naming parameters not passed by
+        position. Raises TypeError when the call does not fit."""
         if self._fast_bind and not kwargs and self._n_required <= len(args) <= len(self.params):
             out = {self.output: output}
             defaults = self.defaults
             for i, p in enumerate(self.params):
                 out[p] = args[i] if i < len(args) else defaults[p]
             return out
+        if kwargs and self._by_keyword and len(args) <= len(self.params):
+            out = {self.output: output}
+            defaults = self.defaults
+            named = 0
+            for i, p in enumerate(self.params):
+                if i < len(args):
+                    out[p] = args[i]
+                elif p in kwargs:
+                    out[p] = kwargs[p]
+                    named += 1
+                elif p in defaults:
+                    out[p] = defaults[p]
+                else:
+                    break           # (a required parameter missing: bind raises)
+            else:
+                if named == len(kwargs):        # (else a keyword bind refuses)
+                    return out
         bound = self.signature.bind(output, *args, **kwargs)
         bound.apply_defaults()
         return bound.arguments

@@ -34,9 +34,9 @@ def mentions_complex(node):
     return False
 
 
-def _callees_mention_complex(node, callee_parsed):
+def _callees_mention_complex(node, callee_parsed, nodes=None):
     seen = set()
-    for n in ast_util.walk(node):
+    for n in nodes if nodes is not None else ast_util.walk(node):
         obj = Anno.CALLEE.of(getattr(n, "func", None)) if isinstance(n, gast.Call) else None
         if obj is None or id(obj) in seen:
             continue
@@ -50,9 +50,10 @@ def _callees_mention_complex(node, callee_parsed):
     return False
 
 
-def transform(parsed_node, resolved_node, callee_parsed):
+def transform(parsed_node, resolved_node, callee_parsed, resolved_nodes=None):
     """True when the function (its parsed FunctionDef, as written, and its
     resolved one), or a user function it calls, builds complex values.
     callee_parsed(obj) -> the Parsed of the user function srcgrad compiles
-    for a call of `obj`, or None."""
-    return mentions_complex(parsed_node) or _callees_mention_complex(resolved_node, callee_parsed)
+    for a call of `obj`, or None; `resolved_nodes`: the walk of
+    `resolved_node`, when the caller has it."""
+    return mentions_complex(parsed_node) or _callees_mention_complex(resolved_node, callee_parsed, resolved_nodes)

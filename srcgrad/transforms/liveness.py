@@ -75,14 +75,17 @@ def live_in(stmts, live_out, sets=None):
     live after them. A backward dataflow analysis (Aho et al., Compilers,
     sec. 9.2.5), with a fixed point at each loop."""
     sets = sets or Sets()
+    cached = sets.cache.get     # (Sets.get's entries, read here without a call each)
     live = set(live_out)
     for s in reversed(stmts):
         if isinstance(s, _COMPOUND):
             live = live_in_stmt(s, live, sets)
         else:
-            read, written = sets.get(s)     # (live_in_stmt's, on the set this pass owns)
-            live -= written
-            live |= read
+            found = cached(id(s))
+            if found is None or found[0] is not s:
+                found = (s,) + sets.get(s)
+            live -= found[2]        # (live_in_stmt's, on the set this pass owns)
+            live |= found[1]
     return live
 
 
@@ -92,27 +95,36 @@ def live_after(stmts, live_out, sets, memo=None):
     `stmts` do not change, which remembers what is live before each of them
     for what is live after it."""
     after = [None] * len(stmts)
+    cached = sets.cache.get     # (Sets.get's entries, read here without a call each)
     live = set(live_out)
     for k in range(len(stmts) - 1, -1, -1):
         after[k] = live
         s = stmts[k]
         if isinstance(s, _COMPOUND):
-            if memo is None:
-                live = live_in_stmt(s, live, sets)
-            else:
-                key = (id(s), frozenset(live))
-                found = memo.get(key)
-                if found is None:
-                    found = memo[key] = (s, live_in_stmt(s, live, sets))
-                live = set(found[1])
+            live = live_before(s, live, sets, memo)
         else:
-            read, written = sets.get(s)
-            live = live - written
-            live |= read
+            found = cached(id(s))
+            if found is None or found[0] is not s:
+                found = (s,) + sets.get(s)
+            live = live - found[2]
+            live |= found[1]
     return after
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def live_before(s, live, sets=None, memo=None):
+    """live_in_stmt(s, live, sets); for an if/for/while, remembered in
+    `memo` (a dict kept while `s` does not change: see live_after), whose
+    entry live_after may have made already."""
+    if memo is None or not isinstance(s, _COMPOUND):
+        return live_in_stmt(s, live, sets)
+    key = (id(s), frozenset(live))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (s, live_in_stmt(s, live, sets))
+    return set(found[1])
 
 
 def live_in_stmt(s, live, sets=None):

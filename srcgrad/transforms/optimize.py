@@ -29,7 +29,7 @@ import numpy as np
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 from . import liveness
-from .liveness import Sets, live_after, live_in_stmt
+from .liveness import Sets, live_after, live_before
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
@@ -97,13 +97,14 @@ def propagate_copies(stmts, live_out, sets=None):
     per pass; passes repeat while a pass changes something."""
     sets = sets or Sets()
     stmts = list(stmts)
-    after = live_after(stmts, live_out, sets)
+    before = {}         # (live_after's loops, for their bodies' live_out)
+    after = live_after(stmts, live_out, sets, before)
     for k, s in enumerate(stmts):         # inner blocks first, each with what is live after it
         if isinstance(s, gast.If):
             s.body = propagate_copies(s.body, after[k], sets) or [gast.Pass()]
             s.orelse = propagate_copies(s.orelse, after[k], sets)
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = propagate_copies(s.body, live_in_stmt(s, after[k], sets), sets) or [gast.Pass()]
+            s.body = propagate_copies(s.body, live_before(s, after[k], sets, before), sets) or [gast.Pass()]
     compound = {}       # id -> (names read or written, names written) of an if/for/while here (not rewritten below)
     memo = {}           # (their liveness, for live_after)
     while True:
@@ -445,7 +446,8 @@ def free_dead(body, params, sets=None):
     on every path), never the parameters; in the reverse sweep only (after
     its `# Reverse sweep` comment; the forward one frees at its end)."""
     sets = sets or Sets()
-    after = live_after(body, set(), sets)
+    memo = {}           # (live_after's loops and branches, for what is live before them)
+    after = live_after(body, set(), sets, memo)
     bound = set()
     out = []
     start = next((k for k, s in enumerate(body) if _is_reverse_marker(s)), len(body))
@@ -459,7 +461,7 @@ def free_dead(body, params, sets=None):
             continue
         if isinstance(s, gast.Return):
             continue
-        before = live_in_stmt(s, after[k], sets)
+        before = live_before(s, after[k], sets, memo)
         dead = sorted((before - after[k]) & bound - set(params))
         if isinstance(s, gast.Assign):
             bound |= {n.id for n in ast_util.walk(s.targets[0]) if isinstance(n, gast.Name)}
@@ -524,13 +526,14 @@ def collapse_temporaries(stmts, live_out, sets=None, deleted=None):
         deleted = {n.id for s in ast_util.statements(stmts) if isinstance(s, gast.Delete)
                    for n in ast_util.walk(s)              # (only a `del` has Del names)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
-    after = live_after(stmts, live_out, sets)
+    before = {}         # (live_after's loops, for their bodies' live_out)
+    after = live_after(stmts, live_out, sets, before)
     for k, s in enumerate(stmts):
         if isinstance(s, gast.If):
             s.body = collapse_temporaries(s.body, after[k], sets, deleted)
             s.orelse = collapse_temporaries(s.orelse, after[k], sets, deleted)
         elif isinstance(s, (gast.For, gast.While)):
-            s.body = collapse_temporaries(s.body, live_in_stmt(s, after[k], sets), sets, deleted)
+            s.body = collapse_temporaries(s.body, live_before(s, after[k], sets, before), sets, deleted)
     out = []
     k = 0
     while k < len(stmts):

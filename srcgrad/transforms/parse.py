@@ -43,6 +43,7 @@ class Parsed:
     grows_params: dict = field(default_factory=dict)    # lowering: parameter -> its xs.append/extend/insert/...
     keyed_params: set = field(default_factory=set)      # lowering: parameters written only as d["key"] = v
     assumed_builtins: set = field(default_factory=set)   # lowering: builtins it rewrote calls of (range, zip)
+    walked: tuple = None            # parse: (node, its walk), for the lowering's first look (which clears it)
 
     def origin(self, node):
         return Anno.ORIGIN.of(node, (self.filename, self.firstlineno, None))
@@ -116,12 +117,13 @@ def parse(func, tree=None):
             "was defined. Reload the module (importlib.reload) or define the function again."
             % (name, filename, firstlineno))
     indent = len(lines[0]) - len(lines[0].lstrip())
-    for n in ast_util.walk(node):
+    node.decorator_list = []
+    nodes = ast_util.walk(node)
+    for n in nodes:
         if hasattr(n, "lineno"):
             Anno.ORIGIN.add_to(n, (filename, n.lineno + firstlineno - 1,
                                    (n.col_offset + indent) if hasattr(n, "col_offset") else None))
-    node.decorator_list = []
-    parsed = Parsed(func, node, filename, firstlineno)
+    parsed = Parsed(func, node, filename, firstlineno, walked=(node, nodes))
     parsed.params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     parsed.n_positional = len(node.args.posonlyargs) + len(node.args.args)
     return parsed

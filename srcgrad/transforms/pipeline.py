@@ -49,7 +49,9 @@ def specialise(parsed, examples, field_method, callee_parsed):
     callee_parsed(obj) the Parsed of a user function a call resolves to."""
     as_written = parsed.node
     resolution = resolve.resolve(parsed, examples, field_method=field_method)
-    builds_complex = complex_mode.transform(as_written, resolution.node, callee_parsed)
+    walked = resolution.walked
+    builds_complex = complex_mode.transform(as_written, resolution.node, callee_parsed,
+                                            walked[1] if walked is not None else None)
     return resolution, builds_complex
 
 

@@ -146,7 +146,8 @@ _DICT_RESULTS = {("scipy.integrate", "solve_ivp")}       # (module prefix, name)
 
 
 def result_fields_as_items(node):
-    """`sol.y` -> `sol["y"]` for a name assigned only from solve_ivp."""
+    """`sol.y` -> `sol["y"]` for a name assigned only from solve_ivp.
+    Returns the walk of `node` when nothing changed (else None)."""
     assigned = {}
     nodes = ast_util.walk(node)
     for n in nodes:
@@ -162,7 +163,7 @@ def result_fields_as_items(node):
             if any((".".join(module[:k]), name) in _DICT_RESULTS for k in range(1, len(module) + 1)):
                 results.add(n.targets[0].id)
     if not results:
-        return
+        return nodes
 
     class _Items(gast.NodeTransformer):
         def visit_Attribute(self, a):

@@ -87,6 +87,7 @@ class Resolution:
     patterns: dict = field(default_factory=dict)    # array parameters -> which axes have length 1 (shapes.py)
     callee_leaves: dict = field(default_factory=dict)   # callee -> the local names passed for its leaves
     chains: dict = field(default_factory=dict)  # (root kind, root, steps) -> object resolved (_Resolver._walked)
+    walked: tuple = None    # (node, its walk) from resolve, for the passes that read it next (Program clears it)
 
 
 def _names(nodes):
@@ -603,7 +604,7 @@ def resolve(parsed, examples=None, field_method=None):
         r.field_method = field_method
         r.find_records(node.body)
     node.body = r.block(node.body)
-    records.result_fields_as_items(node)
+    nodes = records.result_fields_as_items(node)
     return Resolution(node=node, params=list(parsed.params), leaves=list(r.leaves.values()),
                       free=r.free, locals=r.locals, examples=dict(examples or {}), namer=namer,
-                      chains=r.chains)
+                      chains=r.chains, walked=(node, nodes) if nodes is not None else None)

@@ -469,8 +469,12 @@ def transform(fdef, ctx):
     reads = {}
     for s in assigns:
         op = Anno.OP.of(s)
-        reads[id(s)] = {n.id for e in list(op.args) + list(op.bindings.values()) + [s.value]
-                        for n in ast_util.walk(e) if isinstance(n, gast.Name)}
+        names = reads[id(s)] = {n.id for n in ast_util.walk(s.value) if isinstance(n, gast.Name)}
+        for e in list(op.args) + list(op.bindings.values()):
+            if e.__class__ is gast.Name and e.annotation is None:
+                names.add(e.id)         # (most operands: a walk would find the one name)
+            elif e.__class__ is not gast.Constant:
+                names.update(n.id for n in ast_util.walk(e) if isinstance(n, gast.Name))
     stamp, seen, clock = {}, {}, 0
     changed = True
     while changed:

@@ -41,7 +41,8 @@ class Lowering:
     @classmethod
     def of(cls, parsed, lower_body):
         """The context of lowering `parsed`'s function."""
-        tree = ast_util.walk(parsed.node)
+        walked, parsed.walked = parsed.walked, None     # (the parse's walk: the fence changes nothing)
+        tree = walked[1] if walked is not None and walked[0] is parsed.node else ast_util.walk(parsed.node)
         names = {n.id for n in tree if isinstance(n, gast.Name)}
         stored = {n.id for n in tree if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         aliases = {}
