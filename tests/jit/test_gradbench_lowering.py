@@ -16,7 +16,7 @@ import srcgrad as sg  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:   # (`pytest` run without `python -m`: the checkout's benchmarks/)
     sys.path.insert(0, ROOT)
-from benchmarks.workloads._gradbench_objectives import lstm_objective  # noqa: E402
+from benchmarks.workloads._gradbench_objectives import ba_reproj_component, lstm_objective  # noqa: E402
 
 
 def compiled_gradient(f, args, wrt):
@@ -79,24 +79,7 @@ def test_unindex_newaxis_with_slice_and_integer():
 
 
 # ---------------------------------------------------------------- ba (slow: ~20 s of Numba at opt 0)
-def rodrigues_rotate(rot, X):
-    theta = np.sqrt(np.sum(rot ** 2, axis=1, keepdims=True))
-    w = rot / theta
-    costheta = np.cos(theta)
-    along = np.sum(w * X, axis=1, keepdims=True) * (1.0 - costheta)
-    return X * costheta + np.cross(w, X) * np.sin(theta) + w * along
-
-
-def ba_project(cam, X):
-    Xcam = rodrigues_rotate(cam[:, 0:3], X - cam[:, 3:6])
-    proj = Xcam[:, 0:2] / Xcam[:, 2:3]
-    rsq = np.sum(proj ** 2, axis=1, keepdims=True)
-    distortion = 1.0 + cam[:, 9:10] * rsq + cam[:, 10:11] * rsq * rsq
-    return proj * distortion * cam[:, 6:7] + cam[:, 7:9]
-
-
-def ba_reproj_component(cam, X, w, feat, j):
-    return np.sum((w[:, None] * (ba_project(cam, X) - feat))[:, j])
+# (the benchmark's own objective: ba_reproj_component of benchmarks/workloads/_gradbench_objectives.py)
 
 
 @pytest.mark.slow
