@@ -16,7 +16,7 @@ import srcgrad as sg  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:   # (`pytest` run without `python -m`: the checkout's benchmarks/)
     sys.path.insert(0, ROOT)
-from benchmarks.workloads._gradbench_objectives import ba_reproj_component, lstm_objective  # noqa: E402
+from benchmarks.workloads._gradbench_objectives import ba_reproj_component, lstm_objective, ode_last  # noqa: E402
 
 
 def compiled_gradient(f, args, wrt):
@@ -96,20 +96,7 @@ def test_ba_compiles():
 
 
 # ---------------------------------------------------------------- ode: np.concatenate of a list display
-def ode_rhs(x, y):
-    return np.concatenate([x[:1], x[1:] * y[:-1]])
-
-
-def ode_last(x, s):
-    h = 2.0 / s
-    y = np.zeros_like(x)
-    for step in range(s):
-        k1 = ode_rhs(x, y)
-        k2 = ode_rhs(x, y + 0.5 * h * k1)
-        k3 = ode_rhs(x, y + 0.5 * h * k2)
-        k4 = ode_rhs(x, y + h * k3)
-        y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return y[-1]
+# (the benchmark's own objective: ode_last of benchmarks/workloads/_gradbench_objectives.py)
 
 
 def test_ode_concatenate_compiles():
