@@ -319,10 +319,32 @@ def _input_tangents(acc, bound, params):
             if tan is not None:
                 found[p] = tan
         elif type(v) in (list, tuple):
-            tans = [acc._get(e) if isinstance(e, Tensor) else None for e in v]
-            if any(t is not None for t in tans):
+            tans = _nested_tangents(acc, v)
+            if tans is not None:
                 found[p] = tans
     return found
+
+
+def _nested_tangents(acc, v):
+    """The tangents of a (nested) list or tuple `v`'s Tensor leaves, in its
+    structure as lists (np.array([[1.0, a], [b, c]])), None where a leaf has
+    none; None when no leaf has one."""
+    if isinstance(v, Tensor):
+        return acc._get(v)
+    if type(v) not in (list, tuple):
+        return None
+    tans = [_nested_tangents(acc, e) for e in v]
+    return tans if any(t is not None for t in tans) else None
+
+
+def _filled(tangent, value):
+    """`tangent` (from _nested_tangents) with zeros for the leaves of
+    `value` that have none."""
+    if tangent is None:
+        return containers.zeros_tree(value)
+    if isinstance(tangent, list):
+        return [_filled(t, e) for t, e in zip(tangent, value)]
+    return tangent
 
 
 def _op_tangent(acc, func, args, kwargs, out, outer):
@@ -356,7 +378,7 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
         if rule is not None:
             for p, v in tans.items():
                 if isinstance(v, list):     # a list parameter: zeros for elements without a tangent
-                    tans[p] = [e if e is not None else containers.zeros_tree(b) for e, b in zip(v, bound[p])]
+                    tans[p] = _filled(v, bound[p])
             fn = instantiate.jvp(rule, tans)
             result = fn(z, *[tans[p] for p in rule.tangent_params if p in tans], **bound)
         else:
