@@ -42,7 +42,7 @@ ALLOWED = {
     operator.getitem, helpers.unbroadcast, helpers.unreduce, helpers.rereduce, helpers_math.conj,
     runtime.densify, runtime.add_cotangents, runtime.as_input, runtime.as_input_tree,
     containers.list_append, containers.list_extend, containers.as_list, containers.as_tuple,
-    containers.as_dict,
+    containers.as_dict, containers.setitem, containers.array_setitem,
 }
 
 

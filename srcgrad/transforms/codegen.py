@@ -68,7 +68,7 @@ def _names_in_order(body, ctx, names=None):
 # helper -> positions of the arguments it reads only the shape of
 _SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
                containers.value_cotangent: (3,), rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,),
-               helpers.reduced_shape: (0,)}
+               helpers.reduced_shape: (0,), rules_batched.value_cotangent_b: (3,)}
 # ... of which it reads neither the values nor the dtype
 _SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
                     rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}

@@ -40,7 +40,8 @@ from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
 from . import liveness
 
-_IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place}
+_IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place,
+             rules_batched.zero_at_b: rules_batched.zero_at_in_place_b}
 # acc + U(g, x, index) -> the helper adding g into acc at index (batched sweeps, which are not transformed again)
 _ACCUMULATE = {rules_batched.unindex_b: rules_batched.unindex_add_b}
 _REWRITTEN = {id(fn) for fn in list(_IN_PLACE) + list(_ACCUMULATE)}
@@ -52,7 +53,7 @@ _FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.
           np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
           np.tensordot, np.where, np.linspace, np.arange, np.eye, np.identity,
           helpers.matmul_adjoint_x, helpers.matmul_adjoint_y, helpers.reduction_size, helpers.unindex,
-          rules_batched.unindex_b,
+          rules_batched.unindex_b, rules_batched.value_cotangent_b,
           runtime.ShapeOf, runtime.zeros_tree, runtime.sparse_zeros, len, range}
 
 # functions whose result may be (a view of) the arguments at these positions only
@@ -62,7 +63,8 @@ _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densi
                 containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
                 containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,),
-                rules_batched.unindex_add_b: (0,)}
+                rules_batched.unindex_add_b: (0,), rules_batched.zero_at_b: (0,),
+                rules_batched.zero_at_in_place_b: (0,)}
 
 
 class _Sharing:

@@ -502,7 +502,8 @@ def _shape_positions(injected):
     """{alias: argument positions} of the helpers in generated code that
     read only the shape (and dtype) of those arguments."""
     table = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
-             rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,), containers.value_cotangent: (3,)}
+             rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,), containers.value_cotangent: (3,),
+             rules_batched.value_cotangent_b: (3,)}
     return {alias: table[obj] for alias, obj in injected.items() if callable(obj) and obj in table}
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import runtime
 from ...runtime import nondiff_helper
-from ..python.containers import seq_cotangent
+from ..python.containers import _holds_derivatives, seq_cotangent, value_cotangent, zero_at, zero_at_in_place
 from .shapes import _split_points, array_adjoint, concatenate_adjoint, ravel_order, unravel
 from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
                         rereduce, unbroadcast, unindex, unreduce)
@@ -52,9 +52,12 @@ def zeros_b(x, B):
         kind = np.dtype(x.dtype).kind
         return np.zeros((B,) + tuple(x.shape), dtype=x.dtype if kind in "fc" else np.float64) \
             if kind in "fciu" else None
-    if x is None or isinstance(x, (str, bytes)):
-        return None             # (a dict key, a label: no derivative)
-    dtype = np.result_type(x)
+    if x is None or isinstance(x, (str, bytes, slice)) or x is Ellipsis:
+        return None             # (a dict key, a label, part of an index: no derivative)
+    try:
+        dtype = np.result_type(x)
+    except TypeError:           # (an object with no numeric dtype)
+        return None
     if dtype.kind not in "fc":
         dtype = np.float64
     return np.zeros((B,) + tuple(np.shape(x)), dtype=dtype)
@@ -236,6 +239,38 @@ def unindex_add_b(acc, g, x, index):
     return acc + unindex_b(g, x, index)
 
 
+def value_cotangent_b(g, index, v, x=None):
+    """value_cotangent for a batched `g` (the adjoint of `x[index] = v`):
+    g[:, index] summed back to (B,) + v's shape, a new array. A basic index
+    (ints, slices, None, Ellipsis) into a float or complex array runs
+    batched; anything else (containers, index arrays that may name an
+    element twice, integer arrays) runs value_cotangent once per example."""
+    if (type(g) is np.ndarray and basic_index(index) and not isinstance(v, (list, tuple, dict))
+            and (x is None or _holds_derivatives(x))):
+        part = g[(slice(None),) + _as_tuple(index)].copy()     # (not a view: g may be zeroed in place next)
+        return unbroadcast_b(part, v)
+    return batch_vjp(lambda gk, _z: (value_cotangent(gk, index, v, x),), g, None)[0]
+
+
+def zero_at_b(g, index):
+    """zero_at for a batched `g`: a copy with g[:, index] zeroed; None (a
+    symbolic zero) stays None; containers once per example."""
+    if type(g) is np.ndarray and basic_index(index):
+        out = g.copy()
+        out[(slice(None),) + _as_tuple(index)] = 0.0
+        return out
+    return batch_vjp(lambda gk, _z: (zero_at(gk, index),), g, None)[0]
+
+
+def zero_at_in_place_b(g, index):
+    """zero_at_b zeroing g's own entries (returned), where the compiler
+    proved that nothing reads the old `g` again (transforms/inplace.py)."""
+    if type(g) is np.ndarray and g.flags.writeable and basic_index(index):
+        g[(slice(None),) + _as_tuple(index)] = 0.0
+        return g
+    return zero_at_b(g, index)
+
+
 def gather_b(h, index):
     """h[index] for a batched `h` (the transpose of unindex_b): the batch
     axis stays first; a container is indexed as is."""
@@ -341,6 +376,9 @@ BATCHED = {
     unravel: (unravel_b, ()),
     concatenate_adjoint: (concatenate_adjoint_b, ()),
     seq_cotangent: (seq_cotangent_b, ("_B",)),
+    value_cotangent: (value_cotangent_b, ()),
+    zero_at: (zero_at_b, ()),
+    zero_at_in_place: (zero_at_in_place_b, ()),
     runtime.densify: (densify_b, ("_B",)),
     runtime.densify_tree: (densify_tree_b, ("_B",)),
 }
