@@ -1,0 +1,156 @@
+"""sg.jacobian in forward mode, chosen by the sizes (API.md: "forward or
+reverse mode chosen by the sizes"): for a tall Jacobian (few inputs, many
+outputs), the Jacobian of u -> J^T u (the VJP transposed), by the batched
+reverse sweep of the generated VJP code with in.size rows. f runs once per
+call in both modes. Checked against central differences, autograd and
+reverse mode."""
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from gradcheck import check_close, numerical_jacobian
+from srcgrad import jacobians
+from srcgrad.errors import PerformanceWarning
+
+RNG = np.random.default_rng(1129)
+W = RNG.normal(size=(160, 6))
+
+
+def tall(x):
+    h = np.tanh(W @ x)
+    return np.sin(h) * np.sum(x ** 2) + h[::-1]
+
+
+def tall_matrix(x):
+    m = np.stack([np.cos(x[0]) * x, np.sin(x[1]) * x ** 2])          # (2, 6)
+    out = np.zeros((40, 6))
+    for k in range(40):
+        out[k] = m[k % 2] * (k + 1) + W[k] * x[2]
+    return out
+
+
+def rotations(x):
+    c, s = np.cos(x[0]), np.sin(x[0])
+    R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) * x[1]
+    return (R @ W[:, :3].T).T + x[2:5]
+
+
+FUNCTIONS = [(tall, 6), (tall_matrix, 6), (rotations, 5)]
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    calls = []
+    real = jacobians._jacobian_transposed
+
+    def counting(*args):
+        out = real(*args)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(jacobians, "_jacobian_transposed", counting)
+    return calls
+
+
+def _autograd_jacobian(fn, x):
+    import test_jacobian_forward as me
+    saved = me.np
+    me.np = anp
+    try:
+        return autograd.jacobian(fn)(x)
+    except Exception:
+        return None
+    finally:
+        me.np = saved
+
+
+@pytest.mark.parametrize("fn, n", FUNCTIONS, ids=[f.__name__ for f, _ in FUNCTIONS])
+def test_forward_mode_values(fn, n, spy):
+    x0 = RNG.normal(size=n) * 0.6 + 0.2
+    jac = sg.jacobian(fn)
+    reverse = jac(x0)                   # the first call: reverse mode, learns the output's shape
+    assert spy == []
+    forward = jac(x0)
+    assert spy == [True]
+    assert forward.shape == fn(x0).shape + x0.shape and forward.dtype == np.float64
+    check_close(forward, numerical_jacobian(fn, x0), rtol=1e-6, atol=1e-7)
+    check_close(forward, reverse, rtol=1e-12, atol=1e-12)
+    expected = _autograd_jacobian(fn, x0)
+    if expected is not None:
+        check_close(forward, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_small_or_square_jacobians_stay_in_reverse_mode(spy):
+    jac = sg.jacobian(lambda x: np.tanh(W[:20, :6] @ x))      # 20 outputs: below FORWARD_MIN_OUT
+    x0 = RNG.normal(size=6)
+    jac(x0)
+    jac(x0)
+    square = sg.jacobian(lambda x: np.sin(x) * x[0])
+    square(RNG.normal(size=200))
+    square(RNG.normal(size=200))
+    assert spy == []
+
+
+def test_forward_mode_runs_f_once_per_call():
+    """Random draws and appends happen once per Jacobian, as in the plain
+    call, and the Jacobian is the one at the draws made."""
+    log = []
+    gen = np.random.default_rng(7)
+
+    def noisy(x):
+        noise = gen.normal(size=160)
+        log.append(1)
+        return np.tanh(W @ x) * noise
+    jac = sg.jacobian(noisy)
+    x0 = RNG.normal(size=6)
+    for call in range(3):
+        state = gen.bit_generator.state
+        j = jac(x0)
+        assert len(log) == call + 1
+        twin = np.random.default_rng(7)
+        twin.bit_generator.state = state
+        noise = twin.normal(size=160)
+        np.testing.assert_array_equal(twin.bit_generator.state["state"]["state"],
+                                      gen.bit_generator.state["state"]["state"])
+        expected = (1 - np.tanh(W @ x0) ** 2)[:, None] * W * noise[:, None]
+        check_close(j, expected, rtol=1e-12, atol=1e-13)
+
+
+def test_output_size_that_changes_runs_reverse_mode_with_a_warning():
+    """A mask of the same shape with fewer entries set: the output (same
+    argument shapes) is smaller than the one forward mode was chosen for;
+    f runs again in reverse mode, with a PerformanceWarning, and the
+    Jacobian is right."""
+    def picked(x, m):
+        return np.outer(np.sin(x)[m], np.arange(10.0)) * x[0]
+    jac = sg.jacobian(picked)
+    x0 = RNG.normal(size=20) * 0.1 + 0.3
+    mask = np.ones(20, dtype=bool)
+    jac(x0, mask)                                       # 200 outputs: forward mode next time
+    fewer = mask.copy()
+    fewer[::2] = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        j = jac(x0, fewer)                              # same shapes, 100 outputs
+    assert any(issubclass(w.category, PerformanceWarning) and "second time" in str(w.message) for w in caught)
+    assert j.shape == (10, 10, 20)
+    check_close(j, numerical_jacobian(lambda x: picked(x, fewer), x0), rtol=1e-6, atol=1e-7)
+
+
+def test_forward_mode_float32_and_extra_arguments():
+    W32 = W.astype(np.float32)
+
+    def f(x, scale, n):
+        return np.tanh(W32[:n] @ x) * scale
+    jac = sg.jacobian(f)
+    x0 = RNG.normal(size=6).astype(np.float32)
+    a = jac(x0, 2.0, 150)
+    b = jac(x0, 2.0, 150)
+    assert b.dtype == a.dtype == np.float32 and b.shape == (150, 6)
+    check_close(b, a, rtol=1e-5, atol=1e-6)
+    c = jac(x0, 2.0, 40)                # another n: another signature (reverse mode, then learned)
+    assert c.shape == (40, 6)
+    check_close(c, a[:40], rtol=1e-5, atol=1e-6)
