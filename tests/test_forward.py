@@ -35,6 +35,7 @@ import srcgrad as sg
 from srcgrad import forward_mode as forward_mod
 from srcgrad.rules.helpers import broadcast as helpers
 from srcgrad.rules.helpers import complex as complex_helpers
+from srcgrad.rules.helpers import shapes as shape_helpers
 from srcgrad.rules.python import containers
 from srcgrad.rules import tangents as tangent_registry
 from srcgrad.transforms import instantiate
@@ -184,6 +185,11 @@ def c_stack(x, y): return np.stack([x, y, x * y], axis=1)       # noqa: E704
 def c_getitem(x): return x[1:, ::2]                             # noqa: E704
 def c_getitem_int(x): return x[np.array([0, 2, 0])]             # noqa: E704
 def c_unindex(g): return helpers.unindex(g, np.zeros((4, 3), g.dtype), (np.array([1, 1, 3]),))  # noqa: E704
+def c_array_adjoint(g):                                         # (np.array's adjoint, met at second order)
+    rows = shape_helpers.array_adjoint(g * g, [[1.0, 2.0, 0.5], [3.0, 4.0, 0.0]])
+    return np.stack([np.stack(r) for r in rows]) * g
+
+
 def c_outers(x, y): return np.add.outer(x, y) * np.subtract.outer(y, x).T + np.multiply.outer(x, y) / np.divide.outer(y, x + 3.0).T  # noqa: E501,E704
 def c_reduces(x): return np.add.reduce(x) + np.multiply.reduce(x, axis=1) * np.maximum.reduce(x, axis=1) - np.minimum.reduce(x)  # noqa: E501,E704
 def c_accumulates(x): return np.add.accumulate(x) * np.multiply.accumulate(x, axis=1)  # noqa: E704
@@ -342,6 +348,7 @@ TANGENT_CASES = [
      (complex_helpers.real_if_close_cotangent, complex_helpers.real_if_close_tangent)),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
+    ("array_adjoint", c_array_adjoint, (R(2, 3),), shape_helpers.array_adjoint),
     # ufunc methods: outer, reduce (axis 0 by default), accumulate
     ("ufunc_outer", c_outers, (R(3), R(3)), (np.add.outer, np.subtract.outer, np.multiply.outer, np.divide.outer)),
     ("ufunc_reduce", c_reduces, (R(3, 3),), (np.add.reduce, np.multiply.reduce, np.maximum.reduce,

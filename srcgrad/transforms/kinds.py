@@ -30,6 +30,7 @@ import numpy as np
 from .. import runtime
 from ..rules import registry
 from ..rules.helpers import broadcast as helpers
+from ..rules.helpers import shapes as shape_helpers
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
@@ -51,6 +52,7 @@ _BY_ARGUMENT = {
     containers.setitem: ("x",), operator.getitem: ("x",), helpers.unindex: ("x",),
     runtime.add_cotangents: ("a", "b"), runtime.densify: ("x",), runtime.densify_tree: ("x",),
     runtime.as_input_tree: ("x",),
+    shape_helpers.array_adjoint: ("obj",),      # (np.array's adjoint: a list for a list; met at second order)
 }
 
 

@@ -47,6 +47,7 @@ import pytest
 import srcgrad as sg
 from gradcheck import check_close, numerical_grad
 from srcgrad.rules.helpers.broadcast import unindex, unindex_array
+from srcgrad.rules.helpers.shapes import array_adjoint
 
 FD_RTOL, FD_ATOL = 1e-5, 1e-6          # (a), (b): against finite differences
 PATH_RTOL, PATH_ATOL = 1e-12, 1e-15    # (c): srcgrad's paths against each other
@@ -663,6 +664,11 @@ def f_unindex(g, x, idx, w):
     return np.sum(unindex(g, x, idx) * w)
 
 
+def f_array_adjoint(g, w):
+    rows = array_adjoint(g, [[1.0, 2.0, 0.5], [3.0, 4.0, 0.0]])
+    return np.sum(np.stack([np.stack(r) for r in rows]) * w)
+
+
 # ---------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------
@@ -874,6 +880,8 @@ CASES += [
     # unindex(g, x, idx) scatters g into zeros shaped like x: linear in g
     C("unindex", f_unindex, lambda g, x, idx: anp.dot(np.eye(x.shape[0])[idx].T, g),
       (R(3, 3), ND(4, 3), Static(np.array([0, 2, 0]))), (unindex, unindex_array)),
+    # array_adjoint(g, obj) (np.array's adjoint) splits g into obj's nested lists: linear in g
+    C("array_adjoint", f_array_adjoint, lambda g: g * 1.0, (R(2, 3),), array_adjoint),
 ]
 
 # The per-family tables: every tests/rules/cases_*.py module's CASES.

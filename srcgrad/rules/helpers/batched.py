@@ -164,6 +164,23 @@ def array_adjoint_b(g, obj):
     return np.reshape(g, np.shape(g)[:1] + np.shape(obj))
 
 
+def restacked_b(h, obj, g, B):
+    """restacked for a batched `h` (a nested list like obj of (B,) + entry
+    shape cotangents, None for zeros): the entries stacked on axis 1, in
+    the shape (B,) + g's shape."""
+    return np.reshape(_stacked_entries_b(h, obj, B), (B,) + tuple(np.shape(g)))
+
+
+def _stacked_entries_b(h, obj, B):
+    if isinstance(obj, (list, tuple)):
+        if h is None:
+            h = [None] * len(obj)
+        return np.stack([_stacked_entries_b(t, e, B) for t, e in zip(h, obj)], axis=1)
+    if h is None:
+        return zeros_b(obj, B)
+    return np.broadcast_to(h, (B,) + tuple(np.shape(obj)))
+
+
 def unravel_b(g, a, order):
     """unravel (np.ravel's adjoint) for a batched `g` of shape (B, a.size):
     each row put back in a's shape, in the order ravel read it."""

@@ -262,6 +262,14 @@ def array_adjoint(g, obj):
     return np.reshape(g, np.shape(obj))
 
 
+def restacked(h, obj, g):
+    """The adjoint of array_adjoint(g, obj) (linear in g, entry i of its
+    result being g[i]) for the cotangent `h` of its result, a nested list
+    like obj: the entries' cotangents stacked back as np.array stacked the
+    values (None: zeros), in g's shape."""
+    return np.reshape(array_tangent(h, obj), np.shape(g))
+
+
 def array_tangent(tobj, obj):
     """The tangent of np.asarray(obj) (and its spellings), linear in `tobj`:
     for a (nested) list or tuple, its entries' tangents stacked as the

@@ -18,8 +18,9 @@ import numpy as np
 from ..helpers.broadcast import broadcast_like, unbroadcast
 from ..helpers.complex import cast_like
 from ..helpers.constructors import arange_adjoint, arange_tangent, linspace_adjoint, linspace_tangent
-from ..helpers.shapes import array_adjoint, array_tangent
-from ..registry import register_adjoint
+from ..helpers.batched import restacked_b
+from ..helpers.shapes import array_adjoint, array_tangent, restacked
+from ..registry import register_adjoint, register_batched_adjoint
 from ..tangents import declare_linear, register_linear, register_tangent
 
 
@@ -116,6 +117,22 @@ def array(z, object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndm
     """np.array([a, b, ...]) stacks its elements (nested lists: along several
     new axes): element i's cotangent is d[z][i]."""
     d[object] = array_adjoint(d[z], object)
+
+
+@register_adjoint(array_adjoint)
+def array_adjoint_(z, g, obj):
+    """array_adjoint (np.array's adjoint, met again at second order) is
+    linear in g, entry i of its result being g[i]: the entries'
+    cotangents are stacked back (obj gives only the structure: none)."""
+    d[g] = restacked(d[z], obj, g)
+
+
+register_linear(array_adjoint, static=("obj",))
+
+
+@register_batched_adjoint(array_adjoint)
+def array_adjoint_batched(z, g, obj):
+    d[g] = restacked_b(d[z], obj, g, _B)
 
 
 @register_adjoint(np.asarray)
