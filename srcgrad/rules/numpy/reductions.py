@@ -48,7 +48,10 @@ register_linear(np.sum, static=("axis", "keepdims"))
 
 @register_adjoint(np.mean)
 def mean(y, x, axis=None, dtype=None, out=None, keepdims=False):
-    d[x] = unreduce(d[y], x, axis, keepdims) / reduction_size(x, y)
+    """The sum's adjoint divided by the count: the division is made before
+    the cotangent is broadcast back (the same values, one division per
+    output element instead of one per input element)."""
+    d[x] = unreduce(d[y] / reduction_size(x, y), x, axis, keepdims)
 
 
 register_linear(np.mean, static=("axis", "keepdims"))
