@@ -293,6 +293,9 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
     sweeps.rev_body = optimize.fold_scalings(
         sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
+    sweeps.rev_body = optimize.merge_unreduces(
+        sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items()
+                                    if obj is helpers.unreduce or obj is rules_batched.unreduce_b}, sets)
     rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
     for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
         if sets:

@@ -16,6 +16,8 @@ to know what is read later use liveness.py. The rewrites:
 - `fold_scalings`: `t = -a; u = x + t` to `u = x - a`, and negations and
   powers of two moved onto constants or (in a batched sweep) residuals,
   where they cost no operation on a cotangent (codegen.py);
+- `merge_unreduces`: a full reduction's cotangent broadcast in one step
+  where the sweep broadcast it twice (codegen.py);
 - `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
   (`t`) where `x` is known to be 0-d, or to have g's shape (shapes.py).
 Each keeps what the code computes.
@@ -427,6 +429,77 @@ def _absorb_product(value, t, product):
     factor = _Scaled(operand.name, operand.factor * scaled.factor).node(as_float=True)
     return gast.BinOp(left=ast_util.name(a) if first else factor, op=gast.Mult(),
                       right=factor if first else ast_util.name(a))
+
+
+# ------------------------------------------------------------ broadcasts of a scalar
+
+def _full_unreduce(s, aliases):
+    """For `t = unreduce(a, S, None, False)` (a full reduction's cotangent,
+    0-d, broadcast to S): (t, the call), else None."""
+    if not (type(s) is gast.Assign and len(s.targets) == 1 and type(s.targets[0]) is gast.Name):
+        return None
+    call = s.value
+    if not (type(call) is gast.Call and type(call.func) is gast.Name and call.func.id in aliases
+            and len(call.args) == 4 and not call.keywords):
+        return None
+    axis, keepdims = call.args[2], call.args[3]
+    if type(axis) is gast.Constant and axis.value is None and type(keepdims) is gast.Constant \
+            and keepdims.value is False:
+        return s.targets[0].id, call
+    return None
+
+
+def merge_unreduces(stmts, live_out, aliases, sets=None):
+    """`t = unreduce(a, S, None, False)` read only by the next statement's
+    `u = unreduce(t, X, axis, keepdims)` becomes `u = unreduce(a, X, None,
+    False)`: the cotangent of a full reduction (a 0-d `a`: `np.mean` of a
+    row sum, `np.sum(np.sum(...))`) broadcast in one step instead of two.
+    The values and dtype are the same: both are `a` broadcast to X's shape
+    (broadcast_up). `aliases`: the names generated code calls unreduce
+    (and its batched twin, the same rewrite) by; nested blocks too.
+    Returns the new list; `sets` (liveness.Sets) forgets the statements
+    rewritten."""
+    if not aliases:
+        return stmts
+    counts = {}
+    for st in stmts:
+        for n in ast_util.walk(st):
+            if type(n) is gast.Name:
+                counts[n.id] = counts.get(n.id, 0) + 1      # (loads and stores: t must appear twice)
+    for name in live_out:
+        counts[name] = counts.get(name, 0) + 1
+    return _merge_block(list(stmts), counts, aliases, sets or Sets())
+
+
+def _merge_block(stmts, counts, aliases, sets):
+    for st in stmts:
+        if isinstance(st, gast.If):
+            st.body = _merge_block(st.body, counts, aliases, sets)
+            st.orelse = _merge_block(st.orelse, counts, aliases, sets)
+        elif isinstance(st, (gast.For, gast.While)):
+            st.body = _merge_block(st.body, counts, aliases, sets)
+    out = []
+    k = 0
+    while k < len(stmts):
+        st = stmts[k]
+        found = _full_unreduce(st, aliases)
+        j = k + 1
+        while found is not None and j < len(stmts) and _is_comment(stmts[j]):
+            j += 1
+        if found is not None and j < len(stmts) and counts.get(found[0]) == 2:
+            t, first = found
+            nxt = stmts[j]
+            call = nxt.value if type(nxt) is gast.Assign else None
+            if (type(call) is gast.Call and type(call.func) is gast.Name and call.func.id == first.func.id
+                    and len(call.args) == 4 and not call.keywords and _is_name(call.args[0], t)):
+                call.args = [first.args[0], call.args[1], ast_util.const(None), ast_util.const(False)]
+                sets.forget(nxt)
+                out.extend(stmts[k + 1:j])
+                k = j
+                continue
+        out.append(st)
+        k += 1
+    return out
 
 
 # ------------------------------------------------------------ freeing

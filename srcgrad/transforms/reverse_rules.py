@@ -41,13 +41,29 @@ class _StripCalls:
         return node
 
 
+def _squared(rule, bindings):
+    """`z = x * x` differentiated as `np.square(x)`: (np.square's rule,
+    its bindings), else (rule, bindings). One product `g * (2.0 * x)`
+    instead of two and their sum, `g * x + g * x`: the same bits (doubling
+    is exact; overflow aside), the same dtype (a Python float's)."""
+    x, y = bindings.get("x"), bindings.get("y")
+    if not (type(x) is gast.Name and type(y) is gast.Name and x.id == y.id):
+        return rule, bindings
+    if any(type(bindings.get(k)) is not gast.Constant or bindings[k].value is not None
+           for k in ("out", "dtype") if k in bindings):
+        return rule, bindings
+    return registry.adjoint_rule(np.square), {k: v for k, v in bindings.items() if k != "y"}
+
+
 class RuleAdjoints:
     def rule_code(self, s, op, t, nz):
-        rule = op.rule
+        rule, bindings = op.rule, op.bindings
+        if rule.primitive is np.multiply:
+            rule, bindings = _squared(rule, bindings)
         tmap = {}
         spread = []         # (list display, name of its cotangent list)
         for p in rule.diff_params:
-            e = op.bindings.get(p)
+            e = bindings.get(p)
             if isinstance(e, gast.Name) and e.id in self.active:
                 tmap[p] = self.adjoint(e.id)
             elif isinstance(e, (gast.List, gast.Tuple)):
@@ -95,7 +111,7 @@ class RuleAdjoints:
         # which adjoints hold a value already: inline accumulates into those
         held = {self.adj[n] for n in nz if n in self.adj}
         before = set(held)
-        code = pre + instantiate.inline_adjoint(rule.tree, t, self.adjoint(t), op.bindings, tmap, held,
+        code = pre + instantiate.inline_adjoint(rule.tree, t, self.adjoint(t), bindings, tmap, held,
                             self.namer, gmap, accumulate=self.add_expr)
         for n, a in list(self.adj.items()):
             if a in held and a not in before:
