@@ -154,3 +154,33 @@ def test_forward_mode_float32_and_extra_arguments():
     c = jac(x0, 2.0, 40)                # another n: another signature (reverse mode, then learned)
     assert c.shape == (40, 6)
     check_close(c, a[:40], rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture
+def always_forward(monkeypatch):
+    """Forward mode for every Jacobian seen once (whatever the sizes)."""
+    monkeypatch.setattr(jacobians, "FORWARD_MIN_OUT", 0)
+    monkeypatch.setattr(jacobians, "FORWARD_BELOW", float("inf"))
+
+
+def _vector_functions():
+    import test_jacobians
+    return test_jacobians.VECTOR_FUNCTIONS
+
+
+@pytest.mark.parametrize("index", range(len(_vector_functions())),
+                         ids=[f.__name__ for f, _ in _vector_functions()])
+def test_forward_mode_on_the_reverse_mode_corpus(index, always_forward, spy):
+    """Every vector function of test_jacobians (elementwise, broadcasting,
+    reductions, matmul, indexing, reshapes, where/clip, loops, lists, a
+    helper) by forward mode: the reverse-mode Jacobian's values, and
+    autograd's."""
+    import test_jacobians
+    fn, n = _vector_functions()[index]
+    x0 = RNG.normal(size=n) * 0.7 + 0.05
+    jac = sg.jacobian(fn)
+    reverse = jac(x0)
+    forward = jac(x0)
+    assert spy == [True]
+    check_close(forward, reverse, rtol=1e-12, atol=1e-12)
+    check_close(forward, test_jacobians._autograd_jacobian(fn, x0), rtol=1e-10, atol=1e-12)
