@@ -52,7 +52,9 @@ def mlp_loss(W1, b1, W2, b2, x, y):
 
 
 def tuple_axes(x):
-    return np.sum(np.sum(x * x, axis=(0, 1)))
+    # (the cotangent broadcast back over a tuple of axes: no Numba twin; a full sum of a sum would compile,
+    # its two broadcasts made one, optimize.merge_unreduces)
+    return np.sum(np.sum(x * x, axis=(0, 1)) * np.array([1.0, 2.0]))
 
 
 def central_differences(f, args, i, eps=1e-6):
@@ -151,7 +153,7 @@ def test_fallback_warns_and_stays_correct():
         got = j(x)
     np.testing.assert_allclose(got, g(x), rtol=1e-12)
     assert j.fallbacks
-    np.testing.assert_allclose(j(x), 2 * x)         # (warned once per argument kinds)
+    np.testing.assert_allclose(j(x), 2 * x * np.array([1.0, 2.0]))         # (warned once per argument kinds)
 
 
 def list_min(a):
@@ -305,3 +307,20 @@ def test_type_checks_run_in_cpython():
         value, grad = sg.jit(vg)(2.0)
     assert (float(value), float(grad)) == (4.0, 4.0)
     assert (float(value), float(grad)) == tuple(float(v) for v in vg(2.0))
+
+
+def sum_of_tuple_axes_sum(x):
+    return np.sum(np.sum(x * x, axis=(0, 1)))
+
+
+def test_full_sum_of_a_tuple_axes_sum_compiles():
+    """The mean's and sums' cotangents broadcast once (merge_unreduces):
+    no tuple-axis broadcast left, so Numba compiles it."""
+    j = sg.jit(sg.grad(sum_of_tuple_axes_sum))
+    x = _rng().normal(size=(2, 3, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = j(x)
+    np.testing.assert_allclose(got, 2 * x, rtol=1e-15)
+    np.testing.assert_allclose(got, central_differences(sum_of_tuple_axes_sum, (x,), 0), rtol=1e-7)
+    assert not j.fallbacks
