@@ -41,7 +41,9 @@ def jacobian(f, wrt=0):
 
     The result has shape `out.shape + in.shape` and the output's floating
     dtype (integer arguments are promoted to float64). f runs once per
-    argument differentiated, and the mode is chosen by the sizes:
+    call (for several arguments too: one sweep gives every Jacobian at the
+    same values, random draws included), and for one argument the mode is
+    chosen by the sizes:
 
     - reverse mode, vectorised: f's split forward, then one batched reverse
       sweep per CHUNK rows of the identity reads the same residuals
@@ -79,7 +81,13 @@ def jacobian(f, wrt=0):
         if fn is not None:
             try:
                 plain = [unwrap(a) for a in args]
-                out = [_jacobian_by_sizes(f, fn, bound_self, plain, i, seen, transposed) for i in wrts]
+                if len(wrts) == 1:
+                    out = [_jacobian_by_sizes(f, fn, bound_self, plain, wrts[0], seen, transposed)]
+                else:       # (reverse mode: one forward and one sweep give every argument's Jacobian)
+                    shift = len(bound_self)
+                    distinct = tuple(dict.fromkeys(wrts))
+                    found = _jacobian_one(fn, list(bound_self) + plain, tuple(k + shift for k in distinct))[0]
+                    out = [found[distinct.index(k)] for k in wrts]
                 return out[0] if isinstance(wrt, int) else tuple(out)
             except Exception as exc:
                 if not op_by_op.falls_back(exc):
@@ -254,17 +262,20 @@ def _jacobian_one(fn, args, i, output=None):
 
 def _batched_artefact(fn, args, i, output):
     """(the batched artefact differentiating output `output` of fn in
-    argument i, the raw inputs it runs on, the Program)."""
-    if not 0 <= i < len(args):
-        raise ValueError("wrt index %d out of range for %s called with %d arguments"
-                         % (i, fn.__name__, len(args)))
+    argument i (an int, or a tuple of them: one sweep gives every one's
+    cotangents), the raw inputs it runs on, the Program)."""
+    indices = (i,) if isinstance(i, int) else tuple(i)
     args = list(args)
-    args[i] = _float_argument(args[i])
+    for k in indices:
+        if not 0 <= k < len(args):
+            raise ValueError("wrt index %d out of range for %s called with %d arguments"
+                             % (k, fn.__name__, len(args)))
+        args[k] = _float_argument(args[k])
     params = fn.bind(tuple(args), {})
     program = fn.program_for(params)
     leaves = [leaf.fetch(params, program.namespace) for leaf in program.leaves]
     raw = [unwrap_nested(a) for a in params.values()] + [unwrap_nested(v) for v in leaves]
-    mask = [j == i for j in range(len(raw))]
+    mask = [j in indices for j in range(len(raw))]
     # (a tuple's other outputs get no cotangent: symbolic zeros, their adjoint code not generated)
     compiled = program.compile(mask, "batched" if output is None else "batched@%d" % output)
     if compiled.tuple_output != (output is not None):
@@ -275,27 +286,33 @@ def _batched_artefact(fn, args, i, output):
 
 def _batched_jacobian(fn, compiled, raw, i, output):
     """Run the batched artefact `compiled` on `raw` (fn runs here, once),
-    then its reverse sweep on the identity's rows: (jacobian, outputs)."""
-    x = np.asarray(raw[i])
+    then its reverse sweep on the identity's rows: (jacobian, outputs), or
+    (a tuple of jacobians, outputs) for a tuple `i` of arguments."""
+    indices = (i,) if isinstance(i, int) else tuple(i)
+    ordered = sorted(indices)       # (the sweep returns the cotangents in argument order)
+    xs = [np.asarray(raw[k]) for k in ordered]
     result = compiled.run(compiled.fwd, *raw)            # fn runs here, once
     outs, residuals = result[:-1], result[-1]
     if isinstance(outs[output or 0], (list, tuple, dict)):
         raise TypeError("jacobian needs a function with one array output; %s returned a %s"
                         % (fn.__name__, type(outs[output or 0]).__name__))
     y = np.asarray(unwrap(outs[output or 0]))
-    dtype = np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype
+    dtypes = [np.result_type(y.dtype, x.dtype) if is_differentiable_dtype(y.dtype) else x.dtype for x in xs]
     if y.size == 0:
-        return np.zeros(y.shape + x.shape, dtype), outs
-    seed_dtype = y.dtype if is_differentiable_dtype(y.dtype) else dtype
-    rows = []
+        jacs = [np.zeros(y.shape + x.shape, dtype) for x, dtype in zip(xs, dtypes)]
+        return (jacs[0] if isinstance(i, int) else tuple(jacs[ordered.index(k)] for k in indices)), outs
+    seed_dtype = y.dtype if is_differentiable_dtype(y.dtype) else dtypes[0]
+    rows = [[] for _ in xs]
     for start in range(0, y.size, CHUNK):
         n = min(CHUNK, y.size - start)
         seeds = np.eye(n, y.size, start, dtype=seed_dtype)
         cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
-        (g,) = compiled.bwd(residuals, *cotangents)
-        rows.append(np.broadcast_to(g, (n,) + x.shape))
-    jac = rows[0] if len(rows) == 1 else np.concatenate(rows)
-    return np.asarray(jac, dtype=dtype).reshape(y.shape + x.shape), outs
+        gs = compiled.bwd(residuals, *cotangents)
+        for part, g, x in zip(rows, gs, xs):
+            part.append(np.broadcast_to(g, (n,) + x.shape))
+    jacs = [np.asarray(part[0] if len(part) == 1 else np.concatenate(part), dtype=dtype).reshape(y.shape + x.shape)
+            for part, x, dtype in zip(rows, xs, dtypes)]
+    return (jacs[0] if isinstance(i, int) else tuple(jacs[ordered.index(k)] for k in indices)), outs
 
 
 def _checked_hessian(f, h, value, x):

@@ -184,3 +184,34 @@ def test_forward_mode_on_the_reverse_mode_corpus(index, always_forward, spy):
     assert spy == [True]
     check_close(forward, reverse, rtol=1e-12, atol=1e-12)
     check_close(forward, test_jacobians._autograd_jacobian(fn, x0), rtol=1e-10, atol=1e-12)
+
+
+def test_several_arguments_in_one_sweep():
+    """wrt=(0, 1): f runs once, and both Jacobians are at the same random
+    draws (each used to be computed by its own run of f); a repeated
+    index gives the same Jacobian twice."""
+    gen = np.random.default_rng(3)
+    calls = []
+
+    def noisy(x, y):
+        calls.append(1)
+        return np.sin(x) * y[:3] * gen.normal(size=3)
+    x, y = np.array([0.1, 0.2, 0.3]), np.arange(1.0, 5.0)
+    state = gen.bit_generator.state
+    jx, jy = sg.jacobian(noisy, wrt=(0, 1))(x, y)
+    assert len(calls) == 1
+    twin = np.random.default_rng(3)
+    twin.bit_generator.state = state
+    noise = twin.normal(size=3)
+    check_close(jx, np.diag(np.cos(x) * y[:3] * noise), rtol=1e-14, atol=1e-15)
+    expected_y = np.zeros((3, 4))
+    expected_y[:, :3] = np.diag(np.sin(x) * noise)
+    check_close(jy, expected_y, rtol=1e-14, atol=1e-15)
+
+    def smooth(x, y):
+        return np.tanh(x * y[:3]) + np.sum(y) * x
+    a, b, c = sg.jacobian(smooth, wrt=(1, 0, 1))(x, y)
+    assert a.shape == c.shape == (3, 4) and b.shape == (3, 3)
+    np.testing.assert_array_equal(a, c)
+    check_close(a, numerical_jacobian(lambda v: smooth(x, v), y), rtol=1e-6, atol=1e-8)
+    check_close(b, numerical_jacobian(lambda v: smooth(v, y), x), rtol=1e-6, atol=1e-8)
