@@ -146,6 +146,13 @@ def ba_reproj_component(cam, X, w, feat, j):
     return np.sum(ba_reproj_error(cam, X, w, feat)[:, j])
 
 
+def ba_reproj_sums(cam, X, w, feat):
+    """The two components of the reprojection error, each summed over the
+    observations: its (2, ...) Jacobian holds row j of every observation's
+    block in row j (one reverse sweep of two rows)."""
+    return np.sum(ba_reproj_error(cam, X, w, feat), axis=0)
+
+
 def ba_w_error(w):
     return 1.0 - w ** 2
 
