@@ -250,10 +250,10 @@ def _jacobian_one(fn, args, i, output=None):
     out.shape + in.shape, by the batched generated adjoint: fn's code runs
     once (its batched split forward, keeping the residuals), then the
     batched reverse sweep runs on stacks of the identity's rows, CHUNK rows
-    at a time, reading the same residuals. Reverse mode whatever the sizes:
-    forward mode would run fn once per input element, and a program that
-    draws random numbers or appends to a list must run once per derivative.
-    `output`: for a function returning a tuple, the index of the output to
+    at a time, reading the same residuals (reverse mode: `jacobian` picks
+    forward mode for tall Jacobians, `_jacobian_transposed`). `i`: an
+    index, or a tuple of them (one sweep, a tuple of Jacobians). `output`:
+    for a function returning a tuple, the index of the output to
     differentiate (the others get no cotangent); returns (jacobian,
     outputs)."""
     compiled, raw, program = _batched_artefact(fn, args, i, output)
