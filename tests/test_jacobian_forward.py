@@ -215,3 +215,62 @@ def test_several_arguments_in_one_sweep():
     np.testing.assert_array_equal(a, c)
     check_close(a, numerical_jacobian(lambda v: smooth(x, v), y), rtol=1e-6, atol=1e-8)
     check_close(b, numerical_jacobian(lambda v: smooth(v, y), x), rtol=1e-6, atol=1e-8)
+
+
+M44 = RNG.normal(size=(4, 4)) + 4 * np.eye(4)
+
+
+@sg.custom_gradient
+def _clipped(x):
+    def grad_fn(g):
+        return g * 0.5
+    return np.clip(x, -1.0, 1.0), grad_fn
+
+
+def with_custom_gradient(x):
+    return _clipped(W[:, :4] @ x) * 2.0
+
+
+def with_while(x):
+    y = W[:, :4] @ x
+    k = 0
+    while k < 3:
+        y = np.sin(y) + x[1]
+        k += 1
+    return y
+
+
+def with_solve(x):
+    return np.exp(W[:, :4] @ np.linalg.solve(M44, x) * 0.3)
+
+
+def with_checkpointed_loop(x):
+    h = W[:, :4] @ x
+    for t in sg.checkpointed(range(4), snapshots=2):
+        h = np.tanh(h) * 0.9 + 0.1
+    return h
+
+
+def with_grad_hook(x):
+    y = W[:, :4] @ x
+    with sg.insert_grad_of(y) as by:
+        by = by * 2.0
+    return np.sin(y)
+
+
+PROGRAMS = [with_custom_gradient, with_while, with_solve, with_checkpointed_loop, with_grad_hook]
+
+
+@pytest.mark.parametrize("fn", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
+def test_forward_mode_agrees_with_reverse_mode_on_programs(fn, always_forward, spy):
+    """Custom gradients, while loops, linear solves, checkpointed loops and
+    gradient hooks: the transposed VJP gives reverse mode's Jacobian (the
+    custom gradient's and the hook's, not the plain derivative)."""
+    x0 = RNG.normal(size=4) * 0.3
+    jac = sg.jacobian(fn)
+    reverse = jac(x0)
+    forward = jac(x0)
+    assert spy == [True]
+    check_close(forward, reverse, rtol=1e-13, atol=1e-14)
+    if fn is with_solve or fn is with_while or fn is with_checkpointed_loop:
+        check_close(forward, numerical_jacobian(fn, x0), rtol=1e-6, atol=1e-8)
