@@ -132,6 +132,8 @@ def _jacobian_by_sizes(f, fn, bound_self, args, i, seen, transposed):
     full = list(bound_self) + list(args)
     jac, outs = _jacobian_one(fn, full, i + len(bound_self))
     if key is not None:
+        if len(seen) >= 256:        # (a bounded memory of argument signatures)
+            seen.clear()
         y = unwrap(outs[0])
         seen[key] = (np.shape(y), np.result_type(y))
     return jac
