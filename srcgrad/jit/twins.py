@@ -162,6 +162,15 @@ def _scalar(t):
     return isinstance(t, (types.Number, types.Boolean))
 
 
+def _scalar_tuple(t):
+    """A homogeneous tuple of numbers (`(a,)`, `(a, b)`), possibly
+    Optional (a loop's value that starts at None)?"""
+    if not isinstance(t, types.UniTuple):
+        return False
+    e = t.dtype.type if isinstance(t.dtype, types.Optional) else t.dtype
+    return _scalar(e)
+
+
 def _none(t):
     return isinstance(t, (types.NoneType, types.Omitted)) or t is None
 
@@ -949,6 +958,22 @@ def _choose(x3, y2, out):
 def _setitem_in_place(x, index, v):
     if not _array(x):
         return None
+    if isinstance(index, types.Integer) and x.layout == "C" and x.ndim > 1 and _scalar_tuple(v):
+        # x[t] = (a, b): NumPy broadcasts the tuple as an array (a 1-tuple across the whole row); Numba's
+        # setitem does not
+        nd = x.ndim
+        n = v.count
+
+        def tuple_row(x, index, v):
+            va = np.empty(n, dtype=x.dtype)
+            for k in range(n):
+                va[k] = v[k]
+            row = x[index]
+            flat = row.reshape(row.size)
+            flat[:] = 0
+            _broadcast_sum(va, _padded_jit(va.shape, nd - 1), _padded_jit(row.shape, nd - 1), flat)
+            return x
+        return tuple_row
     if isinstance(index, types.Integer) and x.layout == "C" and (_array(v) or _scalar(v)):
         # x[t] = v by plain loops: Numba's own setitem compiles its shape-error message (seconds)
         nd = x.ndim
@@ -1019,8 +1044,12 @@ def _value_cotangent(g, index, v, x=None):
         return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
     if _array(v):
         return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
+    if g.ndim > 1 and _scalar_tuple(v):
+        # (a row of g for a tuple of values, summed back to the tuple's length: NumPy broadcast a 1-tuple
+        # across the row; a new array, g's entries may then be zeroed in place)
+        n = v.count
+        return lambda g, index, v, x=None: unbroadcast(g[index].copy(), np.zeros(n))
     if g.ndim > 1:
-        # (a row of g for a tuple of values: a copy, g's entries may then be zeroed in place)
         return lambda g, index, v, x=None: g[index].copy()
     return lambda g, index, v, x=None: g[index]
 
@@ -1227,6 +1256,10 @@ def _setitem(x, index, v):
             out[index] = element(v)
             return out
         return copy_list
+    if _array(x) and isinstance(index, types.Integer) and x.ndim > 1 and _scalar_tuple(v):
+        def copy_tuple_row(x, index, v):       # (the tuple broadcast as NumPy does: setitem_in_place's)
+            return setitem_in_place(np.ascontiguousarray(x.copy()), index, v)
+        return copy_tuple_row
     if _array(x):
         def copy_array(x, index, v):
             out = x.copy()

@@ -324,3 +324,34 @@ def test_full_sum_of_a_tuple_axes_sum_compiles():
     np.testing.assert_allclose(got, 2 * x, rtol=1e-15)
     np.testing.assert_allclose(got, central_differences(sum_of_tuple_axes_sum, (x,), 0), rtol=1e-7)
     assert not j.fallbacks
+
+
+def row_of_one_tuple(x):
+    H = np.zeros((3, 4))
+    for t in range(3):
+        a = np.sin(x[t])
+        H[t] = (a,)                   # NumPy broadcasts the 1-tuple across the row
+    return np.sum(H * H * np.arange(4.0))
+
+
+def row_of_full_tuple(x):
+    H = np.zeros((3, 4))
+    for t in range(3):
+        a = np.sin(x[t])
+        H[t] = (a, 2.0 * a, a * a, 1.0)
+    return np.sum(H * H * np.arange(4.0))
+
+
+@pytest.mark.parametrize("fn", [row_of_one_tuple, row_of_full_tuple])
+def test_rows_assigned_from_tuples(fn):
+    """H[t] = (a,) across a wider row: broadcast as NumPy does, and the
+    cotangent of `a` sums the row (it raised ValueError under sg.jit;
+    the loop's `a` starts at None, so the tuple's type is Optional)."""
+    j = sg.jit(sg.grad(fn))
+    x = np.array([0.1, 0.2, 0.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = j(x)
+    np.testing.assert_allclose(got, sg.grad(fn)(x), rtol=1e-14)
+    np.testing.assert_allclose(got, central_differences(fn, (x,), 0), rtol=1e-7)
+    assert not j.fallbacks
