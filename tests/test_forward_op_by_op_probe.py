@@ -1,0 +1,86 @@
+"""Forward mode op by op (`op_by_op.jvp`, `sg.ForwardAccumulator`): the
+silent wrong tangents found by probing every rule row and program idioms
+(tests/tools/probe_forward_rules.py, probe_forward_idioms.py) against
+central differences, the compiled `sg.jvp` and autograd.
+
+Each regression either checks the tangent's value against central
+differences and the compiled JVP, or, where op by op cannot follow the
+value (a result that is not an array), that the cut path is reported (an
+error under `op_by_op.jvp`, a GradientPathWarning in a bare accumulator)
+instead of a zero tangent."""
+
+import numpy as np
+import pytest
+import scipy.integrate as si
+import scipy.linalg as sl
+
+import srcgrad as sg
+from srcgrad import op_by_op
+from srcgrad.errors import GradientPathError
+from srcgrad.tensor import GradientPathWarning
+
+X = np.array([0.3, -0.7, 1.1, 0.45, -1.3, 0.9])
+T = np.array([1.0, 0.5, -0.2, 0.3, -0.8, 0.6])
+
+
+def _central(f, x, t, h=1e-6):
+    return (np.asarray(f(x + h * t)) - np.asarray(f(x - h * t))) / (2 * h)
+
+
+# ---------------------------------------------------------------------------
+# Results that are not arrays: the cut path is reported, never a zero tangent
+# (before: the accumulator only warned for a GradientTape watching the input,
+# and a dict result -- solve_ivp's OdeResult -- was not checked at all)
+
+def cho_factor_diag(v):
+    c, lower = sl.cho_factor(np.diag(v[:3] ** 2 + 1.0))
+    return np.diag(c)
+
+
+def object_array(v):
+    o = np.array([v[0], v[1]], dtype=object)
+    return np.array([o[0] * 2.0, o[1]], dtype=float)
+
+
+def _decay(t, y, k):
+    return -k * y
+
+
+def solve_ivp_y(v):
+    sol = si.solve_ivp(_decay, (0.0, 1.0), v[:2], t_eval=[0.5, 1.0], args=(1.5,), rtol=1e-10, atol=1e-10)
+    return sol["y"]
+
+
+CUT = [cho_factor_diag, object_array, solve_ivp_y]
+
+
+@pytest.mark.parametrize("f", CUT, ids=[f.__name__ for f in CUT])
+def test_op_by_op_jvp_refuses_a_cut_path(f):
+    """The values run op by op leave the tape inside f: an error naming the
+    cut, not the zero tangent op_by_op.jvp returned."""
+    assert np.any(_central(f, X, T) != 0.0)      # (f depends on the input: a zero tangent would be wrong)
+    with pytest.raises(GradientPathError, match="whose result mixes arrays|Python objects"):
+        op_by_op.jvp(f, [X], [T])
+
+
+@pytest.mark.parametrize("f", CUT, ids=[f.__name__ for f in CUT])
+def test_accumulator_warns_on_a_cut_path(f):
+    """A bare ForwardAccumulator (no tape around it) warns where the tangent
+    is lost, as a GradientTape does for the gradient."""
+    x = sg.constant(X)
+    with pytest.warns(GradientPathWarning):
+        with sg.ForwardAccumulator(x, sg.constant(T)):
+            f(x)
+
+
+def test_tape_refuses_solve_ivp_op_by_op():
+    """The same cut in reverse mode: op by op, a gradient through solve_ivp
+    was zeros without a word."""
+    with pytest.raises(GradientPathError, match="whose result mixes arrays"):
+        op_by_op.gradient(lambda v: np.sum(solve_ivp_y(v)), [X], {}, (0,))
+
+
+def test_compiled_jvp_of_the_cut_functions_is_right():
+    """What the user should call instead: the compiled JVP follows them."""
+    for f in (cho_factor_diag, solve_ivp_y):
+        np.testing.assert_allclose(sg.jvp(f, (X,), (T,))[1], _central(f, X, T), rtol=1e-6, atol=1e-7)
