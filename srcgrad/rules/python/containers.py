@@ -17,7 +17,8 @@ operations on those Tensors are recorded.
 """
 import numpy as np
 
-from ...runtime import add_cotangents, densify, primitive, zeros_tree
+from ...runtime import _Dispatch, add_cotangents, densify, primitive, zeros_tree
+from ...runtime.core import holds_tensor
 from ..helpers.broadcast import unbroadcast
 from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
@@ -155,12 +156,26 @@ for _f in (as_list, as_tuple):
     register_linear(_f)
 
 
+def _sequence_as_array(x):
+    return np.asarray(x) if type(x) in _SEQ else x
+
+
 def sequence_as_array(x):
     """A list or tuple read whole as one array by a NumPy function
     (`np.square(p)`: the compiler passes `sequence_as_array(p)`,
     transforms/kinds.py): np.asarray(x) for a list or tuple, x itself for
-    anything else (an array, a Python float stays one)."""
-    return np.asarray(x) if type(x) in _SEQ else x
+    anything else (an array, a Python float stays one). A list holding
+    Tensors (compiled code run on Tensors: an @sg.function's JVP under a
+    GradientTape) is recorded as this primitive: its np.asarray, srcgrad's
+    own call, would leave the tape without a word."""
+    if type(x) not in _SEQ:
+        return x
+    if holds_tensor(x):
+        return _Dispatch.apply(sequence_as_array, (x,), {})
+    return np.asarray(x)
+
+
+sequence_as_array.__srcgrad_raw__ = _sequence_as_array
 
 
 @register_adjoint(sequence_as_array)
