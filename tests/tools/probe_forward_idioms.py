@@ -840,8 +840,12 @@ def probe(f):
                     out[path] = as_flat(op_by_op.jvp(f, [X], [T])[1])
                 elif path == "accumulator":
                     x = sg.constant(X)
-                    with sg.ForwardAccumulator(x, sg.constant(T)) as acc:
-                        y = f(x)
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", sg.GradientPathWarning)
+                        with sg.ForwardAccumulator(x, sg.constant(T)) as acc:
+                            y = f(x)
+                    if any(issubclass(c.category, sg.GradientPathWarning) for c in caught):
+                        raise sg.GradientPathWarning("warned (a cut path)")
                     out[path] = as_flat(acc.jvp(y, unconnected_gradients="zero"))
                 else:
                     out[path] = autograd_jvp(f)

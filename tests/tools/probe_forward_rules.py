@@ -72,8 +72,12 @@ def probe(case, active):
             results["op_by_op"] = "ERR %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:150])
         try:
             xs = [sg.constant(a) if i in vs else a for i, a in enumerate(args)]
-            with sg.ForwardAccumulator([xs[i] for i in vs], [vs[i] for i in vs]) as acc:
-                y = case.fn(*xs, w)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", sg.GradientPathWarning)
+                with sg.ForwardAccumulator([xs[i] for i in vs], [vs[i] for i in vs]) as acc:
+                    y = case.fn(*xs, w)
+            if any(issubclass(c.category, sg.GradientPathWarning) for c in caught):
+                raise sg.GradientPathWarning("warned (a cut path)")
             t = acc.jvp(y, unconnected_gradients="zero") if isinstance(y, sg.Tensor) else None
             results["accumulator"] = float(np.real(t.numpy())) if t is not None else "no tangent (%s)" % type(y)
         except Exception as exc:
