@@ -488,11 +488,15 @@ def transpose_jvp(primitive, z, tangents, *args):
     leaves = [x for x in tape_mod.flatten([z, list(tans.values())]) if x is not None]
     on_tensors = any(isinstance(x, Tensor) for x in leaves)
     result = _transpose(rule, z, tans, bound)
-    if result is None or on_tensors:
+    if result is None:
         return result
     if isinstance(result, list):
+        # an output whose tangent does not depend on the inputs' (np.modf's integer part) gets zeros: the
+        # generated code adds it, on Tensors too (reverse over forward through an @sg.function)
+        if on_tensors:
+            return [r if r is not None else Tensor(np.zeros_like(unwrap(o))) for r, o in zip(result, z)]
         return [r._value if r is not None else np.zeros_like(o) for r, o in zip(result, z)]
-    return result._value
+    return result if on_tensors else result._value
 
 
 def transpose_jvp_packed(primitive, z, tangents, args):

@@ -242,3 +242,57 @@ def test_second_derivatives_of_polyval_with_a_list_of_tensors_op_by_op():
     np.testing.assert_allclose(ff, T @ hv, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(fr, hv, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(rf, hv, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# Masks combined with | & ^ on Tensors (ndarray's operators): pow's tangent
+# rule combines masks, so its second derivatives op by op raised TypeError,
+# and so did user code combining comparisons of Tensors
+
+def power_of_inputs(v):
+    return np.sum(np.abs(v[:3]) ** v[3:] + v[:3] ** 3)
+
+
+def combined_masks(v):
+    return np.sum(np.where((v > 0.5) | (v < -1.0), v ** 2, np.sin(v)) + np.where((v > 0) & ~(v > 1.0), v, 0.0)
+                  + np.where((v > 0) ^ (v[::-1] > 0), v ** 3, 0.0))
+
+
+def test_second_derivatives_of_power_op_by_op():
+    hv = _central(sg.grad(power_of_inputs), X, T)
+    ff, fr, rf = _second_orders(power_of_inputs)
+    np.testing.assert_allclose(ff, T @ hv, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(fr, hv, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(rf, hv, rtol=1e-6, atol=1e-7)
+
+
+def test_masks_combined_op_by_op():
+    expected = _central(combined_masks, X, T)
+    compiled = sg.jvp(combined_masks, (X,), (T,))[1]
+    np.testing.assert_allclose(compiled, expected, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(op_by_op.jvp(combined_masks, [X], [T])[1], compiled, rtol=1e-12)
+    hv = _central(sg.grad(combined_masks), X, T)
+    for got in _second_orders(combined_masks)[1:]:
+        np.testing.assert_allclose(got, hv, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# transpose_jvp on Tensors (generated JVP code run under a tape) gave None for
+# an output whose tangent does not depend on the inputs (np.modf's integer
+# part), and the generated code's `df + di` raised TypeError
+
+def modf_sum(v):
+    f, i = np.modf(v * 2.0)
+    return np.sum(f * v + i * v[0])
+
+
+def test_gradient_of_the_jvp_through_modf():
+    F = sg.function(modf_sum)
+    x = sg.constant(X)
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        with sg.ForwardAccumulator(x, sg.constant(T)) as acc:
+            y = F(x)
+        d = acc.jvp(y)
+    np.testing.assert_allclose(d.numpy(), _central(modf_sum, X, T), rtol=1e-7)
+    np.testing.assert_allclose(tape.gradient(d, x).numpy(), _central(sg.grad(modf_sum), X, T), rtol=1e-6, atol=1e-7)
