@@ -387,17 +387,27 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
 
 
 def _as_tangent(tangent, like):
-    """A Tensor of `like`'s shape (and, for raw values, dtype); a list of
-    them when `like` is a tuple/list of Tensors."""
+    """A Tensor of `like`'s shape and dtype; a list of them when `like` is a
+    tuple/list of Tensors. A real output's tangent is real: the real part
+    of a complex one (the transpose trick's for np.linalg.norm of a complex
+    array has an imaginary part that means nothing; kept on Tensors, under
+    an outer tape or accumulator, it reached the real part of every later
+    product with a complex number)."""
     if tangent is None:
         return None
     if not isinstance(like, Tensor):
         return [_as_tangent(t, o) for t, o in zip(tangent, like)]
     if isinstance(tangent, Tensor):
+        if tangent.dtype.kind == "c" and like.dtype.kind != "c":
+            tangent = np.real(tangent)
         if tangent.shape != like.shape:
             tangent = np.broadcast_to(tangent, like.shape)
+        if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
+            tangent = tangent.astype(like.dtype)
         return tangent
     tangent = np.asarray(tangent)
+    if tangent.dtype.kind == "c" and like.dtype.kind != "c":
+        tangent = np.real(tangent)
     if tangent.shape != like.shape:
         tangent = np.broadcast_to(tangent, like.shape)
     if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
