@@ -141,9 +141,12 @@ class ForwardAccumulator:
         """Watch `primals` (a Tensor or nested structure) with `tangents`
         (same structure and shapes). Watching a Tensor again adds the new
         tangent to its current one (as TF). Raises ValueError for mismatched
-        structures or shapes and for non-Tensor primals."""
+        structures or shapes and for non-Tensor primals. A None tangent
+        watches nothing (as sg.jvp's None; converted, it was a NaN tangent)."""
         _assert_same_structure(primals, tangents)
         for p, t in _pairs(primals, tangents):
+            if t is None:
+                continue
             if not isinstance(p, Tensor):
                 raise ValueError("Passed in object %r of type %r, not a Tensor or Variable"
                                  % (p, type(p).__name__))

@@ -353,3 +353,56 @@ def test_second_derivatives_through_a_real_output_of_a_complex_input():
             y = norm_times_complex(x)
         d = inner.jvp(y)
     np.testing.assert_allclose(np.real(outer.jvp(d).numpy()), vhv, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# The compiled sg.jvp with a container argument whose tangent has None for a
+# leaf (op by op: no tangent): the leaf's tangent was np.asarray(None,
+# dtype=float), NaN, and so was the whole JVP
+
+def dict_leaf(d):
+    return d["a"] * 2.0 + d["c"] * d["a"] + np.sum(d["n"][0])
+
+
+def list_leaf(lst):
+    return lst[0] * 2.0 + lst[1]
+
+
+@pytest.mark.parametrize("f, primal, tangent", [
+    (dict_leaf, {"a": X[:3], "c": 1.5, "n": [X[3:], 2.0]}, {"a": T[:3], "c": None, "n": None}),
+    (dict_leaf, {"a": X[:3], "c": 1.5, "n": [X[3:], 2.0]}, {"a": None, "c": 0.5, "n": [T[3:], None]}),
+    (list_leaf, [X[:3], 1.0], [T[:3], None]),
+    (list_leaf, [X[:3], X[3:]], [None, T[3:]]),
+], ids=["dict_none_leaves", "dict_none_array", "list_none_float", "list_none_array"])
+def test_jvp_of_a_container_with_a_leaf_without_tangent(f, primal, tangent):
+    def filled(t, p):
+        if isinstance(p, dict):
+            return {k: filled(t.get(k) if t else None, v) for k, v in p.items()}
+        if isinstance(p, list):
+            return [filled(a if t else None, b) for a, b in zip(t or [None] * len(p), p)]
+        return np.zeros_like(np.asarray(p, dtype=float)) if t is None else t
+
+    def moved(h):
+        tt = filled(tangent, primal)
+
+        def add(p, t):
+            if isinstance(p, dict):
+                return {k: add(p[k], t[k]) for k in p}
+            if isinstance(p, list):
+                return [add(a, b) for a, b in zip(p, t)]
+            return p + h * t
+        return f(add(primal, tt))
+    expected = (moved(1e-6) - moved(-1e-6)) / 2e-6
+    compiled = sg.jvp(f, (primal,), (tangent,))[1]
+    np.testing.assert_allclose(compiled, expected, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(op_by_op.jvp(f, [primal], [tangent])[1], compiled, rtol=1e-12, atol=1e-14)
+
+
+def test_accumulator_with_a_none_tangent_watches_nothing():
+    """ForwardAccumulator([x, y], [None, ty]): x has no tangent (it had a
+    NaN one, np.asarray(None, dtype=float), for a 0-d x)."""
+    x, y = sg.constant(2.0), sg.constant(X[:2])
+    with sg.ForwardAccumulator([x, y], [None, T[:2]]) as acc:
+        z = x * y + x ** 2
+    np.testing.assert_allclose(acc.jvp(z).numpy(), 2.0 * T[:2], rtol=1e-15)
+    assert acc.jvp(x) is None
