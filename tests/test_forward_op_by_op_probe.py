@@ -406,3 +406,43 @@ def test_accumulator_with_a_none_tangent_watches_nothing():
         z = x * y + x ** 2
     np.testing.assert_allclose(acc.jvp(z).numpy(), 2.0 * T[:2], rtol=1e-15)
     assert acc.jvp(x) is None
+
+
+# ---------------------------------------------------------------------------
+# A backward pass run on Tensors (a tape inside an accumulator or another
+# tape: forward over reverse, Hessians op by op) must give the gradient a
+# plain tape gives: (1) `out[[0, 0, 2]] = v` wrote element 0 last with v[1],
+# but every repeated entry got its cotangent (the mask of last writes was
+# applied to ndarrays only); (2) a real source got a complex gradient, its
+# imaginary part a leftover of the complex cotangent
+
+def repeated_index(v):
+    out = np.zeros(3)
+    out[[0, 0, 2]] = v[:3]
+    return np.sum(out * v[3:] ** 2)
+
+
+def complex_inside(v):
+    z = np.exp(1j * v[:3]) * v[3:]
+    return np.sum(np.real(z) + np.imag(z) ** 2)
+
+
+@pytest.mark.parametrize("f", [repeated_index, complex_inside], ids=["repeated_index", "complex_inside"])
+def test_gradient_of_a_tape_inside_an_accumulator_or_a_tape(f):
+    expected = sg.grad(f)(X)
+    np.testing.assert_allclose(expected, [_central(f, X, e) for e in np.eye(6)], rtol=1e-6, atol=1e-7)
+    x = sg.constant(X)
+    with sg.GradientTape() as outer:
+        outer.watch(x)
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-12, atol=1e-14)
+    hv = _central(sg.grad(f), X, T)
+    ff, fr, rf = _second_orders(f)
+    np.testing.assert_allclose(ff, T @ hv, rtol=1e-6, atol=1e-7)
+    assert fr.dtype == np.float64
+    np.testing.assert_allclose(fr, hv, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(rf, hv, rtol=1e-6, atol=1e-7)

@@ -793,6 +793,135 @@ def setitem_tensor_index(v):
     return out
 
 
+def setitem_repeated_index(v):
+    out = np.zeros(3)
+    out[[0, 0, 2]] = v[:3]
+    return out * v[3:]
+
+
+def iadd_repeated_index(v):
+    out = np.ones(3)
+    out[[0, 0, 1]] += v[:3] ** 2
+    return out
+
+
+def add_at_tensor_values_2d(v):
+    out = np.zeros((2, 3))
+    np.add.at(out, (np.array([0, 1, 0]), np.array([2, 2, 2])), v[:3] * v[3:])
+    return out
+
+
+def slogdet_op(v):
+    a = np.outer(v[:3], v[3:]) + np.diag([3.0, 4.0, 5.0])
+    sign, logdet = np.linalg.slogdet(a)
+    return np.array([sign * logdet, logdet])
+
+
+def eigh_vectors(v):
+    a = np.outer(v[:3], v[:3]) + np.diag([1.0, 2.5, 4.0]) + np.outer(v[3:], v[3:])
+    w, q = np.linalg.eigh(a)
+    return np.concatenate([w, (q * np.sign(q[0])).ravel()])
+
+
+def qr_op(v):
+    q, r = np.linalg.qr(v.reshape(3, 2))
+    return (q @ r).ravel() + np.abs(np.diag(r)).sum()
+
+
+def cholesky_op(v):
+    a = np.outer(v[:3], v[:3]) + np.eye(3) * 2.0
+    return np.linalg.cholesky(a).ravel() * v[3]
+
+
+def buffer_view_inplace(v):
+    out = np.zeros((2, 3))
+    row = out[0]
+    row += v[:3]
+    out[1] = row * v[3:]
+    return out
+
+
+def buffer_column_write(v):
+    out = np.ones((3, 2))
+    out[:, 0] = v[:3]
+    out[:, 1] *= v[3:]
+    return out.sum(axis=1)
+
+
+def buffer_nested_loop_accumulate(v):
+    acc = np.zeros(2)
+    for i in range(3):
+        acc += np.array([v[i], v[i + 3]]) * (i + 1)
+    return acc
+
+
+def buffer_then_stack(v):
+    rows = []
+    for i in range(2):
+        r = np.zeros(3)
+        r[i] = v[i]
+        r[2] = v[i + 3] ** 2
+        rows.append(r)
+    return np.stack(rows)
+
+
+def append_then_array_2d(v):
+    pts = []
+    for i in range(3):
+        pts.append([v[i], v[i] * v[i + 3]])
+    return np.array(pts) ** 2
+
+
+def where_scalar_tensor(v):
+    return np.where(v > 0, v[0], v[1]) * v
+
+
+def unique_counts(v):
+    u, c = np.unique(np.round(v), return_counts=True)
+    return v * c.sum()
+
+
+def argsort_gather(v):
+    idx = np.argsort(v)
+    return v[idx] * np.arange(6) + np.take(v, idx[:2]).sum()
+
+
+def cumulative_ops(v):
+    return np.cumsum(v) * np.cumprod(v[::-1]) + np.maximum.accumulate(v)
+
+
+def matrix_power_op(v):
+    a = v[:4].reshape(2, 2)
+    return np.linalg.matrix_power(a, 3).ravel()
+
+
+def ogrid_polynomial(v):
+    x = np.linspace(0.0, 1.0, 4)
+    return np.polyval(v[:3], x) + np.polyval([v[3], 1.0, v[4]], x)
+
+
+def list_of_tensor_scalars_sum_prod(v):
+    xs = [v[0], v[1] * 2.0, v[2]]
+    import math
+    return np.array([math.fsum([1.0]) * sum(xs), np.prod(xs), np.mean(xs), np.max(xs)])
+
+
+def einsum_list_operand(v):
+    return np.einsum("i,i->", [v[0], v[1]], [v[2], v[3]]) * v
+
+
+def tuple_of_arrays_concat(v):
+    t = (v[:2], v[2:4] * 2.0)
+    return np.concatenate(t) * np.hstack(t)
+
+
+def scalar_loop_python(v):
+    total = 0.0
+    for i in range(len(v)):
+        total += v[i] * i
+    return total
+
+
 IDIOMS = [f for name, f in list(globals().items()) if callable(f) and not name.startswith("_")
           and getattr(f, "__module__", None) == __name__ and name not in ("main", "probe", "central", "as_flat",
                                                                            "autograd_jvp")]

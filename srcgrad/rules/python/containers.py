@@ -17,7 +17,7 @@ operations on those Tensors are recorded.
 """
 import numpy as np
 
-from ...runtime import _Dispatch, add_cotangents, densify, primitive, zeros_tree
+from ...runtime import _Dispatch, add_cotangents, densify, nondiff_helper, primitive, zeros_tree
 from ...runtime.core import holds_tensor
 from ..helpers.broadcast import unbroadcast
 from ..helpers.shapes import array_adjoint
@@ -383,7 +383,7 @@ def value_cotangent(g, index, v, x=None):
         return part
     if part is None:
         return zeros_tree(v)
-    if type(g) is np.ndarray and _has_index_array(index):
+    if _is_array(g) and _has_index_array(index):
         mask = _last_writes(g.shape, index)
         if mask is not None:
             part = part * mask
@@ -406,6 +406,15 @@ def _sequence_cotangent(part, v):
     if len(v) and isinstance(v[0], _SEQ):
         return [list(p) for p in part]
     return list(part)
+
+
+@nondiff_helper
+def _is_array(g):
+    """Is the cotangent `g` an ndarray, or a Tensor (unwrapped here)? On
+    Tensors too, the mask of last writes applies: a backward pass run op by
+    op under an accumulator or an outer tape gave every entry of a repeated
+    index its cotangent (a wrong gradient and Hessian)."""
+    return type(g) is np.ndarray
 
 
 def _holds_derivatives(x):
