@@ -446,3 +446,31 @@ def test_gradient_of_a_tape_inside_an_accumulator_or_a_tape(f):
     assert fr.dtype == np.float64
     np.testing.assert_allclose(fr, hv, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(rf, hv, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# Compiled: np.einsum with a list display as an operand (found by the idiom
+# probe, where op by op refused it): the compiled JVP and gradient had no term
+# through the list, silently
+
+def einsum_display(v):
+    return np.einsum("i,i->", [v[0], v[1]], [v[2], v[3]]) * v
+
+
+def einsum_display_matrix(v):
+    return np.einsum("ij,j->i", np.arange(6.0).reshape(3, 2), (v[0], v[1] * v[2]))
+
+
+def einsum_interleaved_display(v):
+    return np.einsum([v[0], v[1]], [0], [v[2], v[3]], [0], []) * v
+
+
+EINSUMS = [einsum_display, einsum_display_matrix, einsum_interleaved_display]
+
+
+@pytest.mark.parametrize("f", EINSUMS, ids=[f.__name__ for f in EINSUMS])
+def test_compiled_derivatives_of_einsum_of_a_list_display(f):
+    expected = _central(f, X, T)
+    np.testing.assert_allclose(sg.jvp(f, (X,), (T,))[1], expected, rtol=1e-7, atol=1e-8)
+    w = np.arange(1.0, 1.0 + np.size(f(X))).reshape(np.shape(f(X)))
+    np.testing.assert_allclose(sg.grad(lambda v: np.sum(f(v) * w))(X) @ T, np.sum(expected * w), rtol=1e-7)
