@@ -450,7 +450,17 @@ def _pair_leaves(c, v, targets, seeds):
             _pair_leaves(ci, vi, targets, seeds)
     elif isinstance(c, Tensor) and v is not None:
         targets.append(c)
-        seeds.append(v)
+        # (one array cotangent for a list argument, np.einsum's of a list operand: its tangents stacked,
+        # zeros where none; seeded as the list, they were taken for as many seeds as its entries)
+        seeds.append(_stacked(v, c) if isinstance(v, (list, tuple)) else v)
+
+
+def _stacked(v, like):
+    """The (nested) list of tangents `v` as one array of `like`'s shape,
+    np.stack of its entries (zeros of like[i]'s shape for an entry None)."""
+    if not isinstance(v, (list, tuple)):
+        return v if v is not None else np.zeros_like(unwrap(like))
+    return np.stack([_stacked(e, like[i]) for i, e in enumerate(v)])
 
 
 def _numeric_dtype(o):

@@ -126,10 +126,12 @@ _SRCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 #: NumPy functions with rules that do not dispatch on a differentiable
 #: argument (np.full's fill value reaches the array through np.copyto), and
 #: those that take a sequence of arrays, whose dispatch sees its elements
-#: only: np.stack([[a, b], [c, d]]) of Tensors converted them (a warning
-#: op by op, nothing at all from a compiled function's JVP run on Tensors)
+#: only: np.stack([[a, b], [c, d]]) or np.einsum("i,i", [a, b], y) of
+#: Tensors converted them (a warning op by op, nothing at all from a
+#: compiled function's JVP run on Tensors)
 NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
-                         "arange", "stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "block")
+                         "arange", "stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "block",
+                         "einsum")
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
