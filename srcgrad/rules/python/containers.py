@@ -157,6 +157,8 @@ for _f in (as_list, as_tuple):
 
 
 def _sequence_as_array(x):
+    """sequence_as_array on raw values: what the tape runs (its Tensors
+    unwrapped) when it records the call."""
     return np.asarray(x) if type(x) in _SEQ else x
 
 
