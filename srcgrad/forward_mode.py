@@ -141,9 +141,12 @@ class ForwardAccumulator:
         """Watch `primals` (a Tensor or nested structure) with `tangents`
         (same structure and shapes). Watching a Tensor again adds the new
         tangent to its current one (as TF). Raises ValueError for mismatched
-        structures or shapes and for non-Tensor primals."""
+        structures or shapes and for non-Tensor primals. A None tangent
+        watches nothing (as sg.jvp's None; converted, it was a NaN tangent)."""
         _assert_same_structure(primals, tangents)
         for p, t in _pairs(primals, tangents):
+            if t is None:
+                continue
             if not isinstance(p, Tensor):
                 raise ValueError("Passed in object %r of type %r, not a Tensor or Variable"
                                  % (p, type(p).__name__))
@@ -387,17 +390,27 @@ def _op_tangent(acc, func, args, kwargs, out, outer):
 
 
 def _as_tangent(tangent, like):
-    """A Tensor of `like`'s shape (and, for raw values, dtype); a list of
-    them when `like` is a tuple/list of Tensors."""
+    """A Tensor of `like`'s shape and dtype; a list of them when `like` is a
+    tuple/list of Tensors. A real output's tangent is real: the real part
+    of a complex one (the transpose trick's for np.linalg.norm of a complex
+    array has an imaginary part that means nothing; kept on Tensors, under
+    an outer tape or accumulator, it reached the real part of every later
+    product with a complex number)."""
     if tangent is None:
         return None
     if not isinstance(like, Tensor):
         return [_as_tangent(t, o) for t, o in zip(tangent, like)]
     if isinstance(tangent, Tensor):
+        if tangent.dtype.kind == "c" and like.dtype.kind != "c":
+            tangent = np.real(tangent)
         if tangent.shape != like.shape:
             tangent = np.broadcast_to(tangent, like.shape)
+        if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
+            tangent = tangent.astype(like.dtype)
         return tangent
     tangent = np.asarray(tangent)
+    if tangent.dtype.kind == "c" and like.dtype.kind != "c":
+        tangent = np.real(tangent)
     if tangent.shape != like.shape:
         tangent = np.broadcast_to(tangent, like.shape)
     if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
@@ -437,7 +450,17 @@ def _pair_leaves(c, v, targets, seeds):
             _pair_leaves(ci, vi, targets, seeds)
     elif isinstance(c, Tensor) and v is not None:
         targets.append(c)
-        seeds.append(v)
+        # (one array cotangent for a list argument, np.einsum's of a list operand: its tangents stacked,
+        # zeros where none; seeded as the list, they were taken for as many seeds as its entries)
+        seeds.append(_stacked(v, c) if isinstance(v, (list, tuple)) else v)
+
+
+def _stacked(v, like):
+    """The (nested) list of tangents `v` as one array of `like`'s shape,
+    np.stack of its entries (zeros of like[i]'s shape for an entry None)."""
+    if not isinstance(v, (list, tuple)):
+        return v if v is not None else np.zeros_like(unwrap(like))
+    return np.stack([_stacked(e, like[i]) for i, e in enumerate(v)])
 
 
 def _numeric_dtype(o):
@@ -488,11 +511,15 @@ def transpose_jvp(primitive, z, tangents, *args):
     leaves = [x for x in tape_mod.flatten([z, list(tans.values())]) if x is not None]
     on_tensors = any(isinstance(x, Tensor) for x in leaves)
     result = _transpose(rule, z, tans, bound)
-    if result is None or on_tensors:
+    if result is None:
         return result
     if isinstance(result, list):
+        # an output whose tangent does not depend on the inputs' (np.modf's integer part) gets zeros: the
+        # generated code adds it, on Tensors too (reverse over forward through an @sg.function)
+        if on_tensors:
+            return [r if r is not None else Tensor(np.zeros_like(unwrap(o))) for r, o in zip(result, z)]
         return [r._value if r is not None else np.zeros_like(o) for r, o in zip(result, z)]
-    return result._value
+    return result if on_tensors else result._value
 
 
 def transpose_jvp_packed(primitive, z, tangents, args):

@@ -647,7 +647,15 @@ def jvp(f, primals, tangents):
 def _tangent_tree(t, x):
     """The tangent `t` of a container primal `x` (dicts, lists, tuples of
     arrays and floats) with each leaf in its primal's floating dtype and
-    shape. Raises ValueError naming a key or shape that does not match."""
+    shape; a None leaf (an entry without a tangent, as op by op reads it)
+    is zeros (np.asarray(None, dtype=float) is NaN: a tangent of NaNs).
+    Raises ValueError naming a key or shape that does not match."""
+    if t is None:
+        if isinstance(x, dict):
+            return {k: _tangent_tree(None, v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return type(x)(_tangent_tree(None, v) for v in x)
+        return 0.0 if type(x) is float else np.zeros(np.shape(x), dtype=np.result_type(x))
     if isinstance(x, dict):
         if not isinstance(t, dict) or set(t) != set(x):
             raise ValueError("jvp: the tangent of a dict must be a dict with the same keys %s, got %s"

@@ -415,9 +415,11 @@ def _seeded(p, t, watched, ts):
     """The primal `p` as Tensors the accumulator watches, with the tangent
     `t` (the same structure for a list, tuple or dict `p`), appended to
     `watched` and `ts`. A Tensor is copied (recorded: outer tapes see
-    through it), so that one Tensor at two places gets two tangents."""
+    through it), so that one Tensor at two places gets two tangents. A
+    None in the tangent's structure leaves its primal without a tangent
+    (seeded, it was np.asarray(None, dtype=float): NaN)."""
     if type(p) in (list, tuple) and isinstance(t, (list, tuple)):
-        return type(p)(_seeded(a, b, watched, ts) for a, b in zip(p, t))
+        return type(p)(_seeded(a, b, watched, ts) if b is not None else a for a, b in zip(p, t))
     if type(p) is dict and isinstance(t, dict):
         return {k: _seeded(v, t.get(k), watched, ts) if t.get(k) is not None else v for k, v in p.items()}
     a = None if isinstance(p, Tensor) else np.asarray(p)

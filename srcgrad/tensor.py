@@ -506,6 +506,12 @@ class Tensor:
     __mod__, __rmod__ = _binary(np.remainder)
     __pow__, __rpow__ = _binary(np.power)
     __matmul__, __rmatmul__ = _binary(np.matmul)
+    # (masks combined, `(x > 0) | (y == 0)`, as ndarray's: no derivative; floats raise NumPy's TypeError)
+    __and__, __rand__ = _binary(np.bitwise_and)
+    __or__, __ror__ = _binary(np.bitwise_or)
+    __xor__, __rxor__ = _binary(np.bitwise_xor)
+    __lshift__, __rlshift__ = _binary(np.left_shift)
+    __rshift__, __rrshift__ = _binary(np.right_shift)
 
     def __divmod__(self, o):
         """divmod(t, o): (t // o, t % o), as ndarray.__divmod__ (np.divmod)."""

@@ -335,24 +335,31 @@ def _bind_constants(tree, constants, params, namespace, where):
     return _BindConstants(nodes).visit(tree)
 
 
+def _names(value, obj):
+    """Does `value`, found under a name, stand for `obj`: obj itself, or
+    the tape's recording wrapper of it (np.stack while a tape or
+    accumulator is active, tape/scipy_calls.py), which runs obj?"""
+    return value is obj or (value is not None and getattr(value, "__srcgrad_raw__", None) is obj)
+
+
 def spelling(obj, namespace, where="spelling"):
     """How a module whose globals are `namespace` names `obj`: a global
     bound to it (its own name first), else `module.name` or
     `module.sub.name` through a module it imports (np.sum, np.fft.fft,
     runtime.densify). Raises ValueError when none does."""
     name = getattr(obj, "__name__", None)
-    if name and namespace.get(name) is obj:
+    if name and _names(namespace.get(name), obj):
         return name
     for key, value in sorted(namespace.items()):
-        if value is obj and not key.startswith("_"):
+        if _names(value, obj) and not key.startswith("_"):
             return key
     for key, value in sorted(namespace.items()):
         if isinstance(value, types.ModuleType) and not key.startswith("_") and name:
-            if getattr(value, name, None) is obj:
+            if _names(getattr(value, name, None), obj):
                 return "%s.%s" % (key, name)
             for sub, mod in sorted(vars(value).items()):
                 if isinstance(mod, types.ModuleType) and not sub.startswith("_") \
-                        and getattr(mod, name, None) is obj:
+                        and _names(getattr(mod, name, None), obj):
                     return "%s.%s.%s" % (key, sub, name)
     raise ValueError("%s: %r is not reachable from the globals of the template's module" % (where, obj))
 

@@ -42,16 +42,25 @@ def is_tensor(x):
     return isinstance(x, _Dispatch.tensor)
 
 
+def holds_tensor(seq):
+    """Does the (nested) list or tuple `seq` hold a Tensor?"""
+    tensor = _Dispatch.tensor
+    return any(holds_tensor(e) if type(e) in (list, tuple) else isinstance(e, tensor) for e in seq)
+
+
 def primitive(f):
     """Make a Python function a srcgrad primitive: called on Tensors, it runs
     on their values and is recorded on active tapes with its registered
     rule; called on arrays, it is `f` itself (plus one isinstance check per
-    argument). `wrapper.__srcgrad_raw__` is `f`."""
+    argument). An argument that is a list or tuple holding Tensors counts
+    as Tensors (`array_setitem(out, i, [a, b])` in compiled code run on
+    Tensors under a tape: run raw, its np.array would convert them, and the
+    tape lose them, without a word). `wrapper.__srcgrad_raw__` is `f`."""
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         tensor = _Dispatch.tensor
         for a in args:
-            if isinstance(a, tensor):
+            if isinstance(a, tensor) or (type(a) in (list, tuple) and holds_tensor(a)):
                 return _Dispatch.apply(wrapper, args, kwargs)
         for v in kwargs.values():
             if isinstance(v, tensor):

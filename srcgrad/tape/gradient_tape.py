@@ -216,6 +216,14 @@ class GradientTape:
                 return Tensor(np.zeros_like(source._value))
             return None
         if isinstance(g, Tensor):
+            # (a backward pass run on Tensors, under an outer tape or accumulator: the same real part, shape
+            # and dtype as below, recorded; a real source got the complex cotangent, imaginary part and all)
+            if g.dtype.kind == "c" and source.dtype.kind != "c":
+                g = np.real(g)
+            if g.shape != source.shape:
+                g = np.broadcast_to(g, source.shape)
+            if g.dtype != source.dtype and is_differentiable_dtype(source.dtype):
+                g = g.astype(source.dtype)
             return g
         g = np.asarray(g)
         shape = source.shape

@@ -74,12 +74,20 @@ def _differentiable_result(result):
     return False
 
 
+def _floating_array(r):
+    return isinstance(r, (np.ndarray, np.generic)) and is_differentiable_dtype(np.result_type(r))
+
+
 def _mixed_result(result):
     """A tuple/list holding a floating array beside values that are not
-    arrays (scipy.linalg.cho_factor's (c, lower)): the tape records
-    arrays only, so the floating one would leave it."""
+    arrays (scipy.linalg.cho_factor's (c, lower)), or a dict holding one
+    (scipy.integrate.solve_ivp's OdeResult): the tape and the accumulators
+    follow arrays and tuples/lists of arrays only, so the floating one
+    would leave them."""
+    if isinstance(result, dict):
+        return any(_floating_array(r) for r in result.values())
     return isinstance(result, (tuple, list)) and not _differentiable_result(result) and any(
-        isinstance(r, (np.ndarray, np.generic)) and is_differentiable_dtype(np.result_type(r)) for r in result)
+        _floating_array(r) for r in result)
 
 
 def _holds_objects(result):
@@ -97,6 +105,17 @@ def _tensors_in(values):
             yield v
         elif type(v) in (list, tuple):
             yield from _tensors_in(v)
+
+
+def _has_tangent(recorders, inputs):
+    """Does a recording ForwardAccumulator among `recorders` have a tangent
+    for one of the Tensors `inputs`? (An accumulator records no entries, so
+    it is never among the tapes `_should_record` selects.)"""
+    for r in recorders:
+        tangents = getattr(r, "_tangents", None)
+        if tangents and any(t._id in tangents for t in inputs):
+            return True
+    return False
 
 
 def _observe(func, args, kwargs, out):
@@ -124,15 +143,17 @@ def apply(func, args, kwargs):
     tapes = [t for t in stack if t._recording]
     inputs = list(_tensors_in(list(args) + list(kwargs.values())))
     watching = [t for t in tapes if t._should_record(inputs)]
-    if watching and mutation.writes_into(func, len(args), list(kwargs)) is not None:
+    # the paths cut below lose a tape's gradient and an accumulator's tangent alike
+    followed = bool(watching) or _has_tangent(tapes, inputs)
+    if followed and mutation.writes_into(func, len(args), list(kwargs)) is not None:
         # np.copyto(buf, t), np.sin(t, out=buf): a plain array written from a watched Tensor
         tensor_mod.warn_path_cut(inputs[0], action="written into a NumPy array by %s"
                                  % getattr(func, "__name__", func), through_srcgrad=True)
-    if watching and _mixed_result(result) and not registry.is_nondiff(func):
+    if followed and _mixed_result(result) and not registry.is_nondiff(func):
         tensor_mod.warn_path_cut(inputs[0], action="passed to %s, whose result mixes arrays with other values "
                                  "(the tape records arrays only)" % getattr(func, "__name__", func),
                                  through_srcgrad=True)
-    if watching and _holds_objects(result) and not registry.is_nondiff(func):
+    if followed and _holds_objects(result) and not registry.is_nondiff(func):
         # (v.astype(object), np.array([a, b], dtype=object), np.frompyfunc: Python objects, no derivative)
         tensor_mod.warn_path_cut(inputs[0], action="turned into an array of Python objects by %s"
                                  % getattr(func, "__name__", func), through_srcgrad=True)

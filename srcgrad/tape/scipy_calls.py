@@ -124,9 +124,14 @@ _SRCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 
 
 #: NumPy functions with rules that do not dispatch on a differentiable
-#: argument (np.full's fill value reaches the array through np.copyto)
+#: argument (np.full's fill value reaches the array through np.copyto), and
+#: those that take a sequence of arrays, whose dispatch sees its elements
+#: only: np.stack([[a, b], [c, d]]) or np.einsum("i,i", [a, b], y) of
+#: Tensors converted them (a warning op by op, nothing at all from a
+#: compiled function's JVP run on Tensors)
 NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
-                         "arange")
+                         "arange", "stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "block",
+                         "einsum")
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
@@ -198,6 +203,15 @@ def _targets():
 _PLAIN = (np.ndarray, float, int, bool, np.float64, np.float32, np.int64, str, type(None))
 
 
+def _users_call(frame):
+    """Is `frame` (the caller of a conversion, np.array say) the user's
+    code: the user's own, or code srcgrad generated from it? A compiled
+    function's JVP runs on Tensors under an outer tape (reverse over
+    forward through an @sg.function), and its `np.array([a * b, c])` is
+    the user's: not recording it cut the outer tape's path silently."""
+    return frame_kind(frame) == "user" or frame.f_code.co_filename.startswith("<srcgrad-generated")
+
+
 def _wrapper(prim):
     users_only = getattr(np, getattr(prim, "__name__", ""), None) is prim and prim.__name__ in USERS_ONLY
 
@@ -208,7 +222,7 @@ def _wrapper(prim):
             args = [buffers.plain(a) for a in args]
             kwargs = {k: buffers.plain(v) for k, v in kwargs.items()}
         tensors = [a for a in nested.flatten([list(args), list(kwargs.values())]) if isinstance(a, Tensor)]
-        if tensors and users_only and frame_kind(sys._getframe(1)) != "user":
+        if tensors and users_only and not _users_call(sys._getframe(1)):
             for t in tensors:       # (a library converting: the cut path warns at the user's line, as before)
                 if path_is_cut(t):
                     warn_path_cut(t)

@@ -358,6 +358,12 @@ def _containers_read_as_arrays(fdef, ctx, dynamic):
                         changed = True
                         if nested:      # (saved per trip, as anf's other names in a loop or branch)
                             ctx.facts.stacked.add(out[-1].targets[0].id)
+            if op is not None and op.kind == "rule" and isinstance(st.value, gast.Call):
+                for k, display in _einsum_operand_displays(op):
+                    out.append(_display_as_array(st, op, "operands", display, rule, ctx, k))
+                    changed = True
+                    if nested:
+                        ctx.facts.stacked.add(out[-1].targets[0].id)
             out.append(st)
         return out
 
@@ -385,9 +391,32 @@ def _as_array(st, op, name, rule, ctx):
     return new
 
 
-def _display_as_array(st, op, param, display, rule, ctx):
+def _einsum_operand_displays(op):
+    """(position, display) of the list or tuple displays of names among
+    np.einsum's operands (`np.einsum("i,i", [a, b], y)`, or interleaved,
+    `np.einsum([a, b], [0], y, [0])`): each is read as one array
+    (np.asarray), which the rule needs to see. (einsum takes sequences,
+    _TAKE_SEQUENCES, for the interleaved form's sublists; its displays of
+    operands were left as they were, and the compiled derivative had no
+    term through them: a wrong gradient and JVP without a word.)"""
+    if getattr(op.rule.primitive, "__srcgrad_raw__", op.rule.primitive) is not np.einsum:
+        return []
+    operands = op.bindings.get("operands")
+    if not isinstance(operands, gast.Tuple) or not operands.elts:
+        return []
+    elts = operands.elts
+    if isinstance(elts[0], gast.Constant) and isinstance(elts[0].value, str):
+        positions = range(1, len(elts))
+    else:       # the interleaved form op0, sublist0, op1, sublist1, ..., [output sublist]
+        positions = range(0, len(elts) - 1, 2)
+    return [(k, elts[k]) for k in positions if isinstance(elts[k], (gast.List, gast.Tuple))
+            and elts[k].elts and all(isinstance(x, gast.Name) for x in elts[k].elts)]
+
+
+def _display_as_array(st, op, param, display, rule, ctx, position=None):
     """`tmp = sequence_as_array([x, y])` before `st`, whose binding of
-    `param` (the display) and the display in its call become tmp."""
+    `param` (the display; for a *parameter, its element at `position`)
+    and the display in its call become tmp."""
     tmp = ctx.namer.fresh("seq_arr")
     held = ast_util.clone(display)
     call = ast_util.call(injected(containers.sequence_as_array, "sequence_as_array"), [held])
@@ -397,7 +426,12 @@ def _display_as_array(st, op, param, display, rule, ctx):
                 for k, v in bound.arguments.items() if k != rule.output}
     new = ast_util.copy_location(ast_util.assign(tmp, call), st)
     Anno.OP.add_to(new, Op("rule", rule=rule, bindings=bindings, source="sequence_as_array"))
-    op.bindings[param] = ast_util.name(tmp)
+    if position is None:
+        op.bindings[param] = ast_util.name(tmp)
+    else:
+        elts = list(op.bindings[param].elts)
+        elts[position] = ast_util.name(tmp)
+        op.bindings[param] = gast.Tuple(elts=elts, ctx=gast.Load())
     for node in ast_util.walk(st.value):
         for field in ("args", "elts"):
             items = getattr(node, field, None)

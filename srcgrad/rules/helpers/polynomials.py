@@ -14,6 +14,7 @@ differentiated again.
 import numpy as np
 
 from ...runtime import nondiff_helper
+from ..python.containers import sequence_as_array
 from .broadcast import unbroadcast
 from .complex import conj, inexact_dtype
 
@@ -43,8 +44,11 @@ def _derivative_weights(p):
 def polyder_coefficients(p):
     """The coefficients of p's derivative, (N-1-i) p[i] for i < N-1 (as
     np.polyder, which NumPy writes for poly1d; written here with
-    operations that have rules). A list is read as an array."""
-    p = np.asarray(p) if isinstance(p, (list, tuple)) else p
+    operations that have rules). A list is read as an array (recorded
+    when it holds Tensors: np.asarray here, srcgrad's own call, dropped
+    them from the tape, and the second derivatives of
+    np.polyval([a, b], x) lost every term through a and b)."""
+    p = sequence_as_array(p)
     return p[:-1] * _derivative_weights(p)
 
 

@@ -17,7 +17,8 @@ operations on those Tensors are recorded.
 """
 import numpy as np
 
-from ...runtime import add_cotangents, densify, primitive, zeros_tree
+from ...runtime import _Dispatch, add_cotangents, densify, nondiff_helper, primitive, zeros_tree
+from ...runtime.core import holds_tensor
 from ..helpers.broadcast import unbroadcast
 from ..helpers.shapes import array_adjoint
 from ..registry import register_adjoint
@@ -155,12 +156,28 @@ for _f in (as_list, as_tuple):
     register_linear(_f)
 
 
+def _sequence_as_array(x):
+    """sequence_as_array on raw values: what the tape runs (its Tensors
+    unwrapped) when it records the call."""
+    return np.asarray(x) if type(x) in _SEQ else x
+
+
 def sequence_as_array(x):
     """A list or tuple read whole as one array by a NumPy function
     (`np.square(p)`: the compiler passes `sequence_as_array(p)`,
     transforms/kinds.py): np.asarray(x) for a list or tuple, x itself for
-    anything else (an array, a Python float stays one)."""
-    return np.asarray(x) if type(x) in _SEQ else x
+    anything else (an array, a Python float stays one). A list holding
+    Tensors (compiled code run on Tensors: an @sg.function's JVP under a
+    GradientTape) is recorded as this primitive: its np.asarray, srcgrad's
+    own call, would leave the tape without a word."""
+    if type(x) not in _SEQ:
+        return x
+    if holds_tensor(x):
+        return _Dispatch.apply(sequence_as_array, (x,), {})
+    return np.asarray(x)
+
+
+sequence_as_array.__srcgrad_raw__ = _sequence_as_array
 
 
 @register_adjoint(sequence_as_array)
@@ -368,7 +385,7 @@ def value_cotangent(g, index, v, x=None):
         return part
     if part is None:
         return zeros_tree(v)
-    if type(g) is np.ndarray and _has_index_array(index):
+    if _is_array(g) and _has_index_array(index):
         mask = _last_writes(g.shape, index)
         if mask is not None:
             part = part * mask
@@ -391,6 +408,15 @@ def _sequence_cotangent(part, v):
     if len(v) and isinstance(v[0], _SEQ):
         return [list(p) for p in part]
     return list(part)
+
+
+@nondiff_helper
+def _is_array(g):
+    """Is the cotangent `g` an ndarray, or a Tensor (unwrapped here)? On
+    Tensors too, the mask of last writes applies: a backward pass run op by
+    op under an accumulator or an outer tape gave every entry of a repeated
+    index its cotangent (a wrong gradient and Hessian)."""
+    return type(g) is np.ndarray
 
 
 def _holds_derivatives(x):
