@@ -15,9 +15,18 @@ value popped from a varied stack is varied, and usefulness flows back from
 the pops to the pushes. Names do not pair pushes with pops (ANF names a
 nested `pop` afresh), so the derivative code keeps a stack's pushes and pops
 in step as a whole (`active_stacks`).
+
+An element assignment into a name that may be a NumPy view of others (a
+run-time `check_not_shared`, lower/views.py) varies those others too: the
+write may change them (NumPy's semantics), and the check must run in the
+generated code for it to refuse the view. (Left out, `row = out[1]; row[0]
+= v` in a called helper made its result `out` look constant: the caller
+ran the plain helper and got a zero derivative without a word.)
 """
 import gast
 
+from ..rules.python import containers
+from ..runtime import syntax as runtime_syntax
 from ..syntax import ast_util
 from ..syntax.anno import Anno
 
@@ -38,6 +47,30 @@ def _assignments_and_pushes(body):
 def _targets(stmt):
     t = stmt.targets[0]
     return [e.id for e in t.elts] if isinstance(t, gast.Tuple) else [t.id]
+
+
+_SETITEMS = (containers.setitem, containers.array_setitem)
+
+
+def _view_aliases(fdef, ops):
+    """[("alias", None, others, written)]: for each run-time view check
+    `check_not_shared(x, (o1, o2), ...)` the names the element assignments
+    into x define (`x_1 = setitem(x, i, v)`), which vary o1, o2."""
+    out = []
+    for n in ast_util.walk(fdef):
+        if not (isinstance(n, gast.Expr) and isinstance(n.value, gast.Call) and isinstance(n.value.func, gast.Name)
+                and Anno.CALLEE.of(n.value.func, None) is runtime_syntax.check_not_shared):
+            continue
+        args = n.value.args
+        if len(args) < 2 or not isinstance(args[0], gast.Name) or not isinstance(args[1], gast.Tuple):
+            continue
+        others = [e.id for e in args[1].elts if isinstance(e, gast.Name)]
+        written = [t for kind, op, targets, _ in ops if kind == "rule" and op.rule.primitive in _SETITEMS
+                   and isinstance(op.bindings.get("x"), gast.Name) and op.bindings["x"].id == args[0].id
+                   for t in targets]
+        if others and written:
+            out.append(("alias", None, others, written))
+    return out
 
 
 def transform(fdef, ctx):
@@ -87,6 +120,7 @@ def analyze(fdef, ctx, active_inputs, outputs):
     for stack, x in pushes:
         if isinstance(x, gast.Name):
             ops.append(("push", None, [stack.id], [x.id]))
+    ops += _view_aliases(fdef, ops)
     users, producers = {}, {}
     for k, (_, _, targets, operands) in enumerate(ops):
         for n in set(operands):
