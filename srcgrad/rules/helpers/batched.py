@@ -65,9 +65,15 @@ def zeros_b(x, B):
 
 def densify_b(g, x, B):
     """densify for batched cotangents: zeros of shape (B,) + x's shape
-    where `g` is a symbolic zero (None)."""
+    where `g` is a symbolic zero (None). For a list or tuple `x` given one
+    array `g` of shape (B, len(x), ...) (a per-example rule's results
+    stacked: np.stack's adjoint of a list of numbers), the list of its
+    entries' stacks g[:, k], as every other cotangent of x is: added to
+    one of those, the array would pair its examples with x's entries."""
     if g is None:
         return zeros_dense_b(x, B)
+    if type(g) is np.ndarray and isinstance(x, (list, tuple)):
+        return [densify_b(g[:, k], e, B) for k, e in enumerate(x)]
     return g
 
 
