@@ -47,6 +47,7 @@ An array that is not a Buffer (allocated before the tape) does not record
 update of it with a Tensor (`a *= t`) raises TypeError from the Tensor.
 """
 import sys
+import threading
 import weakref
 
 import numpy as np
@@ -58,7 +59,9 @@ from ..tensor import Tensor, frame_kind, unwrap
 from . import nested
 
 ALLOCATORS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like")
-ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit)
+ACTIVE = [0]        # >0 while a tape or accumulator records (enter/exit), in any thread
+_thread = threading.local()     # .active: the same count for this thread (its allocations are Buffers)
+_lock = threading.Lock()        # (enter/exit: the count and NumPy's namespace change together)
 MADE = [False]      # has any Buffer been made? (the tape's per-op check is skipped until one is)
 _raw = {}           # name -> NumPy's function (while installed)
 _wrappers = {}      # name -> its allocator wrapper (made once per NumPy function)
@@ -435,8 +438,8 @@ _VIEW_FUNCTIONS = frozenset(f for f in (
 def _allocator(name, raw):
     def allocate(*args, **kwargs):
         out = raw(*args, **kwargs)
-        if ACTIVE[0] and type(out) in (np.ndarray, Tensor) and out.dtype.kind in "fc" and \
-                frame_kind(_caller()) == "user":
+        if ACTIVE[0] and getattr(_thread, "active", 0) and type(out) in (np.ndarray, Tensor) \
+                and out.dtype.kind in "fc" and frame_kind(_caller()) == "user":
             MADE[0] = True
             if type(out) is np.ndarray:
                 return out.view(Buffer)
@@ -460,7 +463,14 @@ def _caller():
 
 def enter():
     """op_by_op begins running a function: the user's allocations return
-    Buffers (NumPy's allocation functions replaced until the last exit)."""
+    Buffers (NumPy's allocation functions replaced until the last exit;
+    another thread's allocations stay plain arrays)."""
+    _thread.active = getattr(_thread, "active", 0) + 1
+    with _lock:
+        _enter()
+
+
+def _enter():
     ACTIVE[0] += 1
     if ACTIVE[0] == 1:
         # (a tape is entered per training step: the wrappers are made once, installed in one update;
@@ -490,8 +500,10 @@ def exit():
                 _held(view)
         except TypeError:       # (a view not followed: it raises where it is read)
             pass
-    ACTIVE[0] -= 1
-    if ACTIVE[0] == 0:
-        _views.clear()
-        vars(np).update(_raw)
-        _raw.clear()
+    _thread.active = getattr(_thread, "active", 1) - 1
+    with _lock:
+        ACTIVE[0] -= 1
+        if ACTIVE[0] == 0:
+            _views.clear()
+            vars(np).update(_raw)
+            _raw.clear()

@@ -234,15 +234,18 @@ def keep_values(result, owned, copied=None):
     values at the call, as TF's tape does, whatever the program writes into
     those arrays before `gradient`. Arrays the compiled code made are held
     only by `result` (CPython's reference counts tell), and `owned` lists
-    the ids of Tensors' arrays (immutable): neither is copied. The ids of
-    the arrays copied are appended to the list `copied`, if given."""
+    the ids of Tensors' arrays (immutable): neither is copied (an ndarray
+    subclass, such as the Buffer of an array allocated inside the tape's
+    body, is copied as a plain ndarray). The ids of the arrays copied are
+    appended to the list `copied`, if given."""
     arrays = []         # (the ndarrays not owned, each once, and {id: occurrences})
     counts = {}
     todo = [result]
     while todo:
         for e in todo.pop():
             t = type(e)
-            if t is np.ndarray:
+            if t is np.ndarray or (t is not tuple and t is not list and isinstance(e, np.ndarray)):
+                # (a subclass too: an array the user allocated inside the tape's body is a Buffer, buffers.py)
                 key = id(e)
                 if key in counts:
                     counts[key] += 1
@@ -264,7 +267,7 @@ def keep_values(result, owned, copied=None):
         if a.flags.writeable:
             if foreign is None:
                 foreign = {}
-            foreign[id(a)] = a.copy()
+            foreign[id(a)] = a.copy() if type(a) is np.ndarray else np.array(a)
             if copied is not None:
                 copied.append(id(a))
     a = arrays = None
@@ -280,10 +283,10 @@ def _replace(tree, copies):
     changed = None
     for i, e in enumerate(tree):
         t = type(e)
-        if t is np.ndarray:
-            new = copies.get(id(e), e)
-        elif t is tuple or t is list:
+        if t is tuple or t is list:
             new = _replace(e, copies)
+        elif isinstance(e, np.ndarray):
+            new = copies.get(id(e), e)
         else:
             continue
         if new is not e:
