@@ -117,6 +117,17 @@ _path_check = None      # installed by srcgrad.tape: is this Tensor tracked by a
 STRICT = [0]
 
 
+_copier = None          # installed by srcgrad.tape: t.copy() in the user's code while this thread records
+
+
+def install_copier(copier):
+    """Called once by srcgrad.tape: `copier(tensor)` -> a mutable stand-in
+    for `tensor.copy()` in the user's code while a tape records in this
+    thread (tape/buffers.py), or None."""
+    global _copier
+    _copier = copier
+
+
 def install_path_check(check):
     """Called once by srcgrad.tape: `check(tensor) -> bool`, True when a
     recording tape or accumulator tracks `tensor` (its conversion to an
@@ -546,7 +557,15 @@ class Tensor:
         return np.invert(self)
 
     def copy(self):
-        """The Tensor itself: Tensors are immutable (ndarray.copy in user code)."""
+        """ndarray.copy in the user's code. While a tape records in this
+        thread, a Buffer standing for the Tensor (tape/buffers.py): an
+        array the code may write into, its element assignments recorded
+        (`y = x.copy(); y[0] = v`, as with np.zeros). Otherwise the Tensor
+        itself: Tensors are immutable."""
+        if _copier is not None:
+            made = _copier(self, sys._getframe(1))
+            if made is not None:
+                return made
         return self
 
     def _in_place(self, name):

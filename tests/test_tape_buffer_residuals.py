@@ -65,3 +65,25 @@ def test_other_threads_allocate_plain_arrays_while_a_tape_records():
         done.set()
         t.join()
     assert [type(a) for a in made] == [np.ndarray, np.ndarray]
+
+
+def copy_then_write(x):
+    y = x.copy()
+    y[0] = x[1] ** 2
+    y[2] = y[2] * 3.0
+    return np.sum(y * y)
+
+
+def test_tensor_copy_is_writable_while_recording():
+    """`y = x.copy(); y[i] = ...` op by op: the copy is a Buffer standing for
+    x, whose element assignments are recorded (it raised TypeError: Tensors
+    are immutable). Outside a tape, a Tensor's copy is itself."""
+    x = np.array([0.5, 1.5, -0.7])
+    expected = sg.grad(copy_then_write)(x)
+    xt = sg.constant(x)
+    with sg.GradientTape() as tape:
+        tape.watch(xt)
+        out = copy_then_write(xt)
+    np.testing.assert_allclose(tape.gradient(out, xt).numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(expected, [0.0, 2 * x[1] ** 2 * 2 * x[1] + 2 * x[1], 18.0 * x[2]], rtol=1e-14)
+    assert xt.copy() is xt

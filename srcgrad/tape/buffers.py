@@ -461,6 +461,20 @@ def _caller():
     return sys._getframe(2)
 
 
+def tensor_copy(t, caller):
+    """`t.copy()` of a floating Tensor in the user's code (`caller`, its
+    frame) while this thread records: a Buffer of its values standing for
+    it (element assignments into it recorded, as np.full(n, t)'s buffer);
+    None otherwise (the Tensor itself)."""
+    if not (ACTIVE[0] and getattr(_thread, "active", 0)) or t.dtype.kind not in "fc" \
+            or frame_kind(caller) != "user":
+        return None
+    MADE[0] = True
+    buf = np.array(t._value).view(Buffer)
+    buf.__dict__["_tensor"] = t
+    return buf
+
+
 def enter():
     """op_by_op begins running a function: the user's allocations return
     Buffers (NumPy's allocation functions replaced until the last exit;

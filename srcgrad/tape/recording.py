@@ -221,3 +221,4 @@ def _path_check(tensor):
 
 
 tensor_mod.install_path_check(_path_check)
+tensor_mod.install_copier(buffers.tensor_copy)
