@@ -48,7 +48,7 @@ from .rules import registry
 from .rules.python import containers
 from .rules import tangents as tangent_registry
 from .tape import GradientTape, UnconnectedGradients, _unconnected, buffers, flatten, pack_as, scipy_calls
-from .tensor import Tensor, is_differentiable_dtype, unwrap, unwrap_nested
+from .tensor import Tensor, conformed, is_differentiable_dtype, unwrap, unwrap_nested
 from .tensor import user_frame as tensor_user_frame
 from .transforms import instantiate
 
@@ -401,13 +401,7 @@ def _as_tangent(tangent, like):
     if not isinstance(like, Tensor):
         return [_as_tangent(t, o) for t, o in zip(tangent, like)]
     if isinstance(tangent, Tensor):
-        if tangent.dtype.kind == "c" and like.dtype.kind != "c":
-            tangent = np.real(tangent)
-        if tangent.shape != like.shape:
-            tangent = np.broadcast_to(tangent, like.shape)
-        if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
-            tangent = tangent.astype(like.dtype)
-        return tangent
+        return conformed(tangent, like)
     tangent = np.asarray(tangent)
     if tangent.dtype.kind == "c" and like.dtype.kind != "c":
         tangent = np.real(tangent)

@@ -306,6 +306,21 @@ def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in "fc"
 
 
+def conformed(d, like):
+    """The derivative `d` (a Tensor, recorded by the tapes around: a
+    backward or tangent pass run on Tensors) as one of `like` (a Tensor):
+    its real part for a real `like` (TF's convention: a real value's
+    derivative is real), broadcast to like's shape, in like's floating
+    dtype."""
+    if d.dtype.kind == "c" and like.dtype.kind != "c":
+        d = np.real(d)
+    if d.shape != like.shape:
+        d = np.broadcast_to(d, like.shape)
+    if d.dtype != like.dtype and is_differentiable_dtype(like.dtype):
+        d = d.astype(like.dtype)
+    return d
+
+
 def _binary(ufunc):
     @api_boundary
     def method(self, other):

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..errors import api_boundary
-from ..tensor import Tensor, Variable, is_differentiable_dtype, unwrap
+from ..tensor import Tensor, Variable, conformed, is_differentiable_dtype, unwrap
 from . import buffers, scipy_calls
 from .nested import flatten, pack_as
 from .recording import UnconnectedGradients, _stack, _unconnected, recording_tapes
@@ -218,13 +218,7 @@ class GradientTape:
         if isinstance(g, Tensor):
             # (a backward pass run on Tensors, under an outer tape or accumulator: the same real part, shape
             # and dtype as below, recorded; a real source got the complex cotangent, imaginary part and all)
-            if g.dtype.kind == "c" and source.dtype.kind != "c":
-                g = np.real(g)
-            if g.shape != source.shape:
-                g = np.broadcast_to(g, source.shape)
-            if g.dtype != source.dtype and is_differentiable_dtype(source.dtype):
-                g = g.astype(source.dtype)
-            return g
+            return conformed(g, source)
         g = np.asarray(g)
         shape = source.shape
         if g.shape != shape:
