@@ -52,25 +52,12 @@ def _targets(stmt):
 _SETITEMS = (containers.setitem, containers.array_setitem)
 
 
-def _statements(body):
-    """The statements of `body`, nested blocks included (no expressions
-    visited: cheaper than a full walk)."""
-    for s in body:
-        yield s
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(s, field, None)
-            if inner:
-                yield from _statements(inner)
-        for handler in getattr(s, "handlers", None) or ():
-            yield from _statements(handler.body)
-
-
 def _view_aliases(fdef, ops):
     """[("alias", None, others, written)]: for each run-time view check
     `check_not_shared(x, (o1, o2), ...)` the names the element assignments
     into x define (`x_1 = setitem(x, i, v)`), which vary o1, o2."""
     out = []
-    for n in _statements(fdef.body):
+    for n in ast_util.statements(fdef.body):
         if not (type(n) is gast.Expr and type(n.value) is gast.Call and type(n.value.func) is gast.Name
                 and Anno.CALLEE.of(n.value.func, None) is runtime_syntax.check_not_shared):
             continue

@@ -459,7 +459,7 @@ def merge_unreduces(stmts, live_out, aliases, sets=None):
     (and its batched twin, the same rewrite) by; nested blocks too.
     Returns the new list; `sets` (liveness.Sets) forgets the statements
     rewritten."""
-    if not aliases:
+    if not aliases or not any(_full_unreduce(st, aliases) for st in ast_util.statements(stmts)):
         return stmts
     counts = {}
     for st in stmts:
