@@ -141,15 +141,18 @@ def _jacobian_by_sizes(f, fn, bound_self, args, i, seen, transposed):
 
 def _signature(values):
     """A hashable description of the arguments that fixes the shapes a
-    program sees: the dtypes and shapes of arrays, the values of Python
-    numbers, strings and None, the same of tuples and lists; None for
-    anything else (an object's state may set its output's shape)."""
+    program sees: the dtypes and shapes of arrays, the types of Python
+    floats, the values of ints, bools, strings and None (a count, a flag),
+    the same of tuples and lists; None for anything else (an object's
+    state may set its output's shape)."""
     out = []
     for v in values:
         t = type(v)
         if t is np.ndarray:
             out.append((v.dtype.str, v.shape))
-        elif t in (int, float, bool, complex, str) or v is None:
+        elif t is float or t is complex:
+            out.append(t)
+        elif t in (int, bool, str) or v is None:
             out.append((t, v))
         elif t in (tuple, list) and len(v) <= 64:
             inner = _signature(v)

@@ -274,3 +274,12 @@ def test_forward_mode_agrees_with_reverse_mode_on_programs(fn, always_forward, s
     check_close(forward, reverse, rtol=1e-13, atol=1e-14)
     if fn is with_solve or fn is with_while or fn is with_checkpointed_loop:
         check_close(forward, numerical_jacobian(fn, x0), rtol=1e-6, atol=1e-8)
+
+
+def test_a_python_float_input_at_other_values_takes_forward_mode(spy):
+    """The signature holds a float's type, not its value: a trajectory's
+    Jacobian in a scalar parameter goes forward from the second call on."""
+    jac = sg.jacobian(lambda t: np.sin(t * np.arange(200.0)))
+    for t in (0.3, 0.4, 0.5):
+        check_close(jac(t), np.cos(t * np.arange(200.0)) * np.arange(200.0), rtol=1e-14, atol=1e-14)
+    assert spy == [True, True]
