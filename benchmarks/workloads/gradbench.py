@@ -522,6 +522,7 @@ def ht_eval(small):
         return lambda: as_matrix(jax.block_until_ready(jfwd(jtheta)))
     ev.jax_make = jax_make
     ev.notes["jax"] = "jax.jacfwd (26 columns); the same source without the small-angle branch"
+    ev.notes["sg"] = "forward mode from the second call on: the transposed VJP, one row per parameter (26)"
 
     def torch_path(torch):
         import torch.func
