@@ -43,9 +43,17 @@ def is_tensor(x):
 
 
 def holds_tensor(seq):
-    """Does the (nested) list or tuple `seq` hold a Tensor?"""
+    """Does the (nested) list or tuple `seq` hold a Tensor? (A loop, not
+    any() of a generator: every primitive given an index tuple asks.)"""
     tensor = _Dispatch.tensor
-    return any(holds_tensor(e) if type(e) in (list, tuple) else isinstance(e, tensor) for e in seq)
+    for e in seq:
+        t = type(e)
+        if t is list or t is tuple:
+            if holds_tensor(e):
+                return True
+        elif isinstance(e, tensor):
+            return True
+    return False
 
 
 def primitive(f):
@@ -60,7 +68,8 @@ def primitive(f):
     def wrapper(*args, **kwargs):
         tensor = _Dispatch.tensor
         for a in args:
-            if isinstance(a, tensor) or (type(a) in (list, tuple) and holds_tensor(a)):
+            t = type(a)
+            if isinstance(a, tensor) or ((t is tuple or t is list) and holds_tensor(a)):
                 return _Dispatch.apply(wrapper, args, kwargs)
         for v in kwargs.values():
             if isinstance(v, tensor):
@@ -101,6 +110,9 @@ pop = list.pop
 
 # ------------------------------------------------------------- stand-ins
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 class ShapeOf:
     """Stands in for a residual array of which the adjoint reads only the
     shape and dtype (the second argument of unbroadcast/unreduce, say), so
@@ -109,6 +121,13 @@ class ShapeOf:
     __slots__ = ("shape", "dtype", "like")
 
     def __init__(self, x):
+        t = type(x)
+        if t is np.ndarray:
+            self.shape, self.dtype, self.like = x.shape, x.dtype, None
+            return
+        if t is float:      # (a Python float: no attribute lookups, no exception)
+            self.shape, self.dtype, self.like = (), _FLOAT64, None
+            return
         try:
             self.shape, self.dtype = x.shape, x.dtype
         except AttributeError:          # Python scalars
