@@ -129,3 +129,15 @@ def test_unbroadcast_fast_paths_sum_what_numpy_broadcast(dtype):
                     np.testing.assert_array_equal(got, want)
                     checked += 1
     assert checked > 200
+
+
+def test_unindex_of_a_float_into_a_float64_array_matches_the_general_path():
+    from srcgrad.rules.helpers.broadcast import unindex_array
+    x = np.zeros((3, 4))
+    for g in (1.5, np.float64(-2.25)):
+        for index in [(1, 2), (0, -1), 2, (slice(None), 1), (Ellipsis, 0), (np.int64(2), 3)]:
+            fast = unindex_array(g, x, index)
+            general = unindex_array(np.asarray(g), x, index)      # (a 0-d array: the general path)
+            assert fast.dtype == general.dtype == np.float64
+            np.testing.assert_array_equal(fast, general)
+    np.testing.assert_array_equal(unindex_array(1.0, x, ([0, 0], [1, 1])), unindex_array(np.asarray(1.0), x, ([0, 0], [1, 1])))

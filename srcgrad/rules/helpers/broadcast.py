@@ -167,6 +167,9 @@ def unindex(g, x, index):
     return unindex_array(g, x, index)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def basic_index(index):
     """Is `index` basic indexing (ints, slices, None, Ellipsis), whose
     positions are all distinct, so the adjoint can assign instead of
@@ -182,7 +185,12 @@ def basic_index(index):
 def unindex_array(g, x, index):
     """unindex for an array `x` (a primitive: recorded on tapes). For
     another library's array (Dask) in its namespace: arrays.scatter_add."""
-    if (type(g) is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
+    tg = type(g)
+    if (tg is float or tg is np.float64) and type(x) is np.ndarray and x.dtype == _FLOAT64 and basic_index(index):
+        out = np.zeros(x.shape)         # (one float64 entry of a float64 array: det's A[i, j])
+        out[index] = g
+        return out
+    if (tg is not np.ndarray or type(x) is not np.ndarray) and arrays.involved(g, x):
         return arrays.scatter_add(g, x, index)
     dtype = np.result_type(np.asarray(g).dtype, np.asarray(x).dtype)
     out = np.zeros(np.shape(x), dtype=dtype)
