@@ -167,8 +167,8 @@ def _signature(values):
 _TRANSPOSITION = """def _transposition(f):
     def vjp_dot({names}, u):
         y = f({names})
-        n = min(np.size(y), np.size(u))      # (sizes that differ are caught after the call)
-        return np.dot(np.ravel(y)[:n], u[:n]), np.shape(y)
+        n = min(np.size(y), np.size(u))      # (sizes or dtypes that differ are caught after the call)
+        return np.dot(np.ravel(y)[:n], u[:n]), (np.shape(y), np.result_type(y).str)
     return vjp_dot
 """
 
@@ -205,12 +205,12 @@ def _jacobian_transposed(f, args, i, shape, dtype, transposed):
     except Exception:       # (nothing has run yet)
         return None
     jt, outs = _batched_jacobian(gfn, compiled, raw, len(args), 0)      # f runs here, once
-    out_shape = tuple(outs[1])
-    if int(np.prod(out_shape)) != size:
+    out_shape, out_dtype = tuple(outs[1][0]), np.dtype(outs[1][1])
+    if int(np.prod(out_shape)) != size or out_dtype != dtype:
         warnings.warn(PerformanceWarning(
-            "srcgrad: sg.jacobian ran %s a second time (in reverse mode): its output has %d entries, not %d "
-            "as at the last call with arguments of these shapes" % (getattr(f, "__name__", f),
-                                                                      int(np.prod(out_shape)), size)))
+            "srcgrad: sg.jacobian ran %s a second time (in reverse mode): its output has %d entries of %s, not "
+            "%d of %s as at the last call with arguments of these shapes" % (
+                getattr(f, "__name__", f), int(np.prod(out_shape)), out_dtype, size, dtype)))
         return None
     x = np.asarray(args[i])
     jac = np.asarray(jt).reshape(x.size, size).T.reshape(out_shape + x.shape)

@@ -283,3 +283,21 @@ def test_a_python_float_input_at_other_values_takes_forward_mode(spy):
     for t in (0.3, 0.4, 0.5):
         check_close(jac(t), np.cos(t * np.arange(200.0)) * np.arange(200.0), rtol=1e-14, atol=1e-14)
     assert spy == [True, True]
+
+
+def test_an_output_dtype_that_changes_runs_reverse_mode_with_a_warning():
+    complex_out = [False]
+
+    def f(x):
+        y = np.sin(np.outer(x, np.arange(50.0)))
+        return y * 1j if complex_out[0] else y
+    jac = sg.jacobian(f)
+    x0 = np.array([0.1, 0.2, 0.3])
+    jac(x0)
+    jac(x0)                             # forward mode from here
+    complex_out[0] = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = jac(x0)
+    assert any(issubclass(w.category, PerformanceWarning) and "complex128" in str(w.message) for w in caught)
+    np.testing.assert_array_equal(got, sg.jacobian(f)(x0))     # reverse mode's, from a fresh jacobian
