@@ -67,7 +67,7 @@ def jacobian(f, wrt=0):
     wrts = wrt_indices(wrt)
     fn, bound_self, refused = _compilable_or_refusal(f)
     seen = {}           # (argument signature, wrt index) -> the output's (shape, dtype) at the last call
-    transposed = {}     # number of arguments -> the VJP function whose Jacobian is J^T
+    transposed = {}     # number of arguments -> the VJP function; (number, wrt) -> its gradient's Function
 
     @api_boundary
     def jac(*args):
@@ -200,7 +200,9 @@ def _jacobian_transposed(f, args, i, shape, dtype, transposed):
     size = int(np.prod(shape))
     full = list(args) + [np.zeros(size, dtype=dtype)]
     try:
-        gfn, _ = _function_and_self(grad(vjp_dot, wrt=i, has_aux=True))
+        gfn = transposed.get((len(args), i))
+        if gfn is None:
+            gfn = transposed[(len(args), i)] = _function_and_self(grad(vjp_dot, wrt=i, has_aux=True))[0]
         compiled, raw, _ = _batched_artefact(gfn, full, len(args), 0)
     except Exception:       # (nothing has run yet)
         return None
