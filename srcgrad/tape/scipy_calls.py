@@ -128,10 +128,11 @@ _SRCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 #: those that take a sequence of arrays, whose dispatch sees its elements
 #: only: np.stack([[a, b], [c, d]]) or np.einsum("i,i", [a, b], y) of
 #: Tensors converted them (a warning op by op, nothing at all from a
-#: compiled function's JVP run on Tensors)
+#: compiled function's JVP run on Tensors), as did the reductions of a list
+#: (np.mean([a, 2 * b]), np.max([a, b, 0.3]): a cut path, a wrong gradient)
 NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
                          "arange", "stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "block",
-                         "einsum")
+                         "einsum", "sum", "mean", "prod", "max", "min", "amax", "amin")
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
@@ -218,6 +219,17 @@ def _wrapper(prim):
     def recorded(*args, **kwargs):
         if users_only and args and type(args[0]) in _PLAIN:
             return prim(*args, **kwargs)        # (np.asarray(ndarray): the common call, kept cheap)
+        for a in args:
+            if type(a) not in _PLAIN:
+                break
+        else:       # (np.sum(x, axis=1) on arrays, from compiled code run while a tape records: no search)
+            for v in kwargs.values():
+                if type(v) not in _PLAIN:
+                    break
+            else:
+                return prim(*args, **kwargs)
+        if kwargs.get("out") is not None:
+            return prim(*args, **kwargs)        # (np.sum(t, out=buf): NumPy's dispatch, as before: buffers.py)
         if buffers.MADE[0]:         # (an array filled with Tensors stands for its Tensor: buffers.py)
             args = [buffers.plain(a) for a in args]
             kwargs = {k: buffers.plain(v) for k, v in kwargs.items()}
