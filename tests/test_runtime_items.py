@@ -157,7 +157,7 @@ def _line_of(marker):
 
 
 def _cut_asarray(x):
-    a = np.max([x, x], axis=0)                  # CUT-asarray
+    a = np.sin([x, x])[0]                       # CUT-asarray
     return np.sum(a * x)
 
 
@@ -178,9 +178,9 @@ def test_asarray_of_a_watched_tensor_warns_naming_the_users_function_file_and_li
     w = record[0]
     assert w.filename == __file__ and w.lineno == _line_of("# CUT-asarray")
     text = str(w.message)
-    assert "_cut_asarray()" in text and "np.max([x, x]" in text and "shape (3,)" in text
+    assert "_cut_asarray()" in text and "np.sin([x, x])" in text and "shape (3,)" in text
     # the gradient is indeed the one of a * x with a constant: the warning tells why
-    check_close(tape.gradient(y, x), [1.0, 2.0, 3.0])
+    check_close(tape.gradient(y, x), np.sin([1.0, 2.0, 3.0]))
 
 
 def test_asarray_in_user_code_is_recorded():
@@ -207,13 +207,13 @@ def _cut_cases():
     import scipy.ndimage
     return {
         "np.sin of a list": lambda t: np.sin([t[0], t[1]]),
-        "np.max of a list": lambda t: np.max([t[0], t[1]]),
+        "np.median of a list": lambda t: np.median([t[0], t[1]]),     # (np.max of a list is recorded)
         "scipy": lambda t: scipy.ndimage.gaussian_filter1d(t * 2.0, 1.0),
     }
 
 
 # (np.full is recorded now: tape/scipy_calls.py)
-@pytest.mark.parametrize("name", ["np.sin of a list", "np.max of a list", "scipy"])
+@pytest.mark.parametrize("name", ["np.sin of a list", "np.median of a list", "scipy"])
 def test_conversions_inside_numpy_and_scipy_name_the_users_line(name):
     fn = _cut_cases()[name]
     x = sg.constant([0.5, 1.5, 2.5])
