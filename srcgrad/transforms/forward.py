@@ -28,6 +28,7 @@ import numpy as np
 from .. import runtime
 from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
+from ..rules.python import containers
 from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, ops, optimize
@@ -151,6 +152,16 @@ class ForwardGenerator(Generator):
             # (None, a symbolic zero, where the value pushed had no tangent)
             dense = ast_util.call(ast_util.name(self.inject("densify", runtime.densify)), [pop, ast_util.name(t)])
             return [ast_util.assign(self.tangent(t), dense)], {t}
+        if len(targets) == 1 and targets[0] in self.active_stacks and op.kind in ("rule", "copy"):
+            # S = list(res[k]), residuals handed in copied into a stack this code also pushes onto
+            # (a split reverse sweep re-running a checkpointed loop's steps recorded): S's tangent
+            # stack starts as the copy of res[k]'s tangent list, not empty (its pops of res[k]'s
+            # values found no tangents: IndexError)
+            src = [n for n in op.operand_names() if n in self.active]
+            if src:
+                copy_call = ast_util.call(ast_util.name(self.inject("as_list", containers.as_list)),
+                                          [ast_util.name(self.tangent(src[0]))])
+                return [ast_util.assign(self.stack_tangent(targets[0]), copy_call)], set()
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]

@@ -230,7 +230,8 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         targets = _targets(s)
         code = []
         if any(t in self.active and t in nz for t in targets) or (
-                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)):
+                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)) or \
+                self.copied_stack(op, targets):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
@@ -339,6 +340,19 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         nz.add(x)
         own = {id(c) for c in body}
         return self.comment(s) + [c if id(c) in own else ast_util.copy_location(c, s) for c in code]
+
+    def copied_stack(self, op, targets):
+        """Is this `S = list(res[k])` copying residuals handed in into a
+        stack this code also pushes onto (a split reverse sweep re-running
+        a checkpointed loop's steps recorded)? S carries cotangents as a
+        stack (`active_stacks`), not as an active name; reversed, S's
+        cotangent stack holds, element j, the cotangent of the j-th value
+        of res[k], and flows on to the residuals through the copy's adjoint as
+        for a stack only popped. (Left out, those cotangents were dropped:
+        a Hessian through a helper holding a checkpointed loop was wrong
+        without a word.)"""
+        return (len(targets) == 1 and targets[0] in self.active_stacks and op.kind in ("rule", "copy")
+                and any(n in self.active for n in op.operand_names()))
 
     def push_adjoint(self, s, op, nz):
         """push(S, x) reversed: x's cotangent comes off bS."""

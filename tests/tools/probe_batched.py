@@ -1,0 +1,477 @@
+"""Probe: batched reverse sweeps (sg.hessian, sg.jacobian(sg.grad(f)),
+sg.jacobian of vector functions in reverse and forced forward mode, and
+tape.jacobian of an @sg.function) on small whole functions in the style of
+published NumPy code, against central differences (of the gradient for
+second order) and autograd where autograd supports the idiom. Not a test:
+run
+
+    PYTHONPATH=. python3 tests/tools/probe_batched.py [substring ...]
+
+Input sizes vary so that the batch size B (inputs for a Hessian, outputs
+for a reverse Jacobian) equals and differs from the lengths of the lists,
+tuples, axes and loops inside the function: where examples and entries are
+paired wrongly without a word. Each idiom is a module-level function of one
+float vector `v` returning an array (the compiler reads its source;
+autograd runs it with `np` swapped for autograd.numpy); its scalar form
+`np.sum(np.sin(y) * (1 + y))` (y its output) gives the Hessians."""
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+import srcgrad as sg
+import srcgrad.jacobians as sgj
+
+SIZES = (2, 3, 4, 6)
+C22 = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+# -------------------------------------------------------------- helpers the idioms call
+
+def _sq(a):
+    return a * a
+
+
+def _pair(a, b):
+    return [a * b, a - b]
+
+
+def _rows(v):
+    return [v * 2.0, np.sin(v)]
+
+
+@sg.custom_gradient
+def _cube(a):
+    def back(g):
+        return g * 3.0 * a * a
+    return a ** 3, back
+
+
+class _Model:
+    def __init__(self, n):
+        self.w = np.linspace(0.5, 1.5, n)
+        self.b = 0.3
+
+    def __call__(self, v):
+        return np.tanh(self.w * v + self.b) * v
+
+
+# -------------------------------------------------------------- idioms (v: 1-D, size >= 2)
+
+def list_scalars_stack(v):
+    return np.stack([v[0] * v[1], v[1], v[0] ** 2])
+
+
+def list_scalars_array(v):
+    return np.array([v[0], v[1] * v[0], 2.0])
+
+
+def nested_array(v):
+    return np.array([[v[0], -v[1]], [v[1] * v[0], 1.0]])
+
+
+def nested_stack(v):
+    return np.stack([[v[0], v[1]], [v[1] * 3.0, v[0]]]) * C22
+
+
+def nested_array_n(v):
+    return np.array([[v[i] * v[j] for j in range(len(v))] for i in range(2)])
+
+
+def tuple_stack(v):
+    return np.stack((v[0] * v[-1], v[1] ** 2))
+
+
+def list_arrays_stack(v):
+    return np.stack([v, v * v, np.cos(v)])
+
+
+def list_arrays_stack_axis1(v):
+    return np.stack([v, v ** 2], axis=1)
+
+
+def list_arrays_array(v):
+    return np.array([v * 2.0, v ** 2])
+
+
+def concat_mixed(v):
+    return np.concatenate([[v[0], v[1]], v * 2.0, [1.0]])
+
+
+def concat_arrays(v):
+    return np.concatenate([v[::-1], v ** 2, v[:1]])
+
+
+def hstack_mixed(v):
+    return np.hstack([[v[0], 1.0], v[1:] ** 2])
+
+
+def vstack_rows(v):
+    return np.vstack([v, v ** 2, np.sin(v)])
+
+
+def vstack_scalars(v):
+    return np.vstack([[v[0], v[1]], [v[1] ** 2, v[0] * v[1]]])
+
+
+def dict_arrays(v):
+    d = {"a": v * 2.0, "b": v ** 2}
+    d["c"] = d["a"] * d["b"]
+    return d["c"] + d["a"]
+
+
+def dict_scalars(v):
+    d = {"x": v[0], "y": v[1]}
+    return np.array([d["x"] * d["y"], d["y"] ** 2])
+
+
+def assign_loop(v):
+    out = np.zeros(len(v))
+    for i in range(len(v)):
+        out[i] = v[i] ** 2 + v[0]
+    return out
+
+
+def assign_loop_fixed2(v):
+    out = np.zeros(2)
+    for i in range(2):
+        out[i] = v[i] * v[1 - i]
+    return out
+
+
+def assign_2d(v):
+    n = len(v)
+    out = np.zeros((n, 2))
+    for i in range(n):
+        out[i, 0] = v[i] ** 2
+        out[i, 1] = v[i] * v[0]
+    return out
+
+
+def assign_columns(v):
+    n = len(v)
+    out = np.zeros((n, 3))
+    for k in range(3):
+        out[:, k] = v ** (k + 1)
+    return out
+
+
+def assign_rows_from_list(v):
+    out = np.zeros((2, 2))
+    out[0] = [v[0], v[1] ** 2]
+    out[1] = [v[1] * v[0], 1.0]
+    return out
+
+
+def add_at(v):
+    out = np.zeros(3)
+    idx = np.array([0, 1, 0, 2, 1, 0])[: len(v)]
+    np.add.at(out, idx, v ** 2)
+    return out
+
+
+def append_loop_stack(v):
+    rows = []
+    for i in range(len(v)):
+        rows.append(v[i] * v)
+    return np.stack(rows)
+
+
+def append_loop_scalars(v):
+    xs = []
+    for i in range(2):
+        xs.append(v[i] ** 2)
+    return np.array(xs)
+
+
+def append_loop_pairs(v):
+    xs = []
+    for i in range(len(v) - 1):
+        xs.append([v[i], v[i + 1] * v[i]])
+    return np.array(xs)
+
+
+def reverse_slice(v):
+    return v[::-1] * v
+
+
+def int_index_repeated(v):
+    idx = np.array([0, 0, 1, len(v) - 1, 1])
+    return v[idx] ** 2 * v[idx[::-1]]
+
+
+def bool_mask(v):
+    return v[v > 0.0] ** 2
+
+
+def where_mask(v):
+    return np.where(v > 0.5, v ** 2, np.sin(v))
+
+
+def reshape_transpose(v):
+    a = np.concatenate([v, v ** 2]).reshape(2, len(v))
+    return (a.T @ a).ravel()
+
+
+def swap_move(v):
+    a = np.stack([v, v * v, v + 1.0])[:, :, None] * np.ones((1, 1, 2))
+    return np.moveaxis(np.swapaxes(a, 0, 1), -1, 0).ravel() * 1.5
+
+
+def broadcast_row_col(v):
+    return (v[None, :] * v[:, None] + v.reshape(1, -1) ** 2).ravel()
+
+
+def reduce_axis_keepdims(v):
+    a = np.outer(v, v ** 2)
+    return np.sum(a, axis=0, keepdims=True).ravel() + np.mean(a, axis=1)
+
+
+def max_min(v):
+    a = np.outer(v, np.sin(v))
+    return np.array([np.max(a), np.min(v)]) + np.max(a, axis=0)[:2]
+
+
+def sort_cumsum_diff(v):
+    return np.concatenate([np.sort(v ** 3), np.cumsum(v * v), np.diff(v ** 2)])
+
+
+def clip_where(v):
+    return np.clip(v ** 2, 0.1, 0.8) + np.where(v > 0.0, v, 0.0)
+
+
+def matmul_1d_2d(v):
+    A = np.outer(v, np.arange(1.0, len(v) + 1))
+    return A @ v + v @ A
+
+
+def einsum_idiom(v):
+    A = np.outer(v, v) + np.eye(len(v))
+    return np.einsum("ij,j->i", A, v) + np.einsum("ii", A)
+
+
+def linalg_solve(v):
+    A = np.outer(v, v) + 3.0 * np.eye(len(v))
+    return np.linalg.solve(A, v ** 2)
+
+
+def linalg_inv_det(v):
+    A = np.outer(v, v) + 2.0 * np.eye(len(v))
+    return np.linalg.inv(A).ravel() * np.linalg.det(A)
+
+
+def outer_trace(v):
+    A = np.outer(v, v ** 2)
+    return A.ravel() + np.trace(A)
+
+
+def python_floats(v):
+    s = 0.5
+    t = 2.0 * s + float(len(v))
+    return v * t + s * v ** 2
+
+
+def helper_calls(v):
+    a, b = _pair(v[0], v[1])
+    return np.stack([_sq(a), b, _sq(v[-1])])
+
+
+def helper_rows(v):
+    return np.stack(_rows(v))
+
+
+def closure_lambda(v):
+    k = 1.5
+    f = lambda a: a * k + a ** 2    # noqa: E731
+
+    def g(a):
+        return np.sin(a) * k
+    return np.array([f(v[0]), g(v[1])])
+
+
+def while_loop(v):
+    y = v
+    i = 0
+    while i < 3:
+        y = np.sin(y) * v
+        i += 1
+    return y
+
+
+def checkpointed_loop(v):
+    y = v
+    for t in sg.checkpointed(range(4), snapshots=2):
+        y = np.sin(y) + 0.5 * y * v
+    return y
+
+
+def custom_grad(v):
+    return _cube(v) + v
+
+
+def method_self(v):
+    m = _Model(len(v))
+    return m(v)
+
+
+def list_of_rows_array(v):
+    return np.array([[v[0], v[1]], [v[1], v[0]], [v[0] * v[1], 2.0]])
+
+
+def scalars_loop_array(v):
+    out = []
+    for i in range(len(v)):
+        out.append(v[i] * v[0])
+    return np.array(out)
+
+
+def nested_arrays_array(v):
+    return np.array([[v, v ** 2], [v * 3.0, np.cos(v)]])
+
+
+def stack_list_of_lists_n(v):
+    n = len(v)
+    return np.stack([[v[i], v[(i + 1) % n] ** 2] for i in range(n)])
+
+
+def tuple_unpack(v):
+    a, b = v[0], v[1]
+    t = (a * b, a + b)
+    return np.array(t) ** 2
+
+
+IDIOMS = [f for name, f in list(globals().items()) if callable(f) and not name.startswith("_")
+          and getattr(f, "__module__", None) == __name__ and name not in ("main", "scalar_of")]
+
+
+# -------------------------------------------------------------- checks
+
+def scalar_of(g):
+    """The scalar form of idiom g, compiled by srcgrad as a closure."""
+    def s(v):
+        y = g(v)
+        return np.sum(np.sin(y) * (1.0 + y))
+    s.__name__ = "scalar_" + g.__name__
+    return s
+
+
+def fd(f, x, eps=1e-6):
+    y0 = np.asarray(f(x.copy()), dtype=float)
+    J = np.zeros(y0.shape + x.shape)
+    for i in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        J[..., i] = (np.asarray(f(xp), dtype=float) - np.asarray(f(xm), dtype=float)) / (2 * eps)
+    return J
+
+
+def _autograd(kind, g, x):
+    import autograd
+    import autograd.numpy as anp
+    me = sys.modules[__name__]
+    saved = me.np
+    me.np = anp
+    try:
+        if kind == "hessian":
+            s = lambda v: anp.sum(anp.sin(g(v)) * (1.0 + g(v)))    # noqa: E731
+            return np.asarray(autograd.hessian(s)(x))
+        return np.asarray(autograd.jacobian(g)(x))
+    finally:
+        me.np = saved
+
+
+def _tape_jacobian(g, x):
+    fg = sg.function(g)
+    xt = sg.Tensor(x.copy()) if hasattr(sg, "Tensor") else x.copy()
+    with sg.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        y = fg(xt)
+    return np.asarray(tape.jacobian(y, xt, unconnected_gradients="zero"))
+
+
+def _forced_forward(g, x):
+    saved = sgj.FORWARD_MIN_OUT, sgj.FORWARD_BELOW
+    sgj.FORWARD_MIN_OUT, sgj.FORWARD_BELOW = 0, float("inf")
+    try:
+        jac = sg.jacobian(g)
+        jac(x)
+        return jac(x)       # (the second call, same shapes: forward mode)
+    finally:
+        sgj.FORWARD_MIN_OUT, sgj.FORWARD_BELOW = saved
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol)
+
+
+def probe(g, n):
+    """{path: "ok" | "WRONG ..." | "error ..." | "n/a"} for idiom g at size n."""
+    x = np.linspace(0.35, 1.3, n) * np.array([1.0, -1.0] * n)[:n]
+    s = scalar_of(g)
+    try:
+        y = np.asarray(g(x.copy()))
+    except Exception as exc:
+        return {"plain": "n/a (%s)" % type(exc).__name__}
+    expected_h = fd(sg.grad(s), x)
+    expected_j = fd(g, x)
+    res = {}
+    for kind, expected, auto in (("hessian", expected_h, "hessian"), ("jacobian", expected_j, "jacobian")):
+        try:
+            a = _autograd(auto, g, x)
+            res["autograd_" + kind] = "ok" if close(a, expected) else "DISAGREES"
+            if not close(a, expected):
+                expected = a if kind == "hessian" else expected
+        except Exception as exc:
+            res["autograd_" + kind] = "n/a (%s)" % type(exc).__name__
+    paths = {
+        "hessian": (lambda: sg.hessian(s)(x), expected_h),
+        "jac_of_grad": (lambda: sg.jacobian(sg.grad(s))(x), expected_h),
+        "jacobian_rev": (lambda: sg.jacobian(g)(x), expected_j),
+        "jacobian_fwd": (lambda: _forced_forward(g, x), expected_j),
+        "tape_jacobian": (lambda: _tape_jacobian(g, x), expected_j),
+    }
+    for name, (run, expected) in paths.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = run()
+            if close(got, expected):
+                res[name] = "ok"
+            else:
+                got = np.asarray(got)
+                res[name] = "WRONG shape %s vs %s, max err %s" % (
+                    got.shape, expected.shape,
+                    np.max(np.abs(got - expected)) if got.shape == expected.shape else "-")
+        except Exception as exc:
+            res[name] = "error %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:150] if str(exc) else "")
+            if "-v" in sys.argv:
+                traceback.print_exc()
+    res["B"] = "n=%d out=%d" % (n, y.size)
+    return res
+
+
+def main(argv):
+    wanted = [a for a in argv if not a.startswith("-")]
+    counts = {}
+    for g in IDIOMS:
+        if wanted and not any(w in g.__name__ for w in wanted):
+            continue
+        for n in SIZES:
+            res = probe(g, n)
+            for k, v in res.items():
+                if k in ("B", "plain"):
+                    continue
+                counts.setdefault(k, {}).setdefault(v.split()[0], 0)
+                counts[k][v.split()[0]] += 1
+            bad = {k: v for k, v in res.items() if k != "B" and not v.startswith(("ok", "n/a"))}
+            print("%-26s %-12s %s" % (g.__name__, res.get("B", ""), "ok" if not bad else bad), flush=True)
+    print()
+    for k, c in counts.items():
+        print("%-18s %s" % (k, c))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
