@@ -65,3 +65,79 @@ def test_hvps(fn, n):
     expected = numerical_jacobian(sg.grad(fn), x)
     for k in range(n):
         check_close(sg.hvp(fn)(x, np.eye(n)[k]), expected[k], rtol=1e-6, atol=1e-7)
+
+
+# A list display holding a constant ([v[1], 2.0]) passed to np.dot or np.matmul: the rule's cotangent
+# of the list is one array of shape (B, 2) (the list's shape, the batch in front), and its entries
+# were read as g[k], example k for entry k: a wrong Jacobian (and Hessian) without a word whenever
+# B >= 2, an error in the Hessian when it was not (entry_b reads g[:, k]).
+
+W2 = np.array([1.5, -2.0])
+
+
+def _two(a, b):
+    return a * b, a - b
+
+
+def dot_of_lists(v):
+    return np.array([np.dot([v[0], v[1]], [v[1], 2.0]), v[0]])
+
+
+def matmul_of_lists(v):
+    return np.matmul([v[0], v[1]], [v[1], 2.0]) * W2
+
+
+def dot_and_norm_of_lists(v):
+    return np.array([np.dot([v[0], v[1]], [v[1], 2.0]), np.linalg.norm([v[0], v[1]])])
+
+
+def dot_of_helper_tuple(v):
+    z = _two(v[0], v[1])
+    return np.array([np.dot(z, [v[1], 2.0]), v[0]])
+
+
+def _as_autograd(fn):
+    import test_batched_probe as me
+    saved = me.np
+    me.np = anp
+    try:
+        return fn()
+    finally:
+        me.np = saved
+
+
+LIST_CASES = [(f, n) for f in (dot_of_lists, matmul_of_lists, dot_and_norm_of_lists, dot_of_helper_tuple)
+              for n in (2, 3, 5)]
+
+
+@pytest.mark.parametrize("fn, n", LIST_CASES, ids=["%s-%d" % (f.__name__, n) for f, n in LIST_CASES])
+def test_jacobians_of_list_operands(fn, n):
+    x = _x(n)
+    expected = numerical_jacobian(fn, x)
+    check_close(expected, _as_autograd(lambda: autograd.jacobian(fn)(x)), rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(fn)(x), expected, rtol=1e-6, atol=1e-7)
+    with sg.GradientTape(persistent=True) as tape:
+        xt = sg.Tensor(x.copy())
+        tape.watch(xt)
+        y = sg.function(fn)(xt)
+    check_close(tape.jacobian(y, xt), expected, rtol=1e-6, atol=1e-7)
+
+
+def _scalar(fn):
+    def s(v):
+        y = fn(v)
+        return np.sum(np.sin(y) * (1.0 + y))
+    return s
+
+
+HESSIAN_LIST_CASES = [(f, 2) for f in (dot_of_lists, matmul_of_lists, dot_and_norm_of_lists)]
+
+
+@pytest.mark.parametrize("fn, n", HESSIAN_LIST_CASES, ids=["%s-%d" % (f.__name__, n) for f, n in HESSIAN_LIST_CASES])
+def test_hessians_of_list_operands(fn, n):
+    x = _x(n)
+    s = _scalar(fn)
+    expected = _as_autograd(lambda: autograd.hessian(s)(x))
+    check_close(numerical_jacobian(sg.grad(s), x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(s)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(s))(x), expected, rtol=1e-6, atol=1e-7)

@@ -304,6 +304,14 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
                                  [read, ast_util.name(like), ast_util.name(self.batch)])
         return ast_util.call(self.helper(runtime.densify), [read, ast_util.name(like)])
 
+    def entry(self, read, index):
+        """`read[index]`, entry `index` (a constant) of a list's cotangent
+        (batched: entry_b, which also reads the (B, len, ...) array a
+        rule gives for a list operand)."""
+        if self.batched:
+            return ast_util.call(self.helper(rules_batched.entry_b), [read, _as_load(index)])
+        return gast.Subscript(value=read, slice=_as_load(index), ctx=gast.Load())
+
     def stack_adjoint(self, stack):
         self.used_stacks.add(stack)
         return self.adjoint(stack)
@@ -390,7 +398,8 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
                 (ast_util.const(k), e) for k, e in enumerate(v.elts))
             code = []
             for key, elt in pairs:
-                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load())
+                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load()) \
+                    if isinstance(v, gast.Dict) else self.entry(ast_util.name(self.adjoint(t)), key)
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     code.append(self.accumulate(elt.id, self.densify_call(read, elt.id), nz))
                 elif isinstance(elt, gast.Name) and elt.id in self.active_stacks:

@@ -143,7 +143,7 @@ class RuleAdjoints:
         for e, tmp in spread:
             for k, elt in enumerate(e.elts):
                 if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
+                    read = self.densify_call(self.entry(ast_util.name(tmp), ast_util.const(k)), elt.id)
                     code.append(self.accumulate(elt.id, read, nz))
         return code
 
@@ -172,7 +172,7 @@ class RuleAdjoints:
             elif isinstance(e, (gast.List, gast.Tuple)):
                 for k, elt in enumerate(e.elts):
                     if isinstance(elt, gast.Name) and elt.id in self.active:
-                        read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
+                        read = self.densify_call(self.entry(ast_util.name(tmp), ast_util.const(k)), elt.id)
                         code.append(self.accumulate(elt.id, read, nz))
         del spread_tmps
         return code

@@ -77,6 +77,21 @@ def densify_b(g, x, B):
     return g
 
 
+def entry_b(g, k):
+    """Entry k of the batched cotangent `g` of a list or tuple: g[k] for
+    the list form (a list of (B, ...) stacks), g[:, k] for one array of
+    shape (B, len, ...) (a rule's cotangent of a list operand, np.dot's or
+    matmul's of [a, 2.0]: an array in the list's shape, with the batch in
+    front); None (a symbolic zero) as it is. Indexing that array as g[k]
+    took example k for entry k: a wrong Jacobian without a word when the
+    batch size was at least the list's length."""
+    if g is None:
+        return None
+    if type(g) is np.ndarray:
+        return g[:, k]
+    return g[k]
+
+
 def densify_tree_b(g, x, B):
     """densify_tree for batched cotangents."""
     if g is None:
