@@ -131,6 +131,11 @@ def _scalar(fn):
 
 
 HESSIAN_LIST_CASES = [(f, 2) for f in (dot_of_lists, matmul_of_lists, dot_and_norm_of_lists)]
+# (second order: the helpers of dot's and matmul's rules, differentiated, add the list operand's
+# cotangent as one (B, 2) array to its list form: add_cotangents zipped the array's examples with
+# the list's entries, a wrong Hessian without a word, or a ValueError when B > 2)
+HESSIAN_LIST_CASES += [(f, n) for f in (dot_of_lists, matmul_of_lists, dot_and_norm_of_lists, dot_of_helper_tuple)
+                       for n in (2, 3, 5) if (f, n) not in HESSIAN_LIST_CASES]
 
 
 @pytest.mark.parametrize("fn, n", HESSIAN_LIST_CASES, ids=["%s-%d" % (f.__name__, n) for f, n in HESSIAN_LIST_CASES])

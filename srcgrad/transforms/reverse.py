@@ -279,9 +279,12 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
 
     def add_expr(self, adjoint_name, value):
-        """`b + value`, or add_cotangents(b, value) for a (possible) container."""
+        """`b + value`, or add_cotangents(b, value) for a (possible) container
+        (batched: add_cotangents_b, which also adds a list's (B, len, ...)
+        array cotangent to its list form entry by entry)."""
         if adjoint_name in self.dynamic_adjoints:
-            return ast_util.call(self.helper(runtime.add_cotangents), [ast_util.name(adjoint_name), value])
+            add = rules_batched.add_cotangents_b if self.batched else runtime.add_cotangents
+            return ast_util.call(self.helper(add), [ast_util.name(adjoint_name), value])
         return ast_util.add(ast_util.name(adjoint_name), value)
 
     def accumulate(self, name, value, nz):

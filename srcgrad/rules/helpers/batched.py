@@ -92,6 +92,28 @@ def entry_b(g, k):
     return g[k]
 
 
+def add_cotangents_b(a, b):
+    """add_cotangents for batched cotangents: a list's cotangent in the
+    list form and one (B, len, ...) array of it (a rule's cotangent of a
+    list operand) add entry by entry, the array's entries on its axis 1
+    (entry_b), at every level of nesting. (add_cotangents zips the list
+    with the array's rows, which here are examples: example k was added to
+    entry k, and zip dropped the rest, a wrong Hessian without a word.)"""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        n = len(a) if isinstance(a, (list, tuple)) else len(b)
+        return [add_cotangents_b(entry_b(a, k), entry_b(b, k)) for k in range(n)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add_cotangents_b(out.get(k), v)
+        return out
+    return a + b
+
+
 def densify_tree_b(g, x, B):
     """densify_tree for batched cotangents."""
     if g is None:
