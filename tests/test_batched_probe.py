@@ -146,3 +146,55 @@ def test_hessians_of_list_operands(fn, n):
     check_close(numerical_jacobian(sg.grad(s), x), expected, rtol=1e-6, atol=1e-7)
     check_close(sg.hessian(s)(x), expected, rtol=1e-6, atol=1e-7)
     check_close(sg.jacobian(sg.grad(s))(x), expected, rtol=1e-6, atol=1e-7)
+
+
+# Element assignment into a Python list (xs = [0.0] * n; xs[i] = ...): at second order and in the
+# transposed VJP (forward-mode sg.jacobian), the cotangent of the list is a list of symbolic zeros.
+# zero_at_b sent it to batch_vjp, which found no batch size and returned None for the whole list
+# (TypeError); and a helper's batched split reverse sweep given only such cotangents had no batch
+# size for its zeros (zeros_b(x, None): TypeError).
+
+def setitem_list(v):
+    xs = [0.0] * len(v)
+    for i in range(len(v)):
+        xs[i] = v[i] * v[0]
+    return np.sum(np.array(xs) ** 2)
+
+
+def _setitem_list_helper(v):
+    xs = [0.0] * len(v)
+    for i in range(len(v)):
+        xs[i] = v[i] * v[0]
+    return np.array(xs)
+
+
+def setitem_list_in_helper(v):
+    return np.sum(np.sin(_setitem_list_helper(v)) * (1.0 + _setitem_list_helper(v)))
+
+
+SETITEM_CASES = [(f, n) for f in (setitem_list, setitem_list_in_helper) for n in (2, 3, 4)]
+
+
+@pytest.mark.parametrize("fn, n", SETITEM_CASES, ids=["%s-%d" % (f.__name__, n) for f, n in SETITEM_CASES])
+def test_hessians_of_list_element_assignment(fn, n):
+    x = _x(n)
+    expected = numerical_jacobian(sg.grad(fn), x)
+    check_close(expected, autograd.hessian(lambda v: anp.sum(anp.array([v[i] * v[0] for i in range(n)]) ** 2))(x)
+                if fn is setitem_list else
+                autograd.hessian(lambda v: anp.sum(anp.sin(anp.array([v[i] * v[0] for i in range(n)]))
+                                                   * (1.0 + anp.array([v[i] * v[0] for i in range(n)]))))(x),
+                rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(fn)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(fn))(x), expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", (2, 3, 4))
+def test_forward_jacobian_of_list_element_assignment(n, monkeypatch):
+    import srcgrad.jacobians as sgj
+    monkeypatch.setattr(sgj, "FORWARD_MIN_OUT", 0)
+    monkeypatch.setattr(sgj, "FORWARD_BELOW", float("inf"))
+    x = _x(n)
+    expected = numerical_jacobian(_setitem_list_helper, x)
+    jac = sg.jacobian(_setitem_list_helper)
+    check_close(jac(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(jac(x), expected, rtol=1e-6, atol=1e-7)       # (the second call: forward mode)

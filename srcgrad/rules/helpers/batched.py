@@ -43,11 +43,15 @@ def batch_size(g):
 @nondiff_helper
 def zeros_b(x, B):
     """Zeros of shape (B,) + x's shape, in x's floating dtype (float64 for
-    integers); a container of None for a list, tuple or dict."""
+    integers); a container of None for a list, tuple or dict; None (a
+    symbolic zero) when B is None (a batched split reverse sweep given
+    only symbolic zeros, a list of None, cannot tell its batch size)."""
     if isinstance(x, (list, tuple)):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
+    if B is None:
+        return None
     if isinstance(x, runtime.ShapeOf):      # an input the reverse sweep restored by its shape only
         kind = np.dtype(x.dtype).kind
         return np.zeros((B,) + tuple(x.shape), dtype=x.dtype if kind in "fc" else np.float64) \
@@ -314,11 +318,17 @@ def value_cotangent_b(g, index, v, x=None):
 
 def zero_at_b(g, index):
     """zero_at for a batched `g`: a copy with g[:, index] zeroed; None (a
-    symbolic zero) stays None; containers once per example."""
+    symbolic zero) stays None; a list or dict in its batched form (one
+    stack per entry) as zero_at does, entry `index` None; other containers
+    once per example. (A list of symbolic zeros went to batch_vjp, which
+    has no batch size to loop over and returned None for the whole list:
+    a TypeError in Hessians through `xs[i] = ...` on a list.)"""
     if type(g) is np.ndarray and basic_index(index):
         out = g.copy()
         out[(slice(None),) + _as_tuple(index)] = 0.0
         return out
+    if isinstance(g, (list, dict)):
+        return zero_at(g, index)
     return batch_vjp(lambda gk, _z: (zero_at(gk, index),), g, None)[0]
 
 
