@@ -198,3 +198,49 @@ def test_forward_jacobian_of_list_element_assignment(n, monkeypatch):
     jac = sg.jacobian(_setitem_list_helper)
     check_close(jac(x), expected, rtol=1e-6, atol=1e-7)
     check_close(jac(x), expected, rtol=1e-6, atol=1e-7)       # (the second call: forward mode)
+
+
+# A list display nested in a rule's sequence parameter (einsum's operands ('i,i->', [v[0], 2.0], b)):
+# activity analysis, the reverse rule's code and the forward rule's code read one level of the
+# operands, so v[0]'s derivative through the nested list was dropped without a word (gradients,
+# JVPs, Hessians and Jacobians), or the whole gradient was zero when no other operand was active.
+
+C2 = np.array([1.0, 3.0])
+
+
+def einsum_nested_lists(v):
+    return np.sin(np.einsum("i,i->", [v[0], 2.0], [v[1], v[0]]))
+
+
+def einsum_nested_list_only(v):
+    return np.sin(np.einsum("i,i->", [v[0] * v[1], 2.0], C2))
+
+
+def einsum_nested_vector(v):
+    return np.einsum("i,i->i", [v[0], 2.0], [v[1], v[0] ** 2])
+
+
+NESTED = [einsum_nested_lists, einsum_nested_list_only]
+NESTED_CASES = [(f, n) for f in NESTED for n in (2, 3)]
+
+
+@pytest.mark.parametrize("fn, n", NESTED_CASES, ids=["%s-%d" % (f.__name__, n) for f, n in NESTED_CASES])
+def test_nested_list_operands(fn, n):
+    x = _x(n)
+    expected_g = numerical_jacobian(fn, x)
+    check_close(_as_autograd(lambda: autograd.grad(fn)(x)), expected_g, rtol=1e-6, atol=1e-7)
+    check_close(sg.grad(fn)(x), expected_g, rtol=1e-6, atol=1e-7)
+    jvps = [sg.jvp(fn, (x,), (np.eye(n)[k],))[1] for k in range(n)]
+    check_close(np.array(jvps), expected_g, rtol=1e-6, atol=1e-7)
+    expected_h = numerical_jacobian(sg.grad(fn), x)
+    check_close(_as_autograd(lambda: autograd.hessian(fn)(x)), expected_h, rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(fn)(x), expected_h, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(fn))(x), expected_h, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", (2, 3))
+def test_nested_list_operands_jacobian(n):
+    # (central differences only: autograd's einsum drops the derivative through a list holding a constant)
+    x = _x(n)
+    expected = numerical_jacobian(einsum_nested_vector, x)
+    check_close(sg.jacobian(einsum_nested_vector)(x), expected, rtol=1e-6, atol=1e-7)

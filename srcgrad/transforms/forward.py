@@ -210,6 +210,25 @@ class ForwardGenerator(Generator):
             return [ast_util.assign(self.tangent(t), value)], {t}
         return [], set()
 
+    def display_tangent(self, s, e, sparse, primitive):
+        """The tuple of tangents of the list or tuple display `e` passed to
+        a rule, nested displays as nested tuples (einsum's operands
+        ('i,i', [a, 2.0], b): left out, a's tangent was dropped without a
+        word). `sparse`: None for a top-level entry with no tangent (the
+        transposed VJP reads it), else zeros."""
+        elts = []
+        for x in e.elts:
+            if self.is_active(x):
+                elts.append(ast_util.name(self.tangent(x.id)))
+            elif isinstance(x, (gast.List, gast.Tuple)) and any(self.is_active(n) for n in ast_util.walk(x)):
+                elts.append(self.display_tangent(s, x, False, primitive))
+            elif any(self.is_active(n) for n in ast_util.walk(x)):
+                self.fail(s, "a nested structure of differentiated values passed to %s"
+                          % getattr(primitive, "__name__", primitive))
+            else:
+                elts.append(ast_util.const(None) if sparse else self.zeros(x))
+        return ast_util.tuple_(elts)
+
     def rule_code(self, s, primitive, adjoint, bindings, t):
         rule = tangent_rules.tangent_rule(primitive)
         params = rule.tangent_params if rule is not None else adjoint.diff_params
@@ -218,11 +237,9 @@ class ForwardGenerator(Generator):
             e = bindings.get(p)
             if self.is_active(e):
                 tnames[p] = self.tangent(e.id)
-            elif isinstance(e, (gast.List, gast.Tuple)) and any(self.is_active(x) for x in e.elts):
+            elif isinstance(e, (gast.List, gast.Tuple)) and any(self.is_active(x) for x in ast_util.walk(e)):
                 # a list parameter (np.stack's arrays): the list of tangents
-                tnames[p] = ast_util.tuple_([
-                    ast_util.name(self.tangent(x.id)) if self.is_active(x)
-                    else (ast_util.const(None) if rule is None else self.zeros(x)) for x in e.elts])
+                tnames[p] = self.display_tangent(s, e, rule is None, primitive)
             elif e is not None and any(self.is_active(n) for n in ast_util.walk(e)):
                 self.fail(s, "a nested structure of differentiated values passed to %s"
                           % getattr(primitive, "__name__", primitive))

@@ -523,6 +523,76 @@ def interp_sorted(v):
     return np.interp(np.array([0.2, 0.5]), np.array([0.0, 0.4, 1.0]), np.array([v[0], v[1], v[0] * v[1]]))
 
 
+# ---- named lists holding constants, passed to rules (their cotangent: one (B, len) array)
+
+def lc_reductions(v):
+    xs = [v[0], 2.0, v[1] * v[0]]
+    return np.array([np.sum(xs), np.mean(xs), np.prod(xs), np.max(xs), np.linalg.norm(xs)])
+
+
+def lc_elementwise(v):
+    xs = [v[0], 2.0, v[1] * v[0]]
+    return np.exp(xs) * np.array([1.0, 2.0, 3.0]) + np.maximum(xs, 0.5) + np.clip(xs, -0.5, 0.7)
+
+
+def lc_scans(v):
+    xs = [v[0], 2.0, v[1] * v[0]]
+    return np.concatenate([np.cumsum(xs), np.sort(xs), np.diff(xs)])
+
+
+def lc_where(v):
+    xs = [v[0], 2.0, v[1] * v[0]]
+    ys = [v[1], v[0] ** 2, 1.0]
+    return np.where([True, False, True], xs, ys) * v[0]
+
+
+def lc_outer_einsum(v):
+    xs = [v[0], 2.0]
+    return np.concatenate([np.outer(xs, v).ravel(), np.einsum("i,i->", xs, [v[1], v[0]])[None]])
+
+
+def lc_matmul_2d(v):
+    A = [[v[0], 1.0], [v[1], v[0] * v[1]]]
+    return np.matmul(A, v[:2]) + np.dot(v[:2], A)
+
+
+def lc_solve(v):
+    A = np.array([[2.0, v[0]], [v[1], 3.0]])
+    return np.linalg.solve(A, [v[0], 2.0])
+
+
+def lc_polyval_interp(v):
+    return np.concatenate([np.polyval([v[0], 2.0, v[1]], v), np.interp([0.25, 0.75], [0.0, 0.5, 1.0], [v[0], 1.0, v[1]])])
+
+
+def lc_concat_const(v):
+    return np.concatenate([v, [1.0], [v[0] * 2.0, 3.0]]) * np.concatenate([[2.0], v[::-1], [1.0, v[1]]])
+
+
+def lc_times_array(v):
+    xs = [v[0], 2.0]
+    return (np.asarray(xs) * v[:2]) + np.multiply(xs, v[:2]) + np.divide(xs, 1.0 + v[:2] ** 2)
+
+
+def lc_tuple_const(v):
+    t = (v[0] * v[1], 1.0)
+    return np.dot(t, t) * v
+
+
+def lc_nested_const(v):
+    A = [[v[0], 1.0], [2.0, v[1]]]
+    return np.linalg.det(A) * v + np.trace(A) + np.sum(np.linalg.inv(A))
+
+
+def lc_list_len_n(v):
+    xs = [v[i] if i % 2 else 1.0 for i in range(len(v))]
+    return np.dot(xs, xs) * v + np.matmul(xs, v)
+
+
+def lc_helper_list(v):
+    return np.dot(_pair(v[0], 2.0), _pair(v[1], v[0]))
+
+
 IDIOMS = [f for name, f in list(globals().items()) if callable(f) and not name.startswith("_")
           and getattr(f, "__module__", None) == __name__ and name not in ("main", "scalar_of")]
 
