@@ -244,3 +244,27 @@ def test_nested_list_operands_jacobian(n):
     x = _x(n)
     expected = numerical_jacobian(einsum_nested_vector, x)
     check_close(sg.jacobian(einsum_nested_vector)(x), expected, rtol=1e-6, atol=1e-7)
+
+
+# A list read both as one array (np.array(t[1]), whose adjoint gives the list form) and by np.dot
+# (whose adjoint, a helper differentiated at second order, returns an array): the helper's batched
+# reverse sweep got the list form of its output's cotangent, which unbroadcast_b read as one array
+# with the examples on axis 0 (ValueError with a None entry; transposed when B equalled its length).
+
+def tuple_of_lists(v):
+    t = ([v[0], v[1]], [v[1] ** 2, 2.0])
+    return np.sum(np.sin(np.array(t[0]) * np.array(t[1]) + np.dot(t[0], t[1])))
+
+
+def tuple_of_lists_auto(v):
+    a, b = [v[0], v[1]], [v[1] ** 2, 2.0]
+    return anp.sum(anp.sin(anp.array(a) * anp.array(b) + (a[0] * b[0] + a[1] * b[1])))
+
+
+@pytest.mark.parametrize("n", (2, 3, 4))
+def test_hessians_of_a_list_read_two_ways(n):
+    x = _x(n)
+    expected = numerical_jacobian(sg.grad(tuple_of_lists), x)
+    check_close(autograd.hessian(tuple_of_lists_auto)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(tuple_of_lists)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(tuple_of_lists))(x), expected, rtol=1e-6, atol=1e-7)

@@ -14,6 +14,7 @@ paired wrongly without a word. Each idiom is a module-level function of one
 float vector `v` returning an array (the compiler reads its source;
 autograd runs it with `np` swapped for autograd.numpy); its scalar form
 `np.sum(np.sin(y) * (1 + y))` (y its output) gives the Hessians."""
+import math
 import sys
 import traceback
 import warnings
@@ -591,6 +592,112 @@ def lc_list_len_n(v):
 
 def lc_helper_list(v):
     return np.dot(_pair(v[0], 2.0), _pair(v[1], v[0]))
+
+
+# ---- more containers, indexing and linear algebra
+
+def builtins_scalars(v):
+    xs = [v[0] * v[1], v[1] ** 2, math.sin(v[0])]
+    return np.array([sum(xs), abs(v[1]) * xs[0], max(xs) * min(v[0], 0.2)])
+
+
+def take_along(v):
+    idx = np.argsort(v)
+    A = np.outer(v, v)
+    return np.concatenate([np.take(v, idx) * v, np.take_along_axis(A, idx[None, :], axis=1).ravel()])
+
+
+def add_at_2d(v):
+    out = np.zeros((3, 2))
+    rows = np.array([0, 2, 0, 1, 2, 0])[: len(v)]
+    np.add.at(out, (rows, rows % 2), v * v[0])
+    return out.ravel()
+
+
+def mask_assign(v):
+    out = v * 1.0
+    out[v > 0.0] = v[v > 0.0] ** 2
+    return out * v
+
+
+def eigh_cholesky_qr(v):
+    A = np.outer(v, v) + 2.0 * np.eye(len(v))
+    w = np.linalg.eigvalsh(A)
+    L = np.linalg.cholesky(A)
+    Q, R = np.linalg.qr(A)
+    return np.concatenate([w, L.ravel(), np.abs(np.diag(R))])
+
+
+def tensordot_kron(v):
+    A = np.outer(v, v[:2])
+    return np.concatenate([np.tensordot(A, v[:2], axes=1), np.kron(v[:2], [1.0, v[0]])])
+
+
+def list_of_dicts(v):
+    ds = [{"a": v[i], "b": v[i] ** 2} for i in range(len(v))]
+    return np.array([d["a"] * d["b"] for d in ds])
+
+
+def dict_of_tuples(v):
+    d = {"p": (v[0], v[1] * 2.0), "q": (v[-1], 1.0)}
+    return np.array([d["p"][0] * d["q"][0], d["p"][1] + d["q"][1]])
+
+
+def tuple_of_lists(v):
+    t = ([v[0], v[1]], [v[1] ** 2, 2.0])
+    return np.array(t[0]) * np.array(t[1]) + np.dot(t[0], t[1])
+
+
+def zip_two_lists(v):
+    xs = [v[i] for i in range(len(v))]
+    ys = [v[i] ** 2 for i in range(len(v))]
+    return np.array([a * b for a, b in zip(xs, ys)])
+
+
+def list_arrays_transposed(v):
+    xs = [v * 2.0, v ** 2]
+    return np.array(xs[::-1]).T.ravel() * np.array(xs).T.ravel()
+
+
+def helper_returns_tuple_indexed(v):
+    r = _pair(v[0], v[1])
+    return np.array([r[0] * r[1], r[1]])
+
+
+def closure_constant(v):
+    W = np.linspace(1.0, 2.0, len(v))
+
+    def apply(a):
+        return np.tanh(W * a)
+    return apply(v) * apply(v ** 2)
+
+
+def vstack_consts_matmul(v):
+    A = np.vstack([[v[0], 1.0], [2.0, v[1]]])
+    return A @ np.array([v[1], 1.0]) + np.array([1.0, v[0]]) @ A
+
+
+def stack_lists_of_arrays(v):
+    return np.stack([[v, v ** 2], [np.sin(v), v * 3.0]]).ravel()
+
+
+def reshape_pairs(v):
+    a = np.concatenate([v, v ** 2]).reshape(-1, 2)
+    return (a[:, 0] * a[:, 1]) + np.sum(a, axis=1)
+
+
+def cumsum_axis_2d(v):
+    A = np.outer(v, v ** 2)
+    return np.concatenate([np.cumsum(A, axis=0).ravel(), np.diff(A, axis=1).ravel(), np.cumprod(v)])
+
+
+def sort_axis_max_axis(v):
+    A = np.outer(v, np.sin(v))
+    return np.concatenate([np.sort(A, axis=1).ravel(), np.max(A, axis=1), np.min(A, axis=0, keepdims=True).ravel()])
+
+
+def list_comp_nested_pairs(v):
+    return np.array([[v[i] * v[j], v[j]] for i in range(2) for j in range(len(v))])
 
 
 IDIOMS = [f for name, f in list(globals().items()) if callable(f) and not name.startswith("_")

@@ -141,7 +141,18 @@ def zeros_dense_b(x, B):
 
 def unbroadcast_b(g, x):
     """unbroadcast for a batched `g` of shape (B,) + S: summed (or
-    broadcast) to (B,) + x's shape."""
+    broadcast) to (B,) + x's shape. A list or tuple `g` for an array `x`
+    (the list form of the cotangent of a list read as one array: a
+    helper's list operand, differentiated again) is stacked on axis 1
+    first, its None entries zeros; read as one array, its entries were
+    taken for examples (an error, or transposed without a word when the
+    batch size equalled the list's length)."""
+    if isinstance(g, (list, tuple)) and not isinstance(x, (list, tuple)):
+        B = batch_size(g)
+        if B is None:
+            return None         # (every entry a symbolic zero)
+        inner = tuple(_shape(x))[1:]
+        g = np.stack([np.zeros((B,) + inner) if e is None else np.broadcast_to(e, (B,) + inner) for e in g], axis=1)
     gs = np.shape(g)
     B, inner = gs[0], gs[1:]
     shape = tuple(_shape(x))
