@@ -268,3 +268,23 @@ def test_hessians_of_a_list_read_two_ways(n):
     check_close(autograd.hessian(tuple_of_lists_auto)(x), expected, rtol=1e-6, atol=1e-7)
     check_close(sg.hessian(tuple_of_lists)(x), expected, rtol=1e-6, atol=1e-7)
     check_close(sg.jacobian(sg.grad(tuple_of_lists))(x), expected, rtol=1e-6, atol=1e-7)
+
+
+# A named list holding a constant read by np.outer and np.einsum: at second order, einsum's adjoint
+# helper gets, per example, a list cotangent of the list operand with a None (symbolic zero) entry,
+# which np.einsum could not read (TypeError).
+
+def outer_and_einsum_of_a_list(v):
+    xs = [v[0], 2.0]
+    y = np.concatenate([np.outer(xs, v).ravel(), np.einsum("i,i->", xs, [v[1], v[0]])[None]])
+    return np.sum(np.sin(y) * (1.0 + y))
+
+
+@pytest.mark.parametrize("n", (2, 3))
+def test_hessians_of_einsum_of_a_list(n):
+    x = _x(n)
+    expected = numerical_jacobian(sg.grad(outer_and_einsum_of_a_list), x)
+    check_close(sg.grad(outer_and_einsum_of_a_list)(x), numerical_jacobian(outer_and_einsum_of_a_list, x),
+                rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(outer_and_einsum_of_a_list)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(outer_and_einsum_of_a_list))(x), expected, rtol=1e-6, atol=1e-7)

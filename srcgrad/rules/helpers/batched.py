@@ -147,10 +147,8 @@ def unbroadcast_b(g, x):
     first, its None entries zeros; read as one array, its entries were
     taken for examples (an error, or transposed without a word when the
     batch size equalled the list's length)."""
-    if isinstance(g, (list, tuple)) and not isinstance(x, (list, tuple)):
+    if isinstance(g, (list, tuple)) and not isinstance(x, (list, tuple)) and batch_size(g) is not None:
         B = batch_size(g)
-        if B is None:
-            return None         # (every entry a symbolic zero)
         inner = tuple(_shape(x))[1:]
         g = np.stack([np.zeros((B,) + inner) if e is None else np.broadcast_to(e, (B,) + inner) for e in g], axis=1)
     gs = np.shape(g)
