@@ -288,3 +288,18 @@ def test_hessians_of_einsum_of_a_list(n):
                 rtol=1e-6, atol=1e-7)
     check_close(sg.hessian(outer_and_einsum_of_a_list)(x), expected, rtol=1e-6, atol=1e-7)
     check_close(sg.jacobian(sg.grad(outer_and_einsum_of_a_list))(x), expected, rtol=1e-6, atol=1e-7)
+
+
+def tuple_of_lists_no_constant(v):
+    t = ([v[0], v[1]], [v[1] ** 2, v[0] * 3.0])
+    return np.sum(np.sin(np.array(t[0]) * np.array(t[1]) + np.dot(t[0], t[1])))
+
+
+@pytest.mark.parametrize("n", (2, 3, 4))
+def test_hessians_of_a_list_of_names_read_two_ways(n):
+    x = _x(n)
+    expected = numerical_jacobian(sg.grad(tuple_of_lists_no_constant), x)
+    check_close(sg.grad(tuple_of_lists_no_constant)(x), numerical_jacobian(tuple_of_lists_no_constant, x),
+                rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(tuple_of_lists_no_constant)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(tuple_of_lists_no_constant))(x), expected, rtol=1e-6, atol=1e-7)
