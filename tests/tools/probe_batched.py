@@ -700,6 +700,68 @@ def list_comp_nested_pairs(v):
     return np.array([[v[i] * v[j], v[j]] for i in range(2) for j in range(len(v))])
 
 
+# ---- loops and stacks inside helpers (their split sweeps differentiated again)
+
+def _while_helper(v):
+    y = v
+    k = 0
+    while k < 3:
+        y = np.sin(y) * v + 0.1
+        k += 1
+    return y
+
+
+def while_in_helper(v):
+    return _while_helper(v) * v[0]
+
+
+def _ckpt_helper_list(v):
+    ys = []
+    y = v
+    for t in sg.checkpointed(range(3), snapshots=1):
+        y = np.cos(y) * v
+        ys.append(y[0])
+    return np.array(ys), y
+
+
+def checkpointed_list_in_helper(v):
+    a, b = _ckpt_helper_list(v)
+    return np.concatenate([a, b])
+
+
+def _append_helper(v):
+    rows = []
+    for i in range(len(v)):
+        rows.append([v[i], v[i] * v[0]])
+    return rows
+
+
+def rows_from_helper(v):
+    return np.array(_append_helper(v)).ravel() ** 2
+
+
+def _setitem_helper(v):
+    out = np.zeros((len(v), 2))
+    for i in range(len(v)):
+        out[i, :] = [v[i] ** 2, 1.0]
+    return out
+
+
+def setitem_in_helper(v):
+    return (_setitem_helper(v) @ np.array([1.0, v[0]])) * v
+
+
+def custom_in_loop(v):
+    y = v
+    for _ in range(2):
+        y = _cube(y) * 0.5 + v
+    return y
+
+
+def nested_helpers(v):
+    return _while_helper(np.stack(_rows(v))[0]) + helper_calls(v)[0]
+
+
 IDIOMS = [f for name, f in list(globals().items()) if callable(f) and not name.startswith("_")
           and getattr(f, "__module__", None) == __name__ and name not in ("main", "scalar_of")]
 
