@@ -28,6 +28,7 @@ import numpy as np
 from .. import runtime
 from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
+from ..rules.python import containers
 from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, ops, optimize
@@ -151,6 +152,16 @@ class ForwardGenerator(Generator):
             # (None, a symbolic zero, where the value pushed had no tangent)
             dense = ast_util.call(ast_util.name(self.inject("densify", runtime.densify)), [pop, ast_util.name(t)])
             return [ast_util.assign(self.tangent(t), dense)], {t}
+        if len(targets) == 1 and targets[0] in self.active_stacks and op.kind in ("rule", "copy"):
+            # S = list(res[k]), residuals handed in copied into a stack this code also pushes onto
+            # (a split reverse sweep re-running a checkpointed loop's steps recorded): S's tangent
+            # stack starts as the copy of res[k]'s tangent list, not empty (its pops of res[k]'s
+            # values found no tangents: IndexError)
+            src = [n for n in op.operand_names() if n in self.active]
+            if src:
+                copy_call = ast_util.call(ast_util.name(self.inject("as_list", containers.as_list)),
+                                          [ast_util.name(self.tangent(src[0]))])
+                return [ast_util.assign(self.stack_tangent(targets[0]), copy_call)], set()
         if not any(t in self.active for t in targets):
             return [], set()
         t = targets[0]
@@ -199,6 +210,25 @@ class ForwardGenerator(Generator):
             return [ast_util.assign(self.tangent(t), value)], {t}
         return [], set()
 
+    def display_tangent(self, s, e, sparse, primitive):
+        """The tuple of tangents of the list or tuple display `e` passed to
+        a rule, nested displays as nested tuples (einsum's operands
+        ('i,i', [a, 2.0], b): left out, a's tangent was dropped without a
+        word). `sparse`: None for a top-level entry with no tangent (the
+        transposed VJP reads it), else zeros."""
+        elts = []
+        for x in e.elts:
+            if self.is_active(x):
+                elts.append(ast_util.name(self.tangent(x.id)))
+            elif isinstance(x, (gast.List, gast.Tuple)) and any(self.is_active(n) for n in ast_util.walk(x)):
+                elts.append(self.display_tangent(s, x, False, primitive))
+            elif any(self.is_active(n) for n in ast_util.walk(x)):
+                self.fail(s, "a nested structure of differentiated values passed to %s"
+                          % getattr(primitive, "__name__", primitive))
+            else:
+                elts.append(ast_util.const(None) if sparse else self.zeros(x))
+        return ast_util.tuple_(elts)
+
     def rule_code(self, s, primitive, adjoint, bindings, t):
         rule = tangent_rules.tangent_rule(primitive)
         params = rule.tangent_params if rule is not None else adjoint.diff_params
@@ -207,11 +237,9 @@ class ForwardGenerator(Generator):
             e = bindings.get(p)
             if self.is_active(e):
                 tnames[p] = self.tangent(e.id)
-            elif isinstance(e, (gast.List, gast.Tuple)) and any(self.is_active(x) for x in e.elts):
+            elif isinstance(e, (gast.List, gast.Tuple)) and any(self.is_active(x) for x in ast_util.walk(e)):
                 # a list parameter (np.stack's arrays): the list of tangents
-                tnames[p] = ast_util.tuple_([
-                    ast_util.name(self.tangent(x.id)) if self.is_active(x)
-                    else (ast_util.const(None) if rule is None else self.zeros(x)) for x in e.elts])
+                tnames[p] = self.display_tangent(s, e, rule is None, primitive)
             elif e is not None and any(self.is_active(n) for n in ast_util.walk(e)):
                 self.fail(s, "a nested structure of differentiated values passed to %s"
                           % getattr(primitive, "__name__", primitive))

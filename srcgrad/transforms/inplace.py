@@ -64,7 +64,7 @@ _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densi
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
                 containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,),
                 rules_batched.unindex_add_b: (0,), rules_batched.zero_at_b: (0,),
-                rules_batched.zero_at_in_place_b: (0,)}
+                rules_batched.zero_at_in_place_b: (0,), rules_batched.add_cotangents_b: (0, 1)}
 
 
 class _Sharing:

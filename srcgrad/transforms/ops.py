@@ -57,7 +57,9 @@ class Op:
                 if isinstance(e, gast.Name):
                     out.append(e.id)
                 elif isinstance(e, (gast.List, gast.Tuple)):
-                    out.extend(x.id for x in e.elts if isinstance(x, gast.Name))
+                    # (nested displays too: einsum's operands ('i,i', [a, 2.0], b); left out, `a`
+                    # looked inactive and its cotangent was dropped without a word)
+                    out.extend(x.id for x in _display_names(e))
             return out
         if self.kind == "pack":
             return [n.id for n in self.args if isinstance(n, gast.Name)]
@@ -76,3 +78,13 @@ def unknown_receiver_refusal():
             "code, or taken from a container by a computed index)",
             "build objects outside and pass them in, or loop over a list of them directly "
             "(for layer in layers: srcgrad unrolls the loop, each call compiled for its object)")
+
+
+def _display_names(e):
+    """The Names in the list or tuple display `e` and the displays nested
+    in it, in order."""
+    for x in e.elts:
+        if isinstance(x, gast.Name):
+            yield x
+        elif isinstance(x, (gast.List, gast.Tuple)):
+            yield from _display_names(x)

@@ -230,7 +230,8 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         targets = _targets(s)
         code = []
         if any(t in self.active and t in nz for t in targets) or (
-                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)):
+                op.kind == "pop" and (op.args[0].id in self.active_stacks or op.args[0].id in self.active)) or \
+                self.copied_stack(op, targets):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
@@ -278,9 +279,12 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         return pre + [ast_util.copy_location(ast_util.for_(ast_util.name("_", store=True), it, body), s)]
 
     def add_expr(self, adjoint_name, value):
-        """`b + value`, or add_cotangents(b, value) for a (possible) container."""
+        """`b + value`, or add_cotangents(b, value) for a (possible) container
+        (batched: add_cotangents_b, which also adds a list's (B, len, ...)
+        array cotangent to its list form entry by entry)."""
         if adjoint_name in self.dynamic_adjoints:
-            return ast_util.call(self.helper(runtime.add_cotangents), [ast_util.name(adjoint_name), value])
+            add = rules_batched.add_cotangents_b if self.batched else runtime.add_cotangents
+            return ast_util.call(self.helper(add), [ast_util.name(adjoint_name), value])
         return ast_util.add(ast_util.name(adjoint_name), value)
 
     def accumulate(self, name, value, nz):
@@ -302,6 +306,14 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
             return ast_util.call(self.helper(rules_batched.densify_b),
                                  [read, ast_util.name(like), ast_util.name(self.batch)])
         return ast_util.call(self.helper(runtime.densify), [read, ast_util.name(like)])
+
+    def entry(self, read, index):
+        """`read[index]`, entry `index` (a constant) of a list's cotangent
+        (batched: entry_b, which also reads the (B, len, ...) array a
+        rule gives for a list operand)."""
+        if self.batched:
+            return ast_util.call(self.helper(rules_batched.entry_b), [read, _as_load(index)])
+        return gast.Subscript(value=read, slice=_as_load(index), ctx=gast.Load())
 
     def stack_adjoint(self, stack):
         self.used_stacks.add(stack)
@@ -340,6 +352,19 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
         own = {id(c) for c in body}
         return self.comment(s) + [c if id(c) in own else ast_util.copy_location(c, s) for c in code]
 
+    def copied_stack(self, op, targets):
+        """Is this `S = list(res[k])` copying residuals handed in into a
+        stack this code also pushes onto (a split reverse sweep re-running
+        a checkpointed loop's steps recorded)? S carries cotangents as a
+        stack (`active_stacks`), not as an active name; reversed, S's
+        cotangent stack holds, element j, the cotangent of the j-th value
+        of res[k], and flows on to the residuals through the copy's adjoint as
+        for a stack only popped. (Left out, those cotangents were dropped:
+        a Hessian through a helper holding a checkpointed loop was wrong
+        without a word.)"""
+        return (len(targets) == 1 and targets[0] in self.active_stacks and op.kind in ("rule", "copy")
+                and any(n in self.active for n in op.operand_names()))
+
     def push_adjoint(self, s, op, nz):
         """push(S, x) reversed: x's cotangent comes off bS."""
         stack, x = op.args
@@ -376,7 +401,8 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
                 (ast_util.const(k), e) for k, e in enumerate(v.elts))
             code = []
             for key, elt in pairs:
-                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load())
+                read = gast.Subscript(value=ast_util.name(self.adjoint(t)), slice=_as_load(key), ctx=gast.Load()) \
+                    if isinstance(v, gast.Dict) else self.entry(ast_util.name(self.adjoint(t)), key)
                 if isinstance(elt, gast.Name) and elt.id in self.active:
                     code.append(self.accumulate(elt.id, self.densify_call(read, elt.id), nz))
                 elif isinstance(elt, gast.Name) and elt.id in self.active_stacks:

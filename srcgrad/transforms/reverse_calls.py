@@ -105,7 +105,7 @@ class CallAdjoints:
             whole, t = cots[0], targets[0]
             cots = []
             for k in range(op.n_outputs):
-                read = ast_util.item(ast_util.clone(whole), k)
+                read = self.entry(ast_util.clone(whole), ast_util.const(k))
                 like = ast_util.item(ast_util.name(t), k)
                 cots.append(ast_util.call(self.helper(rules_batched.densify_b), [read, like, ast_util.name(
                     self.batch)]) if self.batched else ast_util.call(self.helper(runtime.densify), [read, like]))

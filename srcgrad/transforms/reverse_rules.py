@@ -67,7 +67,8 @@ class RuleAdjoints:
             if isinstance(e, gast.Name) and e.id in self.active:
                 tmap[p] = self.adjoint(e.id)
             elif isinstance(e, (gast.List, gast.Tuple)):
-                if any(isinstance(n, gast.Name) and n.id in self.active for n in e.elts):
+                # (nested displays too: einsum's operands ('i,i', [a, 2.0], b) hold a list)
+                if any(isinstance(n, gast.Name) and n.id in self.active for n in ast_util.walk(e)):
                     tmap[p] = self.namer.fresh("_b" + p)
                     spread.append((e, tmap[p]))
             elif e is not None and not isinstance(e, (gast.Name, gast.Constant)):
@@ -141,10 +142,24 @@ class RuleAdjoints:
                 code = [optimize.MathFunctions(np_aliases, self.inject("math", math)).visit(c) for c in code]
         code = optimize.fold(code)
         for e, tmp in spread:
-            for k, elt in enumerate(e.elts):
-                if isinstance(elt, gast.Name) and elt.id in self.active:
-                    read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
-                    code.append(self.accumulate(elt.id, read, nz))
+            code += self.spread_adjoints(s, ast_util.name(tmp), e, nz, rule.name)
+        return code
+
+    def spread_adjoints(self, s, read, e, nz, rule_name):
+        """The cotangent `read` of the list or tuple display `e` passed to
+        a rule, accumulated into its active names entry by entry, and into
+        the entries of the displays nested in it (einsum's operands
+        ('i,i', [a, 2.0], b): left out, a's cotangent was dropped, a wrong
+        gradient without a word)."""
+        code = []
+        for k, elt in enumerate(e.elts):
+            entry = self.entry(ast_util.clone(read), ast_util.const(k))
+            if isinstance(elt, gast.Name) and elt.id in self.active:
+                code.append(self.accumulate(elt.id, self.densify_call(entry, elt.id), nz))
+            elif isinstance(elt, (gast.List, gast.Tuple)):
+                code += self.spread_adjoints(s, entry, elt, nz, rule_name)
+            elif any(isinstance(n, gast.Name) and n.id in self.active for n in ast_util.walk(elt)):
+                self.fail(s, "a nested structure of differentiated values passed to %s" % rule_name)
         return code
 
     def looped_rule_code(self, s, op, t, tmap, spread, nz):
@@ -170,10 +185,7 @@ class RuleAdjoints:
             if isinstance(e, gast.Name):
                 code.append(self.accumulate(e.id, ast_util.name(tmp), nz))
             elif isinstance(e, (gast.List, gast.Tuple)):
-                for k, elt in enumerate(e.elts):
-                    if isinstance(elt, gast.Name) and elt.id in self.active:
-                        read = self.densify_call(ast_util.item(ast_util.name(tmp), k), elt.id)
-                        code.append(self.accumulate(elt.id, read, nz))
+                code += self.spread_adjoints(s, ast_util.name(tmp), e, nz, rule.name)
         del spread_tmps
         return code
 

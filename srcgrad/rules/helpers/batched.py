@@ -43,11 +43,15 @@ def batch_size(g):
 @nondiff_helper
 def zeros_b(x, B):
     """Zeros of shape (B,) + x's shape, in x's floating dtype (float64 for
-    integers); a container of None for a list, tuple or dict."""
+    integers); a container of None for a list, tuple or dict; None (a
+    symbolic zero) when B is None (a batched split reverse sweep given
+    only symbolic zeros, a list of None, cannot tell its batch size)."""
     if isinstance(x, (list, tuple)):
         return [None] * len(x)
     if isinstance(x, dict):
         return dict.fromkeys(x)
+    if B is None:
+        return None
     if isinstance(x, runtime.ShapeOf):      # an input the reverse sweep restored by its shape only
         kind = np.dtype(x.dtype).kind
         return np.zeros((B,) + tuple(x.shape), dtype=x.dtype if kind in "fc" else np.float64) \
@@ -77,6 +81,43 @@ def densify_b(g, x, B):
     return g
 
 
+def entry_b(g, k):
+    """Entry k of the batched cotangent `g` of a list or tuple: g[k] for
+    the list form (a list of (B, ...) stacks), g[:, k] for one array of
+    shape (B, len, ...) (a rule's cotangent of a list operand, np.dot's or
+    matmul's of [a, 2.0]: an array in the list's shape, with the batch in
+    front); None (a symbolic zero) as it is. Indexing that array as g[k]
+    took example k for entry k: a wrong Jacobian without a word when the
+    batch size was at least the list's length."""
+    if g is None:
+        return None
+    if type(g) is np.ndarray:
+        return g[:, k]
+    return g[k]
+
+
+def add_cotangents_b(a, b):
+    """add_cotangents for batched cotangents: a list's cotangent in the
+    list form and one (B, len, ...) array of it (a rule's cotangent of a
+    list operand) add entry by entry, the array's entries on its axis 1
+    (entry_b), at every level of nesting. (add_cotangents zips the list
+    with the array's rows, which here are examples: example k was added to
+    entry k, and zip dropped the rest, a wrong Hessian without a word.)"""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        n = len(a) if isinstance(a, (list, tuple)) else len(b)
+        return [add_cotangents_b(entry_b(a, k), entry_b(b, k)) for k in range(n)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add_cotangents_b(out.get(k), v)
+        return out
+    return a + b
+
+
 def densify_tree_b(g, x, B):
     """densify_tree for batched cotangents."""
     if g is None:
@@ -100,7 +141,16 @@ def zeros_dense_b(x, B):
 
 def unbroadcast_b(g, x):
     """unbroadcast for a batched `g` of shape (B,) + S: summed (or
-    broadcast) to (B,) + x's shape."""
+    broadcast) to (B,) + x's shape. A list or tuple `g` for an array `x`
+    (the list form of the cotangent of a list read as one array: a
+    helper's list operand, differentiated again) is stacked on axis 1
+    first, its None entries zeros; read as one array, its entries were
+    taken for examples (an error, or transposed without a word when the
+    batch size equalled the list's length)."""
+    if isinstance(g, (list, tuple)) and not isinstance(x, (list, tuple)) and batch_size(g) is not None:
+        B = batch_size(g)
+        inner = tuple(_shape(x))[1:]
+        g = np.stack([np.zeros((B,) + inner) if e is None else np.broadcast_to(e, (B,) + inner) for e in g], axis=1)
     gs = np.shape(g)
     B, inner = gs[0], gs[1:]
     shape = tuple(_shape(x))
@@ -277,11 +327,17 @@ def value_cotangent_b(g, index, v, x=None):
 
 def zero_at_b(g, index):
     """zero_at for a batched `g`: a copy with g[:, index] zeroed; None (a
-    symbolic zero) stays None; containers once per example."""
+    symbolic zero) stays None; a list or dict in its batched form (one
+    stack per entry) as zero_at does, entry `index` None; other containers
+    once per example. (A list of symbolic zeros went to batch_vjp, which
+    has no batch size to loop over and returned None for the whole list:
+    a TypeError in Hessians through `xs[i] = ...` on a list.)"""
     if type(g) is np.ndarray and basic_index(index):
         out = g.copy()
         out[(slice(None),) + _as_tuple(index)] = 0.0
         return out
+    if isinstance(g, (list, dict)):
+        return zero_at(g, index)
     return batch_vjp(lambda gk, _z: (zero_at(gk, index),), g, None)[0]
 
 

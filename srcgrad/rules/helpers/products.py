@@ -310,7 +310,11 @@ def einsum_adjoint_vjp(h, g, operands, wrt_g):
     cotangents `h` (zeros where unused): the cotangent of g (wrt_g), else
     the list of the operands' cotangents (None at the subscripts and
     sublists). Each entry's einsum is differentiated by einsum_cotangents;
-    an operand entering conjugated gets the conjugate of its cotangent."""
+    an operand entering conjugated gets the conjugate of its cotangent. A
+    None in `h` (a symbolic zero: a batched sweep's example of a list
+    cotangent with an unused entry) contributes nothing, and so does a
+    None entry in a list cotangent of one operand (einsum raised
+    TypeError on them)."""
     if not isinstance(operands[0], str):
         spec, positions = interleaved_spec(operands)
         inner = einsum_adjoint_vjp([None, *[h[p] for p in positions]], g,
@@ -333,17 +337,21 @@ def einsum_adjoint_vjp(h, g, operands, wrt_g):
     for i in range(n):
         spec, consts = _einsum_adjoint_plan(subscripts, shapes, i, dtype)
         others = [conj(ops[j]) for j in range(n) if j != i]
-        terms.append(einsum_cotangents(h[i + 1], [spec, g, *others, *consts]))
+        hi = h[i + 1]
+        if isinstance(hi, (list, tuple)):   # (an operand's list cotangent: its None entries zeros)
+            hi = np.array([np.zeros(shapes[i][1:]) if e is None else e for e in hi])
+        terms.append(None if hi is None else einsum_cotangents(hi, [spec, g, *others, *consts]))
     if wrt_g:
         dg = np.zeros_like(g)
         for i in range(n):
-            dg = dg + terms[i][1]
+            if terms[i] is not None:
+                dg = dg + terms[i][1]
         return dg
     out = [None]
     for j in range(n):
         total = np.zeros(np.shape(ops[j]), dtype=inexact_dtype(g, ops[j]))
         for i in range(n):
-            if i != j:
+            if i != j and terms[i] is not None:
                 total = total + conj(terms[i][2 + j - (j > i)])
         out.append(total)
     return out
