@@ -402,14 +402,7 @@ def _as_tangent(tangent, like):
         return [_as_tangent(t, o) for t, o in zip(tangent, like)]
     if isinstance(tangent, Tensor):
         return conformed(tangent, like)
-    tangent = np.asarray(tangent)
-    if tangent.dtype.kind == "c" and like.dtype.kind != "c":
-        tangent = np.real(tangent)
-    if tangent.shape != like.shape:
-        tangent = np.broadcast_to(tangent, like.shape)
-    if tangent.dtype != like.dtype and is_differentiable_dtype(like.dtype):
-        tangent = tangent.astype(like.dtype)
-    return Tensor(tangent)
+    return Tensor(conformed(np.asarray(tangent), like))
 
 
 def _transpose(rule, z, tangents, bound):

@@ -307,11 +307,11 @@ def is_differentiable_dtype(dtype):
 
 
 def conformed(d, like):
-    """The derivative `d` (a Tensor, recorded by the tapes around: a
-    backward or tangent pass run on Tensors) as one of `like` (a Tensor):
-    its real part for a real `like` (TF's convention: a real value's
-    derivative is real), broadcast to like's shape, in like's floating
-    dtype."""
+    """The derivative `d` (an ndarray, or a Tensor: a backward or tangent
+    pass run on Tensors, which the tapes around record) as one of `like`
+    (a Tensor): its real part for a real `like` (TF's convention: a real
+    value's derivative is real), broadcast to like's shape, in like's
+    floating dtype."""
     if d.dtype.kind == "c" and like.dtype.kind != "c":
         d = np.real(d)
     if d.shape != like.shape:
