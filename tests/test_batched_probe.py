@@ -280,14 +280,18 @@ def outer_and_einsum_of_a_list(v):
     return np.sum(np.sin(y) * (1.0 + y))
 
 
+def _check_gradient_and_hessians(f, x):
+    """sg.grad against central differences of f; sg.hessian and the
+    Jacobian of the gradient against central differences of the gradient."""
+    expected = numerical_jacobian(sg.grad(f), x)
+    check_close(sg.grad(f)(x), numerical_jacobian(f, x), rtol=1e-6, atol=1e-7)
+    check_close(sg.hessian(f)(x), expected, rtol=1e-6, atol=1e-7)
+    check_close(sg.jacobian(sg.grad(f))(x), expected, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("n", (2, 3))
 def test_hessians_of_einsum_of_a_list(n):
-    x = _x(n)
-    expected = numerical_jacobian(sg.grad(outer_and_einsum_of_a_list), x)
-    check_close(sg.grad(outer_and_einsum_of_a_list)(x), numerical_jacobian(outer_and_einsum_of_a_list, x),
-                rtol=1e-6, atol=1e-7)
-    check_close(sg.hessian(outer_and_einsum_of_a_list)(x), expected, rtol=1e-6, atol=1e-7)
-    check_close(sg.jacobian(sg.grad(outer_and_einsum_of_a_list))(x), expected, rtol=1e-6, atol=1e-7)
+    _check_gradient_and_hessians(outer_and_einsum_of_a_list, _x(n))
 
 
 def tuple_of_lists_no_constant(v):
@@ -297,9 +301,4 @@ def tuple_of_lists_no_constant(v):
 
 @pytest.mark.parametrize("n", (2, 3, 4))
 def test_hessians_of_a_list_of_names_read_two_ways(n):
-    x = _x(n)
-    expected = numerical_jacobian(sg.grad(tuple_of_lists_no_constant), x)
-    check_close(sg.grad(tuple_of_lists_no_constant)(x), numerical_jacobian(tuple_of_lists_no_constant, x),
-                rtol=1e-6, atol=1e-7)
-    check_close(sg.hessian(tuple_of_lists_no_constant)(x), expected, rtol=1e-6, atol=1e-7)
-    check_close(sg.jacobian(sg.grad(tuple_of_lists_no_constant))(x), expected, rtol=1e-6, atol=1e-7)
+    _check_gradient_and_hessians(tuple_of_lists_no_constant, _x(n))
