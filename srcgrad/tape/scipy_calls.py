@@ -132,7 +132,7 @@ _SRCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 #: (np.mean([a, 2 * b]), np.max([a, b, 0.3]): a cut path, a wrong gradient)
 NUMPY_NON_DISPATCHING = ("full", "full_like", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
                          "arange", "stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "block",
-                         "einsum", "sum", "mean", "prod", "max", "min", "amax", "amin")
+                         "einsum", "sum", "mean", "prod", "max", "min", "amax", "amin", "interp")
 #: of those, the conversions recorded only when the user's code calls them (`x = np.asarray(x)`, as autograd's
 #: and JAX's asarray): a library converting its input (scipy.ndimage) gets an ndarray, the cut path warns
 USERS_ONLY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")

@@ -129,7 +129,11 @@ def cast_like(g, x):
 @nondiff_helper
 def _dtype(x):
     dtype = getattr(x, "dtype", None)
-    return dtype if dtype is not None else np.result_type(x)
+    if dtype is not None:
+        return dtype
+    if type(x) in (list, tuple):    # (np.interp's fp given as a list: np.result_type reads a list as a record dtype)
+        return np.result_type(*[_dtype(e) for e in x]) if x else np.dtype(np.float64)
+    return np.result_type(x)
 
 
 def float_dtype(x):

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...runtime import nondiff_helper
 from .complex import conj
+from ..python.containers import sequence_as_array
 from .shapes import index_gather, index_scatter
 
 
@@ -98,7 +99,10 @@ def interp_fp_mask(x, xp, left, right, period):
 
 def interp_t(x, xp, period):
     """The weight of fp[hi] in z: t = (x - xp[lo]) / (xp[hi] - xp[lo]) on
-    a piece (differentiable in x and xp), the constant `t_fixed` elsewhere."""
+    a piece (differentiable in x and xp), the constant `t_fixed` elsewhere.
+    (x and xp may be lists, as np.interp takes them.)"""
+    x = sequence_as_array(x)
+    xp = sequence_as_array(xp)
     lo, hi, x_shift, lo_shift, hi_shift, piece, t_fixed, at_left, at_right = interp_locate(
         x, xp, None, None, period)
     start = index_gather(xp, lo) - lo_shift
