@@ -94,13 +94,20 @@ class _Sharing:
 
 
 def _callee(func, lookup):
-    """The object a call's func (a Name or module attribute chain) denotes."""
+    """The object a call's func (a Name or module attribute chain) denotes:
+    NumPy's own function where a recording tape has put its wrapper in
+    numpy's namespace (`__srcgrad_recorded__`: np.zeros, np.array), as
+    the compiler resolves it (a function compiled inside a tape's body
+    read `np.zeros` as the wrapper, which is not known to return a new
+    array: `H[t] = h` copied H at every step)."""
     if isinstance(func, gast.Name):
-        return lookup(func.id)
-    if isinstance(func, gast.Attribute):
+        obj = lookup(func.id)
+    elif isinstance(func, gast.Attribute):
         base = _callee(func.value, lookup)
-        return getattr(base, func.attr, None) if base is not None and type(base).__name__ == "module" else None
-    return None
+        obj = getattr(base, func.attr, None) if base is not None and type(base).__name__ == "module" else None
+    else:
+        return None
+    return getattr(obj, "__srcgrad_recorded__", obj)
 
 
 def _names(e):
