@@ -565,17 +565,26 @@ def _unreduce(g, x, axis=None, keepdims=False):
     if ax is not None and (insert or g.ndim == nd):
         return _unreduce_one_axis(nd, a, insert)
 
+    general = numba_register_jitable(_unreduce_general_py)
+
     def impl(g, x, axis=None, keepdims=False):
-        xs = _padded_jit(x.shape, nd)
-        if insert:
-            gs = xs.copy()
-            gs[a] = 1
-        else:
-            gs = _padded_jit(g.shape, nd)
-        out = np.zeros(x.size, dtype=g.dtype)
-        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
-        return out.reshape(x.shape)
+        return general(g, x, nd, a, insert)
     return impl
+
+
+def _unreduce_general_py(g, x, nd, a, insert):
+    """unreduce's general path: g broadcast to x's shape (rank nd), axis a
+    reinserted with length 1 first when `insert` (a reduction without
+    keepdims), by _broadcast_sum's plain loops."""
+    xs = _padded_jit(x.shape, nd)
+    if insert:
+        gs = xs.copy()
+        gs[a] = 1
+    else:
+        gs = _padded_jit(g.shape, nd)
+    out = np.zeros(x.size, dtype=g.dtype)
+    _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
+    return out.reshape(x.shape)
 
 
 def _spread_axis_py(g, shape, a):
@@ -623,19 +632,12 @@ def _unreduce_one_axis(nd, a, insert):
     ns each: kmeans' (n, k, d) distances); any other g is broadcast by
     the general path."""
     spread, reduced_from = numba_register_jitable(_spread_axis_py), numba_register_jitable(_reduced_from_py)
+    general = numba_register_jitable(_unreduce_general_py)
 
     def impl(g, x, axis=None, keepdims=False):
         if reduced_from(g.shape, x.shape, a, insert):
             return spread(g, x.shape, a).reshape(x.shape)
-        xs = _padded_jit(x.shape, nd)
-        if insert:
-            gs = xs.copy()
-            gs[a] = 1
-        else:
-            gs = _padded_jit(g.shape, nd)
-        out = np.zeros(x.size, dtype=g.dtype)
-        _broadcast_sum(np.ascontiguousarray(g).ravel(), gs, xs, out)
-        return out.reshape(x.shape)
+        return general(g, x, nd, a, insert)
     return impl
 
 
