@@ -315,10 +315,21 @@ def _batched_jacobian(fn, compiled, raw, i, output):
         cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
         gs = compiled.bwd(residuals, *cotangents)
         for part, g, x in zip(rows, gs, xs):
-            part.append(np.broadcast_to(g, (n,) + x.shape))
-    jacs = [np.asarray(part[0] if len(part) == 1 else np.concatenate(part), dtype=dtype).reshape(y.shape + x.shape)
-            for part, x, dtype in zip(rows, xs, dtypes)]
+            full = (n,) + x.shape
+            part.append(g if type(g) is np.ndarray and g.shape == full else np.broadcast_to(g, full))
+    jacs = [_own_array(part[0] if len(part) == 1 else np.concatenate(part), dtype, len(xs) == 1)
+            .reshape(y.shape + x.shape) for part, x, dtype in zip(rows, xs, dtypes)]
     return (jacs[0] if isinstance(i, int) else tuple(jacs[ordered.index(k)] for k in indices)), outs
+
+
+def _own_array(a, dtype, alone):
+    """`a` as a writeable C-contiguous array of `dtype` the caller owns: as
+    it is when it is one (a stack of cotangents the sweep just computed,
+    the only result when `alone`), else a copy (a broadcast view, or a
+    cotangent two arguments' Jacobians share: f(x, y) = x + y)."""
+    if alone and type(a) is np.ndarray and a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous:
+        return a
+    return np.array(a, dtype=dtype)
 
 
 def _checked_hessian(f, h, value, x):

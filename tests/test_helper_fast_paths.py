@@ -141,3 +141,43 @@ def test_unindex_of_a_float_into_a_float64_array_matches_the_general_path():
             assert fast.dtype == general.dtype == np.float64
             np.testing.assert_array_equal(fast, general)
     np.testing.assert_array_equal(unindex_array(1.0, x, ([0, 0], [1, 1])), unindex_array(np.asarray(1.0), x, ([0, 0], [1, 1])))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_slice_fast_paths_of_unindex_and_its_batched_twins_match_the_general_ones(dtype):
+    from srcgrad.rules.helpers import batched
+    from srcgrad.rules.helpers.broadcast import unindex_array
+    rng = np.random.default_rng(0)
+    x = np.asarray(rng.standard_normal(7), dtype)
+    for index in (slice(None, -1), slice(1, None), slice(None, None, 2), slice(5, 1, -1), slice(3, 3)):
+        g = np.asarray(rng.standard_normal(x[index].shape), dtype)
+        fast, general = broadcast.unindex(g, x, index), unindex_array(g, x, (index,))
+        assert fast.dtype == general.dtype == dtype and fast.shape == x.shape
+        np.testing.assert_array_equal(fast, general)
+        gb = np.asarray(rng.standard_normal((3,) + x[index].shape), dtype)
+        fast_b, general_b = batched.unindex_b(gb, x, index), batched.unindex_b(gb, x, (index,))
+        assert fast_b.dtype == general_b.dtype == dtype
+        np.testing.assert_array_equal(fast_b, general_b)
+        np.testing.assert_array_equal(fast_b, np.stack([unindex_array(gk, x, index) for gk in gb]))
+        h = np.asarray(rng.standard_normal((3,) + x.shape), dtype)
+        np.testing.assert_array_equal(batched.gather_b(h, index), batched.gather_b(h, (index,)))
+    # a float32 cotangent into a float64 array keeps the general path's promotion
+    x64 = np.zeros(4)
+    got = broadcast.unindex(np.ones(2, np.float32), x64, slice(0, 2))
+    assert got.dtype == np.float64 and got.tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert batched.gather_b([1.0, 2.0, 3.0], slice(1, None)) == [2.0, 3.0]       # (a list: indexed as is)
+
+
+def test_jacobians_and_hessians_are_writeable_arrays_of_their_own():
+    import srcgrad as sg
+    from tests.programs_jacobian_results import both, cubic, double
+    h = sg.hessian(cubic)(np.arange(3.0))
+    np.testing.assert_allclose(h, np.diag(6.0 * np.arange(3.0)))
+    j = sg.jacobian(double)(np.ones(3))
+    np.testing.assert_allclose(j, 2.0 * np.eye(3))
+    a, b = sg.jacobian(both, wrt=(0, 1))(np.ones(3), np.ones(3))
+    for m in (h, j, a, b):
+        assert m.flags.writeable and m.flags.c_contiguous
+    assert not np.shares_memory(a, b)
+    a += 1.0
+    np.testing.assert_allclose(b, np.eye(3))        # (x + y: the one cotangent, not shared)

@@ -275,6 +275,10 @@ def unindex_b(g, x, index):
     cotangents."""
     if isinstance(x, (list, tuple, dict)):
         return runtime.unindex_container(g, x, index)
+    if type(g) is np.ndarray and type(x) is np.ndarray and type(index) is slice and g.dtype == x.dtype:
+        out = np.zeros(g.shape[:1] + x.shape, x.dtype)
+        out[:, index] = g
+        return out
     B = np.shape(g)[0]
     dtype = np.result_type(np.asarray(g).dtype, np.result_type(x))
     out = np.zeros((B,) + tuple(np.shape(x)), dtype=dtype)
@@ -299,7 +303,8 @@ def unindex_add_b(acc, g, x, index):
     sum, a new array."""
     if (type(acc) is np.ndarray and type(g) is np.ndarray and type(x) is np.ndarray and acc.flags.writeable
             and acc.flags.owndata and acc.shape == g.shape[:1] + x.shape
-            and np.result_type(acc.dtype, g.dtype, x.dtype) == acc.dtype):
+            and ((acc.dtype == g.dtype and acc.dtype == x.dtype)
+                 or np.result_type(acc.dtype, g.dtype, x.dtype) == acc.dtype)):
         parts = _as_tuple(index)
         if basic_index(index):
             acc[(slice(None),) + parts] += g
@@ -353,6 +358,8 @@ def zero_at_in_place_b(g, index):
 def gather_b(h, index):
     """h[index] for a batched `h` (the transpose of unindex_b): the batch
     axis stays first; a container is indexed as is."""
+    if type(h) is np.ndarray and type(index) is slice:
+        return h[:, index]
     if isinstance(h, (list, tuple, dict)):
         return h[index]
     parts = _as_tuple(index)

@@ -162,7 +162,12 @@ def unindex(g, x, index):
     `index` (repeated integer indices accumulate, via np.add.at). For a
     list, tuple or dict `x`, the same structure (containers.py), built in
     plain Python so that Tensors inside stay connected."""
-    if isinstance(x, (list, tuple, dict)):
+    if type(x) is np.ndarray:
+        if type(g) is np.ndarray and type(index) is slice and g.dtype == x.dtype and x.dtype.kind in "fc":
+            out = np.zeros(x.shape, x.dtype)      # (plain arrays: unindex_array's result, without its wrapper)
+            out[index] = g
+            return out
+    elif isinstance(x, (list, tuple, dict)):
         return unindex_container(g, x, index)
     return unindex_array(g, x, index)
 
