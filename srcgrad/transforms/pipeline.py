@@ -14,7 +14,8 @@ in its own docstring what it requires and guarantees.
                   resolve (names -> objects; Variables read as globals and
                   attributes -> leaves) -> complex_mode (keep TF's conj()?)
     differentiate once per (mode, mask of active inputs), on a copy:
-                  anf (one op per statement, SSA names) -> kinds (containers,
+                  anf (one op per statement, SSA names) -> cse (repeated
+                  views read once) -> kinds (containers,
                   0-d scalars) -> activity (varied and useful) ->
                   reverse (forward + reverse sweeps, rules inlined) |
                   forward (tangent code)
@@ -29,7 +30,8 @@ four functions and nothing else from the passes.
 import builtins
 import itertools
 
-from . import activity, anf, check, complex_mode, forward, inplace, kinds, lower, optimize, resolve, reverse, shapes
+from . import (activity, anf, check, complex_mode, cse, forward, inplace, kinds, lower, optimize, resolve, reverse,
+               shapes)
 
 
 def prepare(parsed):
@@ -57,8 +59,10 @@ def specialise(parsed, examples, field_method, callee_parsed):
 
 def front(resolution, ctx):
     """The passes before differentiation, on a resolution's (copied) AST:
-    the FunctionDef in ANF, with ctx.facts filled by anf, kinds and shapes."""
+    the FunctionDef in ANF (repeated view reads merged by cse), with
+    ctx.facts filled by anf, kinds and shapes."""
     fdef = anf.transform(resolution, ctx)
+    cse.transform(fdef, ctx)
     kinds.transform(fdef, ctx)
     shapes.transform(fdef, ctx)
     return fdef
