@@ -56,6 +56,10 @@ TYPED_LIST_NAME = ALIAS_PREFIX + "typed_list"
 STACK_VALUE_NAME = ALIAS_PREFIX + "stack_value"
 #: the name the lowered module binds twins.shape_value to (shape stacks)
 SHAPE_VALUE_NAME = ALIAS_PREFIX + "shape_value"
+#: NumPy ufuncs whose SIMD loops beat the scalar libm calls Numba compiles them to (twins.vector_ufunc)
+VECTOR_UFUNCS = ("tanh", "exp", "log", "expm1", "log1p", "arctan", "sinh", "cosh")
+#: the name the lowered module binds twins.vector_ufunc to
+VECTOR_NAME = ALIAS_PREFIX + "vector_ufunc"
 
 
 class Unlowerable(Exception):
@@ -159,6 +163,12 @@ class _Lowering(ast.NodeTransformer):
             # (Numba has no np.einsum: a twin of the subscripts given as a constant)
             return ast.copy_location(ast.Call(func=ast.Name(id=EINSUM_NAME, ctx=ast.Load()), args=[
                 node.args[0], ast.Tuple(elts=node.args[1:], ctx=ast.Load())], keywords=[]), node)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr in VECTOR_UFUNCS and len(node.args) == 1 \
+                and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            # (NumPy's own loop over a large float array: twins.vector_ufunc)
+            return ast.copy_location(ast.Call(func=ast.Name(id=VECTOR_NAME, ctx=ast.Load()),
+                                              args=[node.args[0], ast.Constant(func.attr)], keywords=[]), node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in JOINS and node.args \
                 and isinstance(node.args[0], ast.List):

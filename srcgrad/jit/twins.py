@@ -34,7 +34,7 @@ import numpy as np
 from . import diskcache
 
 # Numba's names, bound by install()
-types = TypingError = to_fixed_tuple = _unoptional = numba_register_jitable = None
+types = TypingError = to_fixed_tuple = _unoptional = numba_register_jitable = numba_objmode = None
 _OVERLOADS = []         # (stub, implementation, prefer_literal)
 _installed = []
 _install_lock = threading.Lock()
@@ -53,7 +53,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable
+        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable, numba_objmode
     if _installed:
         return
     with _install_lock:
@@ -67,6 +67,7 @@ def install():
         options = {"cache": True} if _cache_locator_installed() else {}
         jitable = numba.extending.register_jitable(**options) if options else numba.extending.register_jitable
         numba_register_jitable = numba.extending.register_jitable
+        numba_objmode = numba.objmode
         # (register_jitable, not njit: a dispatcher read as a global is a dynamic address in the machine
         # code, and Numba does not cache code holding one: sg.jit(f, cache=True), diskcache.py)
         _broadcast_sum = jitable(_broadcast_sum_py)
@@ -109,8 +110,9 @@ def _private_cache_folder():
     return _private_folder[0]
 
 
-#: the stubs whose overloads build their implementation with exec (never cached on disk)
-_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint"}
+#: the stubs whose overloads are never cached on disk: those that build their implementation with exec,
+#: and vector_ufunc, whose object-mode block is a Python function object (Numba caches no code holding one)
+_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc"}
 
 
 def _cache_locator_installed():
@@ -364,6 +366,23 @@ def stack_value(v):
 def reduce(x, op, axis=None, keepdims=False):
     """`np.<op>(x, axis=axis, keepdims=keepdims)` for op in sum, max, min,
     mean, prod; axis None or one int (the forms Numba lacks)."""
+    raise NotImplementedError("a Numba twin")
+
+
+#: per ufunc of lower.VECTOR_UFUNCS: the size from which a float array goes to NumPy's own loop. Numba
+#: compiles np.tanh of an array to one libm call per entry (9.4 us for 1,024 float64 entries on this
+#: project's benchmark machine; no SVML in its LLVM); NumPy's SIMD loop, called from object mode, takes
+#: 3.0 us with the 1.4 us of the object-mode call. Each size is where the two cost the same there.
+VECTOR_FROM = {"tanh": 192, "arctan": 192, "sinh": 192, "cosh": 256, "log1p": 384, "exp": 512, "expm1": 512,
+               "log": 512}
+
+
+def vector_ufunc(x, name):
+    """`np.<name>(x)` for a ufunc `name` of VECTOR_FROM (a literal): for a
+    real floating array of at least VECTOR_FROM[name] entries, NumPy's
+    own (SIMD) loop run in Numba's object mode, a C-contiguous array of
+    x's dtype, NumPy's values bit for bit; otherwise Numba's compiled
+    ufunc."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -852,6 +871,23 @@ def _densify(g, x):
             return g
         return checked
     return lambda g, x: g
+
+
+@overload(vector_ufunc, prefer_literal=True)
+def _vector_ufunc(x, name):
+    ufunc = getattr(np, _literal(name))
+    if not (_array(x) and isinstance(x.dtype, types.Float)):
+        return lambda x, name: ufunc(x)
+    start = VECTOR_FROM[_literal(name)]
+    result = types.Array(x.dtype, x.ndim, "C")
+
+    def impl(x, name):
+        if x.size < start:
+            return np.ascontiguousarray(ufunc(x))
+        with numba_objmode(out=result):
+            out = ufunc(x, order="C")
+        return out
+    return impl
 
 
 @overload(reduce, prefer_literal=True)
