@@ -213,6 +213,7 @@ def link_and_lower(main, preferred, split=None):
     """
     linker = Linker()
     linker.main = main
+    linker.add_in_place = True
     name = linker.link(main, preferred)
     module = ast.parse(linker.text())
     objects = _named_objects(linker)

@@ -280,6 +280,13 @@ def zero_at_in_place(g, index):
     raise NotImplementedError("a Numba twin")
 
 
+def add_into(a, b):
+    """Twin of srcgrad's add_into: `a += b` (returning `a`) for a writeable
+    C-contiguous array `a` of b's rank and dtype when the shapes are equal
+    at run time, else `a + b`."""
+    raise NotImplementedError("a Numba twin")
+
+
 def value_cotangent(g, index, v, x=None):
     """Twin of srcgrad's value_cotangent for an array `g`: a copy of
     g[index] summed back to v's shape (zeros when `x`, the array written
@@ -1039,6 +1046,19 @@ def _setitem_in_place(x, index, v):
     return impl
 
 
+@overload(add_into)
+def _add_into(a, b):
+    if not (_array(a) and _array(b) and a.ndim == b.ndim and a.dtype == b.dtype and a.layout == "C" and a.mutable):
+        return lambda a, b: a + b
+
+    def impl(a, b):
+        if a.shape == b.shape:
+            a += b
+            return a
+        return a + b
+    return impl
+
+
 @overload(zero_at_in_place)
 def _zero_at_in_place(g, index):
     if isinstance(g, types.List):
@@ -1569,6 +1589,7 @@ TWINS = {
     _helper_key("srcgrad.runtime.syntax", "check_loop_sequence"): check_loop_sequence,
     _helper_key("srcgrad.rules.python.containers", "setitem_in_place"): setitem_in_place,
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
+    _helper_key("srcgrad.rules.python.containers", "add_into"): add_into,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
     _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
     _helper_key("srcgrad.rules.python.containers", "zero_at"): zero_at,

@@ -11,6 +11,7 @@ import textwrap
 import threading
 import types
 
+import gast
 import numpy as np
 
 from ..runtime.arrays import TypeCache
@@ -18,7 +19,9 @@ from ..runtime.arrays import TypeCache
 from ..artefact import Deferred
 from ..errors import public_name, short
 from ..function import BoundFunction, Function
+from ..rules.python import containers
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 from ..syntax.naming import ALIAS_PREFIX
 from ..tensor import Tensor, Variable
 from ..transforms import parse
@@ -127,6 +130,9 @@ class Linker:
         # Variables, objects rebuilt from their attributes): sg.jit must not freeze what the program changes
         self.frozen = []
         self.defs = {section: [] for section in _SECTIONS}    # definitions, dependencies first
+        # sg.jit: accumulations marked Anno.ADD_IN_PLACE are written `a = add_into(a, e)` (its Numba twin
+        # adds in place); sg.export keeps `a = a + e`, the code as sg.source shows it
+        self.add_in_place = False
 
     # -- names
     def fresh(self, preferred):
@@ -442,11 +448,15 @@ class Linker:
         """A generated function: its kept tree, unparsed."""
         tree = next(t for t in fn.__srcgrad_trees__ if t.name == fn.__name__)
         name = self._claim(fn, preferred)
-        tree = ast.fix_missing_locations(ast_util.to_ast(ast_util.clone(tree)))
+        tree = ast_util.clone(tree)
+        namespace = self._namespace(fn)
+        if self.add_in_place and _adds_in_place(tree):
+            namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into})
+        tree = ast.fix_missing_locations(ast_util.to_ast(tree))
         tree.name = name
         origin = getattr(fn, "__srcgrad_origin__", None)
         where = "the code generated for %s" % ("%s:%s" % (short(origin[0]), origin[1]) if origin else name)
-        self._relink(tree, self._namespace(fn), where)
+        self._relink(tree, namespace, where)
         if fn is self.main and self.main_defaults:
             args = tree.args.args
             tree.args.defaults = [ast.parse(self.main_defaults[a.arg], mode="eval").body
@@ -474,6 +484,22 @@ class Linker:
 
     def restore(self, saved):
         self.names, self.objects, self.used, self.imports, self.bindings, self.late, self.defs = saved
+
+
+#: the name a marked accumulation calls add_into by, before linking (srcgrad's own prefix: no user name)
+_ADD_INTO = ALIAS_PREFIX + "add_into"
+
+
+def _adds_in_place(tree):
+    """Write each accumulation of the gast `tree` marked Anno.ADD_IN_PLACE,
+    `a = a + e`, as `a = _ADD_INTO(a, e)` (in place). Returns whether
+    there was one."""
+    found = False
+    for node in ast_util.walk(tree):
+        if isinstance(node, gast.Assign) and Anno.ADD_IN_PLACE.of(node, False):
+            node.value = ast_util.call(ast_util.name(_ADD_INTO), [node.value.left, node.value.right])
+            found = True
+    return found
 
 
 def _source(obj, where):

@@ -28,7 +28,14 @@ densify) relate the result to that argument only (`_RETURNS_ARG`).
 The same proof lets a batched reverse sweep add a cotangent scattered by
 `unindex_b` into the accumulated one (`a + unindex_b(g, x, i)`, the
 adjoint of reading x[i] once more) in place: `unindex_add_b`, which also
-checks at run time that `a` is a writable array of its own.
+checks at run time that `a` is a writable array of its own. And it marks
+an accumulation in a loop, `a = a + e` (a reverse sweep's `bW = bW + ...`
+for a weight read at every step), whose old `a` nothing reads again and
+whose `e` reads no name that may share a's buffer (`Anno.ADD_IN_PLACE`):
+sg.jit's code adds into `a` there (containers.add_into's Numba twin: no
+allocation per step). CPython keeps `+` (checking at run time that `a` is
+an array of e's shape costs more than the allocation), and so do the
+cotangents of names known to be 0-d.
 """
 import gast
 import numpy as np
@@ -38,6 +45,7 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
+from ..syntax.anno import Anno
 from . import liveness
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place,
@@ -188,7 +196,7 @@ def _relate(stmts, sharing, lookup, dynamic, shape_pushed=frozenset()):
             _relate(getattr(s, "orelse", []), sharing, lookup, dynamic, shape_pushed)
 
 
-def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
+def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None, scalar_cotangents=()):
     """Rewrite, in the generated FunctionDef `fdef`, each functional update
     `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
     read again into its in-place helper, and each accumulation `t = a +
@@ -199,14 +207,17 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes; `denoted`: every object `lookup` may give,
     or None (then the calls are looked up: with neither a functional
-    update nor a scatter among them, there is nothing to find). Returns the
-    number of updates made in place."""
-    if denoted is not None and not any(id(obj) in _REWRITTEN for obj in denoted):
+    update nor a scatter among them, there is nothing to find);
+    `scalar_cotangents`: names of cotangents of 0-d values, whose
+    accumulations in loops are not marked. Returns the number of updates
+    made (or marked) in place."""
+    loops = _loop_accumulations(fdef, set(dynamic) | set(scalar_cotangents))
+    if denoted is not None and not loops and not any(id(obj) in _REWRITTEN for obj in denoted):
         return 0
     callees = _callee_names(fdef, lookup)
     aliases = {alias for alias in callees if lookup(alias) in _IN_PLACE}
     accumulate = {alias for alias in callees if lookup(alias) in _ACCUMULATE}
-    if not aliases and not accumulate:
+    if not aliases and not accumulate and not loops:
         return 0
     dynamic = set(dynamic)
     sharing = _Sharing()
@@ -242,6 +253,15 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
                 new.value.func = ast_util.name(inject(fn.__name__, fn))
                 stmts[k] = new
                 count += 1
+            elif id(s) in loops and not (accumulate and _accumulation(s.value, accumulate)):
+                acc = s.targets[0].id
+                root = sharing.find(acc)
+                if not dead(acc, acc, after[k]) or any(sharing.find(n) == root for n in _names(s.value.right)):
+                    continue
+                new = ast_util.clone(s)         # (the mark holds for this function's liveness only)
+                Anno.ADD_IN_PLACE.add_to(new, True)
+                stmts[k] = new
+                count += 1
             elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
                 found = _accumulation(s.value, accumulate)
                 if found is None or not dead(found[0].id, s.targets[0].id, after[k]):
@@ -263,6 +283,27 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
 
     visit(fdef.body, set())
     return count
+
+
+def _loop_accumulations(fdef, excluded):
+    """The ids of the statements `a = a + e` inside loops (at any depth) of
+    a name `a` not in `excluded`."""
+    found = set()
+
+    def visit(stmts, in_loop):
+        for s in stmts:
+            if isinstance(s, (gast.For, gast.While)):
+                visit(s.body, True)
+            elif isinstance(s, gast.If):
+                visit(s.body, in_loop)
+                visit(s.orelse, in_loop)
+            elif (in_loop and isinstance(s, gast.Assign) and len(s.targets) == 1
+                  and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.BinOp)
+                  and isinstance(s.value.op, gast.Add) and isinstance(s.value.left, gast.Name)
+                  and s.value.left.id == s.targets[0].id and s.targets[0].id not in excluded):
+                found.add(id(s))
+    visit(fdef.body, False)
+    return found
 
 
 def _accumulation(e, aliases):

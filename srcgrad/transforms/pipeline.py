@@ -89,8 +89,10 @@ def finish(fdef, sweeps, scope, sets):
 
     def lookup(name):
         return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
+    scalar_cotangents = {sweeps.adjoints[n] for n in sweeps.scalar if n in sweeps.adjoints}
     inplace.update_in_place(fdef, lookup, sweeps.inject, sweeps.dynamic, sets,
-                            denoted=itertools.chain(injected.values(), scope.values()))
+                            denoted=itertools.chain(injected.values(), scope.values()),
+                            scalar_cotangents=scalar_cotangents)
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)

@@ -355,6 +355,17 @@ def zero_at_in_place(g, index):
     return zero_at(g, index)
 
 
+def add_into(a, b):
+    """`a + b`, where the compiler proved that nothing reads the old `a`
+    again (transforms/inplace.py: an accumulation `a = a + b` in a loop,
+    `bW = bW + ...` in a reverse sweep), so that it may be written into `a`.
+    Only sg.jit's code calls it (tools/linker.py): its Numba twin adds in
+    place when `a` is a writeable array of b's shape and dtype; in CPython
+    the checks would cost more than the allocation they save, and generated
+    code keeps `+`."""
+    return a + b
+
+
 # the in-place helpers and the functional ones they stand for (generated
 # code transformed again differentiates the functional ones)
 FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
