@@ -181,3 +181,20 @@ def test_jacobians_and_hessians_are_writeable_arrays_of_their_own():
     assert not np.shares_memory(a, b)
     a += 1.0
     np.testing.assert_allclose(b, np.eye(3))        # (x + y: the one cotangent, not shared)
+
+
+def test_shape_of_an_element_or_none_and_unindex_of_an_element_match_the_general_paths():
+    from srcgrad.rules.helpers.broadcast import unindex_array
+    for v in (np.float64(2.5), None, 1.5):
+        s = ShapeOf(v)
+        assert s.shape == np.shape(v) == () and s.dtype == np.result_type(v) == np.float64 and s.like is None
+    x = np.zeros((3, 4))
+    for g in (1.5, np.float64(-2.25)):
+        for index in [(1, 2), (0, -1), 2, (2,), (-1, 3)]:
+            fast = broadcast.unindex(g, x, index)
+            general = unindex_array(np.asarray(g), x, index)
+            assert fast.dtype == general.dtype == np.float64
+            np.testing.assert_array_equal(fast, general)
+    # (not an element: the general path's own handling)
+    for g, index in [(1.5, (np.int64(1), 2)), (1.5, (True, 1)), (1.5, ([0, 0], [1, 1])), (np.float32(2.0), (1, 2))]:
+        np.testing.assert_array_equal(broadcast.unindex(g, x, index), unindex_array(np.asarray(g), x, index))

@@ -125,7 +125,9 @@ class ShapeOf:
         if t is np.ndarray:
             self.shape, self.dtype, self.like = x.shape, x.dtype, None
             return
-        if t is float:      # (a Python float: no attribute lookups, no exception)
+        if t is float or t is np.float64 or x is None:
+            # (a Python float, a NumPy element, the None a name holds before its first value: no attribute
+            # lookups, no exception; np.result_type(None) is float64)
             self.shape, self.dtype, self.like = (), _FLOAT64, None
             return
         try:

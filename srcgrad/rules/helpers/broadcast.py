@@ -163,8 +163,15 @@ def unindex(g, x, index):
     list, tuple or dict `x`, the same structure (containers.py), built in
     plain Python so that Tensors inside stay connected."""
     if type(x) is np.ndarray:
-        if type(g) is np.ndarray and type(index) is slice and g.dtype == x.dtype and x.dtype.kind in "fc":
-            out = np.zeros(x.shape, x.dtype)      # (plain arrays: unindex_array's result, without its wrapper)
+        # (plain arrays and numbers: unindex_array's result, without its wrapper)
+        tg = type(g)
+        if tg is np.ndarray:
+            if type(index) is slice and g.dtype == x.dtype and x.dtype.kind in "fc":
+                out = np.zeros(x.shape, x.dtype)
+                out[index] = g
+                return out
+        elif (tg is float or tg is np.float64) and x.dtype == _FLOAT64 and _ints(index):
+            out = np.zeros(x.shape)         # (one element: det's A[rows[0], cols[j]])
             out[index] = g
             return out
     elif isinstance(x, (list, tuple, dict)):
@@ -173,6 +180,19 @@ def unindex(g, x, index):
 
 
 _FLOAT64 = np.dtype(np.float64)
+
+
+def _ints(index):
+    """Is `index` a Python int or a tuple of them (one element, or one
+    row: an assignment writes it once)?"""
+    if type(index) is int:
+        return True
+    if type(index) is not tuple:
+        return False
+    for i in index:
+        if type(i) is not int:
+            return False
+    return True
 
 
 def basic_index(index):
