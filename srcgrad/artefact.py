@@ -294,16 +294,31 @@ class Pending:
 
 
 class Deferred:
-    """Calls `attr` of the Artefact a Pending stands for."""
+    """Calls `attr` of the Artefact a Pending stands for. Its first call
+    puts that function in the closure cells of the generated code that
+    holds the Deferred (codegen.build registers them:
+    `__srcgrad_bind_cell__`), so a recursive function's later calls call
+    it directly (GradBench's det: 205 calls per gradient). Not for
+    `jvp_fn`, whose symbolic zero tangents the call fills in."""
 
     _SUFFIX = {"joint_fn": "_vjp", "jvp_fn": "_jvp", "fwd": "_fwd", "bwd_fn": "_bwd"}
 
     def __init__(self, pending, attr):
         self.pending, self.attr = pending, attr
         self.__name__ = pending.program.parsed.node.name + self._SUFFIX[attr]
+        self._cells = []
+
+    def __srcgrad_bind_cell__(self, cell):
+        """Register a closure cell of generated code holding this Deferred."""
+        if self.attr != "jvp_fn":
+            self._cells.append(cell)
 
     def __call__(self, *args):
         fn = getattr(self.pending.resolve(), self.attr)
+        if self._cells:
+            cells, self._cells = self._cells, []
+            for cell in cells:
+                cell.cell_contents = fn
         if self.attr == "jvp_fn":
             outs, douts = fn(*args)
             zeros = runtime.zeros_tree

@@ -453,7 +453,7 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     out = {}
     for c in fcode.co_consts:
         if isinstance(c, types.CodeType) and c.co_name in names:
-            closure = tuple(cells[n] if n in cells else types.CellType(injected[n]) for n in c.co_freevars)
+            closure = tuple(cells[n] if n in cells else _cell(injected[n]) for n in c.co_freevars)
             fn = types.FunctionType(c, func.__globals__, c.co_name, defaults.get(c.co_name), closure)
             fn.__srcgrad_filename__ = filename
             fn.__srcgrad_trees__ = fdefs
@@ -463,6 +463,17 @@ def build(fdefs, injected, func, title, defaults, user_origin=None):
     for fn in out.values():
         _LISTINGS[filename] = fn
     return out
+
+
+def _cell(obj):
+    """A closure cell holding the injected `obj`; an object that stands for
+    a function not compiled yet (artefact.Deferred: a recursive call) is
+    told the cell, to put the function there once it exists."""
+    cell = types.CellType(obj)
+    bind = getattr(type(obj), "__srcgrad_bind_cell__", None)     # (on the type: no user __getattr__ runs)
+    if bind is not None:
+        bind(obj, cell)
+    return cell
 
 
 # generated filename -> one of its functions (whose __srcgrad_rows__ list its lines), weakly
