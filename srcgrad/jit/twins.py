@@ -883,8 +883,8 @@ def _densify(g, x):
 @overload(vector_ufunc, prefer_literal=True)
 def _vector_ufunc(x, name):
     ufunc = getattr(np, _literal(name))
-    if not (_array(x) and isinstance(x.dtype, types.Float)):
-        return lambda x, name: ufunc(x)
+    if not (_array(x) and isinstance(x.dtype, types.Float) and x.ndim > 0):
+        return lambda x, name: ufunc(x)     # (numbers, 0-d and complex arrays: Numba's own)
     start = VECTOR_FROM[_literal(name)]
     result = types.Array(x.dtype, x.ndim, "C")
 

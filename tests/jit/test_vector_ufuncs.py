@@ -99,3 +99,6 @@ def test_numbers_and_small_arrays_stay_compiled():
     t, e = calls(0.5, np.arange(3.0))
     assert t == pytest.approx(np.tanh(0.5), rel=1e-15)
     np.testing.assert_allclose(e, np.exp(np.arange(3.0)), rtol=1e-15)
+    t, e = calls(np.array(0.5), np.array([[1.0 + 2.0j]]))       # (0-d and complex arrays: Numba's own)
+    assert np.shape(t) == () and float(t) == pytest.approx(np.tanh(0.5), rel=1e-15)
+    np.testing.assert_allclose(e, np.exp([[1.0 + 2.0j]]), rtol=1e-14)
