@@ -68,12 +68,12 @@ def test_the_twin_adds_in_place_only_where_plus_would_give_the_same_array():
              (rng.standard_normal(30), rng.standard_normal(30) + 1j),           # promoted to complex
              (rng.standard_normal(30).astype(np.float32), rng.standard_normal(30)),
              (rng.standard_normal(60)[::2], rng.standard_normal(30)),            # a strided view
-             (1.5, 2.5), (1.5, rng.standard_normal(3))]
+             (1.5, 2.5), (1.5, rng.standard_normal(3)), (np.array(1.5), np.array(2.0))]
     for x, y in cases:
         before = np.array(x, copy=True)
         got = add(x, y)
         want = before + y
-        assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)
+        assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)   # (0-d: a float)
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(x, before)        # (not written)
 

@@ -1048,8 +1048,9 @@ def _setitem_in_place(x, index, v):
 
 @overload(add_into)
 def _add_into(a, b):
-    if not (_array(a) and _array(b) and a.ndim == b.ndim and a.dtype == b.dtype and a.layout == "C" and a.mutable):
-        return lambda a, b: a + b
+    if not (_array(a) and _array(b) and a.ndim == b.ndim and a.ndim > 0 and a.dtype == b.dtype and a.layout == "C"
+            and a.mutable):
+        return lambda a, b: a + b       # (numbers, 0-d arrays (Numba's a + b is a number), other types)
 
     def impl(a, b):
         if a.shape == b.shape:
