@@ -72,9 +72,10 @@ class Anno(enum.Enum):
     FIRST = ("On a statement: the names whose adjoints it defines first, so that their first "
              "accumulation is an assignment (reverse.py).")
     JVP_CALL = "True on a generated JVP call of a user function (forward.py)."
-    ADD_IN_PLACE = ("True on an accumulation `a = a + e` in a loop of a generated function whose old `a` "
-                    "nothing reads again (transforms/inplace.py); sg.jit's linker writes it "
-                    "`a = add_into(a, e)`, which Numba runs as `a += e` (tools/linker.py).")
+    ACCUMULATIONS = ("On a generated FunctionDef: (names that may hold containers, cotangents of 0-d "
+                     "names), set by pipeline.finish; sg.jit's linker finds with them the loop "
+                     "accumulations `a = a + e` it writes `add_into(a, e)` (transforms/inplace.py "
+                     "loop_accumulations_in_place, tools/linker.py).")
 
     def __init__(self, doc):
         self.attr = _PREFIX + self.name.lower()

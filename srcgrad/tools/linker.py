@@ -11,7 +11,6 @@ import textwrap
 import threading
 import types
 
-import gast
 import numpy as np
 
 from ..runtime.arrays import TypeCache
@@ -24,7 +23,7 @@ from ..syntax import ast_util
 from ..syntax.anno import Anno
 from ..syntax.naming import ALIAS_PREFIX
 from ..tensor import Tensor, Variable
-from ..transforms import parse
+from ..transforms import inplace, parse
 
 _PACKAGE = __name__.partition(".")[0]
 #: srcgrad's modules whose objects generated code may call at run time
@@ -450,7 +449,7 @@ class Linker:
         name = self._claim(fn, preferred)
         tree = ast_util.clone(tree)
         namespace = self._namespace(fn)
-        if self.add_in_place and _adds_in_place(tree):
+        if self.add_in_place and _adds_in_place(tree, namespace):
             namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into})
         tree = ast.fix_missing_locations(ast_util.to_ast(tree))
         tree.name = name
@@ -490,16 +489,23 @@ class Linker:
 _ADD_INTO = ALIAS_PREFIX + "add_into"
 
 
-def _adds_in_place(tree):
-    """Write each accumulation of the gast `tree` marked Anno.ADD_IN_PLACE,
-    `a = a + e`, as `a = _ADD_INTO(a, e)` (in place). Returns whether
-    there was one."""
-    found = False
-    for node in ast_util.walk(tree):
-        if isinstance(node, gast.Assign) and Anno.ADD_IN_PLACE.of(node, False):
-            node.value = ast_util.call(ast_util.name(_ADD_INTO), [node.value.left, node.value.right])
-            found = True
-    return found
+def _adds_in_place(tree, namespace):
+    """Write each loop accumulation `a = a + e` of the generated gast
+    FunctionDef `tree` (a copy) that may add into `a`
+    (inplace.loop_accumulations_in_place) as `a = _ADD_INTO(a, e)`.
+    `namespace`: (globals, closure cells) of its compiled function. Returns
+    whether there was one."""
+    facts = Anno.ACCUMULATIONS.of(tree)
+    if facts is None:
+        return False
+    module_globals, cells = namespace
+
+    def lookup(name):
+        return cells[name] if name in cells else module_globals.get(name, getattr(builtins, name, None))
+    found = inplace.loop_accumulations_in_place(tree, lookup, *facts)
+    for node in found:
+        node.value = ast_util.call(ast_util.name(_ADD_INTO), [node.value.left, node.value.right])
+    return bool(found)
 
 
 def _source(obj, where):

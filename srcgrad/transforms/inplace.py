@@ -28,14 +28,14 @@ densify) relate the result to that argument only (`_RETURNS_ARG`).
 The same proof lets a batched reverse sweep add a cotangent scattered by
 `unindex_b` into the accumulated one (`a + unindex_b(g, x, i)`, the
 adjoint of reading x[i] once more) in place: `unindex_add_b`, which also
-checks at run time that `a` is a writable array of its own. And it marks
-an accumulation in a loop, `a = a + e` (a reverse sweep's `bW = bW + ...`
-for a weight read at every step), whose old `a` nothing reads again and
-whose `e` reads no name that may share a's buffer (`Anno.ADD_IN_PLACE`):
-sg.jit's code adds into `a` there (containers.add_into's Numba twin: no
-allocation per step). CPython keeps `+` (checking at run time that `a` is
-an array of e's shape costs more than the allocation), and so do the
-cotangents of names known to be 0-d.
+checks at run time that `a` is a writable array of its own. And it finds,
+for sg.jit's linker, the accumulations in loops, `a = a + e` (a reverse
+sweep's `bW = bW + ...` for a weight read at every step), whose old `a`
+nothing reads again and whose `e` reads no name that may share a's buffer
+(`loop_accumulations_in_place`): sg.jit's code adds into `a` there
+(containers.add_into's Numba twin: no allocation per step). CPython keeps
+`+` (checking at run time that `a` is an array of e's shape costs more
+than the allocation), and so do the cotangents of names known to be 0-d.
 """
 import gast
 import numpy as np
@@ -45,7 +45,6 @@ from ..rules.helpers import broadcast as helpers
 from ..rules.python import containers
 from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
-from ..syntax.anno import Anno
 from . import liveness
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place,
@@ -196,7 +195,35 @@ def _relate(stmts, sharing, lookup, dynamic, shape_pushed=frozenset()):
             _relate(getattr(s, "orelse", []), sharing, lookup, dynamic, shape_pushed)
 
 
-def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None, scalar_cotangents=()):
+class _Proof:
+    """Which buffer a statement of the generated FunctionDef `fdef` may
+    write into: the may-share relation over its names (_relate), the
+    caller's buffers (its arguments, and the names it reads without
+    assigning them: globals, closure cells, injected objects) and the
+    liveness sets (ShapeOf's reads do not keep a buffer alive)."""
+
+    def __init__(self, fdef, lookup, dynamic, callees, sets=None):
+        self.dynamic = dynamic
+        self.sharing = _Sharing()
+        _relate(fdef.body, self.sharing, lookup, dynamic, _shape_pushed(fdef, lookup))
+        loaded, stored = ast_util.names_loaded_and_stored(fdef)
+        outside = {a.id for a in fdef.args.args} | (loaded - stored)
+        self.param_roots = {self.sharing.find(p) for p in outside}
+        sets = sets if sets is not None else liveness.Sets()
+        shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}
+        self.sets = _MetadataReads(sets, shape_of) if shape_of else sets
+
+    def dead(self, old, target, live):
+        """May `old`'s buffer be written into by the statement assigning
+        `target`, `live` the names live after it?"""
+        find = self.sharing.find
+        root = find(old)
+        if root in self.param_roots or old in self.dynamic:
+            return False
+        return not any(n != target and find(n) == root for n in live)
+
+
+def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
     """Rewrite, in the generated FunctionDef `fdef`, each functional update
     `t = setitem(x, i, v)` / `t = zero_at(g, i)` whose old value cannot be
     read again into its in-place helper, and each accumulation `t = a +
@@ -207,41 +234,29 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None, s
     names that may hold lists, tuples or dicts; `sets`: a liveness.Sets
     to share with other passes; `denoted`: every object `lookup` may give,
     or None (then the calls are looked up: with neither a functional
-    update nor a scatter among them, there is nothing to find);
-    `scalar_cotangents`: names of cotangents of 0-d values, whose
-    accumulations in loops are not marked. Returns the number of updates
-    made (or marked) in place."""
-    loops = _loop_accumulations(fdef, set(dynamic) | set(scalar_cotangents))
-    if denoted is not None and not loops and not any(id(obj) in _REWRITTEN for obj in denoted):
+    update nor a scatter among them, there is nothing to find). Returns the
+    number of updates made in place."""
+    if denoted is not None and not any(id(obj) in _REWRITTEN for obj in denoted):
         return 0
     callees = _callee_names(fdef, lookup)
     aliases = {alias for alias in callees if lookup(alias) in _IN_PLACE}
     accumulate = {alias for alias in callees if lookup(alias) in _ACCUMULATE}
-    if not aliases and not accumulate and not loops:
+    if not aliases and not accumulate:
         return 0
     dynamic = set(dynamic)
-    sharing = _Sharing()
-    _relate(fdef.body, sharing, lookup, dynamic, _shape_pushed(fdef, lookup))
-    # the caller's buffers: the arguments, and the names the function reads
-    # without assigning them (globals, closure cells, injected objects)
-    loaded, stored = ast_util.names_loaded_and_stored(fdef)
-    outside = {a.id for a in fdef.args.args} | (loaded - stored)
-    param_roots = {sharing.find(p) for p in outside}
-    sets = sets if sets is not None else liveness.Sets()
-    shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}
-    if shape_of:
-        sets = _MetadataReads(sets, shape_of)
+    proof = _Proof(fdef, lookup, dynamic, callees, sets)
+    dead = proof.dead
     count = 0
 
     def visit(stmts, live_out):
         nonlocal count
-        after = liveness.live_after(stmts, live_out, sets)
+        after = liveness.live_after(stmts, live_out, proof.sets)
         for k, s in enumerate(stmts):
             if isinstance(s, gast.If):
                 visit(s.body, after[k])
                 visit(s.orelse, after[k])
             elif isinstance(s, (gast.For, gast.While)):
-                visit(s.body, liveness.live_in_stmt(s, after[k], sets))
+                visit(s.body, liveness.live_in_stmt(s, after[k], proof.sets))
             elif (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
                   and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
                   and s.value.args and isinstance(s.value.args[0], gast.Name)
@@ -251,15 +266,6 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None, s
                 fn = _IN_PLACE[lookup(s.value.func.id)]
                 new = ast_util.clone(s)         # (the split and joint sweeps share statements)
                 new.value.func = ast_util.name(inject(fn.__name__, fn))
-                stmts[k] = new
-                count += 1
-            elif id(s) in loops and not (accumulate and _accumulation(s.value, accumulate)):
-                acc = s.targets[0].id
-                root = sharing.find(acc)
-                if not dead(acc, acc, after[k]) or any(sharing.find(n) == root for n in _names(s.value.right)):
-                    continue
-                new = ast_util.clone(s)         # (the mark holds for this function's liveness only)
-                Anno.ADD_IN_PLACE.add_to(new, True)
                 stmts[k] = new
                 count += 1
             elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
@@ -274,15 +280,43 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None, s
                 stmts[k] = new
                 count += 1
 
-    def dead(old, target, live):
-        """May `old`'s buffer be written into by the statement assigning `target`?"""
-        root = sharing.find(old)
-        if root in param_roots or old in dynamic:
-            return False
-        return not any(n != target and sharing.find(n) == root for n in live)
-
     visit(fdef.body, set())
     return count
+
+
+def loop_accumulations_in_place(fdef, lookup, dynamic=(), scalar_cotangents=()):
+    """The accumulations `a = a + e` in loops of the generated FunctionDef
+    `fdef` (as update_in_place left it) that may add into `a`: nothing reads
+    the old `a` again, `a` is not the caller's, and `e` reads no name that
+    may share a's buffer. sg.jit's linker runs this on its copy of the
+    tree and writes them `add_into(a, e)` (no allocation per step under
+    Numba; in CPython a run-time check would cost more than it saves, and
+    the compiler does not pay for the proof). `lookup`, `dynamic` as for
+    update_in_place; `scalar_cotangents`: cotangents of 0-d values (left
+    alone). Returns the Assign nodes, a list."""
+    loops = _loop_accumulations(fdef, set(dynamic) | set(scalar_cotangents))
+    if not loops:
+        return []
+    proof = _Proof(fdef, lookup, set(dynamic), _callee_names(fdef, lookup))
+    found = []
+
+    def visit(stmts, live_out):
+        after = liveness.live_after(stmts, live_out, proof.sets)
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.If):
+                visit(s.body, after[k])
+                visit(s.orelse, after[k])
+            elif isinstance(s, (gast.For, gast.While)):
+                visit(s.body, liveness.live_in_stmt(s, after[k], proof.sets))
+            elif id(s) in loops:
+                acc = s.targets[0].id
+                root = proof.sharing.find(acc)
+                if proof.dead(acc, acc, after[k]) and not any(proof.sharing.find(n) == root
+                                                              for n in _names(s.value.right)):
+                    found.append(s)
+
+    visit(fdef.body, set())
+    return found
 
 
 def _loop_accumulations(fdef, excluded):

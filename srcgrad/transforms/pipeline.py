@@ -30,6 +30,7 @@ four functions and nothing else from the passes.
 import builtins
 import itertools
 
+from ..syntax.anno import Anno
 from . import (activity, anf, check, complex_mode, cse, forward, inplace, kinds, lower, optimize, resolve, reverse,
                shapes)
 
@@ -89,10 +90,11 @@ def finish(fdef, sweeps, scope, sets):
 
     def lookup(name):
         return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
-    scalar_cotangents = {sweeps.adjoints[n] for n in sweeps.scalar if n in sweeps.adjoints}
     inplace.update_in_place(fdef, lookup, sweeps.inject, sweeps.dynamic, sets,
-                            denoted=itertools.chain(injected.values(), scope.values()),
-                            scalar_cotangents=scalar_cotangents)
+                            denoted=itertools.chain(injected.values(), scope.values()))
+    # (what sg.jit's linker needs to find the loop accumulations it may add in place)
+    Anno.ACCUMULATIONS.add_to(fdef, (sweeps.dynamic, {sweeps.adjoints[n] for n in sweeps.scalar
+                                                      if n in sweeps.adjoints}))
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)
