@@ -127,3 +127,11 @@ def test_a_returned_second_read_is_its_own_array():
     check_close(t.gradient(loss, v).numpy(), np.r_[0.0, 2.0 + 6.0 * V[1:]])
     a, b = pair(V.copy())
     check_close(b, V[1:])
+
+
+@pytest.mark.parametrize("f, x", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_forward_mode_through_merged_views(f, x):
+    v = np.random.default_rng(7).standard_normal(x.shape)
+    value, tangent = sg.jvp(f, (x.copy(),), (v,))
+    check_close(value, f(x.copy()))
+    check_close(tangent, np.sum(numerical_grad(f, x) * v))
