@@ -213,6 +213,22 @@ class _Proof:
         shape_of = {alias for alias in callees if lookup(alias) is runtime.ShapeOf}
         self.sets = _MetadataReads(sets, shape_of) if shape_of else sets
 
+    def visit(self, stmts, live_out, on_statement):
+        """Call `on_statement(stmts, k, live)` for each statement stmts[k]
+        outside branches and loops, in blocks at any depth, `live` the names
+        live after it (branches and loop bodies are visited with what is
+        live after them, a loop's body with what its next trip reads)."""
+        sets = self.sets
+        after = liveness.live_after(stmts, live_out, sets)
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.If):
+                self.visit(s.body, after[k], on_statement)
+                self.visit(s.orelse, after[k], on_statement)
+            elif isinstance(s, (gast.For, gast.While)):
+                self.visit(s.body, liveness.live_in_stmt(s, after[k], sets), on_statement)
+            else:
+                on_statement(stmts, k, after[k])
+
     def dead(self, old, target, live):
         """May `old`'s buffer be written into by the statement assigning
         `target`, `live` the names live after it?"""
@@ -248,39 +264,33 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
     dead = proof.dead
     count = 0
 
-    def visit(stmts, live_out):
+    def update(stmts, k, live):
         nonlocal count
-        after = liveness.live_after(stmts, live_out, proof.sets)
-        for k, s in enumerate(stmts):
-            if isinstance(s, gast.If):
-                visit(s.body, after[k])
-                visit(s.orelse, after[k])
-            elif isinstance(s, (gast.For, gast.While)):
-                visit(s.body, liveness.live_in_stmt(s, after[k], proof.sets))
-            elif (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
-                  and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
-                  and s.value.args and isinstance(s.value.args[0], gast.Name)
-                  and isinstance(s.targets[0], gast.Name)):
-                if not dead(s.value.args[0].id, s.targets[0].id, after[k]):
-                    continue
-                fn = _IN_PLACE[lookup(s.value.func.id)]
-                new = ast_util.clone(s)         # (the split and joint sweeps share statements)
-                new.value.func = ast_util.name(inject(fn.__name__, fn))
-                stmts[k] = new
-                count += 1
-            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
-                found = _accumulation(s.value, accumulate)
-                if found is None or not dead(found[0].id, s.targets[0].id, after[k]):
-                    continue
-                acc, call = found
-                fn = _ACCUMULATE[lookup(call.func.id)]
-                new = ast_util.clone(s)
-                new.value = ast_util.call(ast_util.name(inject(fn.__name__, fn)),
-                                          [ast_util.clone(acc)] + [ast_util.clone(a) for a in call.args])
-                stmts[k] = new
-                count += 1
+        s = stmts[k]
+        if (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+                and isinstance(s.value.func, gast.Name) and s.value.func.id in aliases
+                and s.value.args and isinstance(s.value.args[0], gast.Name)
+                and isinstance(s.targets[0], gast.Name)):
+            if not dead(s.value.args[0].id, s.targets[0].id, live):
+                return
+            fn = _IN_PLACE[lookup(s.value.func.id)]
+            new = ast_util.clone(s)         # (the split and joint sweeps share statements)
+            new.value.func = ast_util.name(inject(fn.__name__, fn))
+            stmts[k] = new
+            count += 1
+        elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
+            found = _accumulation(s.value, accumulate)
+            if found is None or not dead(found[0].id, s.targets[0].id, live):
+                return
+            acc, call = found
+            fn = _ACCUMULATE[lookup(call.func.id)]
+            new = ast_util.clone(s)
+            new.value = ast_util.call(ast_util.name(inject(fn.__name__, fn)),
+                                      [ast_util.clone(acc)] + [ast_util.clone(a) for a in call.args])
+            stmts[k] = new
+            count += 1
 
-    visit(fdef.body, set())
+    proof.visit(fdef.body, set(), update)
     return count
 
 
@@ -300,22 +310,15 @@ def loop_accumulations_in_place(fdef, lookup, dynamic=(), scalar_cotangents=()):
     proof = _Proof(fdef, lookup, set(dynamic), _callee_names(fdef, lookup))
     found = []
 
-    def visit(stmts, live_out):
-        after = liveness.live_after(stmts, live_out, proof.sets)
-        for k, s in enumerate(stmts):
-            if isinstance(s, gast.If):
-                visit(s.body, after[k])
-                visit(s.orelse, after[k])
-            elif isinstance(s, (gast.For, gast.While)):
-                visit(s.body, liveness.live_in_stmt(s, after[k], proof.sets))
-            elif id(s) in loops:
-                acc = s.targets[0].id
-                root = proof.sharing.find(acc)
-                if proof.dead(acc, acc, after[k]) and not any(proof.sharing.find(n) == root
-                                                              for n in _names(s.value.right)):
-                    found.append(s)
+    def check(stmts, k, live):
+        s = stmts[k]
+        if id(s) in loops:
+            acc = s.targets[0].id
+            root = proof.sharing.find(acc)
+            if proof.dead(acc, acc, live) and not any(proof.sharing.find(n) == root for n in _names(s.value.right)):
+                found.append(s)
 
-    visit(fdef.body, set())
+    proof.visit(fdef.body, set(), check)
     return found
 
 
