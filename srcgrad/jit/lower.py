@@ -57,7 +57,7 @@ STACK_VALUE_NAME = ALIAS_PREFIX + "stack_value"
 #: the name the lowered module binds twins.shape_value to (shape stacks)
 SHAPE_VALUE_NAME = ALIAS_PREFIX + "shape_value"
 #: NumPy ufuncs whose SIMD loops beat the scalar libm calls Numba compiles them to (twins.vector_ufunc)
-VECTOR_UFUNCS = ("tanh", "exp", "log", "expm1", "log1p", "arctan", "sinh", "cosh")
+VECTOR_UFUNCS = ("tanh", "arctan", "sinh", "cosh")
 #: the name the lowered module binds twins.vector_ufunc to
 VECTOR_NAME = ALIAS_PREFIX + "vector_ufunc"
 

@@ -379,9 +379,11 @@ def reduce(x, op, axis=None, keepdims=False):
 #: per ufunc of lower.VECTOR_UFUNCS: the size from which a float array goes to NumPy's own loop. Numba
 #: compiles np.tanh of an array to one libm call per entry (9.4 us for 1,024 float64 entries on this
 #: project's benchmark machine; no SVML in its LLVM); NumPy's SIMD loop, called from object mode, takes
-#: 3.0 us with the 1.4 us of the object-mode call. Each size is where the two cost the same there.
-VECTOR_FROM = {"tanh": 192, "arctan": 192, "sinh": 192, "cosh": 256, "log1p": 384, "exp": 512, "expm1": 512,
-               "log": 512}
+#: 3.0 us with the 1.4 us of the object-mode call. Each size is where the two cost the same there. Only
+#: the functions where libm is 2.7-3.9x slower than NumPy's loop: the object-mode block costs 0.15-0.3 s
+#: of compiling per function, dtype and rank in every new process (Numba does not cache it), which exp
+#: and log (1.8-1.9x) would take tens of thousands of calls to earn back.
+VECTOR_FROM = {"tanh": 192, "arctan": 192, "sinh": 192, "cosh": 256}
 
 
 def vector_ufunc(x, name):
