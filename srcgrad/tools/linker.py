@@ -129,8 +129,9 @@ class Linker:
         # Variables, objects rebuilt from their attributes): sg.jit must not freeze what the program changes
         self.frozen = []
         self.defs = {section: [] for section in _SECTIONS}    # definitions, dependencies first
-        # sg.jit: accumulations marked Anno.ADD_IN_PLACE are written `a = add_into(a, e)` (its Numba twin
-        # adds in place); sg.export keeps `a = a + e`, the code as sg.source shows it
+        # sg.jit: the loop accumulations that may add in place (inplace.loop_accumulations_in_place) are
+        # written `a = add_into(a, e)` (its Numba twin adds in place); sg.export keeps `a = a + e`, the code
+        # as sg.source shows it
         self.add_in_place = False
 
     # -- names
