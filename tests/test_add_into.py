@@ -1,5 +1,5 @@
 """Accumulations in loops add in place under sg.jit (transforms/inplace.py
-marks them, tools/linker.py writes them `add_into`, whose Numba twin adds
+finds them, tools/linker.py writes them `add_into`, whose Numba twin adds
 in place): `bW = bW + ...` in a reverse sweep writes into bW where nothing
 else reads its buffer. The twin gives what `+` gives in every other case;
 gradients through such loops (sg.jit, sg.grad, tapes, Hessian-vector
@@ -18,7 +18,7 @@ from gradcheck import check_close, numerical_grad, numpy_swapped
 
 jit_api = __import__("importlib").import_module("srcgrad.jit.api")
 
-N = 24      # (hidden size: N * N >= ADD_INTO_FROM, so the weights' accumulations run in place)
+N = 24      # (the hidden size)
 
 
 def rnn(Wx, Wh, xs):
