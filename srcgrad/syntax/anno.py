@@ -38,6 +38,9 @@ class Anno(enum.Enum):
     OP = "The `ops.Op` describing an ANF statement's single operation (anf.py)."
     COUNT = "On a `while` in ANF: the name of its trip counter (anf.py), reversed by reverse.py."
     NO_SAVE = "True on a statement whose old target value the reverse sweep never reads (anf.py)."
+    ASSIGNED_ONCE = ("True on the assignment of a function's return value (lower/exits.py): it runs at most "
+                     "once per call, over None, so the reverse sweep neither restores the old value nor "
+                     "zeroes the cotangent after it (no other assignment of it ran).")
     FORWARD_ONLY = "True on a statement kept in the forward sweep only (prints, asserts; anf.py)."
     GRAD_OF = ("On the marker statement of `with sg.insert_grad_of(x) as bx:` (lower/withs.py): "
                "(x, the target name or None, the block's body).")

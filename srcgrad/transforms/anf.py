@@ -104,12 +104,14 @@ class _ANF(CallForms):
                 out.append(first)
                 pack = ast_util.tuple_([ast_util.name(t) for t in temps])
                 new = self._assign(target, pack, Op("pack", source=hint or "t", args=list(pack.elts)), s)
+                Anno.ASSIGNED_ONCE.add_to(new, Anno.ASSIGNED_ONCE.of(s, False))
                 out.append(new)
                 if target.id in self.once:
                     self.packs[target.id] = pack
                 return out
             new = ast_util.copy_location(ast_util.assign(target, value), s)
             Anno.OP.add_to(new, op)
+            Anno.ASSIGNED_ONCE.add_to(new, Anno.ASSIGNED_ONCE.of(s, False))     # (a return value: lower/exits.py)
             out.append(new)
             if op.kind == "pack" and isinstance(target, gast.Name) and target.id in self.once:
                 self.packs[target.id] = value

@@ -140,7 +140,7 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
             if isinstance(s, gast.Assign):
                 for t in _targets(s):
                     if t in self.stacked and t not in Anno.FIRST.of(s, ()) \
-                            and not Anno.NO_SAVE.of(s, False):
+                            and not Anno.NO_SAVE.of(s, False) and not Anno.ASSIGNED_ONCE.of(s, False):
                         out.append(self.push(t))
                 out.append(s)
             elif isinstance(s, gast.If):
@@ -235,10 +235,13 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
             code = self.adjoint_code(s, op, targets, nz)
             if code:
                 code = self.comment(s) + code
+        once = Anno.ASSIGNED_ONCE.of(s, False)
         for t in targets:          # the older value's cotangent is a symbolic zero
-            nz.discard(t)
+            if not once:
+                nz.discard(t)
         for t in reversed(targets):
-            if t in self.stacked and t not in Anno.FIRST.of(s, ()) and not Anno.NO_SAVE.of(s, False):
+            if t in self.stacked and t not in Anno.FIRST.of(s, ()) and not Anno.NO_SAVE.of(s, False) \
+                    and not once:
                 code.append(self.pop(t))
         return code
 

@@ -110,6 +110,9 @@ class _Exits(Block):
             fail(self.ctx.parsed, node, "return without a value")
         parts = node.value.elts if len(values) > 1 else [node.value]
         new = [a for v, e in zip(values, parts) for a in replace("V = E", V=ast_util.name(v), E=e)]
+        for a in new:
+            # (the reverse sweep need not restore None, which sg.jit could not keep on a typed stack)
+            Anno.ASSIGNED_ONCE.add_to(a, True)
         return new + replace("FLAG = True", FLAG=ast_util.name(flag))
 
     def visit_While(self, node):
