@@ -234,10 +234,22 @@ def link_and_lower(main, preferred, split=None):
     appends = [n for n, o in objects.items() if getattr(o, "__srcgrad_raw__", o) is containers.list_append]
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
-            lower.lower_function(node, push_names, pop_names, shape_names, numpy_names,
-                                 split if node.name == name else None, shape_readers=readers,
-                                 list_append=appends)
+            own = split if node.name == name else _sweep_of(objects[node.name])
+            lower.lower_function(node, push_names, pop_names, shape_names, numpy_names, own,
+                                 shape_readers=readers, list_append=appends, flat=node.name == name)
     return module, name, objects, generated, linker.frozen
+
+
+def _sweep_of(fn):
+    """"fwd" or "bwd" when generated function `fn` is the split forward or
+    reverse sweep of its artefact (a called function's: its stacks pass
+    from one to the other among the residuals), else None."""
+    ref = getattr(fn, "__srcgrad_artefact__", None)
+    artefact = ref() if ref is not None else None
+    if artefact is None:
+        return None
+    found = artefact.__dict__
+    return "fwd" if found.get("fwd") is fn else "bwd" if found.get("bwd_fn") is fn else None
 
 
 def _type_checks(module, objects):

@@ -31,10 +31,14 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
   srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`);
-- in the split sweeps of a tape's call (`@sg.function(jit=True)`), a stack
+- in split sweeps (a tape's call under `@sg.function(jit=True)`, and the
+  forward and reverse sweeps of every function a gradient calls), a stack
   the forward sweep returns and the reverse sweep unpacks is a tuple of
   Numba typed lists, one per variable, and what is pushed or kept as a
-  residual has no None (`_split_escaping`, twins.stack_value).
+  residual has no None (`_split_escaping`, twins.stack_value: a callee's
+  residuals are None where its call's branch did not run). A callee's
+  reverse sweep takes its residuals as the tuple its forward sweep
+  returned; a tape's, called from Python, as flat parameters.
 
 Anything else that cannot be lowered raises `Unlowerable` with the reason;
 `sg.jit` then runs that function in CPython with a PerformanceWarning.
@@ -73,9 +77,10 @@ def _stack_name(stack, var):
 class _Lowering(ast.NodeTransformer):
     """Rewrites one generated FunctionDef in place (see the module doc)."""
 
-    def __init__(self, push, pop, shape_of, numpy_names, split=None, shaped=()):
+    def __init__(self, push, pop, shape_of, numpy_names, split=None, shaped=(), flat=True):
         self.push, self.pop, self.shape_of = push, pop, shape_of
-        self.split = split          # None, or "fwd" / "bwd": a split sweep of a tape's call
+        self.split = split          # None, or "fwd" / "bwd": a split sweep (of a tape's call, or of a callee)
+        self.flat = flat            # a split reverse sweep's residuals as flat parameters (called from Python)
         self.numpy_names = numpy_names
         self.stacks = {}            # stack name -> ordered set of the variables pushed on it
         self.popped = {}            # stack name -> names popped from it
@@ -207,7 +212,7 @@ class _Lowering(ast.NodeTransformer):
             self._split_escaping(fdef, escaping)
         if self.split == "fwd":
             _residuals_as_values(fdef)
-        if self.split == "bwd":
+        if self.split == "bwd" and self.flat:
             _residuals_as_parameters(fdef)
 
         class Defs(ast.NodeTransformer):
@@ -545,7 +550,7 @@ def _appends_in_place(fdef, appends):
 
 
 def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None, shape_readers=None,
-                   list_append=()):
+                   list_append=(), flat=True):
     """Lower one generated function for Numba, in place.
 
     Args:
@@ -554,13 +559,18 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
         `push`, `pop` and `ShapeOf` in its module.
       numpy_names: names that mean the numpy module there.
       split: None for a function run whole (sg.jit's gradient), "fwd" or
-        "bwd" for the split forward / reverse sweep of a tape's call, whose
-        stacks and residuals pass from one to the other.
+        "bwd" for the split forward / reverse sweep of a tape's call or of
+        a called function, whose stacks and residuals pass from one to the
+        other.
       shape_readers: {name: the positions of its arguments it reads only
         the shape of} for the helpers whose twins take a shape tuple there
         (unbroadcast, unreduce, reduction_size); None: no shape stacks.
       list_append: the names that mean srcgrad's list_append
         (`_appends_in_place`).
+      flat: for a split reverse sweep, take the residuals as flat
+        parameters (`_residuals_as_parameters`: one called from Python);
+        False for a callee's, which compiled code calls with the tuple its
+        forward sweep returned.
 
     Returns:
       `fdef`, rewritten.
@@ -575,7 +585,7 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
         if readers and split is None else set()
     if shaped:
         _ReadShapes(shaped, readers).visit(fdef)
-    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split, shaped)
+    lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split, shaped, flat)
     lowering.visit(fdef)
     params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args if a.arg in shaped]
     fdef.body[:0] = [_follow_shape(p, fdef) for p in params]

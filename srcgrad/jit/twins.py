@@ -112,7 +112,7 @@ def _private_cache_folder():
 
 #: the stubs whose overloads are never cached on disk: those that build their implementation with exec,
 #: and vector_ufunc, whose object-mode block is a Python function object (Numba caches no code holding one)
-_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc"}
+_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc", "stand_in"}
 
 
 def _cache_locator_installed():
@@ -1566,8 +1566,63 @@ def _stack_value(v):
                     return zero
                 return _unoptional(v)
             return empty_number
-        return None
+        if _stand_in(t, {}) is None:
+            return None
+
+        def empty_value(v):
+            if v is None:
+                return stand_in(v)
+            return _unoptional(v)
+        return empty_value
     return lambda v: v
+
+
+def stand_in(v):
+    """Twin for stack_value (lowered code only): an empty value of the
+    type of the Optional `v` (see `_stand_in`)."""
+    raise NotImplementedError("a Numba twin")
+
+
+@overload(stand_in)
+def _stand_in_of(v):
+    if not isinstance(v, types.Optional):
+        return None
+    constants = {"np": np}
+    made = _stand_in(v.type, constants)
+    if made is None:
+        return None
+    namespace = dict(constants)
+    exec("def empty(v):\n    return %s\n" % made, namespace)
+    return namespace["empty"]
+
+
+def _stand_in(t, constants):
+    """The source of an expression Numba types as `t`, an empty value of
+    it (stack_value's stand-in for None): an array of t's rank and dtype
+    with no entries (C layout), 0 of a number type, a tuple of stand-ins
+    (a called function's residuals, None when its call's branch did not
+    run), an empty typed list of t's item type; None for any other type
+    (the lowered code then runs in CPython). The constants it reads are
+    added to `constants` (plain values: the code that calls it stays
+    cacheable)."""
+    name = "_c%d" % len(constants)
+    if _array(t) and t.layout == "C":
+        constants[name] = ((0,) * t.ndim, np.dtype(str(t.dtype)).type)    # (np.float64: Numba types it)
+        return "np.empty(%s[0], %s[1])" % (name, name)
+    if isinstance(t, (types.Float, types.Integer, types.Boolean, types.Complex)):
+        constants[name] = np.zeros((), dtype=str(t))[()]       # (a NumPy scalar: Numba types it as t)
+        return name
+    if isinstance(t, types.ListType):
+        import numba
+        constants[name] = t.item_type
+        constants["_List"] = numba.typed.List
+        return "_List.empty_list(%s)" % name
+    if isinstance(t, types.BaseTuple) and not isinstance(t, types.NamedTuple):
+        parts = [_stand_in(e, constants) for e in t.types]
+        if any(p is None for p in parts):
+            return None
+        return "(%s)" % "".join(p + ", " for p in parts)
+    return None
 
 
 def _helper_key(module, qualname):
