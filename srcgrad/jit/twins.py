@@ -26,6 +26,7 @@ folder); Numba validates them against this file's contents and its own
 version. Where that directory cannot be written, the twins are compiled
 without a cache.
 """
+import operator
 import os
 import threading
 
@@ -84,6 +85,7 @@ def install():
             # names that tell two generated kernels apart)
             cached = options if stub.__name__ not in _EXEC_MADE else {}
             numba_overload(stub, prefer_literal=prefer_literal, jit_options=dict(cached))(implementation)
+        numba_overload(operator.getitem, jit_options=dict(options))(_range_item)
         _installed.append(True)
 
 
@@ -1623,6 +1625,23 @@ def _stand_in(t, constants):
             return None
         return "(%s)" % "".join(p + ", " for p in parts)
     return None
+
+
+def _range_item(r, k):
+    """`r[k]` for a range `r` and an integer `k`, which Numba does not
+    type: a loop that may end early (break, return) is a while loop over
+    `_range[_k]` (transforms/lower/exits.py). Raises IndexError out of
+    range, as Python."""
+    if not (isinstance(r, types.RangeType) and isinstance(k, types.Integer)):
+        return None
+
+    def impl(r, k):
+        n = len(r)
+        i = k + n if k < 0 else k
+        if i < 0 or i >= n:
+            raise IndexError("range object index out of range")
+        return r.start + i * r.step
+    return impl
 
 
 def _helper_key(module, qualname):

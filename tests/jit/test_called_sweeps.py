@@ -53,6 +53,14 @@ def running(v):
     return p
 
 
+def first_above(v, level):
+    """A return inside a loop (the loop becomes a while loop on flags)."""
+    for k in range(v.shape[0]):
+        if v[k] > level:
+            return v[k] * (k + 1.0)
+    return np.sum(v) * 0.5
+
+
 def mlp_clipped(x, W):
     h = np.tanh(W @ x)
     h = clip_norm(h, 1.5)
@@ -79,12 +87,17 @@ def early_main(x, W):
     return np.sum(np.cos(h)) * running(x)
 
 
-PROGRAMS = [mlp_clipped, branch_calls, early_main]
+def searched(x, W):
+    h = np.tanh(W @ x)
+    return first_above(h, 0.3) * first_above(x, 0.5) + first_above(h * h, 2.0)
+
+
+PROGRAMS = [mlp_clipped, branch_calls, early_main, searched]
 
 
 def _autograd_version(f):
     namespace = dict(f.__globals__, np=anp)
-    for name in ("clip_norm", "soft", "ordered", "running"):
+    for name in ("clip_norm", "soft", "ordered", "running", "first_above"):
         g = globals()[name]
         namespace[name] = type(g)(g.__code__, namespace, name)
     return type(f)(f.__code__, namespace, f.__name__)
@@ -122,8 +135,9 @@ def test_both_branches_are_taken():
         taken.add(("early_main", bool(np.sum(np.sin(W @ x)) > 0)))
         taken.add(("ordered", bool(x[0] > x[1])))
         taken.add(("clip", bool(np.sqrt(np.sum(x * x)) > 0.1)))
+        taken.add(("first_above", bool(np.any(x > 0.5))))
     assert {("branch_calls", True), ("branch_calls", False), ("early_main", True), ("early_main", False),
-            ("ordered", True), ("ordered", False)} <= taken
+            ("ordered", True), ("ordered", False), ("first_above", True), ("first_above", False)} <= taken
 
 
 def test_the_return_value_is_not_pushed():
@@ -136,3 +150,22 @@ def test_the_return_value_is_not_pushed():
     assert "push(_stack, _retval)" not in source and "_retval = pop(" not in source
     lowered = sg.source(branch_calls, wrt=(0, 1), args=(x, W), jit=True)
     assert not lowered.startswith("# sg.jit runs this gradient in CPython"), lowered.splitlines()[0]
+
+
+def pick(n, k):
+    return range(2, n, 3)[k]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, -1, -3])
+def test_a_range_is_read_by_index(k):
+    """A loop that may end early reads its range by index; sg.jit gives
+    Numba the getitem it lacks (twins._range_item), with Python's values
+    and IndexError."""
+    jitted = sg.jit(pick)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        assert jitted(11, k) == range(2, 11, 3)[k]
+        with pytest.raises(IndexError):
+            jitted(11, 3)
+        with pytest.raises(IndexError):
+            jitted(11, -4)
