@@ -185,6 +185,10 @@ def c_stack(x, y): return np.stack([x, y, x * y], axis=1)       # noqa: E704
 def c_getitem(x): return x[1:, ::2]                             # noqa: E704
 def c_getitem_int(x): return x[np.array([0, 2, 0])]             # noqa: E704
 def c_unindex(g): return helpers.unindex(g, np.zeros((4, 3), g.dtype), (np.array([1, 1, 3]),))  # noqa: E704
+def c_matmul_adjoints(g, x, y):                                 # (matmul's cotangents, met at second order)
+    return np.sum(helpers.matmul_adjoint_x(g, x, y) ** 2) + np.sum(helpers.matmul_adjoint_y(g * g, x, y) * y)
+
+
 def c_array_adjoint(g):                                         # (np.array's adjoint, met at second order)
     rows = shape_helpers.array_adjoint(g * g, [[1.0, 2.0, 0.5], [3.0, 4.0, 0.0]])
     return np.stack([np.stack(r) for r in rows]) * g
@@ -348,6 +352,8 @@ TANGENT_CASES = [
      (complex_helpers.real_if_close_cotangent, complex_helpers.real_if_close_tangent)),
     ("getitem_int", c_getitem_int, (R(3, 2),), operator.getitem),
     ("unindex", c_unindex, (R(3, 3),), (helpers.unindex, helpers.unindex_array)),
+    ("matmul_adjoints", c_matmul_adjoints, (R(5, 3), R(5, 4), R(4, 3)),
+     (helpers.matmul_adjoint_x, helpers.matmul_adjoint_y)),
     ("array_adjoint", c_array_adjoint, (R(2, 3),), shape_helpers.array_adjoint),
     # ufunc methods: outer, reduce (axis 0 by default), accumulate
     ("ufunc_outer", c_outers, (R(3), R(3)), (np.add.outer, np.subtract.outer, np.multiply.outer, np.divide.outer)),

@@ -54,7 +54,9 @@ _lock = threading.Lock()
 # Functions that map a zero tangent to zero, by how they are linear:
 #   "first": linear in the first argument (the others are static),
 #   "any":   multilinear (a zero in any array argument gives zero),
-#   (i, j):  jointly linear in these positions (zero only when all are zero).
+#   (i, j):  jointly linear in these positions (zero only when all are zero),
+#   frozenset({i, j}): linear in each of these positions, the others fixed (a zero in any
+#            of them gives zero: matmul_adjoint_x(g, x, y) = g y^T in g and y).
 # Filled by register_linear and declare_linear, next to each family's rules.
 _LINEAR = {}
 LINEAR_METHODS = {"sum", "mean", "reshape", "transpose", "swapaxes", "squeeze", "conj", "ravel",
@@ -64,7 +66,8 @@ LINEAR_ATTRS = {"T", "real", "imag", "mT"}
 
 def linear_kind(obj):
     """How `obj` maps symbolic zero tangents: "first", "any", a tuple of
-    jointly linear positions, or None (not declared linear)."""
+    jointly linear positions, a frozenset of positions it is linear in
+    each of, or None (not declared linear)."""
     try:
         return _LINEAR.get(obj)
     except TypeError:   # unhashable
@@ -73,10 +76,11 @@ def linear_kind(obj):
 
 def declare_linear(function, kind="first"):
     """Declare `function` linear in its first argument ("first"),
-    multilinear ("any"), or jointly linear in the argument positions of a
-    tuple, so the simplifier maps symbolic zero tangents through it to
-    zero. For the helpers tangent templates call (broadcast_like, ...) and
-    for primitives whose tangent rule is written by hand (np.multiply,
+    multilinear ("any"), jointly linear in the argument positions of a
+    tuple, or linear in each position of a frozenset separately, so the
+    simplifier maps symbolic zero tangents through it to zero. For the
+    helpers tangent templates call (broadcast_like, ...) and for
+    primitives whose tangent rule is written by hand (np.multiply,
     np.add); `register_linear` declares and writes the tangent rule."""
     with _lock:
         _LINEAR[function] = kind
@@ -256,6 +260,19 @@ class _LinearWriter:
 
         terms = [call(p) for p in linear] if kind == "any" else [call(None)]
         return "t[%s] = %s" % (adjoint.output, " + ".join(terms))
+
+
+def registered_tangent(fn):
+    """The TangentRule registered for `fn` itself (not derived from an
+    adjoint rule), or None: what forward mode uses in place of
+    transforming the source of a helper of srcgrad's that has one."""
+    try:
+        found = _TANGENTS.get(fn)
+        if found is None and load_lazy():
+            found = _TANGENTS.get(fn)
+        return found
+    except TypeError:       # (an unhashable callee)
+        return None
 
 
 def tangent_rule(primitive):

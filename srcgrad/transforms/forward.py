@@ -173,6 +173,12 @@ class ForwardGenerator(Generator):
         if op.kind == "rule":
             return self.rule_code(s, op.rule.primitive, op.rule, op.bindings, t)
         if op.kind == "call":
+            rule = tangent_rules.registered_tangent(op.callee)
+            if rule is not None and isinstance(s.value, gast.Call) and len(targets) == 1:
+                # (a helper of srcgrad's own with a tangent rule: matmul_adjoint_x in second-order code)
+                if not any(self.is_active(n) for n in op.args):
+                    return [], set()
+                return self.rule_code(s, op.callee, None, self.rule_bindings(s, rule), t)
             return self.call_code(s, op, targets)
         if op.kind == "opaque":
             active_in = [n for n in op.args if self.is_active(n)]
@@ -180,15 +186,7 @@ class ForwardGenerator(Generator):
                 return [], set()
             rule = tangent_rules.tangent_rule(op.obj) if callable(op.obj) else None
             if rule is not None and isinstance(s.value, gast.Call):
-                try:
-                    bound = rule.signature.bind(ast_util.name("_z"), *s.value.args,
-                                                **{k.arg: k.value for k in s.value.keywords})
-                except TypeError as exc:
-                    self.fail(s, "this call of %s (%s)" % (rule.name, exc))
-                bound.apply_defaults()
-                bindings = {p: v if isinstance(v, gast.AST) else ast_util.const(v)
-                            for p, v in bound.arguments.items() if p != rule.output}
-                return self.rule_code(s, op.obj, None, bindings, t)
+                return self.rule_code(s, op.obj, None, self.rule_bindings(s, rule), t)
             if op.obj is None:
                 self.fail(s, *ops.unknown_receiver_refusal())
             filename, lineno, _ = self.parsed.origin(s)
@@ -209,6 +207,18 @@ class ForwardGenerator(Generator):
                 value.elts = new
             return [ast_util.assign(self.tangent(t), value)], {t}
         return [], set()
+
+    def rule_bindings(self, s, rule):
+        """{parameter: argument node} of tangent rule `rule` for the call
+        `s.value` (defaults filled in), as rule_code takes them."""
+        try:
+            bound = rule.signature.bind(ast_util.name("_z"), *s.value.args,
+                                        **{k.arg: k.value for k in s.value.keywords})
+        except TypeError as exc:
+            self.fail(s, "this call of %s (%s)" % (rule.name, exc))
+        bound.apply_defaults()
+        return {p: v if isinstance(v, gast.AST) else ast_util.const(v)
+                for p, v in bound.arguments.items() if p != rule.output}
 
     def display_tangent(self, s, e, sparse, primitive):
         """The tuple of tangents of the list or tuple display `e` passed to

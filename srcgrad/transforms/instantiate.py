@@ -311,6 +311,8 @@ class _TangentRewrite:
             return Zero()
         if kind == "any" and any(zeros):
             return Zero()
+        if isinstance(kind, frozenset) and any(zeros[i] for i in kind if i < len(zeros)):
+            return Zero()
         if isinstance(kind, tuple) and all(zeros[i] for i in kind if i < len(zeros)) \
                 and any(i < len(zeros) for i in kind):
             return Zero()

@@ -52,8 +52,10 @@ declare_linear(outer_left)
 declare_linear(outer_unbroadcast)
 declare_linear(from_column)
 declare_linear(np.matmul, "any")      # (hand-written tangent: generated code reads `dx @ y`)
-for _f in (matmul_adjoint_x, matmul_adjoint_y, dot_adjoint, np.diag):
+for _f in (dot_adjoint, np.diag):
     declare_linear(_f)
+declare_linear(matmul_adjoint_x, frozenset((0, 2)))     # (g y^T: linear in g and in y)
+declare_linear(matmul_adjoint_y, frozenset((0, 1)))     # (x^T g: linear in g and in x)
 for _f in (np.vdot, np.cross, np.einsum):
     declare_linear(_f, "any")
 
@@ -72,6 +74,22 @@ def matmul(z, x, y, out=None, dtype=None):
 def matmul_tangent(z, x, y, out=None, dtype=None):
     """d(X Y) = dX Y + X dY."""
     t[z] = t[x] @ y + x @ t[y]
+
+
+@register_tangent(matmul_adjoint_x)
+def matmul_adjoint_x_tangent(z, g, x, y):
+    """matmul's cotangent of X, dZ Y^T, is bilinear in (dZ, Y) and reads X
+    for its shape only: its tangent is the product rule over g and y
+    (second-order code, sg.hvp, reads it instead of the transformed source
+    of the helper, whose fast path tests types)."""
+    t[z] = matmul_adjoint_x(t[g], x, y) + matmul_adjoint_x(g, x, t[y])
+
+
+@register_tangent(matmul_adjoint_y)
+def matmul_adjoint_y_tangent(z, g, x, y):
+    """matmul's cotangent of Y, X^T dZ, is bilinear in (X, dZ) and reads Y
+    for its shape only."""
+    t[z] = matmul_adjoint_y(t[g], x, y) + matmul_adjoint_y(g, t[x], y)
 
 
 @register_adjoint(np.dot)
