@@ -390,6 +390,7 @@ def hvp(f, wrt=0):
         return np.asarray(hv, dtype=x.dtype).reshape(x.shape)
     h.__name__ = "hvp_" + getattr(f, "__name__", "f")
     h.__srcgrad_transform__ = "sg.hvp"     # (sg.jit names it when it runs in CPython)
+    h.__srcgrad_hvp__ = (gradient, wrt)     # (sg.jit compiles the JVP of this gradient: jit/api.py)
     return h
 
 

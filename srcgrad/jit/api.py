@@ -1,6 +1,7 @@
 """sg.jit: srcgrad's generated derivative code compiled with Numba.
 
-For what `sg.grad` / `sg.value_and_grad` return, a call:
+For what `sg.grad` / `sg.value_and_grad` return (and `sg.hvp`: the
+generated JVP of the gradient, in place of the gradient), a call:
 
 1. asks srcgrad for the generated gradient function of the arguments'
    kinds (Python floats get scalar code, arrays array code: what
@@ -37,6 +38,7 @@ import numpy as np
 
 from ..errors import PerformanceWarning
 from .. import op_by_op
+from ..callables import as_function
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
 from ..rules.helpers import broadcast
@@ -530,6 +532,9 @@ class Jitted:
         """f(*args, **kwargs), compiled (see sg.jit)."""
         if isinstance(self.target, Gradient) and not kwargs:
             return self._call_gradient(args)
+        hvp_of = getattr(self.target, "__srcgrad_hvp__", None)
+        if hvp_of is not None and not kwargs:
+            return self._call_hvp(hvp_of, args)
         return self._call_function(args, kwargs)
 
     def _call_function(self, args, kwargs):
@@ -543,8 +548,8 @@ class Jitted:
                 return _Entry(fallback=_NUMBA_MISSING)
             transform = getattr(python_function, "__srcgrad_transform__", None)
             if transform is not None:
-                return _Entry(fallback="what %s returns runs srcgrad's machinery; sg.jit compiles what sg.grad and "
-                                       "sg.value_and_grad return, and plain functions" % transform)
+                return _Entry(fallback="what %s returns runs srcgrad's machinery; sg.jit compiles what sg.grad, "
+                                       "sg.value_and_grad and sg.hvp return, and plain functions" % transform)
             if not isinstance(python_function, types.FunctionType):
                 return _Entry(fallback="%r is not a Python function" % (python_function,))
             drawn = _random_free_name(python_function)
@@ -597,6 +602,60 @@ class Jitted:
         if not program.leaves and all(k[0] in (float, np.ndarray) for k in kinds):
             self._fast[kinds] = (program, entry, main)      # (the leaves, Variables, are fetched per call)
         return self._finish(main, entry, raw, args)
+
+    def _call_hvp(self, hvp_of, args):
+        """`sg.hvp(f, wrt)(*args, v)` compiled: the generated JVP of f's
+        generated gradient (forward over reverse, as sg.hvp runs it),
+        lowered and compiled as a gradient is. Arguments other than
+        ndarrays and numbers (Tensors, containers), an integer or complex
+        argument `wrt`, and Variables the gradient reads run sg.hvp itself
+        (which raises what it raises: a `v` of the wrong shape)."""
+        gradient, wrt = hvp_of
+        h = self.target
+        fargs, v = args[:-1], args[-1] if args else None
+        x = fargs[wrt] if 0 <= wrt < len(fargs) else None
+        if not (type(x) is float or type(x) is np.ndarray and x.dtype.kind == "f") \
+                or not all(type(a) in _PLAIN for a in args) or np.shape(v) != np.shape(x):
+            return h(*args)
+        dtype = np.result_type(x)
+        v = float(v) if type(x) is float else np.asarray(v, dtype=dtype)
+        kinds = ("hvp",) + tuple(map(_kind, fargs))
+        fast = self._fast.get(kinds)
+        if fast is not None and not gradient.fn.is_stale() and fast[0].is_current():
+            _, entry, main = fast
+            return self._hvp_result(entry, main, list(fargs) + [v], args, x, dtype)
+        fn = as_function(gradient)
+        try:
+            params = fn.bind(tuple(fargs), {})
+            program = fn.program_for(params)
+            if program.leaves:
+                return h(*args)
+            compiled = program.compile([k == wrt for k in range(len(params))], "forward")
+        except Exception as exc:
+            if not op_by_op.falls_back(exc):
+                raise
+            return h(*args)         # (op by op, with sg.hvp's PerformanceWarning)
+        main = compiled.jvp_fn
+        entry = self._entry(id(main), lambda: build_entry(main, "hvp_%s" % gradient.fn.__name__,
+                                                          cache=self.cache))
+        if entry.source is not None:
+            self.source = entry.source
+        if len(params) == len(fargs):
+            self._fast[kinds] = (program, entry, main)
+        return self._hvp_result(entry, main, list(params.values()) + [v], args, x, dtype)
+
+    def _hvp_result(self, entry, main, raw, args, x, dtype):
+        """Run the compiled JVP of the gradient on `raw` (sg.hvp on `args`
+        when it cannot run compiled): H . v, shaped as sg.hvp returns it."""
+        out, compiled_run = self._run(id(main), entry, raw, lambda: self.target(*args), functional=True)
+        if not compiled_run:
+            return out
+        hv = out[1]
+        if isinstance(hv, tuple):
+            hv = hv[0]
+        if hv is None:          # (a symbolic zero: the gradient does not depend on args[wrt])
+            return np.zeros(np.shape(x), dtype)
+        return np.asarray(hv, dtype=dtype).reshape(np.shape(x))
 
     def _finish(self, main, entry, raw, args):
         """Run `entry` on the program inputs `raw` (the gradient's CPython
@@ -673,12 +732,15 @@ def jit(f, *, cache=False):
     """Compile `f` with Numba (the `jit` extra: `pip install 'srcgrad[jit]'`).
 
     Args:
-      f: a Python function, or what `sg.grad` / `sg.value_and_grad`
-        return. For a gradient, the generated derivative code that
+      f: a Python function, or what `sg.grad` / `sg.value_and_grad` /
+        `sg.hvp` return. For a gradient, the generated derivative code that
         `sg.source(f, args=...)` shows is lowered for Numba (one typed
         stack per saved variable, `range(n - 1, -1, -1)` for reversed
         loops, srcgrad's run-time helpers replaced by `@njit` twins chosen
-        at specialisation time) and compiled.
+        at specialisation time) and compiled; for `sg.hvp(f, wrt)`, the
+        generated JVP of f's gradient (forward over reverse), when its
+        arguments are ndarrays and numbers and the one differentiated is
+        a float or a floating array (anything else runs sg.hvp itself).
       cache: keep the machine code on disk, so that a new process loads it
         instead of compiling again (seconds for a gradient; Numba's
         `cache=True`, keyed by the lowered source: diskcache.py). The
