@@ -303,6 +303,14 @@ def unindex(g, x, index):
     raise NotImplementedError("a Numba twin")
 
 
+def unindex_add(acc, g, x, index):
+    """Twin of srcgrad's unindex_add: `acc + unindex(g, x, index)`, added
+    into `acc` itself where it is a writeable C-contiguous array of x's
+    shape and of unindex's dtype and `index` integers and slices
+    (distinct positions)."""
+    raise NotImplementedError("a Numba twin")
+
+
 def concatenate_adjoint(g, arrays, axis):
     """Twin of srcgrad's concatenate_adjoint for an int `axis` known when
     compiling: the pieces of `g` along `axis`, one per operand of
@@ -1138,6 +1146,26 @@ def _unindex(g, x, index):
     return impl
 
 
+@overload(unindex_add)
+def _unindex_add(acc, g, x, index):
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    if isinstance(x, types.Optional):
+        x = x.type
+    dtype = x.dtype if _array(x) and isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+    if not (_array(acc) and _array(x) and acc.mutable and acc.layout == "C" and acc.ndim == x.ndim
+            and acc.dtype == dtype and parts and all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
+            and (_scalar(g) or _array(g) and g.dtype == dtype)
+            and not (isinstance(g, types.Complex) and not isinstance(dtype, types.Complex))):
+        return lambda acc, g, x, index: acc + unindex(g, x, index)
+
+    def impl(acc, g, x, index):
+        if acc.shape == x.shape:
+            acc[index] += g
+            return acc
+        return acc + unindex(g, x, index)
+    return impl
+
+
 def _jitable_from_source(text, name, filename, **names):
     """The function `name` that the Python source `text` defines (its
     globals: np and `names`), made jitable (numba's register_jitable,
@@ -1655,6 +1683,7 @@ TWINS = {
     _helper_key("srcgrad.rules.helpers.broadcast", "reduction_size"): reduction_size,
     _helper_key("srcgrad.rules.helpers.broadcast", "reduced_shape"): reduced_shape,
     _helper_key("srcgrad.rules.helpers.broadcast", "unindex"): unindex,
+    _helper_key("srcgrad.rules.helpers.broadcast", "unindex_add"): unindex_add,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_x"): matmul_adjoint_x,
     _helper_key("srcgrad.rules.helpers.broadcast", "matmul_adjoint_y"): matmul_adjoint_y,
     _helper_key("srcgrad.rules.helpers.reductions", "max_chooser"): max_chooser,

@@ -49,8 +49,9 @@ from . import liveness
 
 _IN_PLACE = {containers.setitem: containers.setitem_in_place, containers.zero_at: containers.zero_at_in_place,
              rules_batched.zero_at_b: rules_batched.zero_at_in_place_b}
-# acc + U(g, x, index) -> the helper adding g into acc at index (batched sweeps, which are not transformed again)
-_ACCUMULATE = {rules_batched.unindex_b: rules_batched.unindex_add_b}
+# acc + U(g, x, index) -> the helper adding g into acc at index (unindex_add is that sum again when
+# generated code is transformed again: resolve.py; batched sweeps are not)
+_ACCUMULATE = {rules_batched.unindex_b: rules_batched.unindex_add_b, helpers.unindex: helpers.unindex_add}
 _REWRITTEN = {id(fn) for fn in list(_IN_PLACE) + list(_ACCUMULATE)}
 
 # functions whose result never shares memory with their arguments (given no
@@ -70,7 +71,8 @@ _RETURNS_ARG = {helpers.unbroadcast: (0,), helpers.unreduce: (0,), runtime.densi
                 containers.value_cotangent: (0,), containers.setitem: (0,), containers.zero_at: (0,),
                 containers.setitem_in_place: (0,), containers.zero_at_in_place: (0,),
                 containers.cast_back: (0,), rules_batched.unbroadcast_b: (0,), rules_batched.unreduce_b: (0,),
-                rules_batched.unindex_add_b: (0,), rules_batched.zero_at_b: (0,),
+                rules_batched.unindex_add_b: (0,), helpers.unindex_add: (0,),
+                rules_batched.zero_at_b: (0,),
                 rules_batched.zero_at_in_place_b: (0,), rules_batched.add_cotangents_b: (0, 1)}
 
 

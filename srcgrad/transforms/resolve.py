@@ -38,6 +38,7 @@ import numpy as np
 
 from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, location, where
+from ..rules.helpers import broadcast as broadcast_helpers
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
@@ -174,6 +175,8 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
     # -- visitors
     def visit_Call(self, node):
         node = self._visit_call(node)
+        if not isinstance(node, gast.Call):
+            return node
         if chains.is_srcgrad_transform(Anno.CALLEE.of(node.func)):
             found, value = self.static(node)
             if found:
@@ -209,6 +212,14 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
                     "call module-level functions, pass functions and objects as arguments, or build objects "
                     "from constants")
             known, value, _ = self._root_value(func)
+            if value is broadcast_helpers.unindex_add and len(node.args) == 4 and not node.keywords:
+                # generated code transformed again: the accumulation the in-place add stands for
+                # (transforms/inplace.py), acc + unindex(g, x, index)
+                unindex = ast_util.name("unindex")
+                Anno.CALLEE.add_to(unindex, broadcast_helpers.unindex)
+                Anno.HELPER.add_to(unindex, True)
+                call = ast_util.copy_location(ast_util.call(unindex, node.args[1:]), node)
+                return ast_util.copy_location(ast_util.add(node.args[0], call), node)
             functional = containers.FUNCTIONAL.get(value) if callable(value) else None
             if functional is not None:
                 # generated code transformed again: an update in place proven safe for that code

@@ -182,6 +182,25 @@ def unindex(g, x, index):
 _FLOAT64 = np.dtype(np.float64)
 
 
+def unindex_add(acc, g, x, index):
+    """`acc + unindex(g, x, index)` adding `g` into `acc` itself at `index`
+    (returned), where the compiler proved that nothing reads the
+    old `acc` again and that it is not the caller's (transforms/
+    inplace.py): O(size of the read) instead of two arrays of x's size per
+    read, which made a loop reading x[i] at each of its n steps cost
+    O(n * x.size) in its reverse sweep. Done in place when `acc` is a
+    writeable ndarray of x's shape and of the sum's dtype and `index` an
+    int, a tuple of ints or a slice (distinct positions, each written
+    once); otherwise the sum."""
+    if type(acc) is np.ndarray and acc.flags.writeable and type(x) is np.ndarray and acc.shape == x.shape \
+            and (type(index) is slice or _ints(index)):
+        g_dtype = _FLOAT64 if type(g) is float else getattr(g, "dtype", None) or np.asarray(g).dtype
+        if np.result_type(acc.dtype, g_dtype, x.dtype) == acc.dtype:     # (unindex_array's dtype, summed)
+            acc[index] += g
+            return acc
+    return acc + unindex(g, x, index)
+
+
 def _ints(index):
     """Is `index` a Python int or a tuple of them (one element, or one
     row: an assignment writes it once)?"""

@@ -367,7 +367,8 @@ def add_into(a, b):
 
 
 # the in-place helpers and the functional ones they stand for (generated
-# code transformed again differentiates the functional ones)
+# code transformed again differentiates the functional ones; broadcast.unindex_add is
+# `acc + unindex(g, x, index)` there: resolve.py)
 FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
 
 
