@@ -90,7 +90,8 @@ def transform(fdef, ctx):
     changed = _containers_read_as_arrays(fdef, ctx, definite) or changed
     ctx.facts.walked = (fdef, ast_util.walk(fdef) if changed else nodes)     # (for the passes up to reverse)
     ctx.facts.dynamic = dynamic
-    ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic)
+    ctx.facts.scalar = scalars(fdef, ctx.facts.scalar_params, assigns, dynamic,
+                               {p: len(pattern) for p, pattern in ctx.facts.shape_params.items()})
     return dynamic
 
 
@@ -447,18 +448,23 @@ def _display_as_array(st, op, param, display, rule, ctx, position=None):
 _FULL_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.var, np.std}
 
 
-def scalars(fdef, scalar_params, assigns, dynamic):
+def scalars(fdef, scalar_params, assigns, dynamic, ranks=None):
     """Names whose values are known to be 0-d (Python floats and ints,
     NumPy scalars): parameters given Python scalars, numbers, elementwise
     operations (ufuncs, the math module) of 0-d values, full reductions,
-    and copies of those. A name assigned anything else anywhere is not.
-    Their cotangents need no unbroadcast, and their zeros are 0.0 (Tapenade-
+    an element `x[i]` or `x[i, j]` of an array parameter of that rank
+    (`ranks`: {array parameter: its rank}, from the cache key) never
+    reassigned, at indices that hold Python ints (`_index_ints`), and
+    copies of those. A name assigned anything else anywhere is not. Their
+    cotangents need no unbroadcast, and their zeros are 0.0 (Tapenade-
     style specialisation to what the cache key knows)."""
     candidates = set(scalar_params)
     known = {}
     for s in assigns:
         for t in _targets(s):
             known.setdefault(t, []).append(s)
+    arrays = {p: r for p, r in (ranks or {}).items() if p not in known and p not in dynamic}
+    ints = _index_ints(fdef, assigns) if arrays else set()
     result = set(candidates) | set(known)
     result -= dynamic
     # a parameter not known to be 0-d is not, whatever it is reassigned
@@ -470,10 +476,68 @@ def scalars(fdef, scalar_params, assigns, dynamic):
     while changed:
         changed = False
         for name in sorted(result):      # (a scalar parameter reassigned an array is not)
-            if not all(_scalar_op(s, result) for s in known.get(name, ())):
+            if not all(_scalar_op(s, result) or _element_op(s, arrays, ints) for s in known.get(name, ())):
                 result.discard(name)
                 changed = True
     return result
+
+
+def _index_ints(fdef, assigns):
+    """Names that surely hold Python ints: every definition of which is a
+    `for` over `range(...)`, an int constant, `len(...)`, or integer
+    arithmetic (+ - * // %) of such names and int constants (the greatest
+    such set: a definition reading only names of the set)."""
+    defs = {}
+    for node in ast_util.walk(fdef):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            ranged = isinstance(node.iter, gast.Call) and Anno.CALLEE.of(node.iter.func, None) is builtins.range
+            defs.setdefault(node.target.id, []).append(True if ranged else None)
+        elif isinstance(node, gast.For):
+            for n in ast_util.names_stored(node.target):
+                defs.setdefault(n, []).append(None)
+    for s in assigns:
+        for t in _targets(s):
+            defs.setdefault(t, []).append(s.value if len(_targets(s)) == 1 else None)
+    for a in fdef.args.args + fdef.args.kwonlyargs:
+        if isinstance(a, gast.Name):
+            defs.setdefault(a.id, []).append(None)       # (a parameter: any value)
+    ints = set(defs)
+
+    def int_valued(e):
+        if e is True:
+            return True
+        if isinstance(e, gast.Constant):
+            return type(e.value) is int
+        if isinstance(e, gast.Name):
+            return e.id in ints
+        if isinstance(e, gast.BinOp):
+            return isinstance(e.op, _INT_OPS) and int_valued(e.left) and int_valued(e.right)
+        if isinstance(e, gast.Call):
+            return Anno.CALLEE.of(e.func, None) is builtins.len
+        return False
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(ints):
+            if not all(int_valued(e) for e in defs[name]):
+                ints.discard(name)
+                changed = True
+    return ints
+
+
+def _element_op(s, arrays, ints):
+    """Is `s` a read `x[i]` / `x[i, j, ...]` of one element of an array
+    parameter of `arrays` ({name: rank}) at indices of `ints`?"""
+    op = Anno.OP.of(s)
+    if not arrays or op.kind != "rule" or op.rule.primitive is not operator.getitem or len(_targets(s)) != 1:
+        return False
+    x, index = op.bindings.get("x"), op.bindings.get("index")
+    if not (isinstance(x, gast.Name) and x.id in arrays):
+        return False
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return len(parts) == arrays[x.id] and all(
+        isinstance(p, gast.Name) and p.id in ints or isinstance(p, gast.Constant) and type(p.value) is int
+        for p in parts)
 
 
 def _is_scalar(e, scalars):
