@@ -129,9 +129,12 @@ def _may_share(e, lookup, dynamic):
         return {e.id}
     if isinstance(e, gast.Constant):
         return set()
-    if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.Compare)):
-        names = _names(e)
-        return names & dynamic         # arithmetic gives a new array (a list's + shares its elements)
+    if isinstance(e, gast.BinOp):
+        # arithmetic gives a new array; a list's + shares its operands' elements (what they may share: not
+        # the names an operand's call only reads, as the index of `acc + unindex(g, x, (rows[0], j))`)
+        return (_may_share(e.left, lookup, dynamic) | _may_share(e.right, lookup, dynamic)) & dynamic
+    if isinstance(e, (gast.UnaryOp, gast.Compare)):
+        return _names(e) & dynamic
     if isinstance(e, gast.Call):
         if isinstance(e.func, gast.Attribute) and e.func.attr == "copy" and not e.args and not e.keywords \
                 and isinstance(e.func.value, gast.Name) and e.func.value.id not in dynamic:

@@ -192,9 +192,13 @@ def unindex_add(acc, g, x, index):
     writeable ndarray of x's shape and of the sum's dtype and `index` an
     int, a tuple of ints or a slice (distinct positions, each written
     once); otherwise the sum."""
-    if type(acc) is np.ndarray and acc.flags.writeable and type(x) is np.ndarray and acc.shape == x.shape \
-            and (type(index) is slice or _ints(index)):
-        g_dtype = _FLOAT64 if type(g) is float else getattr(g, "dtype", None) or np.asarray(g).dtype
+    if type(acc) is np.ndarray and type(x) is np.ndarray and acc.shape == x.shape and acc.flags.writeable \
+            and (type(index) is int or type(index) is slice or _ints(index)):
+        tg = type(g)
+        if (tg is float or tg is np.float64) and acc.dtype == _FLOAT64 and x.dtype == _FLOAT64:
+            acc[index] += g         # (the common case, without result_type)
+            return acc
+        g_dtype = _FLOAT64 if tg is float else getattr(g, "dtype", None) or np.asarray(g).dtype
         if np.result_type(acc.dtype, g_dtype, x.dtype) == acc.dtype:     # (unindex_array's dtype, summed)
             acc[index] += g
             return acc
