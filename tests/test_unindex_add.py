@@ -152,3 +152,26 @@ def test_unindex_add_is_the_sum(case):
         assert got is acc and not np.array_equal(acc, before)
     check_close(got, want, rtol=0, atol=0)
     assert got.dtype == want.dtype
+
+
+def test_jit_twin_reads_values_popped_from_stacks():
+    """Under sg.jit, an index or cotangent popped from a stack that began
+    at None is an Optional: the twin reads its value and adds in place (it
+    summed a new array at each read: 10.6 ms instead of 0.5 ms for 4000
+    steps), with sg.grad's values."""
+    pytest.importorskip("numba")
+
+    def pairs(x):
+        s = 0.0
+        for i in range(1, x.shape[0]):
+            d = x[i] - x[i - 1]
+            s = s + d * d + np.sin(x[i]) * x[i - 1]
+        return s
+    x = np.random.default_rng(5).standard_normal(40)
+    jitted = sg.jit(sg.grad(pairs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = jitted(x)
+    assert "_stack__sub_i.append(sub_i)" in jitted.source and "unindex_add(" in jitted.source
+    check_close(got, sg.grad(pairs)(x), rtol=1e-12, atol=1e-12)
+    check_close(got, autograd.grad(_autograd_of(pairs))(x), rtol=1e-12, atol=1e-12)

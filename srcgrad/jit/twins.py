@@ -1148,22 +1148,38 @@ def _unindex(g, x, index):
 
 @overload(unindex_add)
 def _unindex_add(acc, g, x, index):
-    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    # (a value popped from a stack that started at None is Optional: its value is read)
+    index_t = index.type if isinstance(index, types.Optional) else index
+    g_t = g.type if isinstance(g, types.Optional) else g
+    parts = index_t.types if isinstance(index_t, types.BaseTuple) else (index_t,)
     if isinstance(x, types.Optional):
         x = x.type
     dtype = x.dtype if _array(x) and isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
     if not (_array(acc) and _array(x) and acc.mutable and acc.layout == "C" and acc.ndim == x.ndim
             and acc.dtype == dtype and parts and all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
-            and (_scalar(g) or _array(g) and g.dtype == dtype)
-            and not (isinstance(g, types.Complex) and not isinstance(dtype, types.Complex))):
+            and (_scalar(g_t) or _array(g_t) and g_t.dtype == dtype)
+            and not (isinstance(g_t, types.Complex) and not isinstance(dtype, types.Complex))):
         return lambda acc, g, x, index: acc + unindex(g, x, index)
 
     def impl(acc, g, x, index):
         if acc.shape == x.shape:
-            acc[index] += g
+            acc[value_of(index)] += value_of(g)
             return acc
         return acc + unindex(g, x, index)
     return impl
+
+
+def value_of(v):
+    """Twin helper (lowered code only): the value of an Optional `v`, which
+    is not None there; `v` itself otherwise."""
+    raise NotImplementedError("a Numba twin")
+
+
+@overload(value_of)
+def _value_of(v):
+    if isinstance(v, types.Optional):
+        return lambda v: _unoptional(v)
+    return lambda v: v
 
 
 def _jitable_from_source(text, name, filename, **names):
