@@ -40,7 +40,7 @@ from benchmarks import harness  # noqa: E402
 
 # Issue 10's workloads, then issue 9's, in the order of the issues; then issue 19's and 18's.
 WORKLOADS = ["pendulum", "mlp", "rnn", "smallops", "digits", "transform", "overhead",
-             "jacobian", "hessian", "checkpoint", "constants", "arrays", "gradbench"]
+             "jacobian", "hessian", "checkpoint", "constants", "elements", "arrays", "gradbench"]
 ALIASES = {"gpu": "arrays"}     # (--only gpu: the CuPy row runs where a GPU exists)
 DEFAULT_JSON = os.path.join(HERE, "results.json")
 OPTIONAL_LIBRARIES = ["jax", "torch", "autograd", "numba"]
