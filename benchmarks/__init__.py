@@ -40,6 +40,13 @@ and the goals they check, from the issues:
     jacobian   200x200 Jacobian of tanh(A @ x) * x: <= 10x hand-written
     hessian    100x100 Hessian of chained Rosenbrock (scipy.optimize.rosen;
                hand-written = scipy.optimize.rosen_hess): <= 6x
+  issue 18 (no cliffs in plain NumPy; sg.jit)
+    constants  a 500-step loop with its constants as literals, globals,
+               closure cells: within 1.2x of the literals
+    elements   a loop reading x[i] (a chain energy) at 500 and 4000 steps:
+               time per step within 1.5x
+    gradbench  GradBench's 9 evals: geo-mean <= 1.0x JAX jit, <= 0.5x PyTorch
+  (and checkpoint, arrays: sg.checkpointed's memory, other array libraries)
 
 Output: a table per workload, the goals met or not, the machine and the
 versions, and benchmarks/results.json with every number (all repeats), from
