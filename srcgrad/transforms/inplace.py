@@ -25,10 +25,12 @@ array constructors and joins, reductions, and the adjoint helpers listed
 in `_FRESH`; helpers that may return an argument itself (unbroadcast,
 densify) relate the result to that argument only (`_RETURNS_ARG`).
 
-The same proof lets a batched reverse sweep add a cotangent scattered by
-`unindex_b` into the accumulated one (`a + unindex_b(g, x, i)`, the
-adjoint of reading x[i] once more) in place: `unindex_add_b`, which also
-checks at run time that `a` is a writable array of its own. And it finds,
+The same proof lets a reverse sweep add a cotangent scattered by `unindex`
+into the accumulated one (`a + unindex(g, x, i)`, the adjoint of reading
+x[i] once more) in place: `unindex_add` (in loops, where a read per step
+cost two arrays of x's size per step) and, batched, `unindex_add_b` (any
+such sum), which also check at run time that `a` is a writable array of
+its own. And it finds,
 for sg.jit's linker, the accumulations in loops, `a = a + e` (a reverse
 sweep's `bW = bW + ...` for a weight read at every step), whose old `a`
 nothing reads again and whose `e` reads no name that may share a's buffer
@@ -264,6 +266,16 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
     accumulate = {alias for alias in callees if lookup(alias) in _ACCUMULATE}
     if not aliases and not accumulate:
         return 0
+    # unindex's accumulations only in loops: each saves two arrays of x's size per step there (O(n) per
+    # read), one allocation at the top level, which does not pay for the proof's time in the transform
+    looped = _in_loops(fdef) if accumulate else set()
+
+    def wanted(s):
+        found = _accumulation(s.value, accumulate)
+        return found is not None and (lookup(found[1].func.id) is not helpers.unindex or id(s) in looped)
+    if not aliases and not any(isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and wanted(n)
+                               for n in ast_util.walk(fdef)):
+        return 0        # (no accumulation to add in place: the proof would find nothing)
     dynamic = set(dynamic)
     proof = _Proof(fdef, lookup, dynamic, callees, sets)
     dead = proof.dead
@@ -284,10 +296,11 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
             stmts[k] = new
             count += 1
         elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and accumulate:
-            found = _accumulation(s.value, accumulate)
-            if found is None or not dead(found[0].id, s.targets[0].id, live):
+            if not wanted(s):
                 return
-            acc, call = found
+            acc, call = _accumulation(s.value, accumulate)
+            if not dead(acc.id, s.targets[0].id, live):
+                return
             fn = _ACCUMULATE[lookup(call.func.id)]
             new = ast_util.clone(s)
             new.value = ast_util.call(ast_util.name(inject(fn.__name__, fn)),
@@ -324,6 +337,23 @@ def loop_accumulations_in_place(fdef, lookup, dynamic=(), scalar_cotangents=()):
                 found.append(s)
 
     proof.visit(fdef.body, set(), check)
+    return found
+
+
+def _in_loops(fdef):
+    """The ids of the statements inside loops (at any depth) of `fdef`."""
+    found = set()
+
+    def visit(stmts, in_loop):
+        for s in stmts:
+            if in_loop:
+                found.add(id(s))
+            if isinstance(s, (gast.For, gast.While)):
+                visit(s.body, True)
+            elif isinstance(s, gast.If):
+                visit(s.body, in_loop)
+                visit(s.orelse, in_loop)
+    visit(fdef.body, False)
     return found
 
 
