@@ -175,3 +175,84 @@ def test_jit_twin_reads_values_popped_from_stacks():
     assert "_stack__sub_i.append(sub_i)" in jitted.source and "unindex_add(" in jitted.source
     check_close(got, sg.grad(pairs)(x), rtol=1e-12, atol=1e-12)
     check_close(got, autograd.grad(_autograd_of(pairs))(x), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------- whole programs
+
+def alias(x):
+    y = x
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + y[i] * x[i - 1] + np.sum(y) * 0.1
+    return s
+
+
+def whole_and_elements(x, W):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i] * np.sum(W @ x) + W[i % 3, 1] * x[-i]
+    return s
+
+
+def helper(v, k):
+    t = 0.0
+    for j in range(v.shape[0]):
+        t = t + v[j] * v[(j + k) % v.shape[0]]
+    return t
+
+
+def twice(x):
+    return helper(x, 1) * helper(x, 2) + helper(x * x, 0)
+
+
+def grid(A):
+    s = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            s = s + A[i, j] * A[j % A.shape[0], i % A.shape[1]] + np.tanh(A[i, j])
+    return s
+
+
+PROGRAMS = {"alias": (alias, lambda r: (r.standard_normal(6),)),
+            "whole_and_elements": (whole_and_elements, lambda r: (r.standard_normal(5), r.standard_normal((3, 5)))),
+            "twice": (twice, lambda r: (r.standard_normal(7),)),
+            "grid": (grid, lambda r: (r.standard_normal((3, 4)),))}
+
+
+def _autograd_program(f):
+    namespace = dict(f.__globals__, np=anp)
+    namespace["helper"] = type(f)(helper.__code__, namespace, "helper")
+    return type(f)(f.__code__, namespace, f.__name__)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_every_path(name):
+    """An alias of the array read, the whole array read in the same loop,
+    a callee reading elements called three times, a 2-d grid (index tuples
+    that are Optional under Numba): sg.grad, sg.hessian, a persistent
+    tape's two gradients and sg.jit (compiled, no fallback) give
+    autograd's values."""
+    f, make = PROGRAMS[name]
+    args = make(np.random.default_rng(11))
+    wrt = tuple(range(len(args)))
+    want = autograd.grad(_autograd_program(f), argnum=wrt)(*args)
+    got = sg.grad(f, wrt=wrt)(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    for a, b in zip(got, want):
+        check_close(a, b, rtol=1e-11, atol=1e-12)
+    check_close(sg.hessian(f)(*args), autograd.hessian(_autograd_program(f))(*args), rtol=1e-9, atol=1e-10)
+    fn = sg.function(f)
+    variables = [sg.Variable(a) for a in args]
+    with sg.GradientTape(persistent=True) as tape:
+        y = fn(*variables)
+    for _ in range(2):
+        for a, b in zip(tape.gradient(y, variables), want):
+            check_close(a, b, rtol=1e-11, atol=1e-12)
+    pytest.importorskip("numba")
+    jitted = sg.jit(sg.grad(f, wrt=wrt))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        compiled = jitted(*args)
+    compiled = compiled if isinstance(compiled, tuple) else (compiled,)
+    for a, b in zip(compiled, want):
+        check_close(a, b, rtol=1e-11, atol=1e-12)

@@ -1148,10 +1148,13 @@ def _unindex(g, x, index):
 
 @overload(unindex_add)
 def _unindex_add(acc, g, x, index):
-    # (a value popped from a stack that started at None is Optional: its value is read)
-    index_t = index.type if isinstance(index, types.Optional) else index
-    g_t = g.type if isinstance(g, types.Optional) else g
-    parts = index_t.types if isinstance(index_t, types.BaseTuple) else (index_t,)
+    # (a value popped from a stack that started at None is Optional: its value is read, as is each
+    # Optional part of an index tuple: plain_index)
+    def plain(t):
+        return t.type if isinstance(t, types.Optional) else t
+    index_t = plain(index)
+    g_t = plain(g)
+    parts = tuple(plain(p) for p in index_t.types) if isinstance(index_t, types.BaseTuple) else (index_t,)
     if isinstance(x, types.Optional):
         x = x.type
     dtype = x.dtype if _array(x) and isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
@@ -1159,14 +1162,37 @@ def _unindex_add(acc, g, x, index):
             and acc.dtype == dtype and parts and all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
             and (_scalar(g_t) or _array(g_t) and g_t.dtype == dtype)
             and not (isinstance(g_t, types.Complex) and not isinstance(dtype, types.Complex))):
-        return lambda acc, g, x, index: acc + unindex(g, x, index)
+        return lambda acc, g, x, index: acc + unindex(g, x, plain_index(index))
 
     def impl(acc, g, x, index):
+        i = plain_index(index)
         if acc.shape == x.shape:
-            acc[value_of(index)] += value_of(g)
+            acc[i] += value_of(g)
             return acc
-        return acc + unindex(g, x, index)
+        return acc + unindex(g, x, i)
     return impl
+
+
+def plain_index(index):
+    """Twin helper (lowered code only): `index` with the value of each
+    Optional part read (a tuple of up to 3 parts; value_of otherwise)."""
+    raise NotImplementedError("a Numba twin")
+
+
+@overload(plain_index)
+def _plain_index(index):
+    if isinstance(index, types.Optional):
+        return lambda index: _unoptional(index)
+    if not isinstance(index, types.BaseTuple) or not any(isinstance(p, types.Optional) for p in index.types):
+        return lambda index: index
+    n = len(index.types)
+    if n == 1:
+        return lambda index: (value_of(index[0]),)
+    if n == 2:
+        return lambda index: (value_of(index[0]), value_of(index[1]))
+    if n == 3:
+        return lambda index: (value_of(index[0]), value_of(index[1]), value_of(index[2]))
+    return None
 
 
 def value_of(v):
