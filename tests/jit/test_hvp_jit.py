@@ -58,6 +58,9 @@ def _autograd_of(f):
     return type(f)(f.__code__, dict(f.__globals__, np=anp), f.__name__)
 
 
+_JITTED = {}
+
+
 @pytest.mark.parametrize("name", sorted(_data(0)))
 @pytest.mark.parametrize("seed", range(3))
 def test_compiled_hvp_matches(name, seed):
@@ -65,7 +68,7 @@ def test_compiled_hvp_matches(name, seed):
     v = np.random.default_rng(100 + seed).standard_normal(np.shape(args[wrt]))
     if type(args[wrt]) is float:
         v = float(v)
-    jitted = sg.jit(sg.hvp(f, wrt=wrt))
+    jitted = _JITTED.setdefault(name, sg.jit(sg.hvp(f, wrt=wrt)))      # (compiled once per function)
     with warnings.catch_warnings():
         warnings.simplefilter("error", sg.PerformanceWarning)       # (compiled by Numba, not CPython)
         got = jitted(*args, v)
