@@ -432,7 +432,8 @@ def build_entry(main, preferred, split=None, cache=False):
                     value.__srcgrad_jitable__ = True
                     numba.extending.register_jitable(boundscheck=True)(value)
             elif cache:
-                ns[key] = numba.njit(value, boundscheck=True, cache=True)
+                ns[key] = numba.njit(value, boundscheck=True, cache=True,
+                                     pipeline_class=linking.opt_pipeline_class())
             else:
                 ns[key] = numba.njit(value, boundscheck=True, pipeline_class=linking.pipeline_class())
     header = "# lowered for Numba by sg.jit; twins: %s\n" % (", ".join(sorted(twin_names)) or "none")
@@ -562,10 +563,12 @@ class Jitted:
                                                         type(mutable[1]).__name__))
             if self.cache:
                 try:
-                    return _Entry(call=numba.njit(python_function, boundscheck=True, cache=True))
+                    return _Entry(call=numba.njit(python_function, boundscheck=True, cache=True,
+                                                  pipeline_class=linking.opt_pipeline_class()))
                 except RuntimeError:        # (no file to cache next to: an exec'd function)
                     pass
-            return _Entry(call=numba.njit(python_function, boundscheck=True))
+            return _Entry(call=numba.njit(python_function, boundscheck=True,
+                                          pipeline_class=linking.opt_pipeline_class()))
         entry = self._entry(key, make)
         if kwargs:
             return f(*args, **kwargs)
@@ -759,6 +762,9 @@ def jit(f, *, cache=False):
 
       Compiled code is cached per argument dtypes and ranks: a call with
       new shapes of the same dtypes and ranks does not compile again.
+      It is optimised at LLVM level 2, not Numba's default 3 (or at
+      NUMBA_OPT when that is lower): a first call 2-4x shorter for a
+      steady state 0-6% slower (linking.COMPILE_OPT, benchmarks/JIT.md).
 
     Warns:
       srcgrad.PerformanceWarning: when (for some argument kinds) the code

@@ -12,7 +12,8 @@ compiles:
 - the lowered module (the generated functions, the user's functions it
   calls, the constants it reads, all written out as source by the linker)
   is written to `<cache dir>/srcgrad_jit_<hash>.py`, where the hash covers
-  that text, the source of srcgrad's Numba twins and lowering, and the
+  that text, the source of srcgrad's Numba twins, lowering and
+  optimisation level (linking.py), and the
   Python, NumPy and Numba versions. A different program, a changed
   constant or a new srcgrad gives another file; an existing file is never
   rewritten (its stamp is what Numba validates);
@@ -58,7 +59,7 @@ def _code_stamp():
         import numba
         here = os.path.dirname(os.path.abspath(__file__))
         digest = hashlib.sha256()
-        for name in ("twins.py", "lower.py", "api.py", "diskcache.py"):
+        for name in ("twins.py", "lower.py", "api.py", "linking.py", "diskcache.py"):
             with open(os.path.join(here, name), "rb") as f:
                 digest.update(f.read())
         digest.update(("%s|%s|%s" % (sys.version, np.__version__, numba.__version__)).encode())

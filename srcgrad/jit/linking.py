@@ -16,6 +16,10 @@ matters in a loop) are linked whole. Values are the same: a call runs the
 same compiled code as the inlined copy would. It also runs the function
 passes before linking at a lower level (FUNCTION_PASS_OPT).
 
+Every sg.jit compilation (this pipeline's, and `opt_pipeline_class()`'s
+for the on-disk cache and plain user functions) runs at LLVM level
+`COMPILE_OPT`, not Numba's default 3 (see there).
+
 Only for code compiled in this process (not `sg.jit(..., cache=True)`):
 machine code loaded from Numba's cache in another process must carry its
 callees with it.
@@ -31,8 +35,18 @@ MAX_INLINED = 120
 #: first call: ~2x; the steady states measured the same)
 FUNCTION_PASS_OPT = 2
 
+#: the LLVM optimisation level of everything an sg.jit compilation compiles (the generated function's
+#: module passes, the twins and Numba's own NumPy implementations it types for the first time), unless
+#: NUMBA_OPT asks for less. Level 3 adds non-trivial loop unswitching, which copies each loop of an array
+#: expression per broadcasting condition, then unrolls and vectorises every copy: measured in one process
+#: on the benchmarks' gradients (benchmarks/JIT.md), 2 makes the first call 1.7-5.5x faster (the RNN's
+#: 5.6 -> 1.0 s, the digits MLP's 2.4 -> 1.3 s) and the steady state 0-6% slower (the RNN 6%, pendulum
+#: and small ops within noise, the MLPs within noise).
+COMPILE_OPT = 2
+
 _lock = threading.Lock()
 _pipeline = []
+_opt_pipeline = []
 
 
 def _size(function):
@@ -110,6 +124,16 @@ def _at_opt_level(method, level):
     return run
 
 
+def at_compile_opt(compile_core):
+    """`compile_core` (a Numba pipeline's `_compile_core`) run with
+    Numba's optimisation level at most COMPILE_OPT; the compiler lock is
+    held (Numba takes it for every compilation), so no other compilation
+    sees the level."""
+    def run(self):
+        return _at_opt_level(lambda: compile_core(self), COMPILE_OPT)()
+    return run
+
+
 def _prepare(library):
     """Make `library` (a caller's, before its lowering) link its callees
     through _Declared (one per callee library), and run its function
@@ -153,7 +177,9 @@ def pipeline_class():
                 return super().run_pass(state)
 
         class ReferenceLinkingCompiler(compiler.CompilerBase):
-            """Numba's nopython pipeline with ReferenceLinkingLowering."""
+            """Numba's nopython pipeline with ReferenceLinkingLowering, at
+            COMPILE_OPT."""
+            _compile_core = at_compile_opt(compiler.CompilerBase._compile_core)
 
             def define_pipelines(self):
                 """The nopython pipeline, its lowering replaced."""
@@ -163,3 +189,20 @@ def pipeline_class():
                 return [pm]
         _pipeline.append(ReferenceLinkingCompiler)
     return _pipeline[0]
+
+
+def opt_pipeline_class():
+    """Numba's default compiler pipeline at COMPILE_OPT (for code that
+    links its callees as Numba does: cached on disk, a plain user
+    function); made once."""
+    if _opt_pipeline:
+        return _opt_pipeline[0]
+    with _lock:
+        if not _opt_pipeline:
+            from numba.core import compiler
+
+            class OptLevelCompiler(compiler.Compiler):
+                """Numba's default pipeline at COMPILE_OPT."""
+                _compile_core = at_compile_opt(compiler.Compiler._compile_core)
+            _opt_pipeline.append(OptLevelCompiler)
+    return _opt_pipeline[0]
