@@ -78,3 +78,39 @@ def test_a_twin_cache_directory_that_cannot_be_written(tmp_path, monkeypatch):
     np.testing.assert_allclose(got, sg.grad(cube_rows)(v), rtol=1e-12)
     assert not os.path.isdir(twins._cache_folder())
 
+
+
+def test_compilations_run_at_compile_opt_and_restore_numba_level(monkeypatch):
+    """sg.jit's pipelines lower Numba's optimisation level to
+    COMPILE_OPT while they compile (also when the compilation raises),
+    and never raise it (the tests run at NUMBA_OPT=0)."""
+    from numba.core import config
+
+    from srcgrad.jit import linking
+    seen = []
+
+    def core(self):
+        seen.append(int(config.OPT))
+        if self == "raise":
+            raise RuntimeError("typing failed")
+        return "compiled"
+    wrapped = linking.at_compile_opt(core)
+    monkeypatch.setattr(config, "OPT", type(config.OPT)(3))
+    assert wrapped("ok") == "compiled"
+    with pytest.raises(RuntimeError):
+        wrapped("raise")
+    assert seen == [linking.COMPILE_OPT] * 2 and int(config.OPT) == 3
+    monkeypatch.setattr(config, "OPT", type(config.OPT)(0))
+    wrapped("ok")
+    assert seen[-1] == 0
+
+
+def test_a_plain_function_compiles_through_the_opt_pipeline():
+    from srcgrad.jit import linking
+
+    def poly(x):
+        return 3.0 * x * x + 1.0
+    jitted = sg.jit(poly)
+    assert jitted(2.0) == 13.0
+    (entry,) = jitted._entries.values()
+    assert entry.call._compiler.pipeline_class is linking.opt_pipeline_class()
