@@ -31,6 +31,8 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
 - `np.sum` / `np.max` / `np.min` / `np.mean` / `np.prod` with `axis` or
   `keepdims`, which Numba does not type, call the twins of
   srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`);
+- `a @ b`, `np.zeros(shape)` and `np.zeros_like(x)` call twins that do
+  the same (`MATMUL_NAME(a, b)`, ...), whose machine code is cached;
 - in split sweeps (a tape's call under `@sg.function(jit=True)`, and the
   forward and reverse sweeps of every function a gradient calls), a stack
   the forward sweep returns and the reverse sweep unpacks is a tuple of
@@ -64,6 +66,14 @@ SHAPE_VALUE_NAME = ALIAS_PREFIX + "shape_value"
 VECTOR_UFUNCS = ("tanh", "arctan", "sinh", "cosh")
 #: the name the lowered module binds twins.vector_ufunc to
 VECTOR_NAME = ALIAS_PREFIX + "vector_ufunc"
+#: the names the lowered module binds twins.matmul, twins.zeros and twins.zeros_like to: `a @ b`,
+#: `np.zeros(shape)` and `np.zeros_like(x)` as Numba compiles them, but in twins, whose machine code is
+#: cached on disk (Numba compiles its own implementations again in every process: ~0.5 s for np.dot)
+MATMUL_NAME = ALIAS_PREFIX + "matmul"
+ZEROS_NAME = ALIAS_PREFIX + "zeros"
+ZEROS_LIKE_NAME = ALIAS_PREFIX + "zeros_like"
+#: NumPy constructors of one positional argument given cached twins, by the names they are bound to
+CONSTRUCTORS = {"zeros": ZEROS_NAME, "zeros_like": ZEROS_LIKE_NAME}
 
 
 class Unlowerable(Exception):
@@ -156,6 +166,13 @@ class _Lowering(ast.NodeTransformer):
         return node
 
     # -- expressions
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.MatMult):
+            return ast.copy_location(ast.Call(func=ast.Name(id=MATMUL_NAME, ctx=ast.Load()),
+                                              args=[node.left, node.right], keywords=[]), node)
+        return node
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if self._is_call_to(node, self.shape_of) and len(node.args) == 1:
@@ -174,6 +191,11 @@ class _Lowering(ast.NodeTransformer):
             # (NumPy's own loop over a large float array: twins.vector_ufunc)
             return ast.copy_location(ast.Call(func=ast.Name(id=VECTOR_NAME, ctx=ast.Load()),
                                               args=[node.args[0], ast.Constant(func.attr)], keywords=[]), node)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr in CONSTRUCTORS and len(node.args) == 1 \
+                and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            return ast.copy_location(ast.Call(func=ast.Name(id=CONSTRUCTORS[func.attr], ctx=ast.Load()),
+                                              args=node.args, keywords=[]), node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in JOINS and node.args \
                 and isinstance(node.args[0], ast.List):

@@ -405,6 +405,24 @@ def vector_ufunc(x, name):
     raise NotImplementedError("a Numba twin")
 
 
+def matmul(a, b):
+    """`a @ b` (lowered code only): Numba's own matmul of 1-d and 2-d
+    arrays, compiled in a twin, so that its machine code is cached on
+    disk (Numba compiles its np.dot implementation again in every
+    process, ~0.5 s)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zeros(shape):
+    """`np.zeros(shape)` (float64; lowered code only), cached as matmul is."""
+    raise NotImplementedError("a Numba twin")
+
+
+def zeros_like(x):
+    """`np.zeros_like(x)` (lowered code only), cached as matmul is."""
+    raise NotImplementedError("a Numba twin")
+
+
 # ------------------------------------------------------------- overloads
 
 def _broadcast_sum_py(g, gs, xs, out):
@@ -492,6 +510,21 @@ def _shape_tuple(t):
     if isinstance(t, types.BaseTuple) and all(isinstance(e, types.Integer) for e in t):
         return len(t)
     return None
+
+
+@overload(matmul)
+def _matmul(a, b):
+    return lambda a, b: a @ b
+
+
+@overload(zeros)
+def _zeros(shape):
+    return lambda shape: np.zeros(shape)
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    return lambda x: np.zeros_like(x)
 
 
 @overload(shape_value)

@@ -114,3 +114,31 @@ def test_a_plain_function_compiles_through_the_opt_pipeline():
     assert jitted(2.0) == 13.0
     (entry,) = jitted._entries.values()
     assert entry.call._compiler.pipeline_class is linking.opt_pipeline_class()
+
+
+def mlp_loss(w1, w2, x):
+    h = np.tanh(x @ w1)
+    acc = np.zeros_like(h)
+    acc = acc + h @ w2 @ w2.T
+    return np.sum(acc * acc) + np.sum(np.zeros(3))
+
+
+def test_matmul_and_zeros_call_cached_twins_with_the_same_values():
+    rng = np.random.default_rng(7)
+    w1, w2, x = rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(6, 5))
+    lowered = sg.source(mlp_loss, args=(w1, w2, x), wrt=(0, 1), jit=True)
+    assert "_sg_matmul(" in lowered and " @ " not in lowered and "_sg_zeros_like(" in lowered
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        got = sg.jit(sg.grad(mlp_loss, wrt=(0, 1)))(w1, w2, x)
+    expected = sg.grad(mlp_loss, wrt=(0, 1))(w1, w2, x)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+    # the twins' code is Numba's own: the same products, bit for bit
+    @numba.njit
+    def both(a, b):
+        return twins.matmul(a, b), a @ b, twins.zeros((2, 3)), twins.zeros_like(a)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(4,))
+    via, direct, z, zl = both(a, b)
+    np.testing.assert_array_equal(via, direct)
+    assert z.shape == (2, 3) and not z.any() and zl.shape == a.shape and not zl.any()
