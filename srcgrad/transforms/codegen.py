@@ -24,6 +24,7 @@ from ..runtime import syntax as runtime_syntax
 from ..errors import UnsupportedSyntaxError, source_name
 from ..rules.helpers import batched as rules_batched
 from ..rules.helpers import broadcast as helpers
+from ..rules.helpers import reductions
 from ..rules.python import containers
 from ..syntax import ast_util
 from . import optimize, shapes
@@ -296,6 +297,11 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     sweeps.rev_body = optimize.merge_unreduces(
         sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items()
                                     if obj is helpers.unreduce or obj is rules_batched.unreduce_b}, sets)
+    if not sweeps.batched:
+        sweeps.rev_body = optimize.unreduces_in_products(
+            sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items() if obj is helpers.unreduce},
+            {alias for alias, obj in sweeps.injected.items() if obj is reductions.max_chooser},
+            lambda x: {x, *sweeps.shape_sources[x]} if type(sweeps.shape_sources.get(x)) is tuple else {x}, sets)
     rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
     for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
         if sets:

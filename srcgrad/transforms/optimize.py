@@ -18,6 +18,8 @@ to know what is read later use liveness.py. The rewrites:
   where they cost no operation on a cotangent (codegen.py);
 - `merge_unreduces`: a full reduction's cotangent broadcast in one step
   where the sweep broadcast it twice (codegen.py);
+- `unreduces_in_products`: `unreduce(g, X, ...) * Y` to `g * Y` where Y
+  has X's shape: the product broadcasts (codegen.py);
 - `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
   (`t`) where `x` is known to be 0-d, or to have g's shape (shapes.py).
 Each keeps what the code computes.
@@ -497,6 +499,124 @@ def _merge_block(stmts, counts, aliases, sets):
                 out.extend(stmts[k + 1:j])
                 k = j
                 continue
+        out.append(st)
+        k += 1
+    return out
+
+
+def _unreduce_call(e, aliases):
+    """For `unreduce(g, X, axis, keepdims)` of a Name X whose result is g
+    broadcast over X's shape without inserting axes (axis None, or keepdims
+    True with an int axis): (g, X's name), else None."""
+    if not (type(e) is gast.Call and type(e.func) is gast.Name and e.func.id in aliases
+            and len(e.args) == 4 and not e.keywords and type(e.args[1]) is gast.Name):
+        return None
+    axis, keepdims = e.args[2], e.args[3]
+    if type(axis) is not gast.Constant or type(keepdims) is not gast.Constant:
+        return None
+    if axis.value is None and keepdims.value is False:
+        return e.args[0], e.args[1].id
+    if keepdims.value is True and (axis.value is None or type(axis.value) is int):
+        return e.args[0], e.args[1].id
+    return None
+
+
+def _shaped_like(y, xs, choosers):
+    """Does expression `y` surely have the shape shared by the names `xs`:
+    one of them, `max_chooser(x, ...)` (a mask of x's shape), or one of
+    them with a Python number (`2.0 * x`, `-x`)?"""
+    if type(y) is gast.Name:
+        return y.id in xs
+    if type(y) is gast.Call:
+        return (type(y.func) is gast.Name and y.func.id in choosers and bool(y.args)
+                and type(y.args[0]) is gast.Name and y.args[0].id in xs)
+    if type(y) is gast.UnaryOp:
+        return type(y.op) is gast.USub and type(y.operand) is gast.Name and y.operand.id in xs
+    if type(y) is gast.BinOp and type(y.op) in (gast.Mult, gast.Add, gast.Sub, gast.Div):
+        sides = (y.left, y.right)
+        return (any(type(a) is gast.Name and a.id in xs for a in sides)
+                and any(type(a) is gast.Constant and type(a.value) in (int, float) for a in sides))
+    return False
+
+
+def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=None):
+    """`unreduce(g, X, axis, keepdims) * Y`, where Y surely has X's shape
+    (`_shaped_like`), becomes `g * Y`: NumPy's broadcasting in the product
+    does what the unreduce did, without an array of X's shape (a full
+    reduction's `np.sum(W * W)`, log-softmax's normaliser and max). Also
+    when the unreduce is assigned to a name `t` read only by the next
+    statement's product. Only the axis forms whose g broadcasts against
+    X's shape as it is (`_unreduce_call`). The values and shape are those
+    of the product before, and so is the dtype but in one case: a 0-d `g`
+    (axis None) that is a Python float is weakly typed in the product (a
+    float32 Y gives float32), where the unreduce made a float64 array of
+    it (a float32 gradient was computed in float64, then cast back).
+    `aliases`: the names generated code calls unreduce by; `choosers`:
+    max_chooser's; `same_shape(x)`: the names known to have the shape of
+    name x, x among them (shapes.py's sources). Returns the new list;
+    nested blocks too; `sets` (liveness.Sets) forgets the statements
+    rewritten."""
+    if not aliases or not any(type(n) is gast.Call and type(n.func) is gast.Name and n.func.id in aliases
+                              for st in stmts for n in ast_util.walk(st)):
+        return stmts
+    counts = {}
+    for st in stmts:
+        for n in ast_util.walk(st):
+            if type(n) is gast.Name:
+                counts[n.id] = counts.get(n.id, 0) + 1      # (loads and stores: t must appear twice)
+    for name in live_out:
+        counts[name] = counts.get(name, 0) + 1
+    rewrite = (aliases, choosers, same_shape)
+    return _products_block(list(stmts), counts, rewrite, sets or Sets())
+
+
+def _rewrite_products(st, rewrite, pending=None):
+    """Rewrite the products of statement `st` (in place); `pending`: (t,
+    the unreduce call t holds) to read through. Returns (whether something
+    changed, whether t was read through)."""
+    aliases, choosers, same_shape = rewrite
+    changed, used = False, False
+    for node in ast_util.walk(st):
+        if type(node) is not gast.BinOp or type(node.op) is not gast.Mult:
+            continue
+        for side, other in (("left", "right"), ("right", "left")):
+            e = getattr(node, side)
+            through = pending is not None and type(e) is gast.Name and e.id == pending[0]
+            found = _unreduce_call(pending[1] if through else e, aliases)
+            if found is None or not _shaped_like(getattr(node, other), same_shape(found[1]), choosers):
+                continue
+            setattr(node, side, found[0])
+            changed, used = True, used or through
+            break
+    return changed, used
+
+
+def _products_block(stmts, counts, rewrite, sets):
+    aliases = rewrite[0]
+    for st in stmts:
+        if isinstance(st, gast.If):
+            st.body = _products_block(st.body, counts, rewrite, sets)
+            st.orelse = _products_block(st.orelse, counts, rewrite, sets)
+        elif isinstance(st, (gast.For, gast.While)):
+            st.body = _products_block(st.body, counts, rewrite, sets)
+    out = []
+    k = 0
+    while k < len(stmts):
+        st = stmts[k]
+        if type(st) is gast.Assign and len(st.targets) == 1 and type(st.targets[0]) is gast.Name \
+                and counts.get(st.targets[0].id) == 2 and _unreduce_call(st.value, aliases) is not None:
+            j = k + 1
+            while j < len(stmts) and _is_comment(stmts[j]):
+                j += 1
+            if j < len(stmts) and type(stmts[j]) is gast.Assign:
+                changed, used = _rewrite_products(stmts[j], rewrite, (st.targets[0].id, st.value))
+                if changed:
+                    sets.forget(stmts[j])
+                if used:
+                    k += 1          # (t is read nowhere else: its statement goes)
+                    continue
+        elif type(st) is gast.Assign and _rewrite_products(st, rewrite)[0]:
+            sets.forget(st)
         out.append(st)
         k += 1
     return out
