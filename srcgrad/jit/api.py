@@ -766,8 +766,9 @@ def jit(f, *, cache=False):
       Compiled code is cached per argument dtypes and ranks: a call with
       new shapes of the same dtypes and ranks does not compile again.
       It is optimised at LLVM level 2, not Numba's default 3 (or at
-      NUMBA_OPT when that is lower): a first call 2-4x shorter for a
-      steady state 0-6% slower (linking.COMPILE_OPT, benchmarks/JIT.md).
+      NUMBA_OPT when that is lower), unless it computes with scalars and
+      1-d arrays only: for matrices a first call 1.3-8x shorter, for a
+      steady state 0-8% slower (linking.COMPILE_OPT, benchmarks/JIT.md).
 
     Warns:
       srcgrad.PerformanceWarning: when (for some argument kinds) the code

@@ -18,7 +18,8 @@ passes before linking at a lower level (FUNCTION_PASS_OPT).
 
 Every sg.jit compilation (this pipeline's, and `opt_pipeline_class()`'s
 for the on-disk cache and plain user functions) runs at LLVM level
-`COMPILE_OPT`, not Numba's default 3 (see there).
+`COMPILE_OPT`, not Numba's default 3, but for the own code of a function
+of scalars and 1-d arrays (see there).
 
 Only for code compiled in this process (not `sg.jit(..., cache=True)`):
 machine code loaded from Numba's cache in another process must carry its
@@ -35,18 +36,21 @@ MAX_INLINED = 120
 #: first call: ~2x; the steady states measured the same)
 FUNCTION_PASS_OPT = 2
 
-#: the LLVM optimisation level of everything an sg.jit compilation compiles (the generated function's
-#: module passes, the twins and Numba's own NumPy implementations it types for the first time), unless
-#: NUMBA_OPT asks for less. Level 3 adds non-trivial loop unswitching, which copies each loop of an array
-#: expression per broadcasting condition, then unrolls and vectorises every copy: measured in one process
-#: on the benchmarks' gradients (benchmarks/JIT.md), 2 makes the first call 1.7-5.5x faster (the RNN's
-#: 5.6 -> 1.0 s, the digits MLP's 2.4 -> 1.3 s) and the steady state 0-6% slower (the RNN 6%, pendulum
-#: and small ops within noise, the MLPs within noise).
+#: the LLVM optimisation level of what an sg.jit compilation compiles (the twins and Numba's own NumPy
+#: implementations it types for the first time, and the function itself when it holds arrays of two or
+#: more dimensions), unless NUMBA_OPT asks for less. Level 3 adds non-trivial loop unswitching, which
+#: copies each loop of an array expression per broadcasting condition, then unrolls and vectorises every
+#: copy: a matrix's expressions have several conditions per operand. Measured in one process
+#: (benchmarks/JIT.md): 2 makes the first call 1.3-8x faster (the RNN's 5.6 -> 1.0 s, GradBench's gmm
+#: 32 -> 4 s) and the steady state 0-8% slower (the RNN 6%, kmeans 8%, gmm 3%; llsq 19% faster). A
+#: function of scalars and 1-d arrays only keeps Numba's level for its own code (`_multidimensional`):
+#: its loops are few, and O3 pays there (GradBench's ode: 18% faster than at 2, for 1.5x the compile).
 COMPILE_OPT = 2
 
 _lock = threading.Lock()
 _pipeline = []
 _opt_pipeline = []
+_levels = []        # Numba's own level (NUMBA_OPT) of each sg.jit compilation under way, innermost last
 
 
 def _size(function):
@@ -130,7 +134,45 @@ def at_compile_opt(compile_core):
     held (Numba takes it for every compilation), so no other compilation
     sees the level."""
     def run(self):
-        return _at_opt_level(lambda: compile_core(self), COMPILE_OPT)()
+        from numba.core import config
+        _levels.append(_levels[0] if _levels else config.OPT)     # (a callee compiled inside: the caller's)
+        try:
+            return _at_opt_level(lambda: compile_core(self), COMPILE_OPT)()
+        finally:
+            _levels.pop()
+    return run
+
+
+def _multidimensional(t):
+    """Does Numba type `t` hold an array of 2 or more dimensions (itself,
+    or inside a tuple, list or Optional)?"""
+    from numba.core import types
+    if isinstance(t, types.Array):
+        return t.ndim >= 2
+    if isinstance(t, types.Optional):
+        return _multidimensional(t.type)
+    if isinstance(t, types.BaseTuple):
+        return any(_multidimensional(e) for e in t.types)
+    if isinstance(t, (types.List, types.ListType)):
+        return _multidimensional(t.dtype if isinstance(t, types.List) else t.item_type)
+    return False
+
+
+def lowered_at_level(run_pass):
+    """`run_pass` (a lowering pass's, where LLVM optimises the function's
+    own module) run at Numba's own level when no value of the function
+    is an array of 2 or more dimensions (state.typemap; see COMPILE_OPT),
+    else at the level the compilation runs at."""
+    def run(self, state):
+        if not _levels or int(_levels[-1]) <= COMPILE_OPT \
+                or any(_multidimensional(t) for t in state.typemap.values()):
+            return run_pass(self, state)
+        from numba.core import config
+        saved, config.OPT = config.OPT, _levels[-1]
+        try:
+            return run_pass(self, state)
+        finally:
+            config.OPT = saved
     return run
 
 
@@ -168,6 +210,7 @@ def pipeline_class():
             by reference."""
             _name = "srcgrad_reference_linking_lowering"
 
+            @lowered_at_level
             def run_pass(self, state):
                 """Create the library (as NativeLowering does) and lower."""
                 if state.library is None:
@@ -199,10 +242,25 @@ def opt_pipeline_class():
         return _opt_pipeline[0]
     with _lock:
         if not _opt_pipeline:
-            from numba.core import compiler
+            from numba.core import compiler, typed_passes
+            from numba.core.compiler_machinery import register_pass
 
-            class OptLevelCompiler(compiler.Compiler):
-                """Numba's default pipeline at COMPILE_OPT."""
-                _compile_core = at_compile_opt(compiler.Compiler._compile_core)
+            @register_pass(mutates_CFG=True, analysis_only=False)
+            class LevelLowering(typed_passes.NativeLowering):
+                """Numba's lowering at the level `lowered_at_level` picks."""
+                _name = "srcgrad_level_lowering"
+                run_pass = lowered_at_level(typed_passes.NativeLowering.run_pass)
+
+            class OptLevelCompiler(compiler.CompilerBase):
+                """Numba's nopython pipeline at COMPILE_OPT (the
+                function's own code: `lowered_at_level`)."""
+                _compile_core = at_compile_opt(compiler.CompilerBase._compile_core)
+
+                def define_pipelines(self):
+                    """The nopython pipeline, its lowering replaced."""
+                    pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+                    pm.passes = [(LevelLowering if p is typed_passes.NativeLowering else p, d)
+                                 for p, d in pm.passes]
+                    return [pm]
             _opt_pipeline.append(OptLevelCompiler)
     return _opt_pipeline[0]

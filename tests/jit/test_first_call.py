@@ -142,3 +142,49 @@ def test_matmul_and_zeros_call_cached_twins_with_the_same_values():
     via, direct, z, zl = both(a, b)
     np.testing.assert_array_equal(via, direct)
     assert z.shape == (2, 3) and not z.any() and zl.shape == a.shape and not zl.any()
+
+
+def test_a_function_of_matrices_is_multidimensional_and_one_of_vectors_is_not():
+    from numba.core import types
+
+    from srcgrad.jit import linking
+    vec, mat = types.float64[:], types.float64[:, :]
+    assert not linking._multidimensional(vec) and linking._multidimensional(mat)
+    assert linking._multidimensional(types.Tuple((types.float64, mat)))
+    assert linking._multidimensional(types.ListType(mat)) and linking._multidimensional(types.List(mat))
+    assert linking._multidimensional(types.Optional(mat)) and not linking._multidimensional(types.Optional(vec))
+
+
+def vector_energy(x):
+    return np.sum(np.sin(x) * x)
+
+
+def matrix_energy(w):
+    return np.sum(np.sin(w) * w)
+
+
+def test_the_own_code_of_a_function_of_vectors_keeps_numbas_level(monkeypatch):
+    """At NUMBA_OPT=3, a gradient of 1-d arrays is optimised at 3, one of
+    matrices at COMPILE_OPT (the module passes' pass builders record the
+    level they were made at)."""
+    from numba.core import codegen, config
+
+    from srcgrad.jit import linking
+    monkeypatch.setattr(config, "OPT", type(config.OPT)(3))
+    levels = []
+    make = codegen.CPUCodegen._module_pass_manager
+
+    def spy(self, **kwargs):
+        if "cost" not in kwargs:        # (the full module passes, not the cheap inlining pass)
+            levels.append(int(config.OPT))
+        return make(self, **kwargs)
+    monkeypatch.setattr(codegen.CPUCodegen, "_module_pass_manager", spy)
+    seen = {}
+    for fn, x in ((vector_energy, np.linspace(0.0, 1.0, 5)), (matrix_energy, np.ones((2, 3)))):
+        levels.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sg.PerformanceWarning)
+            got = sg.jit(sg.grad(fn))(x)
+        np.testing.assert_allclose(got, np.sin(x) + x * np.cos(x), rtol=1e-12)
+        seen[fn.__name__] = levels[-1]          # (the gradient's own module, finalised last)
+    assert seen == {"vector_energy": 3, "matrix_energy": linking.COMPILE_OPT}, seen
