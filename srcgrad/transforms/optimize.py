@@ -556,42 +556,51 @@ def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=N
     name x, x among them (shapes.py's sources). Returns the new list;
     nested blocks too; `sets` (liveness.Sets) forgets the statements
     rewritten."""
-    if not aliases or not any(type(n) is gast.Call and type(n.func) is gast.Name and n.func.id in aliases
-                              for st in stmts for n in ast_util.walk(st)):
+    if not aliases:
         return stmts
-    counts = {}
-    for st in stmts:
-        for n in ast_util.walk(st):
-            if type(n) is gast.Name:
-                counts[n.id] = counts.get(n.id, 0) + 1      # (loads and stores: t must appear twice)
-    for name in live_out:
-        counts[name] = counts.get(name, 0) + 1
+    sets = sets or Sets()
     rewrite = (aliases, choosers, same_shape)
-    return _products_block(list(stmts), counts, rewrite, sets or Sets())
+    counts = {name: 1 for name in live_out}     # (loads and stores: a t read once appears twice)
+    found = False
+    for st in stmts:            # one walk: the names' counts, and the products of an unreduce written inline
+        nodes = ast_util.walk(st)
+        changed = False
+        for n in nodes:
+            t = type(n)
+            if t is gast.Name:
+                counts[n.id] = counts.get(n.id, 0) + 1
+            elif t is gast.Call and type(n.func) is gast.Name and n.func.id in aliases:
+                found = True
+            elif t is gast.BinOp and type(n.op) is gast.Mult and _rewrite_product(n, rewrite):
+                changed = True
+        if changed:
+            for n in nodes:
+                if isinstance(n, gast.stmt):
+                    sets.forget(n)
+    if not found:
+        return stmts
+    return _products_block(list(stmts), counts, rewrite, sets)
 
 
-def _rewrite_products(st, rewrite, pending=None):
-    """Rewrite the products of statement `st` (in place); `pending`: (t,
-    the unreduce call t holds) to read through. Returns (whether something
-    changed, whether t was read through)."""
+def _rewrite_product(node, rewrite, pending=None):
+    """Rewrite the product `node` (in place) when a factor is an unreduce
+    (or `pending[0]`, the name of the unreduce `pending[1]`) and the other
+    has its operand's shape. Returns 0 (unchanged), 1 (rewritten) or 2
+    (rewritten through the pending name)."""
     aliases, choosers, same_shape = rewrite
-    changed, used = False, False
-    for node in ast_util.walk(st):
-        if type(node) is not gast.BinOp or type(node.op) is not gast.Mult:
-            continue
-        for side, other in (("left", "right"), ("right", "left")):
-            e = getattr(node, side)
-            through = pending is not None and type(e) is gast.Name and e.id == pending[0]
-            found = _unreduce_call(pending[1] if through else e, aliases)
-            if found is None or not _shaped_like(getattr(node, other), same_shape(found[1]), choosers):
-                continue
+    for side, other in (("left", "right"), ("right", "left")):
+        e = getattr(node, side)
+        through = pending is not None and type(e) is gast.Name and e.id == pending[0]
+        found = _unreduce_call(pending[1] if through else e, aliases)
+        if found is not None and _shaped_like(getattr(node, other), same_shape(found[1]), choosers):
             setattr(node, side, found[0])
-            changed, used = True, used or through
-            break
-    return changed, used
+            return 2 if through else 1
+    return 0
 
 
 def _products_block(stmts, counts, rewrite, sets):
+    """The products in the statement after `t = unreduce(...)` that read
+    t, t read nowhere else (nested blocks too)."""
     aliases = rewrite[0]
     for st in stmts:
         if isinstance(st, gast.If):
@@ -608,15 +617,14 @@ def _products_block(stmts, counts, rewrite, sets):
             j = k + 1
             while j < len(stmts) and _is_comment(stmts[j]):
                 j += 1
-            if j < len(stmts) and type(stmts[j]) is gast.Assign:
-                changed, used = _rewrite_products(stmts[j], rewrite, (st.targets[0].id, st.value))
-                if changed:
-                    sets.forget(stmts[j])
-                if used:
-                    k += 1          # (t is read nowhere else: its statement goes)
-                    continue
-        elif type(st) is gast.Assign and _rewrite_products(st, rewrite)[0]:
-            sets.forget(st)
+            nxt = stmts[j] if j < len(stmts) else None
+            if type(nxt) is gast.Assign and any(
+                    type(n) is gast.BinOp and type(n.op) is gast.Mult
+                    and _rewrite_product(n, rewrite, (st.targets[0].id, st.value)) == 2
+                    for n in ast_util.walk(nxt.value)):
+                sets.forget(nxt)
+                k += 1          # (t is read nowhere else: its statement goes)
+                continue
         out.append(st)
         k += 1
     return out
