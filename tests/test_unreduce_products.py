@@ -1,8 +1,8 @@
 """A reduction's cotangent multiplied by a value of the reduced operand's
 shape is multiplied as it is, NumPy's broadcasting doing what `unreduce`
 did (transforms/optimize.py, `unreduces_in_products`): `np.sum(W * W)`'s
-`unreduce(g, W, None, False) * (2.0 * W)` is `g * (2.0 * W)`, log-softmax's
-`unreduce(g, s, 1, True) * e` is `g * e`. Checked: the generated code, the
+`unreduce(g, W, None, False) * (2.0 * W)` is `(2.0 * W) * g`, log-softmax's
+`unreduce(g, s, 1, True) * e` is `e * g`. Checked: the generated code, the
 values against autograd and central differences (float64 bit for bit as
 before), float32 operands, and the products the rewrite must leave alone
 (an operand of another shape, an axis removed without keepdims)."""

@@ -18,7 +18,7 @@ to know what is read later use liveness.py. The rewrites:
   where they cost no operation on a cotangent (codegen.py);
 - `merge_unreduces`: a full reduction's cotangent broadcast in one step
   where the sweep broadcast it twice (codegen.py);
-- `unreduces_in_products`: `unreduce(g, X, ...) * Y` to `g * Y` where Y
+- `unreduces_in_products`: `unreduce(g, X, ...) * Y` to `Y * g` where Y
   has X's shape: the product broadcasts (codegen.py);
 - `ElideShapeHelper`: `unbroadcast(g, x)` (`broadcast_like(t, x)`) to `g`
   (`t`) where `x` is known to be 0-d, or to have g's shape (shapes.py).
@@ -541,7 +541,7 @@ def _shaped_like(y, xs, choosers):
 
 def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=None):
     """`unreduce(g, X, axis, keepdims) * Y`, where Y surely has X's shape
-    (`_shaped_like`), becomes `g * Y`: NumPy's broadcasting in the product
+    (`_shaped_like`), becomes `Y * g`: NumPy's broadcasting in the product
     does what the unreduce did, without an array of X's shape (a full
     reduction's `np.sum(W * W)`, log-softmax's normaliser and max). Also
     when the unreduce is assigned to a name `t` read only by the next
@@ -593,7 +593,9 @@ def _rewrite_product(node, rewrite, pending=None):
         through = pending is not None and type(e) is gast.Name and e.id == pending[0]
         found = _unreduce_call(pending[1] if through else e, aliases)
         if found is not None and _shaped_like(getattr(node, other), same_shape(found[1]), choosers):
-            setattr(node, side, found[0])
+            # (Y first: with a NumPy scalar g on the left, `g * (2.0 * x)` allocates the product where
+            # `(2.0 * x) * g` reuses the temporary, NumPy's elision: 345 vs 12 us for 51,200 float64s)
+            node.left, node.right = getattr(node, other), found[0]
             return 2 if through else 1
     return 0
 
