@@ -201,7 +201,7 @@ def pipeline_class():
     with _lock:
         if _pipeline:
             return _pipeline[0]
-        from numba.core import compiler, typed_passes
+        from numba.core import typed_passes
         from numba.core.compiler_machinery import register_pass
 
         @register_pass(mutates_CFG=True, analysis_only=False)
@@ -219,19 +219,27 @@ def pipeline_class():
                 _prepare(state.library)
                 return super().run_pass(state)
 
-        class ReferenceLinkingCompiler(compiler.CompilerBase):
-            """Numba's nopython pipeline with ReferenceLinkingLowering, at
-            COMPILE_OPT."""
-            _compile_core = at_compile_opt(compiler.CompilerBase._compile_core)
-
-            def define_pipelines(self):
-                """The nopython pipeline, its lowering replaced."""
-                pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
-                pm.passes = [(ReferenceLinkingLowering if p is typed_passes.NativeLowering else p, d)
-                             for p, d in pm.passes]
-                return [pm]
-        _pipeline.append(ReferenceLinkingCompiler)
+        _pipeline.append(_compiler_with(ReferenceLinkingLowering, "ReferenceLinkingCompiler"))
     return _pipeline[0]
+
+
+def _compiler_with(lowering, name):
+    """A Numba compiler (pipeline class) named `name`: the nopython
+    pipeline with `lowering` for Numba's NativeLowering, at COMPILE_OPT."""
+    from numba.core import compiler, typed_passes
+
+    class Compiler(compiler.CompilerBase):
+        """Numba's nopython pipeline, its lowering replaced, at
+        COMPILE_OPT."""
+        _compile_core = at_compile_opt(compiler.CompilerBase._compile_core)
+
+        def define_pipelines(self):
+            """The nopython pipeline, its lowering replaced."""
+            pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.passes = [(lowering if p is typed_passes.NativeLowering else p, d) for p, d in pm.passes]
+            return [pm]
+    Compiler.__name__ = Compiler.__qualname__ = name
+    return Compiler
 
 
 def opt_pipeline_class():
@@ -242,7 +250,7 @@ def opt_pipeline_class():
         return _opt_pipeline[0]
     with _lock:
         if not _opt_pipeline:
-            from numba.core import compiler, typed_passes
+            from numba.core import typed_passes
             from numba.core.compiler_machinery import register_pass
 
             @register_pass(mutates_CFG=True, analysis_only=False)
@@ -251,16 +259,5 @@ def opt_pipeline_class():
                 _name = "srcgrad_level_lowering"
                 run_pass = lowered_at_level(typed_passes.NativeLowering.run_pass)
 
-            class OptLevelCompiler(compiler.CompilerBase):
-                """Numba's nopython pipeline at COMPILE_OPT (the
-                function's own code: `lowered_at_level`)."""
-                _compile_core = at_compile_opt(compiler.CompilerBase._compile_core)
-
-                def define_pipelines(self):
-                    """The nopython pipeline, its lowering replaced."""
-                    pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
-                    pm.passes = [(LevelLowering if p is typed_passes.NativeLowering else p, d)
-                                 for p, d in pm.passes]
-                    return [pm]
-            _opt_pipeline.append(OptLevelCompiler)
+            _opt_pipeline.append(_compiler_with(LevelLowering, "OptLevelCompiler"))
     return _opt_pipeline[0]

@@ -473,13 +473,19 @@ def merge_unreduces(stmts, live_out, aliases, sets=None):
     return _merge_block(list(stmts), counts, aliases, sets or Sets())
 
 
-def _merge_block(stmts, counts, aliases, sets):
+def _nested_blocks(stmts, rewrite_block):
+    """Replace the bodies of the if, for and while statements of `stmts`
+    by `rewrite_block(body)` (in place)."""
     for st in stmts:
         if isinstance(st, gast.If):
-            st.body = _merge_block(st.body, counts, aliases, sets)
-            st.orelse = _merge_block(st.orelse, counts, aliases, sets)
+            st.body = rewrite_block(st.body)
+            st.orelse = rewrite_block(st.orelse)
         elif isinstance(st, (gast.For, gast.While)):
-            st.body = _merge_block(st.body, counts, aliases, sets)
+            st.body = rewrite_block(st.body)
+
+
+def _merge_block(stmts, counts, aliases, sets):
+    _nested_blocks(stmts, lambda block: _merge_block(block, counts, aliases, sets))
     out = []
     k = 0
     while k < len(stmts):
@@ -604,12 +610,7 @@ def _products_block(stmts, counts, rewrite, sets):
     """The products in the statement after `t = unreduce(...)` that read
     t, t read nowhere else (nested blocks too)."""
     aliases = rewrite[0]
-    for st in stmts:
-        if isinstance(st, gast.If):
-            st.body = _products_block(st.body, counts, rewrite, sets)
-            st.orelse = _products_block(st.orelse, counts, rewrite, sets)
-        elif isinstance(st, (gast.For, gast.While)):
-            st.body = _products_block(st.body, counts, rewrite, sets)
+    _nested_blocks(stmts, lambda block: _products_block(block, counts, rewrite, sets))
     out = []
     k = 0
     while k < len(stmts):
