@@ -621,11 +621,12 @@ def _products_block(stmts, counts, rewrite, sets):
             while j < len(stmts) and _is_comment(stmts[j]):
                 j += 1
             nxt = stmts[j] if j < len(stmts) else None
-            if type(nxt) is gast.Assign and any(
-                    type(n) is gast.BinOp and type(n.op) is gast.Mult
-                    and _rewrite_product(n, rewrite, (st.targets[0].id, st.value)) == 2
-                    for n in ast_util.walk(nxt.value)):
+            done = [_rewrite_product(n, rewrite, (st.targets[0].id, st.value))
+                    for n in (ast_util.walk(nxt.value) if type(nxt) is gast.Assign else ())
+                    if type(n) is gast.BinOp and type(n.op) is gast.Mult]
+            if any(done):
                 sets.forget(nxt)
+            if 2 in done:
                 k += 1          # (t is read nowhere else: its statement goes)
                 continue
         out.append(st)
