@@ -77,7 +77,8 @@ def same_resolution(old, new):
     """Would the compiled code resolve `new` as it resolved `old`? Arrays
     and numbers are read live (any array will do, but not a Variable in
     place of an array, nor the other way: a Variable is an input); bound
-    methods by their function and instance (a new object at each access);
+    methods by their function and instance (a new object at each access),
+    built-in types' bound methods (`xs.append`) by their name and instance;
     everything else by identity. An array or number read live must stay
     real, or complex, as it was: complex values switch the adjoints to
     TF's conjugating convention (a real constant turned complex after
@@ -89,6 +90,9 @@ def same_resolution(old, new):
         return is_value(new)
     if isinstance(old, types.MethodType):
         return isinstance(new, types.MethodType) and new.__func__ is old.__func__ and new.__self__ is old.__self__
+    if isinstance(old, types.BuiltinMethodType) and not isinstance(old.__self__, (type(None), types.ModuleType)):
+        # (a built-in type's bound method, `CALLS.append` of a global list: a new object at each access too)
+        return type(new) is type(old) and new.__self__ is old.__self__ and new.__name__ == old.__name__
     return new is old
 
 
