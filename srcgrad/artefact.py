@@ -94,6 +94,8 @@ class Artefact:
             self._mark(self.jvp_fn, jvp_def)
             return
         self.output_active = tuple(o in ctx.active for o in self.outputs)
+        #: do the split residuals hold those of a recursive call (a type containing itself)?
+        self.recursive_residuals = ctx.facts.recursive_residuals
         sweeps = differentiated
         self._sets = liveness.Sets()    # (uses/defs per statement, for all the trees)
         fwd, bwd, joint, self.residuals, self.connected = codegen.assemble(
@@ -284,6 +286,7 @@ class Pending:
         ret = program.parsed.node.body[-1]
         self.tuple_output = isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple)
         self.output_active = (True,) * n
+        self.recursive_residuals = True     # (its split residuals, held by its caller's, hold its caller's type)
         self.joint_fn = Deferred(self, "joint_fn")
         self.jvp_fn = Deferred(self, "jvp_fn")
         self.fwd = Deferred(self, "fwd")

@@ -123,6 +123,17 @@ def collector_paused():
 
 _assumptions = [0]      # how many times output_dynamic assumed arrays for a recursive call
 
+#: The mode of reverse-mode code whose recursive calls are reversed jointly:
+#: the forward sweep calls the function, the reverse sweep its VJP, which
+#: runs it again (Tapenade's joint call-tree reversal). Split residuals of a
+#: recursion hold the residuals of the calls below (a tree of tuples, fine
+#: in CPython, whose code is compiled in mode "reverse"); for Numba that is a
+#: type containing itself. sg.jit compiles in this mode the code of
+#: artefacts with `recursive_residuals`, when the code re-runs safely (no
+#: print, no random draws: jit/api.py). The cost: a recursion of depth d
+#: runs the code under each call once more per level above it.
+JOINT_RECURSION = "reverse, joint recursion"
+
 
 class _Res:
     """What Program.context reads of a resolution: its namer and callee leaves."""
@@ -326,12 +337,16 @@ class Program:
         """The Context of one compilation of this program (mode "reverse",
         "batched" (reverse on stacks of cotangents), "batched@k" (the same with
         a cotangent for output k only: the others are symbolic zeros, what
-        the Jacobian of one output of a tuple needs) or "forward")."""
+        the Jacobian of one output of a tuple needs), JOINT_RECURSION
+        (reverse, recursive calls reversed jointly: sg.jit's) or
+        "forward")."""
         batched = mode.startswith("batched")
         seeded = (int(mode.split("@")[1]),) if "@" in mode else None
         mode = "batched" if batched else mode       # (the callees': all their outputs get cotangents)
+        joint = mode == JOINT_RECURSION             # (and the callees', compiled in this mode too)
         return Context(parsed=self.parsed, namespace=self.namespace, namer=res.namer, inputs=self.inputs,
-                       mode="reverse" if batched else mode, batched=batched, seeded=seeded,
+                       mode="reverse" if batched or joint else mode, batched=batched, seeded=seeded,
+                       joint_recursion=joint,
                        mask=tuple(mask), complex_mode=self.complex_mode, callee=callee_info,
                        callee_outputs=lambda op, m: self.compile_callee(op, m, mode).output_active,
                        vjp_callee=lambda op, m: self.compile_callee(op, m, mode).joint_fn,

@@ -41,6 +41,7 @@ from .. import op_by_op
 from ..callables import as_function
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
+from ..program import JOINT_RECURSION
 from ..rules.helpers import broadcast
 from ..rules.python import containers
 from ..runtime import ShapeOf, pop, push
@@ -227,7 +228,13 @@ def link_and_lower(main, preferred, split=None):
     drawn = _random_draws(module, objects, numpy_names)
     if drawn:
         raise lower.Unlowerable(_RANDOM % drawn)
-    checked = _type_checks(module, objects)
+    if any(_mode_of(objects[n]) == JOINT_RECURSION for n in generated):
+        printed = _user_calls(module, objects, ("print",))
+        if printed:
+            raise lower.Unlowerable(
+                "the code is recursive and prints (%s): compiled, a recursive call's VJP runs the call again "
+                "(its split residuals would be a type containing itself), and would print again" % printed)
+    checked = _user_calls(module, objects, ("isinstance", "type"))
     if checked:
         raise lower.Unlowerable("the code tests the types of values (%s): Numba's types are not Python's "
                                 "(a float argument is not `type(a) is float` there), and the test could take "
@@ -246,18 +253,28 @@ def _sweep_of(fn):
     """"fwd" or "bwd" when generated function `fn` is the split forward or
     reverse sweep of its artefact (a called function's: its stacks pass
     from one to the other among the residuals), else None."""
-    ref = getattr(fn, "__srcgrad_artefact__", None)
-    artefact = ref() if ref is not None else None
+    artefact = _artefact_of(fn)
     if artefact is None:
         return None
     found = artefact.__dict__
     return "fwd" if found.get("fwd") is fn else "bwd" if found.get("bwd_fn") is fn else None
 
 
-def _type_checks(module, objects):
-    """The first call of the builtins isinstance or type in the user's code
-    of the linked `module` (the generated functions and the user's, not
-    srcgrad's helpers, which Numba twins replace), as text, or None."""
+def _artefact_of(fn):
+    """The artefact generated function `fn` comes from, or None."""
+    ref = getattr(fn, "__srcgrad_artefact__", None)
+    return ref() if ref is not None else None
+
+
+def _mode_of(fn):
+    """The mode of the artefact generated function `fn` comes from, or None."""
+    return getattr(_artefact_of(fn), "mode", None)
+
+
+def _user_calls(module, objects, builtin_names):
+    """The first call of one of the builtins `builtin_names` in the user's
+    code of the linked `module` (the generated functions and the user's,
+    not srcgrad's helpers, which Numba twins replace), as text, or None."""
     for fdef in module.body:
         if not isinstance(fdef, ast.FunctionDef):
             continue
@@ -267,7 +284,7 @@ def _type_checks(module, objects):
             continue        # (a helper of srcgrad's)
         for node in ast.walk(fdef):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in ("isinstance", "type") \
+                    and node.func.id in builtin_names \
                     and objects.get(node.func.id, getattr(builtins, node.func.id)) is getattr(builtins, node.func.id):
                 return ast.unparse(node)
     return None
@@ -410,7 +427,10 @@ def build_entry(main, preferred, split=None, cache=False):
         except Exception as exc:        # noqa: BLE001  (a module that does not run: CPython it is)
             return _Entry(fallback=_reason(exc))
     if ns is None:
-        ns = {"__name__": "srcgrad_jit_%s" % name}
+        # (no __name__: Numba's recursive calls need the module name it records for a function
+        # (inspect.getmodule, None here: "<dynamic>") to be the one it mangles (its __module__); a name
+        # that is no module's makes every recursive call abort with "unresolved symbol")
+        ns = {}
         try:
             exec(compile(module, "<srcgrad jit %s>" % name, "exec"), ns)
         except Exception as exc:            # noqa: BLE001  (a module that does not run: CPython it is)
@@ -444,6 +464,20 @@ def build_entry(main, preferred, split=None, cache=False):
     main_def = next(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == name)
     return _Entry(call=ns[name], source=source, keep=main, extra=tuple(obj for _, obj in live),
                   residual_spec=getattr(main_def, "residual_spec", None))
+
+
+def _compiled_for_numba(program, mask):
+    """The reverse-mode artefact of `program` for `mask` that sg.jit
+    compiles: `program.compile(mask)`, or, when its split residuals would
+    hold those of a recursive call (`recursive_residuals`: a tuple type
+    containing itself, which Numba cannot type), the compilation whose
+    recursive calls are reversed jointly (program.JOINT_RECURSION: each
+    one's VJP runs it again; link_and_lower refuses that code when it
+    prints, whose output would repeat)."""
+    compiled = program.compile(mask)
+    if getattr(compiled, "recursive_residuals", False):
+        compiled = program.compile(mask, JOINT_RECURSION)
+    return compiled
 
 
 def _fast_inputs(args, wrt):
@@ -590,7 +624,7 @@ class Jitted:
                 return self._finish(main, entry, raw, args)
         try:
             program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
-            compiled = program.compile(mask)
+            compiled = _compiled_for_numba(program, mask)
         except Exception as exc:
             if not op_by_op.falls_back(exc):
                 raise
@@ -709,7 +743,7 @@ class Jitted:
             return None
         fn = gradient.fn
         program, mask, raw = _grad_inputs(fn, args, {}, gradient.wrt)
-        compiled = program.compile(mask)
+        compiled = _compiled_for_numba(program, mask)
         main = compiled.gradient_function(len(fn.parsed.params), gradient.wrt, gradient.preserve_result,
                                           gradient.has_aux)
         entry = self._entry(id(main), lambda: build_entry(main, "grad_%s" % fn.__name__, cache=self.cache))

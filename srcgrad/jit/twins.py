@@ -328,7 +328,9 @@ def seq_cotangent(g, x):
 def check_numeric_result(value, origin):
     """Twin of srcgrad's check_numeric_result for a value that is not a
     list or tuple (an array or a number, what Numba's `*` and `+` give
-    arrays): nothing to check."""
+    arrays) or is a list of integers (indices): nothing to check. A list
+    of floats has no twin: the function runs in CPython, whose check
+    raises."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -1167,6 +1169,9 @@ def _unindex(g, x, index):
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
         return _unindex_newaxis(g, x, parts)
+    if any(isinstance(p, types.Optional) for p in parts):
+        # (an index read from names that start at None before the branch assigning them: their values)
+        return lambda g, x, index: unindex(g, x, plain_index(index))
     if not _array(x) or not parts \
             or not all(isinstance(p, (types.Integer, types.SliceType, types.EllipsisType)) for p in parts):
         return None
@@ -1377,7 +1382,10 @@ def _list_unindex(g, x, index):
 def _check_numeric_result(value, origin):
     if _array(value) or _scalar(value):
         return lambda value, origin: None
-    return None
+    if isinstance(value, (types.List, types.ListType)) and isinstance(
+            value.dtype if isinstance(value, types.List) else value.item_type, (types.Integer, types.Boolean)):
+        return lambda value, origin: None       # (indices: `cols[:j] + cols[j + 1:]`, no derivative)
+    return None     # (floats: CPython's check raises at the user's line)
 
 
 @overload(add_cotangents)
@@ -1704,7 +1712,8 @@ def _stand_in_of(v):
 def _stand_in(t, constants):
     """The source of an expression Numba types as `t`, an empty value of
     it (stack_value's stand-in for None): an array of t's rank and dtype
-    with no entries (C layout), 0 of a number type, a tuple of stand-ins
+    with no entries (C layout), 0 of a number type, an empty list of a
+    Python list's item type, a tuple of stand-ins
     (a called function's residuals, None when its call's branch did not
     run), an empty typed list of t's item type; None for any other type
     (the lowered code then runs in CPython). The constants it reads are
@@ -1722,12 +1731,25 @@ def _stand_in(t, constants):
         constants[name] = t.item_type
         constants["_List"] = numba.typed.List
         return "_List.empty_list(%s)" % name
+    if isinstance(t, types.List):       # (a Python list: a slice or a sum of lists of the user's)
+        item = _stand_in(t.dtype, constants)
+        if item is None:
+            return None
+        constants["_empty_list"] = numba_register_jitable(_empty_list_py)
+        return "_empty_list(%s)" % item
     if isinstance(t, types.BaseTuple) and not isinstance(t, types.NamedTuple):
         parts = [_stand_in(e, constants) for e in t.types]
         if any(p is None for p in parts):
             return None
         return "(%s)" % "".join(p + ", " for p in parts)
     return None
+
+
+def _empty_list_py(item):
+    """An empty list of `item`'s type (a stand-in, `_stand_in`)."""
+    out = [item]
+    out.pop()
+    return out
 
 
 def _range_item(r, k):

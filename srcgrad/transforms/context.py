@@ -25,6 +25,9 @@ class Context:
     complex_mode: bool = False      # keep the conj() of TF's complex convention
     batched: bool = False           # reverse mode on a stack of cotangents (a leading batch axis)
     seeded: tuple = None            # the positions of the outputs given cotangents (None: all; others are 0)
+    # reverse a recursive call jointly (its VJP re-runs it) rather than split: sg.jit's code, where a
+    # residual holding the residuals of a call of the same function is a recursive type Numba cannot type
+    joint_recursion: bool = False
     # hooks, set by the function layer
     callee: Callable = None         # obj -> CalleeInfo for a function srcgrad compiles, else None
     callee_outputs: Callable = None  # (op, mask) -> which outputs of the callee are active
@@ -57,6 +60,7 @@ class Facts:
     same_shape: dict = field(default_factory=dict)  # shapes: id(assignment) -> operands shaped like its result
     shape_sources: dict = field(default_factory=dict)  # shapes: name -> names of its shape, or () for 0-d
     active_stacks: set = field(default_factory=set)  # activity: the stacks that carry derivatives
+    recursive_residuals: bool = False   # reverse: a split call's residuals hold a recursive call's residuals
     walked: tuple = None    # kinds: (the ANF function, its walk), while no pass changes the tree (to reverse)
 
     def walk(self, fdef):

@@ -117,21 +117,35 @@ class ReverseGenerator(CallAdjoints, RuleAdjoints, Generator):
 
     # -- preparation
     def mark_first_definitions(self, body, inputs):
-        """A top-level assignment that defines a name for the first time
-        needs no push: there is no earlier value to restore."""
-        seen = set(inputs)
+        """An assignment that defines a name for the first time needs no
+        push: there is no earlier value to restore. At the top level such
+        names are `first_defined` (surely defined after it); in a branch
+        (not in a loop, whose next trip sees the value) the assignment is
+        marked too, but the name may stay undefined (the code starts it at
+        None). Saving that None would also give Numba a value of no type
+        (sg.jit: a function's early return, then a loop)."""
+        self._mark_first(body, set(inputs))
+        self.first_defined = set()
+        for s in body:
+            self.first_defined |= Anno.FIRST.of(s, set())
+
+    def _mark_first(self, body, seen):
+        """mark_first_definitions on `body`, after which `seen` holds every
+        name `body` may have defined."""
         for s in body:
             if isinstance(s, gast.Assign):
                 names = set(_targets(s))
                 Anno.FIRST.add_to(s, names - seen)
                 seen |= names
+            elif isinstance(s, gast.If):
+                orelse = set(seen)
+                self._mark_first(s.body, seen)
+                self._mark_first(s.orelse, orelse)
+                seen |= orelse
             else:
                 for n in ast_util.walk(s):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         seen.add(n.id)
-        self.first_defined = set()
-        for s in body:
-            self.first_defined |= Anno.FIRST.of(s, set())
 
     # -- forward sweep
     def fwd_block(self, body):

@@ -5,7 +5,11 @@ Requires: the generator's fields (`ctx`, `active`, `stacked`, `namer`,
 `inject`, ...). Guarantees: a call of a user function is reversed in split
 mode (`g_out, g_res = g_fwd(...)` in the forward sweep, `bx, = g_bwd(g_res,
 by)` in the reverse sweep: user code is never re-run), a custom_gradient or
-sg.checkpoint call jointly by its VJP.
+sg.checkpoint call jointly by its VJP (`g(...)` in the forward sweep,
+`bx = g_vjp(..., by)` in the reverse sweep), and so is a recursive call
+when the context asks for it (`ctx.joint_recursion`: sg.jit's code, in
+which split residuals holding those of a call of the same function would
+be a recursive type; Tapenade's joint call-tree reversal).
 """
 
 import gast
@@ -35,7 +39,11 @@ class CallAdjoints:
         to its split adjoint (`bx, = g_bwd(g_res, by)`). The callee's code
         runs once, in the forward sweep. (A custom_gradient function is
         reversed jointly through its VJP, as is a function wrapped in
-        sg.checkpoint: re-run on purpose.) `body` is changed in place."""
+        sg.checkpoint: re-run on purpose; and, under `ctx.joint_recursion`
+        (sg.jit), a call whose split residuals would hold those of a call
+        of the same function: `recursive_residuals` of its artefact, or
+        the Pending of a recursion. Other such calls set
+        `facts.recursive_residuals`.) `body` is changed in place."""
         out = []
         for s in body:
             if isinstance(s, gast.If):
@@ -51,21 +59,26 @@ class CallAdjoints:
                     base = getattr(op.callee, "__name__", "g")
                     base = "lambda" if base == "<lambda>" else base
                     Anno.MASK.add_to(s, mask)
-                    if op.custom or op.checkpoint:
+                    callee = None if op.custom or op.checkpoint else self.ctx.split_callee(op, mask)
+                    recursive = getattr(callee, "recursive_residuals", False)
+                    if callee is None or recursive and self.ctx.joint_recursion:
                         # (custom_gradient; sg.checkpoint(f): f is re-run in the reverse sweep by its
-                        # joint VJP, trading time for the memory of its residuals)
+                        # joint VJP, trading time for the memory of its residuals; for sg.jit, a call
+                        # whose residuals would hold a recursive call's: their type would contain itself)
                         Anno.VJP.add_to(s, self.ctx.vjp_callee(op, mask))
                         Anno.VJP_NAME.add_to(s, self.inject(base + "_vjp", Anno.VJP.of(s)))
                     else:
-                        out.extend(self.split_call(s, op, mask, targets, base))
+                        if recursive:
+                            self.ctx.facts.recursive_residuals = True
+                        out.extend(self.split_call(s, op, mask, targets, base, callee))
             out.append(s)
         body[:] = out
 
-    def split_call(self, s, op, mask, targets, base):
-        """Rewrite the call statement `s` to call the callee's split
-        forward (see prepare_calls); returns the statements to put before
-        it (one, when `s` keeps its targets as a glue assignment)."""
-        callee = self.ctx.split_callee(op, mask)
+    def split_call(self, s, op, mask, targets, base, callee):
+        """Rewrite the call statement `s` to call the split forward of
+        `callee` (the callee's artefact, see prepare_calls); returns the
+        statements to put before it (one, when `s` keeps its targets as a
+        glue assignment)."""
         fwd = self.inject(base + "_fwd", callee.fwd)
         Anno.VJP.add_to(s, callee.bwd_fn)
         Anno.VJP_NAME.add_to(s, self.inject(base + "_bwd", callee.bwd_fn))
