@@ -20,7 +20,9 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   those helpers read `v__shape`, which follows every assignment of `v`. A
   tuple of integers costs Numba's list a word where an array costs its
   whole descriptor and a reference count (issue 18: small ops);
-- `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`;
+- `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`, and
+  `reversed(range(a, b, s))` is `range(a + (len(range(a, b, s)) - 1) * s,
+  a - s, -s)`; so is `r[::-1]` of a name assigned `range(...)` once;
 - `np.concatenate([a, b])` (and np.stack, hstack, vstack of a list
   display) is `np.concatenate((a, b))`: Numba types a tuple of arrays;
 - a comprehension's `xs = list_append(xs, v)` into the list it builds
@@ -46,6 +48,7 @@ Anything else that cannot be lowered raises `Unlowerable` with the reason;
 `sg.jit` then runs that function in CPython with a PerformanceWarning.
 """
 import ast
+import copy
 
 from ..syntax.naming import ALIAS_PREFIX
 
@@ -76,6 +79,60 @@ ZEROS_LIKE_NAME = ALIAS_PREFIX + "zeros_like"
 CONSTRUCTORS = {"zeros": ZEROS_NAME, "zeros_like": ZEROS_LIKE_NAME}
 
 
+def _int_constant(e):
+    """The int `e` stands for (a constant, or minus one), else None."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int_constant(e.operand)
+        return None if inner is None else -inner
+    return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
+
+
+def _reversed_range(call):
+    """`reversed(call)` for a call `range(...)` of names and int constants,
+    as a range: `range(b - 1, a - 1, -1)` for range(a, b);
+    `range(a + (len(range(a, b, s)) - 1) * s, a - s, -s)` with a step (from
+    its last value down to a; an empty range stays empty: its "last value"
+    is a - s, where the reversed range stops). None for other calls."""
+    args = call.args
+    if call.keywords or not 1 <= len(args) <= 3 \
+            or not all(isinstance(a, ast.Name) or _int_constant(a) is not None for a in args):
+        return None
+
+    def binop(left, op, right):
+        return ast.BinOp(left=left, op=op, right=right)
+    rng = ast.Name(id="range", ctx=ast.Load())
+    if len(args) < 3:
+        start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else args
+        return ast.Call(func=rng, args=[binop(stop, ast.Sub(), ast.Constant(1)),
+                                        binop(start, ast.Sub(), ast.Constant(1)), ast.Constant(-1)], keywords=[])
+    start, _, step = args
+    new = copy.deepcopy       # (each use its own nodes)
+    count = ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[new(call)], keywords=[])
+    last = binop(new(start), ast.Add(), binop(binop(count, ast.Sub(), ast.Constant(1)), ast.Mult(), new(step)))
+    return ast.Call(func=rng, args=[last, binop(new(start), ast.Sub(), new(step)),
+                                    ast.UnaryOp(op=ast.USub(), operand=new(step))], keywords=[])
+
+
+def _ranges(fdef):
+    """{name: its `range(...)` call} for the names of `fdef` assigned once,
+    a range."""
+    assigned = {}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        assigned.setdefault(n.id, []).append(node)
+        elif isinstance(node, (ast.For, ast.AugAssign)):
+            for n in ast.walk(node.target):
+                if isinstance(n, ast.Name):
+                    assigned.setdefault(n.id, []).append(node)
+    return {name: nodes[0].value for name, nodes in assigned.items()
+            if len(nodes) == 1 and isinstance(nodes[0], ast.Assign) and len(nodes[0].targets) == 1
+            and isinstance(nodes[0].targets[0], ast.Name) and isinstance(nodes[0].value, ast.Call)
+            and isinstance(nodes[0].value.func, ast.Name) and nodes[0].value.func.id == "range"}
+
+
 class Unlowerable(Exception):
     """Generated code uses an idiom this lowering cannot give Numba."""
 
@@ -95,6 +152,7 @@ class _Lowering(ast.NodeTransformer):
         self.stacks = {}            # stack name -> ordered set of the variables pushed on it
         self.popped = {}            # stack name -> names popped from it
         self.shaped = set(shaped)   # variables saved as their shapes (_shape_stacks)
+        self.ranges = {}            # names assigned a range once -> the range(...) call (_ranges)
 
     # -- helpers
     def _is_call_to(self, node, names):
@@ -154,15 +212,23 @@ class _Lowering(ast.NodeTransformer):
 
     def visit_For(self, node):
         it = node.iter
-        if self._is_call_to(it, ("reversed",)) and len(it.args) == 1 and self._is_call_to(it.args[0], ("range",)) \
-                and not it.args[0].keywords and len(it.args[0].args) in (1, 2):
-            bounds = it.args[0].args
-            start, stop = (ast.Constant(0), bounds[0]) if len(bounds) == 1 else bounds
-            node.iter = ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[
-                ast.BinOp(left=stop, op=ast.Sub(), right=ast.Constant(1)),
-                ast.BinOp(left=start, op=ast.Sub(), right=ast.Constant(1)),
-                ast.Constant(-1)], keywords=[])
+        if self._is_call_to(it, ("reversed",)) and len(it.args) == 1 and self._is_call_to(it.args[0], ("range",)):
+            found = _reversed_range(it.args[0])
+            if found is not None:
+                node.iter = found
         self.generic_visit(node)
+        return node
+
+    def visit_Subscript(self, node):
+        # `r[::-1]` of a name assigned a range once (a user's `reversed(range(n))`, which srcgrad's
+        # loop lowering writes as the reversed range's start, stop and step): the reversed range
+        self.generic_visit(node)
+        s = node.slice
+        if isinstance(node.value, ast.Name) and node.value.id in self.ranges and isinstance(s, ast.Slice) \
+                and s.lower is None and s.upper is None and _int_constant(s.step) == -1:
+            found = _reversed_range(self.ranges[node.value.id])
+            if found is not None:
+                return ast.copy_location(found, node)
         return node
 
     # -- expressions
@@ -608,6 +674,7 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
     if shaped:
         _ReadShapes(shaped, readers).visit(fdef)
     lowering = _Lowering(set(push), set(pop), set(shape_of), set(numpy_names), split, shaped, flat)
+    lowering.ranges = _ranges(fdef)
     lowering.visit(fdef)
     params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args if a.arg in shaped]
     fdef.body[:0] = [_follow_shape(p, fdef) for p in params]

@@ -54,7 +54,7 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable, numba_objmode
+        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable, numba_objmode, _extent_jit, _apart_jit
     if _installed:
         return
     with _install_lock:
@@ -79,6 +79,8 @@ def install():
         _sum_rows_jit = jitable(_sum_rows)
         _choose_jit = numba.extending.register_jitable(error_model="numpy", **options)(_choose)
         _choose_over_jit = jitable(_choose_over)
+        _extent_jit = jitable(_extent_py)
+        _apart_jit = jitable(_apart_py)
         for stub, implementation, prefer_literal in _OVERLOADS:
             # (an overload that may return code made by exec is not cached: Numba's cache finds no
             # source file for it, and its index keys code by bytecode, not by the constants and
@@ -114,7 +116,8 @@ def _private_cache_folder():
 
 #: the stubs whose overloads are never cached on disk: those that build their implementation with exec,
 #: and vector_ufunc, whose object-mode block is a Python function object (Numba caches no code holding one)
-_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc", "stand_in"}
+_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc", "stand_in",
+              "check_not_shared"}
 
 
 def _cache_locator_installed():
@@ -334,6 +337,18 @@ def check_numeric_result(value, origin):
     raise NotImplementedError("a Numba twin")
 
 
+def check_not_shared(array, others, views):
+    """Twin of srcgrad's check_not_shared (before an element assignment
+    lowered to a functional setitem: NumPy would change every other name
+    sharing the array's memory): nothing to check for a number, nor
+    against numbers; against arrays, their memory bounds (np.may_share_
+    memory's test): apart, they share nothing; overlapping, the call raises
+    NotImplementedError and sg.jit runs the gradient in CPython, whose
+    exact test (np.shares_memory) raises at the user's line or passes. No
+    twin for containers among `others` (CPython then)."""
+    raise NotImplementedError("a Numba twin")
+
+
 def add_cotangents(a, b):
     """Twin of srcgrad's add_cotangents: `a + b`, None a zero; for two
     lists (dense list cotangents: `_list_zeros`), element by element."""
@@ -503,7 +518,7 @@ def _sum_rows(g, m):
     return out
 
 
-_tail_equal_jit = _sum_rows_jit = _choose_jit = _choose_over_jit = None
+_tail_equal_jit = _sum_rows_jit = _choose_jit = _choose_over_jit = _extent_jit = _apart_jit = None
 
 
 def _shape_tuple(t):
@@ -1120,6 +1135,8 @@ def _zero_at_in_place(g, index):
         return zero_element
     if not _array(g):
         return None
+    if _optional_parts(index):
+        return lambda g, index: zero_at_in_place(g, plain_index(index))
 
     def impl(g, index):
         g[index] = 0.0
@@ -1127,10 +1144,44 @@ def _zero_at_in_place(g, index):
     return impl
 
 
+def _optional_parts(index):
+    """Is `index` (a type) Optional, or a tuple with an Optional part (names
+    that start at None before the branch assigning them)?"""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return any(isinstance(p, types.Optional) for p in parts)
+
+
+def _basic(index):
+    """Is `index` (a type) a basic index: ints, slices, an Ellipsis, or a
+    tuple of them (Optional ints too)?"""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(p.type if isinstance(p, types.Optional) else p,
+                          (types.Integer, types.SliceType, types.EllipsisType)) for p in parts)
+
+
 @overload(value_cotangent)
 def _value_cotangent(g, index, v, x=None):
     if _array(g) and isinstance(index, types.BaseTuple) and any(_array(p) for p in index.types):
         return _value_cotangent_arrays(g, index, v, x)
+    if _array(g) and _optional_parts(index) and _basic(index):
+        return lambda g, index, v, x=None: value_cotangent(g, plain_index(index), v, x)
+    if _array(g) and _array(index) and isinstance(index.dtype, types.Integer):
+        return lambda g, index, v, x=None: value_cotangent(g, (index,), v, x)     # (the tuple form's rule)
+    if _array(g) and _array(index) and isinstance(index.dtype, types.Boolean) and index.ndim == g.ndim \
+            and (_array(v) or _scalar(v)) and isinstance(g.dtype, (types.Float, types.Complex)):
+        return lambda g, index, v, x=None: unbroadcast(g[index], v)     # (a mask names each entry once)
+    if _array(g) and isinstance(index, types.EllipsisType) and (_array(v) or _scalar(v)) \
+            and isinstance(g.dtype, (types.Float, types.Complex)):
+        return lambda g, index, v, x=None: unbroadcast(g.copy(), v)     # (y[...] = v: all of g)
+    if _array(g) and not isinstance(index, types.Integer) and _basic(index) and (_array(v) or _scalar(v)):
+        # a slice, an Ellipsis, a tuple of ints and slices (`y[...] = v`, `Y[:, 1:] = V`): g's entries
+        # there, summed back to v's shape (NumPy broadcast v); none through an integer or bool x
+        xt = x.type if isinstance(x, types.Optional) else x
+        if _array(xt) and not isinstance(xt.dtype, (types.Float, types.Complex)):
+            if _array(v):
+                return lambda g, index, v, x=None: np.zeros(v.shape, dtype=g.dtype)
+            return lambda g, index, v, x=None: np.zeros(1, dtype=g.dtype)[0]
+        return lambda g, index, v, x=None: unbroadcast(g[index].copy(), v)
     if isinstance(g, types.List):
         if not (_list_of_arrays(g) and isinstance(index, types.Integer)):
             return None
@@ -1169,6 +1220,8 @@ def _unindex(g, x, index):
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
         return _unindex_newaxis(g, x, parts)
+    if _array(x) and _array(index) and _array(g):
+        return _unindex_array(g, x, index)
     if any(isinstance(p, types.Optional) for p in parts):
         # (an index read from names that start at None before the branch assigning them: their values)
         return lambda g, x, index: unindex(g, x, plain_index(index))
@@ -1182,6 +1235,33 @@ def _unindex(g, x, index):
         out[index] = g
         return out
     return impl
+
+
+def _unindex_array(g, x, index):
+    """unindex for one index array: a boolean mask of x's shape (g the
+    1-d array of the entries it selects, in C order), or a 1-d integer
+    array of positions along x's first axis (g one entry or row per
+    position; a position named twice gets the sum, as np.add.at)."""
+    dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+    if isinstance(index.dtype, types.Boolean) and index.ndim == x.ndim and g.ndim == 1:
+        def masked(g, x, index):
+            out = np.zeros(x.shape, dtype=dtype)
+            flat, chosen = out.reshape(-1), index.ravel()
+            j = 0
+            for k in range(chosen.shape[0]):
+                if chosen[k]:
+                    flat[k] = g[j]
+                    j += 1
+            return out
+        return masked
+    if isinstance(index.dtype, types.Integer) and index.ndim == 1 and g.ndim == x.ndim:
+        def gathered(g, x, index):
+            out = np.zeros(x.shape, dtype=dtype)
+            for k in range(index.shape[0]):
+                out[index[k]] += g[k]
+            return out
+        return gathered
+    return None
 
 
 @overload(unindex_add)
@@ -1386,6 +1466,46 @@ def _check_numeric_result(value, origin):
             value.dtype if isinstance(value, types.List) else value.item_type, (types.Integer, types.Boolean)):
         return lambda value, origin: None       # (indices: `cols[:j] + cols[j + 1:]`, no derivative)
     return None     # (floats: CPython's check raises at the user's line)
+
+
+def _extent_py(a):
+    """The memory bounds [lo, hi) of array `a`'s elements (addresses)."""
+    lo = np.int64(a.ctypes.data)
+    hi = lo
+    for k in range(a.ndim):
+        if a.shape[k] == 0:
+            return lo, lo
+        span = np.int64((a.shape[k] - 1) * a.strides[k])
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+    return lo, hi + a.itemsize
+
+
+def _apart_py(a, b):
+    """Are the memory bounds of arrays `a` and `b` disjoint (or one empty)?"""
+    lo_a, hi_a = _extent_jit(a)
+    lo_b, hi_b = _extent_jit(b)
+    return lo_a == hi_a or lo_b == hi_b or hi_a <= lo_b or hi_b <= lo_a
+
+
+@overload(check_not_shared)
+def _check_not_shared(array, others, views):
+    if _scalar(array):
+        return lambda array, others, views: None
+    parts = others.types if isinstance(others, types.BaseTuple) else None
+    if not _array(array) or parts is None or not all(_array(t) or _scalar(t) for t in parts):
+        return None
+    checks = ["    if not _apart(array, others[%d]):\n        raise NotImplementedError(%r)\n" % (k, _SHARED)
+              for k, t in enumerate(parts) if _array(t)]
+    namespace = {"_apart": _apart_jit}
+    exec("def check(array, others, views):\n%s    return None\n" % "".join(checks), namespace)
+    return namespace["check"]
+
+
+_SHARED = ("an element assignment writes into an array whose memory bounds overlap another name's still used: "
+           "CPython's exact test decides (np.shares_memory)")
 
 
 @overload(add_cotangents)
@@ -1623,6 +1743,8 @@ def _zero_at(g, index):
         return lambda g, index: None
     if not _array(g):
         return None
+    if _optional_parts(index):
+        return lambda g, index: zero_at(g, plain_index(index))
 
     def impl(g, index):
         out = g.copy()
@@ -1801,6 +1923,7 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "list_append"): list_append,
     _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,
     _helper_key("srcgrad.runtime.syntax", "check_numeric_result"): check_numeric_result,
+    _helper_key("srcgrad.runtime.syntax", "check_not_shared"): check_not_shared,
     _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
 }
 

@@ -1,0 +1,90 @@
+"""sg.jit compiles more of the corpus (tests/corpus_funcs.py): the idioms
+below fell back to CPython before, with a PerformanceWarning. Each entry's
+jitted gradient is compiled (no fallback), equals sg.grad's CPython code
+and central differences. What made them compile: reversed ranges with a
+step and `r[::-1]` of a range (lower.py); twins of check_not_shared
+(memory bounds; an overlap runs CPython's exact test), of value_cotangent
+for slices, an Ellipsis, masks and integer arrays, of unindex for a mask or
+an integer array, and of zero_at for indices read from names that start at
+None (twins.py)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import corpus_funcs as cf
+import srcgrad as sg
+from srcgrad.errors import PerformanceWarning
+from gradcheck import check_close, numerical_grad
+
+pytest.importorskip("numba")
+
+COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignment", "bubble_sort",
+            "bubble_sort_tuple_swap", "relu_masked_assign", "masked_scale_assign", "dp_recurrence",
+            "assign_whole_array", "assign_ellipsis_columns", "gauss_seidel", "helper_assigns_into_local",
+            "index_integer_array", "index_boolean_mask"]
+ENTRIES = {e.name: e for e in cf.CORPUS}
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_corpus_entry_compiles_and_matches(name):
+    entry = ENTRIES[name]
+    args = entry.inputs(np.random.default_rng(0))
+    jitted = sg.jit(sg.grad(entry.fn, wrt=entry.wrt))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(*args)
+    assert not jitted.fallbacks, jitted.fallbacks
+    want = sg.grad(entry.fn, wrt=entry.wrt)(*args)
+    got, want = (got, want) if len(entry.wrt) > 1 else ((got,), (want,))
+    for g, w, i in zip(got, want, entry.wrt):
+        check_close(g, w, rtol=1e-10, atol=1e-12)
+
+        def f(v, i=i):
+            call = list(args)
+            call[i] = v
+            return np.sum(entry.fn(*call))      # (sg.grad of an array output: of its sum)
+        check_close(g, numerical_grad(f, np.asarray(args[i], dtype=float)), rtol=1e-5, atol=1e-6)
+
+
+def writes_into_x_or_a_copy(x, c):
+    y = x if c > 0 else x * 1.0         # (shared or not: the compiler cannot tell, the run-time check can)
+    y[0] = 2.0 * y[0]
+    return np.sum(y * x)
+
+
+def test_overlapping_memory_runs_cpythons_exact_check():
+    x = np.array([0.5, -1.0, 2.0, 3.0])
+    jitted = sg.jit(sg.grad(writes_into_x_or_a_copy))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(x, -1.0)                   # (apart: compiled, no fallback)
+    assert not jitted.fallbacks
+    check_close(got, numerical_grad(lambda v: writes_into_x_or_a_copy(v, -1.0), x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(sg.UnsupportedSyntaxError):
+        sg.grad(writes_into_x_or_a_copy)(x, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        with pytest.raises(sg.UnsupportedSyntaxError):      # (the bounds overlap: CPython's check raises)
+            jitted(x, 1.0)
+    check_close(x, [0.5, -1.0, 2.0, 3.0])           # (nothing written)
+
+
+def reversed_stepped(x, n):
+    acc = 0.0
+    for i in reversed(range(1, n, 3)):
+        acc = acc * 0.5 + x[i] * x[i]
+    for i in reversed(range(n - 1, -1, -2)):
+        acc = acc * np.cos(x[i])
+    return acc
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 7, 8])
+def test_reversed_ranges_with_a_step(n):
+    x = np.linspace(0.1, 0.9, 9)
+    jitted = sg.jit(sg.grad(reversed_stepped))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(x, n)
+    check_close(got, numerical_grad(lambda v: reversed_stepped(v, n), x), rtol=1e-6, atol=1e-8)
+    check_close(got, sg.grad(reversed_stepped)(x, n), rtol=1e-12, atol=1e-14)
