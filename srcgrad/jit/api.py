@@ -442,6 +442,7 @@ def build_entry(main, preferred, split=None, cache=False):
     ns[lower.MATMUL_NAME] = twins.matmul
     ns[lower.ZEROS_NAME] = twins.zeros
     ns[lower.ZEROS_LIKE_NAME] = twins.zeros_like
+    ns[lower.STACK_LIST_NAME] = twins.stack_list
     ns[lower.TYPED_LIST_NAME] = numba.typed.List
     ns[lower.STACK_VALUE_NAME] = twins.stack_value
     ns[lower.SHAPE_VALUE_NAME] = twins.shape_value

@@ -35,6 +35,8 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   srcgrad/jit/twins.py (`REDUCE_NAME(x, op, axis, keepdims)`);
 - `a @ b`, `np.zeros(shape)` and `np.zeros_like(x)` call twins that do
   the same (`MATMUL_NAME(a, b)`, ...), whose machine code is cached;
+- `np.stack(xs)` of a name (a list built in a loop) calls twins.stack_list
+  (`STACK_LIST_NAME(xs)`: Numba's np.stack takes tuples only);
 - in split sweeps (a tape's call under `@sg.function(jit=True)`, and the
   forward and reverse sweeps of every function a gradient calls), a stack
   the forward sweep returns and the reverse sweep unpacks is a tuple of
@@ -77,6 +79,8 @@ ZEROS_NAME = ALIAS_PREFIX + "zeros"
 ZEROS_LIKE_NAME = ALIAS_PREFIX + "zeros_like"
 #: NumPy constructors of one positional argument given cached twins, by the names they are bound to
 CONSTRUCTORS = {"zeros": ZEROS_NAME, "zeros_like": ZEROS_LIKE_NAME}
+#: the name the lowered module binds twins.stack_list to: `np.stack(xs)` of a list name
+STACK_LIST_NAME = ALIAS_PREFIX + "stack_list"
 
 
 def _int_constant(e):
@@ -268,6 +272,12 @@ class _Lowering(ast.NodeTransformer):
             # (Numba types np.concatenate / np.stack of a tuple of arrays, not of a list)
             node.args[0] = ast.copy_location(ast.Tuple(elts=node.args[0].elts, ctx=ast.Load()), node.args[0])
             return node
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.numpy_names and func.attr == "stack" and len(node.args) == 1 \
+                and not node.keywords and isinstance(node.args[0], ast.Name):
+            # (a list built in a loop, `np.stack(hs)`: Numba's np.stack takes tuples only)
+            return ast.copy_location(ast.Call(func=ast.Name(id=STACK_LIST_NAME, ctx=ast.Load()),
+                                              args=node.args, keywords=[]), node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in self.numpy_names and func.attr in REDUCTIONS \
                 and (node.keywords or len(node.args) > 1):

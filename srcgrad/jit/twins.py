@@ -440,6 +440,13 @@ def zeros_like(x):
     raise NotImplementedError("a Numba twin")
 
 
+def stack_list(xs):
+    """`np.stack(xs)` of a list (lowered code only; Numba's np.stack takes
+    a tuple): arrays of one shape, or numbers, along a new first axis.
+    Raises ValueError as NumPy does (no element; shapes that differ)."""
+    raise NotImplementedError("a Numba twin")
+
+
 # ------------------------------------------------------------- overloads
 
 def _broadcast_sum_py(g, gs, xs, out):
@@ -542,6 +549,43 @@ def _zeros(shape):
 @overload(zeros_like)
 def _zeros_like(x):
     return lambda x: np.zeros_like(x)
+
+
+@overload(stack_list)
+def _stack_list(xs):
+    if isinstance(xs, types.BaseTuple):
+        return lambda xs: np.stack(xs)
+    if not isinstance(xs, (types.List, types.ListType)):
+        return None
+    item = xs.dtype if isinstance(xs, types.List) else xs.item_type
+    if _array(item):
+        dtype = np.dtype(str(item.dtype))
+
+        def arrays(xs):
+            n = len(xs)
+            if n == 0:
+                raise ValueError("need at least one array to stack")
+            first = xs[0]
+            out = np.empty((n,) + first.shape, dtype=dtype)
+            for k in range(n):
+                if xs[k].shape != first.shape:
+                    raise ValueError("all input arrays must have the same shape")
+                out[k] = xs[k]
+            return out
+        return arrays
+    if isinstance(item, (types.Float, types.Integer, types.Complex, types.Boolean)):
+        dtype = np.dtype(str(item))
+
+        def numbers(xs):
+            n = len(xs)
+            if n == 0:
+                raise ValueError("need at least one array to stack")
+            out = np.empty(n, dtype=dtype)
+            for k in range(n):
+                out[k] = xs[k]
+            return out
+        return numbers
+    return None
 
 
 @overload(shape_value)
@@ -895,15 +939,29 @@ def _check_loop_sequence(seq, origin):
 
 
 def _zeros_impl(t):
+    """zeros_like_value's implementation for type `t` (its parameter is
+    `x`, as the stub's: Numba refuses an implementation whose argument
+    names differ), or None."""
     if isinstance(t, types.Optional):
         t = t.type
     if _array(t):
         if isinstance(t.dtype, (types.Float, types.Complex)):
-            return lambda v: np.zeros_like(v)
-        return lambda v: np.zeros(v.shape)
+            return lambda x: np.zeros_like(x)
+        return lambda x: np.zeros(x.shape)
     if _scalar(t):
-        return lambda v: 0.0
+        return lambda x: 0.0
+    if isinstance(t, types.BaseTuple) and not isinstance(t, types.NamedTuple) \
+            and 1 <= len(t.types) <= len(_TUPLE_ZEROS) and all(_zeros_impl(e) is not None for e in t.types):
+        # (a tuple of arrays: srcgrad's zeros are a list, typed here as a tuple of the elements' zeros)
+        return _TUPLE_ZEROS[len(t.types) - 1]
     return None
+
+
+_TUPLE_ZEROS = (lambda x: (zeros_like_value(x[0]),),
+                lambda x: (zeros_like_value(x[0]), zeros_like_value(x[1])),
+                lambda x: (zeros_like_value(x[0]), zeros_like_value(x[1]), zeros_like_value(x[2])),
+                lambda x: (zeros_like_value(x[0]), zeros_like_value(x[1]), zeros_like_value(x[2]),
+                           zeros_like_value(x[3])))
 
 
 @overload(zeros_like_value)

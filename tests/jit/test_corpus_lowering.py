@@ -6,7 +6,10 @@ step and `r[::-1]` of a range (lower.py); twins of check_not_shared
 (memory bounds; an overlap runs CPython's exact test), of value_cotangent
 for slices, an Ellipsis, masks and integer arrays, of unindex for a mask or
 an integer array, and of zero_at for indices read from names that start at
-None (twins.py)."""
+None, np.stack of a list built in a loop (twins.stack_list), and zeros
+like an array or a tuple of arrays (twins.zeros_like_value, whose array
+implementation Numba had refused: its parameter was not named as the
+stub's)."""
 import warnings
 
 import numpy as np
@@ -22,7 +25,8 @@ pytest.importorskip("numba")
 COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignment", "bubble_sort",
             "bubble_sort_tuple_swap", "relu_masked_assign", "masked_scale_assign", "dp_recurrence",
             "assign_whole_array", "assign_ellipsis_columns", "gauss_seidel", "helper_assigns_into_local",
-            "index_integer_array", "index_boolean_mask"]
+            "index_integer_array", "index_boolean_mask", "rnn_states_stack", "list_len_stack_scalars",
+            "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
@@ -88,3 +92,22 @@ def test_reversed_ranges_with_a_step(n):
         got = jitted(x, n)
     check_close(got, numerical_grad(lambda v: reversed_stepped(v, n), x), rtol=1e-6, atol=1e-8)
     check_close(got, sg.grad(reversed_stepped)(x, n), rtol=1e-12, atol=1e-14)
+
+
+def test_stack_list_and_zeros_like_value_twins():
+    import numba
+    from srcgrad.jit import twins
+    twins.install()
+    stack = numba.njit(lambda xs: twins.stack_list(xs))
+    typed = numba.typed.List      # (a Python list argument is a reflected list: deprecated as an argument)
+    rows = [np.arange(3.0), np.arange(3.0) + 1.0]
+    check_close(stack(typed(rows)), np.stack(rows), rtol=0, atol=0)
+    check_close(stack(typed([0.5, 1.5, -2.0])), np.array([0.5, 1.5, -2.0]), rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        stack(typed([np.arange(3.0), np.arange(2.0)]))
+    zeros = numba.njit(lambda x: twins.zeros_like_value(x))
+    check_close(zeros(np.ones((2, 3))), np.zeros((2, 3)), rtol=0, atol=0)
+    assert zeros(np.ones(3, dtype=np.int64)).dtype == np.float64       # (an integer array's cotangent)
+    a, b = zeros((np.ones(2), np.ones((2, 2))))
+    check_close(a, np.zeros(2), rtol=0, atol=0)
+    check_close(b, np.zeros((2, 2)), rtol=0, atol=0)
