@@ -440,6 +440,18 @@ def zeros_like(x):
     raise NotImplementedError("a Numba twin")
 
 
+def real_part(g):
+    """Twin of srcgrad's real_part: the real part of a complex cotangent,
+    a real one as it is."""
+    raise NotImplementedError("a Numba twin")
+
+
+def complex_sign(x):
+    """Twin of srcgrad's sign (the derivative of |x|): np.sign of a real
+    x; x / |x| (0 at 0) of a complex one."""
+    raise NotImplementedError("a Numba twin")
+
+
 def stack_list(xs):
     """`np.stack(xs)` of a list (lowered code only; Numba's np.stack takes
     a tuple): arrays of one shape, or numbers, along a new first axis.
@@ -548,7 +560,41 @@ def _zeros(shape):
 
 @overload(zeros_like)
 def _zeros_like(x):
+    if isinstance(x, (types.Float, types.Integer, types.Complex)):
+        # (a number: its zero, not NumPy's 0-d array, which Numba would not unify with the number a branch
+        # gives the same name: a callee compiled for arrays, called on a float, `br = zeros_like(r)`)
+        zero = np.zeros((), dtype=str(x))[()]
+        return lambda x: zero
     return lambda x: np.zeros_like(x)
+
+
+@overload(real_part)
+def _real_part(g):
+    t = g.dtype if _array(g) else g
+    if isinstance(t, types.Complex):
+        return lambda g: np.real(g)
+    if _array(g) or _scalar(g):
+        return lambda g: g
+    return None
+
+
+@overload(complex_sign)
+def _complex_sign(x):
+    t = x.dtype if _array(x) else x
+    if isinstance(t, types.Complex):
+        if _array(x):
+            def arrays(x):
+                a = np.abs(x)
+                return x / np.where(a == 0, 1.0, a)
+            return arrays
+
+        def number(x):
+            a = abs(x)
+            return x / (1.0 if a == 0 else a)
+        return number
+    if _array(x) or _scalar(x):
+        return lambda x: np.sign(x)
+    return None
 
 
 @overload(stack_list)
@@ -1982,6 +2028,8 @@ TWINS = {
     _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,
     _helper_key("srcgrad.runtime.syntax", "check_numeric_result"): check_numeric_result,
     _helper_key("srcgrad.runtime.syntax", "check_not_shared"): check_not_shared,
+    _helper_key("srcgrad.rules.helpers.complex", "real_part"): real_part,
+    _helper_key("srcgrad.rules.helpers.complex", "sign"): complex_sign,
     _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
 }
 

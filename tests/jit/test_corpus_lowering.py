@@ -9,7 +9,9 @@ an integer array, and of zero_at for indices read from names that start at
 None, np.stack of a list built in a loop (twins.stack_list), and zeros
 like an array or a tuple of arrays (twins.zeros_like_value, whose array
 implementation Numba had refused: its parameter was not named as the
-stub's)."""
+stub's), the derivative of |x| (twins.complex_sign) and real_part, and a
+number's zeros_like as a number (not a 0-d array Numba would not unify
+with the number another branch assigns)."""
 import warnings
 
 import numpy as np
@@ -26,7 +28,8 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "bubble_sort_tuple_swap", "relu_masked_assign", "masked_scale_assign", "dp_recurrence",
             "assign_whole_array", "assign_ellipsis_columns", "gauss_seidel", "helper_assigns_into_local",
             "index_integer_array", "index_boolean_mask", "rnn_states_stack", "list_len_stack_scalars",
-            "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def"]
+            "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def",
+            "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
