@@ -117,6 +117,10 @@ class TapeJit:
           call ran in CPython (the tape then calls the CPython reverse
           sweep, and keeps the residuals as for any call).
         """
+        if getattr(compiled, "recursive_residuals", False):
+            # (a recursion's split residuals hold its own: compiled with its recursive calls reversed
+            # jointly, as sg.jit does; the CPython fallback keeps the artefact's own sweeps)
+            compiled = compiled.program.compile(compiled.mask, api.JOINT_RECURSION)
         pair = self._pair(compiled)
         outputs = self._prepare(pair, raw)
         if isinstance(outputs, str):

@@ -4,7 +4,8 @@ Numba cannot type; sg.jit compiles such code with its recursive calls
 reversed jointly (program.JOINT_RECURSION: the call's VJP runs it again),
 unless the code prints (the output would repeat: CPython then, with a
 PerformanceWarning). CPython's sg.grad keeps split mode (the user's code
-runs once). Also: a function that returns early and then runs a loop (no
+runs once); so does a tape's call of `@sg.function(jit=True)` that runs in
+CPython, while its compiled sweeps reverse recursive calls jointly. Also: a function that returns early and then runs a loop (no
 None saved for a name a branch defines first, which Numba cannot type)."""
 import warnings
 
@@ -168,3 +169,17 @@ def test_early_return_then_loop_compiles():
     text = str(sg.source(early_return_then_loop, args=(x, 3)))
     first = text.index("s = np.zeros_like(x)")
     assert "push(_stack, s)" not in text[:first]
+
+
+def test_a_recursive_function_on_a_tape_with_jit():
+    A = np.random.default_rng(3).standard_normal((4, 4))
+    f = sg.function(det, jit=True)
+    v = sg.Variable(A)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PerformanceWarning)
+            with sg.GradientTape() as tape:
+                y = f(v)
+            got = tape.gradient(y, v).numpy()
+        check_close(got, np.linalg.det(A) * np.linalg.inv(A).T, rtol=1e-9, atol=1e-12)
+    assert not f.jit.fallbacks
