@@ -1185,6 +1185,11 @@ def _setitem_in_place(x, index, v):
             _broadcast_sum(va, _padded_jit(va.shape, nd - 1), _padded_jit(row.shape, nd - 1), flat)
             return x
         return tuple_row
+    if isinstance(index, types.Integer) and x.ndim == 1 and _scalar(v):
+        def element(x, index, v):        # (one entry of a vector: x[index] is a number, not a row)
+            x[index] = v
+            return x
+        return element
     if isinstance(index, types.Integer) and x.layout == "C" and (_array(v) or _scalar(v)):
         # x[t] = v by plain loops: Numba's own setitem compiles its shape-error message (seconds)
         nd = x.ndim

@@ -11,6 +11,7 @@ import textwrap
 import threading
 import types
 
+import gast
 import numpy as np
 
 from ..runtime.arrays import TypeCache
@@ -18,6 +19,7 @@ from ..runtime.arrays import TypeCache
 from ..artefact import Deferred
 from ..errors import public_name, short
 from ..function import BoundFunction, Function
+from ..rules.helpers import broadcast
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
@@ -451,7 +453,8 @@ class Linker:
         tree = ast_util.clone(tree)
         namespace = self._namespace(fn)
         if self.add_in_place and _adds_in_place(tree, namespace):
-            namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into})
+            namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into,
+                                        _UNINDEX_ADD: broadcast.unindex_add})
         tree = ast.fix_missing_locations(ast_util.to_ast(tree))
         tree.name = name
         origin = getattr(fn, "__srcgrad_origin__", None)
@@ -486,14 +489,18 @@ class Linker:
         self.names, self.objects, self.used, self.imports, self.bindings, self.late, self.defs = saved
 
 
-#: the name a marked accumulation calls add_into by, before linking (srcgrad's own prefix: no user name)
+#: the names a marked accumulation calls add_into and unindex_add by, before linking (srcgrad's own
+#: prefix: no user name)
 _ADD_INTO = ALIAS_PREFIX + "add_into"
+_UNINDEX_ADD = ALIAS_PREFIX + "unindex_add"
 
 
 def _adds_in_place(tree, namespace):
     """Write each loop accumulation `a = a + e` of the generated gast
     FunctionDef `tree` (a copy) that may add into `a`
-    (inplace.loop_accumulations_in_place) as `a = _ADD_INTO(a, e)`.
+    (inplace.loop_accumulations_in_place) as `a = _ADD_INTO(a, e)`, and
+    each `a = a + unindex(g, x, i)` that may as `a = _UNINDEX_ADD(a, g, x,
+    i)`.
     `namespace`: (globals, closure cells) of its compiled function. Returns
     whether there was one."""
     facts = Anno.ACCUMULATIONS.of(tree)
@@ -504,8 +511,15 @@ def _adds_in_place(tree, namespace):
     def lookup(name):
         return cells[name] if name in cells else module_globals.get(name, getattr(builtins, name, None))
     found = inplace.loop_accumulations_in_place(tree, lookup, *facts)
+    def scatters(e):
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and lookup(e.func.id) is broadcast.unindex
     for node in found:
-        node.value = ast_util.call(ast_util.name(_ADD_INTO), [node.value.left, node.value.right])
+        left, right = node.value.left, node.value.right
+        if scatters(right) or scatters(left):
+            acc, call = (left, right) if scatters(right) else (right, left)
+            node.value = ast_util.call(ast_util.name(_UNINDEX_ADD), [acc] + list(call.args))
+        else:
+            node.value = ast_util.call(ast_util.name(_ADD_INTO), [left, right])
     return bool(found)
 
 

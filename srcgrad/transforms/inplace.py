@@ -314,29 +314,50 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
 
 def loop_accumulations_in_place(fdef, lookup, dynamic=(), scalar_cotangents=()):
     """The accumulations `a = a + e` in loops of the generated FunctionDef
-    `fdef` (as update_in_place left it) that may add into `a`: nothing reads
-    the old `a` again, `a` is not the caller's, and `e` reads no name that
-    may share a's buffer. sg.jit's linker runs this on its copy of the
+    `fdef` (as update_in_place left it), and `a = a + unindex(g, x, i)`
+    anywhere, that may add into `a`: nothing reads the old `a` again, `a`
+    is not the caller's, and `e` reads no name that may share a's buffer. sg.jit's linker runs this on its copy of the
     tree and writes them `add_into(a, e)` (no allocation per step under
     Numba; in CPython a run-time check would cost more than it saves, and
     the compiler does not pay for the proof). `lookup`, `dynamic` as for
     update_in_place; `scalar_cotangents`: cotangents of 0-d values (left
     alone). Returns the Assign nodes, a list."""
-    loops = _loop_accumulations(fdef, set(dynamic) | set(scalar_cotangents))
-    if not loops:
+    excluded = set(dynamic) | set(scalar_cotangents)
+    loops = _loop_accumulations(fdef, excluded)
+    callees = _callee_names(fdef, lookup)
+    scatter = {alias for alias in callees if lookup(alias) is helpers.unindex}
+    scattered = _scattered_accumulations(fdef, scatter, excluded) if scatter else {}
+    if not loops and not scattered:
         return []
-    proof = _Proof(fdef, lookup, set(dynamic), _callee_names(fdef, lookup))
+    proof = _Proof(fdef, lookup, set(dynamic), callees)
     found = []
 
     def check(stmts, k, live):
         s = stmts[k]
-        if id(s) in loops:
+        if id(s) in loops or id(s) in scattered:
             acc = s.targets[0].id
             root = proof.sharing.find(acc)
-            if proof.dead(acc, acc, live) and not any(proof.sharing.find(n) == root for n in _names(s.value.right)):
+            added = scattered[id(s)].args if id(s) in scattered else [s.value.right]
+            if proof.dead(acc, acc, live) and not any(proof.sharing.find(n) == root
+                                                      for e in added for n in _names(e)):
                 found.append(s)
 
     proof.visit(fdef.body, set(), check)
+    return found
+
+
+def _scattered_accumulations(fdef, aliases, excluded):
+    """{id: the unindex call} of the statements `a = a + unindex(g, x, i)`
+    outside loops (update_in_place leaves them: in CPython one allocation
+    does not pay for the proof; under Numba, in a callee called per step,
+    it does: GradBench's ode), `a` not in `excluded`."""
+    found = {}
+    for s in ast_util.walk(fdef):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) \
+                and s.targets[0].id not in excluded:
+            hit = _accumulation(s.value, aliases)
+            if hit is not None and hit[0].id == s.targets[0].id:
+                found[id(s)] = hit[1]
     return found
 
 

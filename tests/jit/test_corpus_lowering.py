@@ -11,7 +11,8 @@ like an array or a tuple of arrays (twins.zeros_like_value, whose array
 implementation Numba had refused: its parameter was not named as the
 stub's), the derivative of |x| (twins.complex_sign) and real_part, and a
 number's zeros_like as a number (not a 0-d array Numba would not unify
-with the number another branch assigns)."""
+with the number another branch assigns), and one entry of a vector
+written in place (twins.setitem_in_place)."""
 import warnings
 
 import numpy as np
@@ -29,7 +30,7 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "assign_whole_array", "assign_ellipsis_columns", "gauss_seidel", "helper_assigns_into_local",
             "index_integer_array", "index_boolean_mask", "rnn_states_stack", "list_len_stack_scalars",
             "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def",
-            "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops"]
+            "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
@@ -114,3 +115,24 @@ def test_stack_list_and_zeros_like_value_twins():
     a, b = zeros((np.ones(2), np.ones((2, 2))))
     check_close(a, np.zeros(2), rtol=0, atol=0)
     check_close(b, np.zeros((2, 2)), rtol=0, atol=0)
+
+
+def test_a_callees_scatter_accumulation_adds_in_place():
+    # GradBench's ode: its right-hand side reads x[:1] and x[1:], whose cotangents the reverse sweep adds
+    # (`bx = bx + unindex(bx_i, x, slice(None, 1))`): called 40 times per gradient, each a new array of
+    # x's size in CPython's code; sg.jit's linker writes the sum in place when nothing reads the old bx
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks.workloads._gradbench_objectives import ode_last
+    x = np.random.default_rng(4).random(50)
+    text = sg.source(ode_last, args=(x, 4), jit=True)
+    assert "bx = unindex_add(bx, bx_i, x, slice(None, 1, None))" in text
+    jitted = sg.jit(sg.grad(ode_last))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(x, 4)
+    check_close(got, sg.grad(ode_last)(x, 4), rtol=1e-12, atol=1e-14)
+    check_close(got, numerical_grad(lambda v: ode_last(v, 4), x), rtol=1e-6, atol=1e-8)
