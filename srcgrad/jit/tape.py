@@ -124,15 +124,16 @@ class TapeJit:
         pair = self._pair(compiled)
         outputs = self._prepare(pair, raw)
         if isinstance(outputs, str):
-            key = (compiled.fwd.__name__, tuple(type(a).__name__ for a in raw))
-            if key not in self.fallbacks:
-                self.fallbacks[key] = outputs
-                warnings.warn("sg.function(jit=True): %s runs in CPython on the tape, not compiled by Numba: %s"
-                              % (self.function.__name__, outputs), PerformanceWarning, stacklevel=5)
-            return None, None
+            return self._in_cpython(compiled, raw, outputs)
         # (copies: the residuals must hold the values at the call, whatever the program writes later)
         args = [a.copy() if type(a) is np.ndarray and id(a) not in owned else a for a in raw]
-        result = pair.fwd.call(*args, *[a.copy() for a in pair.fwd.extra])
+        try:
+            result = pair.fwd.call(*args, *[a.copy() for a in pair.fwd.extra])
+        except NotImplementedError as exc:
+            # (what Numba's code does not do at run time, or a twin hands to CPython: element assignment's
+            # sharing check whose memory bounds overlap; the generated forward sweep writes into no argument)
+            pair.fwd.call, pair.fwd.fallback = None, api._reason(exc)
+            return self._in_cpython(compiled, raw, pair.fwd.fallback)
         result = result[:-1] + (tuple(lower.flatten_residuals(result[-1], pair.bwd.residual_spec)),)
         shapes = [np.shape(o) for o in result[:-1]]
         bwd, extra = pair.bwd.call, [a.copy() for a in pair.bwd.extra]
@@ -142,6 +143,16 @@ class TapeJit:
             with scipy_calls.numpy_restored():     # (were a persistent tape's residuals typed anew: Numba compiles)
                 return bwd(*residuals, *seeds, *extra)
         return result, backward
+
+    def _in_cpython(self, compiled, raw, reason):
+        """(None, None): the tape call runs the CPython sweeps; warned once
+        per sweep and argument types, with `reason`."""
+        key = (compiled.fwd.__name__, tuple(type(a).__name__ for a in raw))
+        if key not in self.fallbacks:
+            self.fallbacks[key] = reason
+            warnings.warn("sg.function(jit=True): %s runs in CPython on the tape, not compiled by Numba: %s"
+                          % (self.function.__name__, reason), PerformanceWarning, stacklevel=6)
+        return None, None
 
 
 def _as_type(seed, numba_type, shape):

@@ -136,3 +136,23 @@ def test_a_callees_scatter_accumulation_adds_in_place():
         got = jitted(x, 4)
     check_close(got, sg.grad(ode_last)(x, 4), rtol=1e-12, atol=1e-14)
     check_close(got, numerical_grad(lambda v: ode_last(v, 4), x), rtol=1e-6, atol=1e-8)
+
+
+def test_overlapping_memory_on_a_tape_with_jit_runs_the_cpython_sweeps():
+    x = np.array([0.5, -1.0, 2.0, 3.0])
+    f = sg.function(writes_into_x_or_a_copy, jit=True)
+    v = sg.Variable(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        with sg.GradientTape() as tape:
+            y = f(v, -1.0)                  # (apart: the compiled sweeps)
+        got = tape.gradient(y, v).numpy()
+    check_close(got, numerical_grad(lambda u: writes_into_x_or_a_copy(u, -1.0), x), rtol=1e-6, atol=1e-8)
+    assert not f.jit.fallbacks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        with pytest.raises(sg.UnsupportedSyntaxError):     # (overlapping: CPython's sweep and its exact check)
+            with sg.GradientTape():
+                f(v, 1.0)
+    assert f.jit.fallbacks
+    check_close(x, [0.5, -1.0, 2.0, 3.0])
