@@ -22,7 +22,8 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   whole descriptor and a reference count (issue 18: small ops);
 - `reversed(range(a, b))` is `range(b - 1, a - 1, -1)`, and
   `reversed(range(a, b, s))` is `range(a + (len(range(a, b, s)) - 1) * s,
-  a - s, -s)`; so is `r[::-1]` of a name assigned `range(...)` once;
+  a - s, -s)`; `r[::-1]` of a name assigned `range(...)` once is that
+  range from r's own start, step and length;
 - `np.concatenate([a, b])` (and np.stack, hstack, vstack of a list
   display) is `np.concatenate((a, b))`: Numba types a tuple of arrays;
 - a comprehension's `xs = list_append(xs, v)` into the list it builds
@@ -225,14 +226,15 @@ class _Lowering(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         # `r[::-1]` of a name assigned a range once (a user's `reversed(range(n))`, which srcgrad's
-        # loop lowering writes as the reversed range's start, stop and step): the reversed range
+        # loop lowering writes as the reversed range's start, stop and step): the reversed range, from
+        # r's own start, step and length (the names r was made from may hold other values by then)
         self.generic_visit(node)
         s = node.slice
         if isinstance(node.value, ast.Name) and node.value.id in self.ranges and isinstance(s, ast.Slice) \
                 and s.lower is None and s.upper is None and _int_constant(s.step) == -1:
-            found = _reversed_range(self.ranges[node.value.id])
-            if found is not None:
-                return ast.copy_location(found, node)
+            r = node.value.id
+            return ast.copy_location(ast.parse("range(%s.start + (len(%s) - 1) * %s.step, %s.start - %s.step, "
+                                               "-%s.step)" % ((r,) * 6), mode="eval").body, node)
         return node
 
     # -- expressions
