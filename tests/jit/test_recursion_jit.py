@@ -153,3 +153,15 @@ def test_a_recursive_function_on_a_tape_with_jit():
             got = tape.gradient(y, v).numpy()
         check_close(got, np.linalg.det(A) * np.linalg.inv(A).T, rtol=1e-9, atol=1e-12)
     assert not f.jit.fallbacks
+
+
+def test_a_recursion_appending_to_a_global_list_runs_once_under_jit():
+    # the joint reversal would run the recursive calls again: the code reads a mutable global (Numba would
+    # freeze it), so sg.jit runs CPython's split code, and the user's appends happen once
+    import test_bound_builtin_methods as bound
+    x = np.array([0.5, -1.5, 2.0])
+    del bound.CALLS[:]
+    with pytest.warns(PerformanceWarning, match="CALLS"):
+        got = sg.jit(sg.grad(bound.counted_loss))(x)
+    assert bound.CALLS == [3, 2, 1, 0]
+    check_close(got, numerical_grad(bound.counted_loss, x), rtol=1e-6, atol=1e-8)
