@@ -74,12 +74,13 @@ def make_data(steps, hidden, batch, features, seed=0):
     return params, xs, target
 
 
-def sg_jit_case(cache=False):
-    """A call of sg.jit of the H[t] = h gradient on the benchmark's data
-    (its first call compiles; `cache`: with the on-disk cache)."""
+def sg_jit_case(cache=False, loss=rnn_loss_setitem):
+    """A call of sg.jit of the H[t] = h gradient (or of `loss`'s) on the
+    benchmark's data (its first call compiles; `cache`: with the on-disk
+    cache)."""
     import srcgrad as sg
     params, xs, target = make_data(50, 64, 16, 8)
-    jitted = sg.jit(sg.grad(rnn_loss_setitem, wrt=(0, 1, 2)), cache=cache)
+    jitted = sg.jit(sg.grad(loss, wrt=(0, 1, 2)), cache=cache)
     return lambda: jitted(*params, xs, target)
 
 
@@ -100,9 +101,12 @@ def run(bench):
     bench.path("srcgrad sg.grad, list", lambda: grad_list(*args), memory=True)
     bench.path("srcgrad sg.grad, H[t]=h", lambda: grad_set(*args), memory=True)
 
+    harness.sg_jit_paths(bench, lambda: sg_jit_case(loss=rnn_loss),
+                         steady_name="srcgrad sg.jit (steady state), list",
+                         first_name="srcgrad sg.jit first call, list",
+                         notes="Numba; np.stack of the list by a twin")
     harness.sg_jit_paths(bench, sg_jit_case, steady_name="srcgrad sg.jit (steady state), H[t]=h",
-                         first_name="srcgrad sg.jit first call, H[t]=h",
-                         notes="Numba; the list form (np.stack of a list) runs in CPython under sg.jit")
+                         first_name="srcgrad sg.jit first call, H[t]=h", notes="Numba")
     harness.sg_jit_cached_first(bench, __name__, name=harness.SG_JIT_CACHED + ", H[t]=h")
 
     variables = [sg.Variable(p) for p in params]

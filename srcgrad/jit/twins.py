@@ -467,6 +467,13 @@ def _broadcast_sum_py(g, gs, xs, out):
     leading 1s), over their broadcast shape. Plain loops: quick to
     compile for every rank."""
     nd = gs.shape[0]
+    same = True
+    for i in range(nd):
+        same = same and gs[i] == xs[i]
+    if same:            # (the common case, one flat loop: the general one indexes every entry per axis)
+        for k in range(out.shape[0]):
+            out[k] += g[k]
+        return out
     bs = np.maximum(gs, xs)
     total = 1
     for i in range(nd):
