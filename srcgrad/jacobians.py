@@ -98,6 +98,7 @@ def jacobian(f, wrt=0):
         return out if isinstance(wrt, int) or len(wrts) > 1 else (out,)
     jac.__name__ = "jacobian_" + getattr(f, "__name__", "f")
     jac.__srcgrad_transform__ = "sg.jacobian"     # (sg.jit names it when it runs in CPython)
+    jac.__srcgrad_jacobian__ = (f, wrt)           # (sg.jit compiles its forward mode: jit/api.py)
     return jac
 
 

@@ -43,8 +43,9 @@ from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
 from ..program import JOINT_RECURSION
 from ..rules.helpers import broadcast
+from ..rules.helpers.shapes import array_tangent
 from ..rules.python import containers
-from ..runtime import ShapeOf, pop, push
+from ..runtime import ShapeOf, pop, push, zero_tangent
 from ..tape import scipy_calls
 from ..tools.linker import Linker, NotExportable
 from . import diskcache, linking, lower, twins
@@ -95,6 +96,14 @@ def _while_compiling(exc, numba):
             return True
         tb = tb.tb_next
     return False
+
+
+def _basis(flat, k, shape):
+    """The k-th unit vector of a flat zero array `flat` (reused: the entry
+    set before is cleared), shaped `shape`."""
+    flat[k - 1] = 0.0
+    flat[k] = 1.0
+    return flat.reshape(shape)
 
 
 def _kind(a):
@@ -187,6 +196,10 @@ def _mutable_free_names(fn):
 _SHAPE_READERS = {broadcast.unbroadcast: (1,), broadcast.unreduce: (1,), broadcast.reduction_size: (0, 1)}
 
 
+#: helpers that read only the entries of their first n arguments, as np.array does (lower._packs_as_tuples)
+_PACK_READERS = {getattr(f, "__srcgrad_raw__", f): n for f, n in ((array_tangent, 2), (zero_tangent, 1))}
+
+
 def _hashable(obj):
     try:
         hash(obj)
@@ -195,7 +208,7 @@ def _hashable(obj):
     return True
 
 
-def link_and_lower(main, preferred, split=None):
+def link_and_lower(main, preferred, split=None, reruns=False):
     """Link generated function `main` into one module and lower it for
     Numba.
 
@@ -203,6 +216,9 @@ def link_and_lower(main, preferred, split=None):
       main: a generated function (it has `__srcgrad_trees__`).
       preferred: the module-level name wanted for it.
       split: None, or "fwd" / "bwd" for a split sweep (lower.lower_function).
+      reruns: the caller runs the code several times where the user's
+        program would run once (a Jacobian's columns): refused when it
+        prints or may write into an array it was given (_writes_argument).
 
     Returns:
       (module AST (lowered), the main function's name, {name: object} of
@@ -234,6 +250,14 @@ def link_and_lower(main, preferred, split=None):
             raise lower.Unlowerable(
                 "the code is recursive and prints (%s): compiled, a recursive call's VJP runs the call again "
                 "(its split residuals would be a type containing itself), and would print again" % printed)
+    if reruns:
+        printed = _user_calls(module, objects, ("print",))
+        written = _writes_argument(module, objects)
+        if printed or written:
+            raise lower.Unlowerable(
+                "compiled, the code would run once per column of the Jacobian, and it %s: it runs once in "
+                "sg.jacobian's CPython sweeps instead" % (
+                    "prints (%s)" % printed if printed else "may write into an array it was given (%s)" % written))
     checked = _user_calls(module, objects, ("isinstance", "type"))
     if checked:
         raise lower.Unlowerable("the code tests the types of values (%s): Numba's types are not Python's "
@@ -241,11 +265,14 @@ def link_and_lower(main, preferred, split=None):
                                 "the other branch" % checked)
     readers = {n: _SHAPE_READERS[o] for n, o in objects.items() if _hashable(o) and o in _SHAPE_READERS}
     appends = [n for n, o in objects.items() if getattr(o, "__srcgrad_raw__", o) is containers.list_append]
+    packers = {n: _PACK_READERS[getattr(o, "__srcgrad_raw__", o)] for n, o in objects.items()
+               if _hashable(getattr(o, "__srcgrad_raw__", o)) and getattr(o, "__srcgrad_raw__", o) in _PACK_READERS}
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name in generated:
             own = split if node.name == name else _sweep_of(objects[node.name])
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names, own,
-                                 shape_readers=readers, list_append=appends, flat=node.name == name)
+                                 shape_readers=readers, list_append=appends, flat=node.name == name,
+                                 pack_readers=packers)
     return module, name, objects, generated, linker.frozen
 
 
@@ -287,6 +314,50 @@ def _user_calls(module, objects, builtin_names):
                     and node.func.id in builtin_names \
                     and objects.get(node.func.id, getattr(builtins, node.func.id)) is getattr(builtins, node.func.id):
                 return ast.unparse(node)
+    return None
+
+
+#: srcgrad helpers that write into their first argument (where the compiler proved the array its own; `x[i] =
+#: v` on a parameter is `setitem`, which copies: docs/supported-python.md)
+_WRITERS = ("setitem_in_place", "zero_at_in_place", "add_into", "unindex_add")
+
+
+def _writes_argument(module, objects):
+    """The first statement of the linked `module`'s generated and user
+    functions that may write into an array one of them was given: an
+    element or slice assignment, an augmented assignment, an in-place
+    helper (_WRITERS) or a NumPy call with `out=` on a parameter's name,
+    or a call of an array method that writes (fill, sort, put, ...) on
+    it; as text, or None. (Syntactic and conservative: a callee writing
+    into a local array its caller passed counts too.)"""
+    methods = {"fill", "sort", "put", "itemset", "partition", "resize", "setfield", "byteswap"}
+    for fdef in module.body:
+        if not isinstance(fdef, ast.FunctionDef):
+            continue
+        origin = objects.get(fdef.name)
+        if (getattr(origin, "__module__", None) or "").startswith("srcgrad.") \
+                and getattr(origin, "__srcgrad_trees__", None) is None:
+            continue        # (a helper of srcgrad's)
+        params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
+
+        def base(e):
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            return e.id if isinstance(e, ast.Name) else None
+        for node in ast.walk(fdef):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AugAssign) else []
+            for t in targets:
+                if isinstance(t, (ast.Subscript, ast.Attribute)) and base(t) in params \
+                        or isinstance(node, ast.AugAssign) and base(t) in params:
+                    return ast.unparse(node)
+            if isinstance(node, ast.Call):
+                f = node.func
+                writer = isinstance(f, ast.Name) and getattr(objects.get(f.id), "__name__", None) in _WRITERS
+                method = isinstance(f, ast.Attribute) and f.attr in methods and base(f.value) in params
+                out = any(k.arg == "out" and base(k.value) in params for k in node.keywords)
+                if writer and node.args and base(node.args[0]) in params or method or out:
+                    return ast.unparse(node)
     return None
 
 
@@ -391,11 +462,12 @@ def _live_arrays(module, name, objects, generated, frozen):
     return live
 
 
-def build_entry(main, preferred, split=None, cache=False):
+def build_entry(main, preferred, split=None, cache=False, reruns=False):
     """Compile generated function `main` with Numba (see the module doc);
-    `split` as for link_and_lower; `cache`: the lowered module is run from
-    its file in the on-disk cache and compiled with Numba's cache
-    (diskcache.py), so another process loads the machine code.
+    `split` and `reruns` as for link_and_lower; `cache`: the lowered
+    module is run from its file in the on-disk cache and compiled with
+    Numba's cache (diskcache.py), so another process loads the machine
+    code.
 
     Returns an `_Entry` whose `call` is the Numba dispatcher (compiled on
     its first call) and `source` the lowered generated code, or whose
@@ -405,7 +477,7 @@ def build_entry(main, preferred, split=None, cache=False):
     if numba is None:
         return _Entry(fallback=_NUMBA_MISSING)
     try:
-        module, name, objects, generated, frozen = link_and_lower(main, preferred, split)
+        module, name, objects, generated, frozen = link_and_lower(main, preferred, split, reruns)
         live = _live_arrays(module, name, objects, generated, frozen)
     except (NotExportable, lower.Unlowerable) as exc:
         return _Entry(fallback=_reason(exc))
@@ -525,6 +597,7 @@ class Jitted:
         self.__wrapped__ = f
         self._entries = {}
         self._fast = {}         # argument kinds -> (program, entry, generated function): no re-binding
+        self._wide = {}         # jacobian argument kinds -> True: fewer outputs than inputs (_call_jacobian)
         self._lock = threading.Lock()
         self.source = None
         self.fallbacks = {}
@@ -574,6 +647,9 @@ class Jitted:
         hvp_of = getattr(self.target, "__srcgrad_hvp__", None)
         if hvp_of is not None and not kwargs:
             return self._call_hvp(hvp_of, args)
+        jacobian_of = getattr(self.target, "__srcgrad_jacobian__", None)
+        if jacobian_of is not None and not kwargs:
+            return self._call_jacobian(jacobian_of, args)
         return self._call_function(args, kwargs)
 
     def _call_function(self, args, kwargs):
@@ -684,6 +760,94 @@ class Jitted:
         if len(params) == len(fargs):
             self._fast[kinds] = (program, entry, main)
         return self._hvp_result(entry, main, list(params.values()) + [v], args, x, dtype)
+
+    def _call_jacobian(self, jacobian_of, args):
+        """`sg.jacobian(f, wrt)(*args)` compiled, by forward mode: f's
+        generated JVP compiled by Numba, run once per entry of args[wrt]
+        (one column of the Jacobian each; JAX's jacfwd, column by column).
+        That runs f's compiled code once per column, which is the plain
+        call's effect only for code without any: build_entry(reruns=True)
+        refuses code that prints or writes into an array it was given
+        (random draws and mutable globals sg.jit refuses anyway), and such
+        code runs sg.jacobian itself, with a PerformanceWarning. So do
+        Jacobians with fewer outputs than inputs (sg.jacobian's reverse
+        mode takes one sweep where forward mode would take a column per
+        input: decided at the first call for these argument kinds, whose
+        first column gives the output's size), an integer or complex
+        args[wrt], arguments other than ndarrays and numbers, f reading
+        Variables, and a tuple of `wrt`s (sg.jacobian raises what it
+        raises)."""
+        f, wrt = jacobian_of
+        jac = self.target
+        kinds = ("jacobian",) + tuple(map(_kind, args))
+        x = args[wrt] if isinstance(wrt, int) and 0 <= wrt < len(args) else None
+        if not (type(x) is float or type(x) is np.ndarray and x.dtype.kind == "f") \
+                or not all(type(a) in _PLAIN for a in args):
+            return self._in_cpython(kinds, "sg.jit compiles sg.jacobian(f, wrt) for one integer `wrt` naming a "
+                                           "float or float array, the arguments ndarrays and numbers", args)
+        if self._wide.get(kinds):
+            return jac(*args)
+        fast = self._fast.get(kinds)
+        if fast is not None and fast[0].is_current():
+            _, entry, main = fast
+            raw = list(args)
+        else:
+            try:
+                fn = as_function(f)
+                params = fn.bind(tuple(args), {})
+                program = fn.program_for(params)
+                if program.leaves or len(params) != len(args):
+                    return self._in_cpython(kinds, "%s reads Variables or takes defaults" % fn.__name__, args)
+                compiled = program.compile([k == wrt for k in range(len(params))], "forward")
+            except Exception as exc:     # noqa: BLE001  (sg.jacobian itself raises what is wrong)
+                if not op_by_op.falls_back(exc) and not isinstance(exc, TypeError):
+                    raise
+                return self._in_cpython(kinds, _reason(exc), args)
+            if compiled.tuple_output:
+                return jac(*args)           # (raises sg.jacobian's TypeError)
+            main = compiled.jvp_fn
+            entry = self._entry(id(main), lambda: build_entry(main, "jvp_%s" % fn.__name__, cache=self.cache,
+                                                              reruns=True))
+            if entry.source is not None:
+                self.source = entry.source
+            self._fast[kinds] = (program, entry, main)
+            raw = list(params.values())
+        return self._jacobian_columns(kinds, entry, main, raw, args, x)
+
+    def _in_cpython(self, kinds, reason, args):
+        """The CPython sg.jacobian on `args`, with a PerformanceWarning
+        giving `reason` (once per argument kinds)."""
+        if kinds not in self.fallbacks:
+            self._fallback(kinds, _Entry(), reason)
+        return self.target(*args)
+
+    def _jacobian_columns(self, kinds, entry, main, raw, args, x):
+        """The Jacobian of the compiled JVP `entry`'s output in x (a float
+        or a float array at some position of `raw`), a column per entry of
+        x, shaped out.shape + x.shape in the output's floating dtype; the
+        CPython sg.jacobian's when the code cannot run compiled or has
+        fewer outputs than x has entries."""
+        scalar = type(x) is float
+        n = 1 if scalar else x.size
+        seed = 1.0 if scalar else np.zeros(x.size, dtype=x.dtype)
+        out, compiled_run = self._run(id(main), entry, raw + [seed if scalar else _basis(seed, 0, x.shape)],
+                                      lambda: self.target(*args), functional=True)
+        if not compiled_run:
+            return out
+        y, t = out
+        y = np.asarray(y)
+        if y.dtype.kind != "f":
+            return self.target(*args)       # (what sg.jacobian does with it: not this compiled code's job)
+        if y.size < n:
+            self._wide[kinds] = True        # (reverse mode's one sweep: sg.jacobian, from now on)
+            return self.target(*args)
+        dtype = np.result_type(y.dtype, x.dtype if not scalar else np.float64)
+        J = np.empty((y.size, n), dtype=dtype)
+        J[:, 0] = 0.0 if t is None else np.broadcast_to(np.asarray(t), y.shape).ravel()
+        for k in range(1, n):
+            _, t = entry.call(*raw, _basis(seed, k, x.shape), *entry.extra)
+            J[:, k] = 0.0 if t is None else np.broadcast_to(np.asarray(t), y.shape).ravel()
+        return J.reshape(y.shape + np.shape(x))
 
     def _hvp_result(self, entry, main, raw, args, x, dtype):
         """Run the compiled JVP of the gradient on `raw` (sg.hvp on `args`

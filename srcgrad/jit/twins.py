@@ -54,7 +54,8 @@ def install():
     """Import Numba and register the twins' overloads (once). Raises
     ImportError when Numba is not installed."""
     global types, TypingError, to_fixed_tuple, _broadcast_sum, _padded_jit, _unoptional, _tail_equal_jit, _prod_jit, \
-        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable, numba_objmode, _extent_jit, _apart_jit
+        _sum_rows_jit, _choose_jit, _choose_over_jit, numba_register_jitable, numba_objmode, _extent_jit, _apart_jit, \
+        _small_matmul
     if _installed:
         return
     with _install_lock:
@@ -81,6 +82,7 @@ def install():
         _choose_over_jit = jitable(_choose_over)
         _extent_jit = jitable(_extent_py)
         _apart_jit = jitable(_apart_py)
+        _small_matmul = jitable(_small_matmul_py)
         for stub, implementation, prefer_literal in _OVERLOADS:
             # (an overload that may return code made by exec is not cached: Numba's cache finds no
             # source file for it, and its index keys code by bytecode, not by the constants and
@@ -296,6 +298,33 @@ def value_cotangent(g, index, v, x=None):
     """Twin of srcgrad's value_cotangent for an array `g`: a copy of
     g[index] summed back to v's shape (zeros when `x`, the array written
     into, has an integer or bool dtype)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def value_tangent(tv, z):
+    """Twin of srcgrad's value_tangent: `tv`, or zeros shaped like it when
+    `z`, the array written into, has an integer or bool dtype."""
+    raise NotImplementedError("a Numba twin")
+
+
+def array_tangent(tobj, obj):
+    """Twin of srcgrad's array_tangent (the tangent of np.array(obj)) for
+    an array, or a homogeneous list or tuple of numbers, of arrays of one
+    shape, or of such sequences: the entries' tangents stacked as float64
+    (or the arrays' dtype); `tobj` None gives zeros of an array obj's
+    shape."""
+    raise NotImplementedError("a Numba twin")
+
+
+def cast_like(g, x):
+    """Twin of srcgrad's cast_like: the array `g` in x's floating dtype
+    (float64 for an integer or bool x)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def broadcast_like(tangent, z):
+    """Twin of srcgrad's broadcast_like: `tangent` broadcast to z's shape
+    (a number for a number z; a new array where the shapes differ)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -555,8 +584,69 @@ def _shape_tuple(t):
     return None
 
 
+#: matrix products with at most this many multiply-adds run as plain loops under Numba (BLAS's call and
+#: Numba's contiguity copies cost more for 3x3 and 4x4 matrices: hand tracking's bones)
+SMALL_MATMUL = 512
+
+
+def _small_matmul_py(a, b, out):
+    """out = a @ b for 2-d a (m, k), b (k, n), by loops."""
+    m, k = a.shape
+    n = b.shape[1]
+    for i in range(m):
+        for j in range(n):
+            out[i, j] = 0.0
+        for l in range(k):
+            ail = a[i, l]
+            for j in range(n):
+                out[i, j] += ail * b[l, j]
+    return out
+
+
+_small_matmul = None        # its jitable form, bound by install()
+
+
 @overload(matmul)
 def _matmul(a, b):
+    if not (_array(a) and _array(b) and a.dtype == b.dtype and isinstance(a.dtype, types.Float)):
+        return lambda a, b: a @ b
+    dtype = np.dtype(str(a.dtype))
+    if a.ndim == 2 and b.ndim == 2:
+        def two(a, b):
+            if a.shape[1] != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MATMUL:
+                return _small_matmul(a, b, np.empty((a.shape[0], b.shape[1]), dtype=dtype))
+            return a @ b
+        return two
+    if a.ndim == 3 and b.ndim == 2:
+        # a stack of matrices times one matrix (Numba's @ takes ranks 1 and 2): one product of the stack's
+        # rows, as NumPy broadcasts
+        def stack_matrix(a, b):
+            n, p, q = a.shape
+            if q != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            flat = np.ascontiguousarray(a).reshape((n * p, q))
+            return (flat @ np.ascontiguousarray(b)).reshape((n, p, b.shape[1]))
+        return stack_matrix
+    if max(a.ndim, b.ndim) == 3 and min(a.ndim, b.ndim) >= 2:
+        na, nb = a.ndim, b.ndim
+
+        def stacked(a, b):      # (one product per matrix of the stacks; a stack of 1 broadcast)
+            la = a.shape[0] if na == 3 else 1
+            lb = b.shape[0] if nb == 3 else 1
+            if la != lb and la != 1 and lb != 1:
+                raise ValueError("matmul: stacks of different lengths")
+            if a.shape[-1] != b.shape[-2]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            m = max(la, lb)
+            out = np.empty((m, a.shape[-2], b.shape[-1]), dtype=dtype)
+            a3 = a.reshape((la, a.shape[-2], a.shape[-1])) if na == 2 else a
+            b3 = b.reshape((lb, b.shape[-2], b.shape[-1])) if nb == 2 else b
+            for i in range(m):
+                out[i] = np.ascontiguousarray(a3[min(i, la - 1)]) @ np.ascontiguousarray(b3[min(i, lb - 1)])
+            return out
+        return stacked
     return lambda a, b: a @ b
 
 
@@ -960,8 +1050,25 @@ def _as_input(g, x):
     return lambda g, x: np.ascontiguousarray(np.broadcast_to(g, x.shape)).astype(dtype)
 
 
+def _swap_last(nd):
+    """A jitable transposing the last two axes of an array of rank nd (2 or 3)."""
+    if nd == 2:
+        return lambda a: a.T
+    return lambda a: np.transpose(a, (0, 2, 1))
+
+
+def _stack_product(g, x, y):
+    """Do matmul's adjoints of these types involve a stack of matrices (rank
+    3, the others of rank 2 or 3)?"""
+    return all(_array(t) for t in (g, x, y)) and max(x.ndim, y.ndim) == 3 and min(x.ndim, y.ndim) >= 2
+
+
 @overload(matmul_adjoint_x)
 def _matmul_adjoint_x(g, x, y):
+    if _stack_product(g, x, y):
+        # g @ y^T per matrix, summed back over the stack where x is one matrix (NumPy broadcast it)
+        swap = numba_register_jitable(_swap_last(y.ndim))
+        return lambda g, x, y: unbroadcast(matmul(g, np.ascontiguousarray(swap(y))), x)
     if not (_array(x) and _array(y)) or x.ndim > 2 or y.ndim > 2:
         return None
     if x.ndim == 2 and y.ndim == 2:
@@ -975,6 +1082,9 @@ def _matmul_adjoint_x(g, x, y):
 
 @overload(matmul_adjoint_y)
 def _matmul_adjoint_y(g, x, y):
+    if _stack_product(g, x, y):
+        swap = numba_register_jitable(_swap_last(x.ndim))
+        return lambda g, x, y: unbroadcast(matmul(np.ascontiguousarray(swap(x)), g), y)
     if not (_array(x) and _array(y)) or x.ndim > 2 or y.ndim > 2:
         return None
     if x.ndim == 2 and y.ndim == 2:
@@ -1091,6 +1201,44 @@ def _reduce(x, op, axis=None, keepdims=False):
     odt = np.dtype(str(x.dtype)) if name in ("max", "min") or isinstance(x.dtype, types.Float) \
         else np.dtype(np.float64)
     out_nd = nd if keep else nd - 1
+    if not last and name in ("sum", "mean", "prod"):
+        # over an inner axis: x as (before, n, after), each output entry accumulated along n in order (the
+        # order NumPy adds in along a strided axis), without moving the axis last (a transposing copy)
+        mean, product = name == "mean", name == "prod"
+        start = 1.0 if product else 0.0
+
+        def inner(x, op, axis=None, keepdims=False):
+            shp = np.array(x.shape)
+            n = shp[a]
+            before = 1
+            for i in range(a):
+                before *= shp[i]
+            after = 1
+            for i in range(a + 1, nd):
+                after *= shp[i]
+            flat = np.ascontiguousarray(x).reshape((before, n, after))
+            acc = np.full((before, after), start, dtype=odt)
+            for p in range(before):
+                for i in range(n):
+                    for q in range(after):
+                        if product:
+                            acc[p, q] *= flat[p, i, q]
+                        else:
+                            acc[p, q] += flat[p, i, q]
+            if mean:
+                acc /= n
+            if keep:
+                shp[a] = 1
+                return acc.reshape(to_fixed_tuple(shp, out_nd))
+            k = 0
+            oshp = np.empty(max(out_nd, 1), dtype=np.int64)
+            for i in range(nd):
+                if i != a:
+                    oshp[k] = shp[i]
+                    k += 1
+            return acc.reshape(to_fixed_tuple(oshp, out_nd))
+        return inner
+
     def impl(x, op, axis=None, keepdims=False):
         shp = np.array(x.shape)
         n = shp[a]
@@ -1325,6 +1473,90 @@ def _value_cotangent(g, index, v, x=None):
     if g.ndim > 1:
         return lambda g, index, v, x=None: g[index].copy()
     return lambda g, index, v, x=None: g[index]
+
+
+@overload(value_tangent)
+def _value_tangent(tv, z):
+    zt = z.type if isinstance(z, types.Optional) else z
+    if _none(tv) or not _array(zt) or isinstance(zt.dtype, (types.Float, types.Complex)):
+        return lambda tv, z: tv
+    if _array(tv):
+        return lambda tv, z: np.zeros(tv.shape)
+    if _scalar(tv):
+        return lambda tv, z: 0.0
+    return None
+
+
+def _homogeneous(t):
+    """The element type of a list, or of a tuple whose elements have one
+    type; None otherwise."""
+    if isinstance(t, (types.List, types.UniTuple)):
+        return t.dtype
+    return None
+
+
+@overload(array_tangent)
+def _array_tangent(tobj, obj):
+    if _array(tobj):
+        return lambda tobj, obj: tobj
+    if _none(tobj):
+        return (lambda tobj, obj: np.zeros(obj.shape)) if _array(obj) else None
+    item = _homogeneous(tobj)
+    if item is None:
+        return None
+    if _scalar(item):
+        def numbers(tobj, obj):
+            out = np.empty(len(tobj))
+            for k in range(len(tobj)):
+                out[k] = tobj[k]
+            return out
+        return numbers
+    if _array(item) or _homogeneous(item) is not None:
+        def rows(tobj, obj):     # (each entry's tangent (an array) is row k; shapes that differ raise, as NumPy)
+            n = len(tobj)
+            first = array_tangent(tobj[0], obj[0])
+            out = np.empty((n,) + first.shape, dtype=first.dtype)
+            for k in range(n):
+                row = array_tangent(tobj[k], obj[k])
+                if row.shape != first.shape:
+                    raise ValueError("np.array: entries of different shapes")
+                out[k] = row
+            return out
+        return rows
+    return None
+
+
+@overload(cast_like)
+def _cast_like(g, x):
+    xt = x.dtype if _array(x) else x
+    if not _array(g) or not isinstance(xt, (types.Number, types.Boolean)):
+        return None
+    target = xt if isinstance(xt, (types.Float, types.Complex)) else types.float64
+    if g.dtype == target:
+        return lambda g, x: g
+    dtype = np.dtype(str(target))
+    return lambda g, x: g.astype(dtype)
+
+
+@overload(broadcast_like)
+def _broadcast_like(tangent, z):
+    if _scalar(z) and _scalar(tangent):
+        return lambda tangent, z: tangent
+    if not _array(z) or not (_array(tangent) or _scalar(tangent)):
+        return None
+    nd = z.ndim
+    if _array(tangent) and tangent.ndim == nd:
+        def same_rank(tangent, z):
+            if tangent.shape == z.shape:
+                return tangent
+            return tangent + np.zeros(z.shape, dtype=tangent.dtype)
+        return same_rank
+    if _array(tangent) and tangent.ndim > nd:
+        return None
+
+    def wider(tangent, z):      # (a number or a lower-rank array: NumPy's broadcast, as a new array)
+        return tangent + np.zeros(z.shape)
+    return wider
 
 
 @overload(unindex)
@@ -2032,6 +2264,11 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "zero_at_in_place"): zero_at_in_place,
     _helper_key("srcgrad.rules.python.containers", "add_into"): add_into,
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
+    _helper_key("srcgrad.rules.python.containers", "value_tangent"): value_tangent,
+    _helper_key("srcgrad.rules.helpers.broadcast", "broadcast_like"): broadcast_like,
+    _helper_key("srcgrad.rules.helpers.shapes", "array_tangent"): array_tangent,
+    _helper_key("srcgrad.rules.helpers.complex", "cast_like"): cast_like,
+    _helper_key("srcgrad.runtime.core", "zero_tangent"): zeros_like_value,
     _helper_key("srcgrad.rules.python.containers", "seq_cotangent"): seq_cotangent,
     _helper_key("srcgrad.rules.python.containers", "zero_at"): zero_at,
     _helper_key("srcgrad.rules.helpers.products", "einsum_adjoint"): einsum_adjoint,

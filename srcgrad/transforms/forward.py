@@ -108,6 +108,9 @@ class ForwardGenerator(Generator):
                 if t in self.active and t not in done:
                     if isinstance(s.value, gast.Constant) and s.value.value is None:
                         code.append(ast_util.assign(self.tangent(t), ast_util.const(None)))
+                    elif isinstance(s.value, gast.List) and not s.value.elts:
+                        # (an empty list's tangent: an empty list, which the appends fill, as the value's)
+                        code.append(ast_util.assign(self.tangent(t), gast.List(elts=[], ctx=gast.Load())))
                     else:
                         code.append(ast_util.assign(self.tangent(t), self.zeros(ast_util.name(t))))
             return self.comment(s) + primal + code

@@ -207,7 +207,7 @@ def test_what_other_transforms_return_runs_in_cpython_with_the_reason():
     def f(x):
         return np.sum(np.sin(x) * x)
     x, v = np.array([0.3, -1.0, 2.0]), np.array([1.0, 0.5, -2.0])
-    for transform, args in ((sg.hessian(f), (x,)), (sg.jacobian(np.sin), (x,))):
+    for transform, args in ((sg.hessian(f), (x,)),):      # (sg.jacobian compiled since: test_jacobian_jit.py)
         j = sg.jit(transform)
         with pytest.warns(sg.PerformanceWarning, match="sg.jit compiles what sg.grad"):
             got = j(*args)

@@ -9,7 +9,7 @@ dtype: np.cov computes in float64), np.polyval, np.vander (float64 for float32 x
 np.ediff1d, sliding_window_view, np.i0 and its derivative bessel_i1, and scipy.special's softmax and
 log_softmax (compiled only: a ForwardAccumulator does not replace SciPy's
 functions by recording wrappers, as a recording tape does); sequence_as_array
-and np.asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
+and np.array, asarray, asanyarray, ascontiguousarray, asfortranarray (compiled
 only: a ForwardAccumulator records no conversion of a Tensor, as a
 recording tape does). (np.fft's rows
 are in cases_fft.py.) np.interp computes in float64 whatever its inputs:
@@ -100,6 +100,9 @@ def c_asarray_dtype(x): return np.asarray(x, dtype=x.dtype) * 2.0           # no
 def c_asanyarray(x, y): return np.asanyarray((x, y)) * x                   # noqa: E704
 def c_ascontiguousarray(x): return np.ascontiguousarray(x.T) * 2.0          # noqa: E704
 def c_asfortranarray(x, y): return np.asfortranarray([y, x]) * x           # noqa: E704
+def c_array_copy(x): return np.array(x) * x                                 # noqa: E704
+def c_array_nested(x, y): return np.array([[x, 1.0], (2.0 * y, x * y)], x.dtype)  # noqa: E704
+def c_array_ndmin(x): return np.array(x * x, ndmin=3)                       # noqa: E704
 
 
 TANGENT_CASES = [
@@ -173,4 +176,7 @@ COMPILED_ONLY_TANGENT_CASES = [
     ("asanyarray", c_asanyarray, (((3,), "real"), ((3,), "real")), np.asanyarray),
     ("ascontiguousarray", c_ascontiguousarray, (((2, 3), "real"),), (np.ascontiguousarray, np.transpose)),
     ("asfortranarray", c_asfortranarray, (((2, 3), "real"), ((2, 3), "real")), np.asfortranarray),
+    ("array_copy", c_array_copy, (((2, 3), "real"),), (np.array, np.multiply)),
+    ("array_nested", c_array_nested, (((), "real"), ((), "real")), np.array),
+    ("array_ndmin", c_array_ndmin, (((3,), "real"),), np.array),
 ]

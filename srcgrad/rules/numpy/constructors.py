@@ -191,5 +191,11 @@ def asfortranarray_tangent(z, a, dtype=None, *, like=None):
     t[z] = cast_like(array_tangent(t[a], a), z)
 
 
+@register_tangent(np.array)
+def array_tangent_(z, object, dtype=None, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):
+    """As np.asarray's (`ndmin`'s leading axes by the reshape to z's shape)."""
+    t[z] = cast_like(np.reshape(array_tangent(t[object], object), np.shape(z)), z)
+
+
 declare_linear(array_tangent)
 
