@@ -41,6 +41,7 @@ from .. import op_by_op
 from ..callables import as_function
 from ..function import Function
 from ..functional import Gradient, _grad_inputs, grad, source
+from ..jacobians import FORWARD_BELOW
 from ..program import JOINT_RECURSION
 from ..rules.helpers import broadcast
 from ..rules.helpers.shapes import array_tangent
@@ -96,6 +97,11 @@ def _while_compiling(exc, numba):
             return True
         tb = tb.tb_next
     return False
+
+
+#: sg.jit(sg.jacobian) runs a compiled JVP per column for at most this many columns, and for tall
+#: Jacobians (jacobians.FORWARD_BELOW); else sg.jacobian's reverse mode in CPython
+COLUMNS_ALWAYS = 16
 
 
 def _basis(flat, k, shape):
@@ -597,7 +603,7 @@ class Jitted:
         self.__wrapped__ = f
         self._entries = {}
         self._fast = {}         # argument kinds -> (program, entry, generated function): no re-binding
-        self._wide = {}         # jacobian argument kinds -> True: fewer outputs than inputs (_call_jacobian)
+        self._wide = {}         # jacobian argument kinds -> True: reverse mode in CPython (_call_jacobian)
         self._lock = threading.Lock()
         self.source = None
         self.fallbacks = {}
@@ -770,9 +776,10 @@ class Jitted:
         refuses code that prints or writes into an array it was given
         (random draws and mutable globals sg.jit refuses anyway), and such
         code runs sg.jacobian itself, with a PerformanceWarning. So do
-        Jacobians with fewer outputs than inputs (sg.jacobian's reverse
-        mode takes one sweep where forward mode would take a column per
-        input: decided at the first call for these argument kinds, whose
+        Jacobians with more than COLUMNS_ALWAYS columns unless they are
+        tall (at most FORWARD_BELOW columns per row, as sg.jacobian's own
+        forward mode: otherwise its one vectorised reverse sweep costs
+        less; decided at the first call for these argument kinds, whose
         first column gives the output's size), an integer or complex
         args[wrt], arguments other than ndarrays and numbers, f reading
         Variables, and a tuple of `wrt`s (sg.jacobian raises what it
@@ -838,9 +845,12 @@ class Jitted:
         y = np.asarray(y)
         if y.dtype.kind != "f":
             return self.target(*args)       # (what sg.jacobian does with it: not this compiled code's job)
-        if y.size < n:
-            self._wide[kinds] = True        # (reverse mode's one sweep: sg.jacobian, from now on)
-            return self.target(*args)
+        if not (n <= COLUMNS_ALWAYS or n <= FORWARD_BELOW * y.size):
+            # (sg.jacobian's reverse mode, one vectorised sweep of y.size rows: from now on)
+            self._wide[kinds] = True
+            return self._in_cpython(kinds, "the Jacobian has %d columns and %d rows: sg.jacobian's one vectorised "
+                                           "reverse sweep costs less than a compiled JVP per column" % (n, y.size),
+                                    args)
         dtype = np.result_type(y.dtype, x.dtype if not scalar else np.float64)
         J = np.empty((y.size, n), dtype=dtype)
         J[:, 0] = 0.0 if t is None else np.broadcast_to(np.asarray(t), y.shape).ravel()

@@ -315,12 +315,15 @@ class _Lowering(ast.NodeTransformer):
         if self.split == "bwd" and self.flat:
             _residuals_as_parameters(fdef)
 
+        made = set()
+
         class Defs(ast.NodeTransformer):
             def visit_Assign(inner, node):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                         and node.targets[0].id in self.stacks and isinstance(node.value, ast.List) \
                         and not node.value.elts:
                     stack = node.targets[0].id
+                    made.update(_stack_name(stack, v) for v in self.stacks[stack])
                     return [ast.copy_location(ast.Assign(targets=[ast.Name(id=_stack_name(stack, v),
                                                                             ctx=ast.Store())],
                                                          value=ast.List(elts=[], ctx=ast.Load())), node)
@@ -338,6 +341,7 @@ class _Lowering(ast.NodeTransformer):
                     return None
                 return node
         Unused().visit(fdef)
+        _stacks_where_used(fdef, made)
         _fill_empty_bodies(fdef)
 
 
@@ -587,6 +591,38 @@ def _fill_empty_bodies(tree):
             body = getattr(node, field, None)
             if isinstance(body, list) and not body and field == "body":
                 body.append(ast.Pass())
+
+
+def _stacks_where_used(fdef, stacks):
+    """A stack `S = []` of the function's top level that only statements
+    under `if c:` use (every mention of S inside top-level `if` statements
+    testing the same name c in their bodies, c assigned once) is created
+    at the start of the first such body instead: a call that takes the
+    other path allocates no list for it (a recursive function's VJP: its
+    leaves return before the loop that pushes, and Numba allocates each
+    list on the heap). Numba types a name defined on some paths only."""
+    body = fdef.body
+    assigned = {}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            assigned[n.id] = assigned.get(n.id, 0) + 1
+    for stmt in list(body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id in stacks and isinstance(stmt.value, ast.List) and not stmt.value.elts):
+            continue
+        name = stmt.targets[0].id
+        users = [t for t in body if t is not stmt
+                 and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t))]
+        if not users or not all(isinstance(t, ast.If) and isinstance(t.test, ast.Name) for t in users):
+            continue
+        test = users[0].test.id
+        if assigned.get(test) != 1 or any(t.test.id != test for t in users) \
+                or any(any(isinstance(n, ast.Name) and n.id == name for e in t.orelse for n in ast.walk(e))
+                       for t in users) \
+                or body.index(users[0]) < body.index(stmt):
+            continue
+        body.remove(stmt)
+        users[0].body.insert(0, stmt)
 
 
 def _packs_as_tuples(fdef, numpy_names, pack_readers, appends=()):

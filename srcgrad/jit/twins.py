@@ -1511,7 +1511,21 @@ def _array_tangent(tobj, obj):
                 out[k] = tobj[k]
             return out
         return numbers
-    if _array(item) or _homogeneous(item) is not None:
+    inner = _homogeneous(item)
+    if inner is not None and _scalar(inner):
+        def matrix(tobj, obj):   # (rows of numbers: filled in place, no array per row; rows that differ raise)
+            n = len(tobj)
+            m = len(tobj[0]) if n else 0
+            out = np.empty((n, m))
+            for k in range(n):
+                row = tobj[k]
+                if len(row) != m:
+                    raise ValueError("np.array: rows of different lengths")
+                for j in range(m):
+                    out[k, j] = row[j]
+            return out
+        return matrix
+    if _array(item) or inner is not None:
         def rows(tobj, obj):     # (each entry's tangent (an array) is row k; shapes that differ raise, as NumPy)
             n = len(tobj)
             first = array_tangent(tobj[0], obj[0])

@@ -101,16 +101,17 @@ def test_a_matrix_argument_gives_out_shape_plus_its_shape():
     check_close(got, numerical_jacobian(lambda w: project(w, v), W), rtol=1e-6, atol=1e-8)
 
 
-def test_fewer_outputs_than_inputs_runs_sg_jacobians_reverse_mode():
+def test_a_wide_jacobian_runs_sg_jacobians_reverse_mode_with_the_reason():
     def pair(x):
         return np.array([np.sum(x ** 2), np.sum(np.sin(x[:3]))])
-    x = np.linspace(0.1, 1.0, 12)
+    x = np.linspace(0.1, 1.0, 40)
     jitted = sg.jit(sg.jacobian(pair))
-    for _ in range(2):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sg.PerformanceWarning)
-            got = jitted(x)
-        check_close(got, sg.jacobian(pair)(x), rtol=1e-14, atol=0)
+    with pytest.warns(sg.PerformanceWarning, match="40 columns and 2 rows"):
+        got = jitted(x)
+    check_close(got, sg.jacobian(pair)(x), rtol=1e-14, atol=0)
+    with warnings.catch_warnings():         # (decided once for these argument kinds)
+        warnings.simplefilter("error", sg.PerformanceWarning)
+        check_close(jitted(2.0 * x), sg.jacobian(pair)(2.0 * x), rtol=1e-14, atol=0)
 
 
 def talkative(x):
