@@ -482,9 +482,10 @@ class Function:
         mask = [False] * len(args)
         any_active = False
         for i in plan.tensors:
-            vs = (args[i],)
+            t = args[i]
             for tape in tapes:
-                if tape._should_record(vs):
+                # (a tensor the tape tracks: the common case, without _should_record's call)
+                if t._id in tape._tracked or tape._should_record((t,)):
                     mask[i] = any_active = True
         if not any_active:
             return self.primal(*user_args, **user_kwargs)

@@ -670,7 +670,8 @@ class Jitted:
             transform = getattr(python_function, "__srcgrad_transform__", None)
             if transform is not None:
                 return _Entry(fallback="what %s returns runs srcgrad's machinery; sg.jit compiles what sg.grad, "
-                                       "sg.value_and_grad and sg.hvp return, and plain functions" % transform)
+                                       "sg.value_and_grad, sg.hvp and sg.jacobian return, and plain functions"
+                                       % transform)
             if not isinstance(python_function, types.FunctionType):
                 return _Entry(fallback="%r is not a Python function" % (python_function,))
             drawn = _random_free_name(python_function)
@@ -955,7 +956,13 @@ def jit(f, *, cache=False):
         at specialisation time) and compiled; for `sg.hvp(f, wrt)`, the
         generated JVP of f's gradient (forward over reverse), when its
         arguments are ndarrays and numbers and the one differentiated is
-        a float or a floating array (anything else runs sg.hvp itself).
+        a float or a floating array (anything else runs sg.hvp itself);
+        for `sg.jacobian(f, wrt)` (one integer `wrt`), f's generated JVP,
+        run once per entry of args[wrt] (forward mode, a column each, as
+        JAX's jacfwd) when the Jacobian has at most COLUMNS_ALWAYS
+        columns or is tall (FORWARD_BELOW), and the code neither prints
+        nor writes into an array it was given (it runs once per column);
+        otherwise sg.jacobian itself, with a PerformanceWarning.
       cache: keep the machine code on disk, so that a new process loads it
         instead of compiling again (seconds for a gradient; Numba's
         `cache=True`, keyed by the lowered source: diskcache.py). The
@@ -968,7 +975,9 @@ def jit(f, *, cache=False):
     Returns:
       A `Jitted` callable with f's signature, returning what f returns
       (for a gradient, what `sg.grad(...)(*args)` returns: ndarrays of the
-      arguments' shapes and floating dtypes, 0-d for Python floats). Its
+      arguments' shapes and floating dtypes, 0-d for Python floats; for a
+      Jacobian, an ndarray of shape out.shape + args[wrt].shape in the
+      output's floating dtype, as sg.jacobian's). Its
       `source` attribute holds the lowered code last compiled;
       `lowered_source(*args)` the code for some arguments.
 
