@@ -482,10 +482,9 @@ class Function:
         mask = [False] * len(args)
         any_active = False
         for i in plan.tensors:
-            t = args[i]
+            vs = (args[i],)
             for tape in tapes:
-                # (a tensor the tape tracks: the common case, without _should_record's call)
-                if t._id in tape._tracked or tape._should_record((t,)):
+                if tape._should_record(vs):
                     mask[i] = any_active = True
         if not any_active:
             return self.primal(*user_args, **user_kwargs)
