@@ -322,6 +322,13 @@ def cast_like(g, x):
     raise NotImplementedError("a Numba twin")
 
 
+def balanced_eq(x, z, y):
+    """Twin of srcgrad's balanced_eq (np.maximum's and np.minimum's
+    derivative in x): 1 where x alone attains z, 1/2 where x == y, else 0,
+    as float32 for a float32 x, else float64."""
+    raise NotImplementedError("a Numba twin")
+
+
 def broadcast_like(tangent, z):
     """Twin of srcgrad's broadcast_like: `tangent` broadcast to z's shape
     (a number for a number z; a new array where the shapes differ)."""
@@ -1552,6 +1559,22 @@ def _cast_like(g, x):
     return lambda g, x: g.astype(dtype)
 
 
+@overload(balanced_eq)
+def _balanced_eq(x, z, y):
+    kinds = [t.dtype if _array(t) else t for t in (x, z, y)]
+    if not all(isinstance(k, (types.Float, types.Integer, types.Boolean)) for k in kinds):
+        return None         # (complex: NumPy orders them lexically; CPython's helper)
+    if not any(_array(t) for t in (x, z, y)):
+        return lambda x, z, y: (1.0 if x == z else 0.0) / (1.0 + (1.0 if x == y else 0.0))
+    dtype = np.float32 if kinds[0] == types.float32 else np.float64
+
+    def impl(x, z, y):
+        eq = np.asarray(np.equal(x, z)).astype(dtype)
+        tie = np.asarray(np.equal(x, y)).astype(dtype)
+        return eq / (1.0 + tie)
+    return impl
+
+
 @overload(broadcast_like)
 def _broadcast_like(tangent, z):
     if _scalar(z) and _scalar(tangent):
@@ -2280,6 +2303,7 @@ TWINS = {
     _helper_key("srcgrad.rules.python.containers", "value_cotangent"): value_cotangent,
     _helper_key("srcgrad.rules.python.containers", "value_tangent"): value_tangent,
     _helper_key("srcgrad.rules.helpers.broadcast", "broadcast_like"): broadcast_like,
+    _helper_key("srcgrad.rules.helpers.elementwise", "balanced_eq"): balanced_eq,
     _helper_key("srcgrad.rules.helpers.shapes", "array_tangent"): array_tangent,
     _helper_key("srcgrad.rules.helpers.complex", "cast_like"): cast_like,
     _helper_key("srcgrad.runtime.core", "zero_tangent"): zeros_like_value,

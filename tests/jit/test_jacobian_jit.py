@@ -4,7 +4,7 @@ the CPython sg.jacobian's, to autograd's and to central differences; code
 whose reruns would show (prints, writes into an argument) and Jacobians
 with fewer outputs than inputs run sg.jacobian itself, once. Also the
 pieces this needed: np.array's tangent rule, the twins of array_tangent,
-cast_like, broadcast_like, value_tangent, stacked and small matrix
+cast_like, broadcast_like, value_tangent, balanced_eq, stacked and small matrix
 products and reductions over an inner axis, and list literals lowered as
 tuples."""
 import warnings
@@ -209,3 +209,24 @@ def test_list_literals_read_only_by_np_array_become_tuples():
     strict(jitted, a)
     assert "np.array((t, t_1, t_2))" in jitted.source and "    t = (" in jitted.source   # (rows as tuples)
     check_close(jitted(a), numerical_jacobian(rotation, a), rtol=1e-6, atol=1e-9)
+
+
+def relu_mlp(W1, W2, x, y):
+    h = np.maximum(x @ W1, 0.0)                     # (ReLU: np.maximum's derivative, balanced_eq)
+    z = np.minimum(h @ W2, 3.0)
+    leaky = np.maximum(z, 0.1 * z)
+    return np.sum((leaky - y) ** 2)
+
+
+def test_relu_networks_compile():
+    rng = np.random.default_rng(4)
+    W1, W2 = rng.normal(size=(5, 8)), rng.normal(size=(8, 2))
+    x, y = rng.normal(size=(16, 5)), rng.normal(size=(16, 2))
+    x[0, :] = 0.0                                   # (a tie at the kink: autograd's 1/2)
+    grad = sg.grad(relu_mlp, wrt=(0, 1))
+    got = strict(sg.jit(grad), W1, W2, x, y)
+    with numpy_swapped(__name__, anp):
+        expected = autograd.grad(relu_mlp, argnum=(0, 1))(W1, W2, x, y)
+    for g, c, e in zip(got, grad(W1, W2, x, y), expected):
+        check_close(g, c, rtol=1e-12, atol=1e-13)
+        check_close(g, e, rtol=1e-12, atol=1e-13)
