@@ -322,6 +322,14 @@ def cast_like(g, x):
     raise NotImplementedError("a Numba twin")
 
 
+def check_slot_not_shared(container, index, origin):
+    """Twin of srcgrad's check_slot_not_shared: nothing to check for an
+    array or a list of numbers; for a list of arrays, slot `index`'s
+    array must lie apart in memory from the other slots' (an overlap
+    raises NotImplementedError: CPython's exact test decides)."""
+    raise NotImplementedError("a Numba twin")
+
+
 def balanced_eq(x, z, y):
     """Twin of srcgrad's balanced_eq (np.maximum's and np.minimum's
     derivative in x): 1 where x alone attains z, 1/2 where x == y, else 0,
@@ -1889,6 +1897,25 @@ def _check_not_shared(array, others, views):
     return namespace["check"]
 
 
+@overload(check_slot_not_shared)
+def _check_slot_not_shared(container, index, origin):
+    if _array(container) or isinstance(container, types.List) and _scalar(container.dtype):
+        return lambda container, index, origin: None
+    if not (isinstance(container, types.List) and _array(container.dtype) and isinstance(index, types.Integer)):
+        return None
+
+    def check(container, index, origin):
+        n = len(container)
+        if not -n <= index < n:
+            return None         # (the write itself raises IndexError)
+        k = index % n
+        for j in range(n):
+            if j != k and not _apart_jit(container[k], container[j]):
+                raise NotImplementedError(_SHARED)
+        return None
+    return check
+
+
 _SHARED = ("an element assignment writes into an array whose memory bounds overlap another name's still used: "
            "CPython's exact test decides (np.shares_memory)")
 
@@ -2315,6 +2342,7 @@ TWINS = {
     _helper_key("srcgrad.runtime.core", "add_cotangents"): add_cotangents,
     _helper_key("srcgrad.runtime.syntax", "check_numeric_result"): check_numeric_result,
     _helper_key("srcgrad.runtime.syntax", "check_not_shared"): check_not_shared,
+    _helper_key("srcgrad.runtime.syntax", "check_slot_not_shared"): check_slot_not_shared,
     _helper_key("srcgrad.rules.helpers.complex", "real_part"): real_part,
     _helper_key("srcgrad.rules.helpers.complex", "sign"): complex_sign,
     _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,

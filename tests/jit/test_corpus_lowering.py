@@ -11,8 +11,10 @@ like an array or a tuple of arrays (twins.zeros_like_value, whose array
 implementation Numba had refused: its parameter was not named as the
 stub's), the derivative of |x| (twins.complex_sign) and real_part, and a
 number's zeros_like as a number (not a 0-d array Numba would not unify
-with the number another branch assigns), and one entry of a vector
-written in place (twins.setitem_in_place)."""
+with the number another branch assigns), one entry of a vector written
+in place (twins.setitem_in_place), a slot of a container written in place
+(twins.check_slot_not_shared) and np.maximum's derivative
+(twins.balanced_eq)."""
 import warnings
 
 import numpy as np
@@ -30,7 +32,8 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "assign_whole_array", "assign_ellipsis_columns", "gauss_seidel", "helper_assigns_into_local",
             "index_integer_array", "index_boolean_mask", "rnn_states_stack", "list_len_stack_scalars",
             "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def",
-            "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid"]
+            "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid",
+            "cumulative_sum", "lambda_local"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
@@ -156,3 +159,24 @@ def test_overlapping_memory_on_a_tape_with_jit_runs_the_cpython_sweeps():
                 f(v, 1.0)
     assert f.jit.fallbacks
     check_close(x, [0.5, -1.0, 2.0, 3.0])
+
+
+def slots_of_a_list(x, shared):
+    a = np.zeros(3)
+    xs = [a, np.ones(3)] if not shared else [a, a]
+    xs[0] += x                          # (NumPy writes into the array slot 0 holds)
+    return np.sum(xs[0] * xs[1]) + np.sum(x ** 2)
+
+
+def test_a_list_slot_written_in_place_compiles_and_a_shared_one_raises_cpythons_error():
+    x = np.array([0.5, -1.0, 2.0])
+    jitted = sg.jit(sg.grad(slots_of_a_list))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(x, False)
+    check_close(got, sg.grad(slots_of_a_list)(x, False), rtol=1e-14, atol=0)
+    check_close(got, numerical_grad(lambda v: slots_of_a_list(v, False), x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(sg.UnsupportedSyntaxError, match="holds the same array"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PerformanceWarning)
+            jitted(x, True)
