@@ -677,6 +677,22 @@ def _zeros_like(x):
         # gives the same name: a callee compiled for arrays, called on a float, `br = zeros_like(r)`)
         zero = np.zeros((), dtype=str(x))[()]
         return lambda x: zero
+    if _none(x):
+        # (typing sees the stack of such a variable first as a list of None only: None, which the Optional
+        # below then unifies with)
+        return lambda x: None
+    if isinstance(x, types.Optional) and _array(x.type):
+        # a loop variable's value before the loop (None), restored by the reverse sweep's last pop: the
+        # cotangent of that None, which nothing reads after the loop, stands in as an empty array of the
+        # loop's type (NumPy's zeros_like(None) is an object array Numba has no type for)
+        empty = (0,) * x.type.ndim
+        dtype = np.dtype(str(x.type.dtype))
+
+        def optional(x):
+            if x is None:
+                return np.zeros(empty, dtype=dtype)
+            return np.zeros_like(_unoptional(x))
+        return optional
     return lambda x: np.zeros_like(x)
 
 
