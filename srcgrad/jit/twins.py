@@ -1626,6 +1626,8 @@ def _unindex(g, x, index):
         x = x.type
     if isinstance(x, types.List):
         return _list_unindex(g, x, index)
+    if isinstance(x, types.UniTuple):
+        return _tuple_unindex(g, x, index)
     parts = index.types if isinstance(index, types.BaseTuple) else (index,)
     if _array(x) and isinstance(index, types.BaseTuple) and any(_none(p) for p in parts):
         return _unindex_newaxis(g, x, parts)
@@ -1867,6 +1869,21 @@ def _list_unindex(g, x, index):
     return impl
 
 
+def _tuple_unindex(g, x, index):
+    """unindex of `t[k]` for a tuple of arrays of one type: a tuple (as
+    zeros_like_value's zeros of a tuple: zeros where srcgrad's has None)
+    of zeros shaped like each entry, `g` at k."""
+    if not (_array(x.dtype) and isinstance(index, types.Integer) and _array(g) and g.ndim == x.dtype.ndim
+            and g.dtype == x.dtype.dtype and isinstance(g.dtype, (types.Float, types.Complex))):
+        return None
+    n = x.count
+    entries = ", ".join("np.ascontiguousarray(g) if k == %d else np.zeros(x[%d].shape, dtype=g.dtype)" % (j, j)
+                        for j in range(n))
+    namespace = {"np": np}
+    exec("def impl(g, x, index):\n    k = index %% %d\n    return (%s,)\n" % (n, entries), namespace)
+    return namespace["impl"]
+
+
 @overload(check_numeric_result)
 def _check_numeric_result(value, origin):
     if _array(value) or _scalar(value):
@@ -1936,12 +1953,26 @@ _SHARED = ("an element assignment writes into an array whose memory bounds overl
            "CPython's exact test decides (np.shares_memory)")
 
 
+_TUPLE_SUMS = {
+    1: lambda a, b: (add_cotangents(a[0], b[0]),),
+    2: lambda a, b: (add_cotangents(a[0], b[0]), add_cotangents(a[1], b[1])),
+    3: lambda a, b: (add_cotangents(a[0], b[0]), add_cotangents(a[1], b[1]), add_cotangents(a[2], b[2])),
+    4: lambda a, b: (add_cotangents(a[0], b[0]), add_cotangents(a[1], b[1]), add_cotangents(a[2], b[2]),
+                     add_cotangents(a[3], b[3])),
+}
+
+
 @overload(add_cotangents)
 def _add_cotangents(a, b):
     if _none(a):
         return lambda a, b: b
     if _none(b):
         return lambda a, b: a
+    if isinstance(a, types.UniTuple) and isinstance(b, types.UniTuple) and a.count == b.count \
+            and _array(a.dtype) and _array(b.dtype):
+        # (the cotangents of a tuple of arrays: entry by entry, zeros standing for srcgrad's None; written
+        # out, not made by exec, so that this twin stays cached)
+        return _TUPLE_SUMS.get(a.count)
     if isinstance(a, types.List) and isinstance(b, types.List):
         if not (_list_of_arrays(a) and _list_of_arrays(b)):
             return None

@@ -14,8 +14,10 @@ number's zeros_like as a number (not a 0-d array Numba would not unify
 with the number another branch assigns), one entry of a vector written
 in place (twins.setitem_in_place), a slot of a container written in place
 (twins.check_slot_not_shared), np.maximum's derivative
-(twins.balanced_eq), and the zeros of a loop variable's value before the
-loop, None (twins.zeros_like: an empty stand-in nothing reads)."""
+(twins.balanced_eq), the zeros of a loop variable's value before the
+loop, None (twins.zeros_like: an empty stand-in nothing reads), and the
+cotangents of an entry of a tuple of arrays (twins.unindex, add_cotangents:
+a tuple of zeros with the entry's)."""
 import warnings
 
 import numpy as np
@@ -34,7 +36,8 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "index_integer_array", "index_boolean_mask", "rnn_states_stack", "list_len_stack_scalars",
             "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def",
             "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid",
-            "cumulative_sum", "lambda_local", "loop_variable_after_loop", "newton_while_true"]
+            "cumulative_sum", "lambda_local", "loop_variable_after_loop", "newton_while_true",
+            "for_tuple_of_arrays", "tuple_built_and_indexed", "tuple_from_helper_indexed", "nested_unpacking"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
