@@ -206,6 +206,11 @@ _SHAPE_READERS = {broadcast.unbroadcast: (1,), broadcast.unreduce: (1,), broadca
 _PACK_READERS = {getattr(f, "__srcgrad_raw__", f): n for f, n in ((array_tangent, 2), (zero_tangent, 1))}
 
 
+#: srcgrad's helpers that take an index, and its position (lower._index_lists_as_arrays)
+_INDEX_READERS = {"unindex": 2, "unindex_add": 3, "value_cotangent": 1, "zero_at": 1, "zero_at_in_place": 1,
+                  "setitem": 1, "setitem_in_place": 1}
+
+
 def _hashable(obj):
     try:
         hash(obj)
@@ -271,6 +276,10 @@ def link_and_lower(main, preferred, split=None, reruns=False):
                                 "the other branch" % checked)
     readers = {n: _SHAPE_READERS[o] for n, o in objects.items() if _hashable(o) and o in _SHAPE_READERS}
     appends = [n for n, o in objects.items() if getattr(o, "__srcgrad_raw__", o) is containers.list_append]
+    indexers = {n: _INDEX_READERS[getattr(getattr(o, "__srcgrad_raw__", o), "__name__", None)]
+                for n, o in objects.items()
+                if getattr(getattr(o, "__srcgrad_raw__", o), "__name__", None) in _INDEX_READERS
+                and (getattr(getattr(o, "__srcgrad_raw__", o), "__module__", "") or "").startswith("srcgrad.")}
     packers = {n: _PACK_READERS[getattr(o, "__srcgrad_raw__", o)] for n, o in objects.items()
                if _hashable(getattr(o, "__srcgrad_raw__", o)) and getattr(o, "__srcgrad_raw__", o) in _PACK_READERS}
     for node in module.body:
@@ -278,7 +287,7 @@ def link_and_lower(main, preferred, split=None, reruns=False):
             own = split if node.name == name else _sweep_of(objects[node.name])
             lower.lower_function(node, push_names, pop_names, shape_names, numpy_names, own,
                                  shape_readers=readers, list_append=appends, flat=node.name == name,
-                                 pack_readers=packers)
+                                 pack_readers=packers, index_readers=indexers)
     return module, name, objects, generated, linker.frozen
 
 

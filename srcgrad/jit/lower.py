@@ -625,6 +625,40 @@ def _stacks_where_used(fdef, stacks):
         users[0].body.insert(0, stmt)
 
 
+def _index_lists_as_arrays(fdef, numpy_names, index_readers):
+    """A list of integer constants indexing an array, `X[:, [0, 2]]` (or
+    in the index a helper takes: `unindex(g, X, (slice(...), [0, 2]))`),
+    written as `np.array([0, 2])`: NumPy reads a list index as that array
+    (an advanced index), and Numba takes an array there, not a list."""
+    if not numpy_names:
+        return
+
+    def ints(e):
+        return isinstance(e, ast.List) and e.elts and all(
+            isinstance(x, ast.Constant) and type(x.value) is int
+            or isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub) and isinstance(x.operand, ast.Constant)
+            and type(x.operand.value) is int for x in e.elts)
+
+    def as_array(e):
+        return ast.copy_location(ast.Call(
+            func=ast.Attribute(value=ast.Name(id=numpy_names[0], ctx=ast.Load()), attr="array", ctx=ast.Load()),
+            args=[e], keywords=[]), e)
+
+    def rewrite(index):
+        if ints(index):
+            return as_array(index)
+        if isinstance(index, ast.Tuple):
+            index.elts = [as_array(e) if ints(e) else e for e in index.elts]
+        return index
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Subscript):
+            node.slice = rewrite(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index_readers:
+            k = index_readers[node.func.id]
+            if k < len(node.args):
+                node.args[k] = rewrite(node.args[k])
+
+
 def _packs_as_tuples(fdef, numpy_names, pack_readers, appends=()):
     """List literals that only np.array (or `pack_readers`: its tangent,
     array_tangent, and a zero tangent's zero_tangent) reads,
@@ -810,7 +844,7 @@ def _appends_in_place(fdef, appends):
 
 
 def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split=None, shape_readers=None,
-                   list_append=(), flat=True, pack_readers=None):
+                   list_append=(), flat=True, pack_readers=None, index_readers=None):
     """Lower one generated function for Numba, in place.
 
     Args:
@@ -834,6 +868,9 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
       pack_readers: {name: n} for srcgrad's helpers that, as np.array,
         read only the entries of their first n arguments (array_tangent,
         zero_tangent: `_packs_as_tuples`).
+      index_readers: {name: position} for srcgrad's helpers that take an
+        index at that argument position (unindex's third, value_cotangent's
+        second...: `_index_lists_as_arrays`).
 
     Returns:
       `fdef`, rewritten.
@@ -844,6 +881,7 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
     """
     _appends_in_place(fdef, set(list_append))
     _packs_as_tuples(fdef, set(numpy_names), dict(pack_readers or {}), set(list_append))
+    _index_lists_as_arrays(fdef, sorted(numpy_names), dict(index_readers or {}))
     readers = dict(shape_readers or {})
     shaped = _shape_stacks(fdef, set(push), set(pop), set(shape_of), readers) \
         if readers and split is None else set()

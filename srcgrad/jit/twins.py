@@ -1633,6 +1633,11 @@ def _unindex(g, x, index):
         return _unindex_newaxis(g, x, parts)
     if _array(x) and _array(index) and _array(g):
         return _unindex_array(g, x, index)
+    if _array(x) and x.ndim == 2 and _array(g) and g.ndim == 2 and isinstance(index, types.BaseTuple) \
+            and len(parts) == 2 and sum(_array(p) for p in parts) == 1 \
+            and all(isinstance(p, types.SliceType) or _array(p) and p.ndim == 1 and isinstance(p.dtype, types.Integer)
+                    for p in parts):
+        return _unindex_matrix_positions(x, _array(parts[1]))
     if any(isinstance(p, types.Optional) for p in parts):
         # (an index read from names that start at None before the branch assigning them: their values)
         return lambda g, x, index: unindex(g, x, plain_index(index))
@@ -1646,6 +1651,32 @@ def _unindex(g, x, index):
         out[index] = g
         return out
     return impl
+
+
+def _unindex_matrix_positions(x, columns):
+    """unindex of `X[s, cols]` (`columns`) or `X[rows, s]` for a matrix X, a
+    slice s and a 1-d integer array: zeros of X's shape with g's column
+    (row) j added at position j of the array (np.add.at: a position
+    named twice gets the sum)."""
+    dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) else types.float64
+    if columns:
+        def by_column(g, x, index):
+            out = np.zeros(x.shape, dtype=dtype)
+            s, cols = index
+            for j in range(cols.shape[0]):
+                view = out[s, cols[j]]
+                view += g[:, j]
+            return out
+        return by_column
+
+    def by_row(g, x, index):
+        out = np.zeros(x.shape, dtype=dtype)
+        rows, s = index
+        for j in range(rows.shape[0]):
+            view = out[rows[j], s]
+            view += g[j, :]
+        return out
+    return by_row
 
 
 def _unindex_array(g, x, index):

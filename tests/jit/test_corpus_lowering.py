@@ -17,7 +17,9 @@ in place (twins.setitem_in_place), a slot of a container written in place
 (twins.balanced_eq), the zeros of a loop variable's value before the
 loop, None (twins.zeros_like: an empty stand-in nothing reads), and the
 cotangents of an entry of a tuple of arrays (twins.unindex, add_cotangents:
-a tuple of zeros with the entry's)."""
+a tuple of zeros with the entry's), and a list of integers indexing a
+matrix beside a slice (lowered as an array; twins.unindex adds at repeated
+positions)."""
 import warnings
 
 import numpy as np
@@ -37,7 +39,8 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "other_module_list_stack", "gru_like", "logsumexp_rows", "comprehension_of_local_def",
             "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid",
             "cumulative_sum", "lambda_local", "loop_variable_after_loop", "newton_while_true",
-            "for_tuple_of_arrays", "tuple_built_and_indexed", "tuple_from_helper_indexed", "nested_unpacking"]
+            "for_tuple_of_arrays", "tuple_built_and_indexed", "tuple_from_helper_indexed", "nested_unpacking",
+            "index_2d_mixed"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
@@ -184,3 +187,18 @@ def test_a_list_slot_written_in_place_compiles_and_a_shared_one_raises_cpythons_
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PerformanceWarning)
             jitted(x, True)
+
+
+def picked_columns_and_rows(X):
+    return np.sum(X[:, [0, 0, 2]] ** 2 * X[:, [1, 3, 3]]) + np.sum(np.sin(X[[2, 2], :]) * X[[0, 1], :])
+
+
+def test_lists_of_integers_indexing_a_matrix_beside_a_slice_repeated_positions_included():
+    X = np.random.default_rng(5).normal(size=(3, 4))
+    jitted = sg.jit(sg.grad(picked_columns_and_rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got = jitted(X)
+    assert "np.array([0, 0, 2])" in jitted.source
+    check_close(got, sg.grad(picked_columns_and_rows)(X), rtol=1e-13, atol=1e-14)
+    check_close(got, numerical_grad(picked_columns_and_rows, X), rtol=1e-6, atol=1e-8)
