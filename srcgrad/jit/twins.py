@@ -1886,6 +1886,17 @@ def _as_element(t):
 
 
 def _list_unindex(g, x, index):
+    if _list_of_arrays(x) and isinstance(index, types.SliceType) and isinstance(g, types.List) \
+            and g.dtype == x.dtype:
+        def sliced(g, x, index):     # (`xs[a:b]`'s cotangent: g's entries at the positions the slice names)
+            out = zeros_like_value(x)
+            start, stop, step = index.indices(len(x))
+            j = 0
+            for k in range(start, stop, step):
+                out[k] = g[j]
+                j += 1
+            return out
+        return sliced
     if not (_list_of_arrays(x) and isinstance(index, types.Integer)):
         return None
     e = x.dtype

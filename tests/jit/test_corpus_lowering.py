@@ -19,7 +19,7 @@ loop, None (twins.zeros_like: an empty stand-in nothing reads), and the
 cotangents of an entry of a tuple of arrays (twins.unindex, add_cotangents:
 a tuple of zeros with the entry's), and a list of integers indexing a
 matrix beside a slice (lowered as an array; twins.unindex adds at repeated
-positions)."""
+positions), and a slice of a list of arrays (`head, *rest = parts`)."""
 import warnings
 
 import numpy as np
@@ -40,7 +40,7 @@ COMPILED = ["for_range_negative_step", "for_reversed_range", "augmented_assignme
             "huber_loss", "chained_comparison_elementwise", "return_in_nested_loops", "conv1d_valid",
             "cumulative_sum", "lambda_local", "loop_variable_after_loop", "newton_while_true",
             "for_tuple_of_arrays", "tuple_built_and_indexed", "tuple_from_helper_indexed", "nested_unpacking",
-            "index_2d_mixed"]
+            "index_2d_mixed", "starred_head_rest"]
 ENTRIES = {e.name: e for e in cf.CORPUS}
 
 
