@@ -313,10 +313,9 @@ def _mode_of(fn):
     return getattr(_artefact_of(fn), "mode", None)
 
 
-def _user_calls(module, objects, builtin_names):
-    """The first call of one of the builtins `builtin_names` in the user's
-    code of the linked `module` (the generated functions and the user's,
-    not srcgrad's helpers, which Numba twins replace), as text, or None."""
+def _user_functions(module, objects):
+    """The FunctionDefs of the linked `module`'s generated functions and
+    the user's (not srcgrad's helpers, which Numba twins replace)."""
     for fdef in module.body:
         if not isinstance(fdef, ast.FunctionDef):
             continue
@@ -324,6 +323,13 @@ def _user_calls(module, objects, builtin_names):
         if (getattr(origin, "__module__", None) or "").startswith("srcgrad.") \
                 and getattr(origin, "__srcgrad_trees__", None) is None:
             continue        # (a helper of srcgrad's)
+        yield fdef
+
+
+def _user_calls(module, objects, builtin_names):
+    """The first call of one of the builtins `builtin_names` in the user's
+    code of the linked `module` (_user_functions), as text, or None."""
+    for fdef in _user_functions(module, objects):
         for node in ast.walk(fdef):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in builtin_names \
@@ -346,13 +352,7 @@ def _writes_argument(module, objects):
     it; as text, or None. (Syntactic and conservative: a callee writing
     into a local array its caller passed counts too.)"""
     methods = {"fill", "sort", "put", "itemset", "partition", "resize", "setfield", "byteswap"}
-    for fdef in module.body:
-        if not isinstance(fdef, ast.FunctionDef):
-            continue
-        origin = objects.get(fdef.name)
-        if (getattr(origin, "__module__", None) or "").startswith("srcgrad.") \
-                and getattr(origin, "__srcgrad_trees__", None) is None:
-            continue        # (a helper of srcgrad's)
+    for fdef in _user_functions(module, objects):
         params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
 
         def base(e):
