@@ -699,21 +699,34 @@ def _packs_as_tuples(fdef, numpy_names, pack_readers, appends=()):
                 trees.append((literals, names))
     read_in_pack = {id(n) for _, names in trees for n in names}
     bound, loads_ok, stores, maybe_list = {}, {}, {}, set()
+    joins = []          # (a name bound to `a + b` or `a * b`: a list when an operand is one, `hs + [h]`)
     for n in ast.walk(fdef):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Name):
                     bound.setdefault(t.id, []).append(n)
                     v = n.value
-                    if isinstance(v, (ast.List, ast.ListComp, ast.BinOp)) or isinstance(v, ast.Call) \
+                    if isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.Call) \
                             and isinstance(v.func, ast.Name) and (v.func.id in appends or v.func.id == "list"):
                         maybe_list.add(t.id)
+                    elif isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mult)):
+                        joins.append((t.id, (v.left, v.right)))
         if isinstance(n, ast.Name):
             if isinstance(n.ctx, ast.Load):
                 loads_ok[n.id] = loads_ok.get(n.id, True) and id(n) in read_in_pack
             else:
                 stores[n.id] = stores.get(n.id, 0) + 1
     args = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
+    grown = True
+    while grown:
+        grown = False
+        for name, operands in joins:
+            if name not in maybe_list and any(
+                    isinstance(e, (ast.List, ast.ListComp)) or isinstance(e, ast.Name) and (e.id in maybe_list
+                                                                                          or e.id in args)
+                    for e in operands):
+                maybe_list.add(name)
+                grown = True
     chosen = {name for name in maybe_list
               if len(bound[name]) == 1 and stores.get(name) == 1 and loads_ok.get(name) and name not in args
               and isinstance(bound[name][0].value, ast.List) and literal(bound[name][0].value)}

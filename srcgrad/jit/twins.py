@@ -1538,18 +1538,22 @@ def _array_tangent(tobj, obj):
     if item is None:
         return None
     if _scalar(item):
+        dtype = np.dtype(str(item)) if isinstance(item, types.Complex) else np.dtype(np.float64)
+
         def numbers(tobj, obj):
-            out = np.empty(len(tobj))
+            out = np.empty(len(tobj), dtype=dtype)
             for k in range(len(tobj)):
                 out[k] = tobj[k]
             return out
         return numbers
     inner = _homogeneous(item)
     if inner is not None and _scalar(inner):
+        entry = np.dtype(str(inner)) if isinstance(inner, types.Complex) else np.dtype(np.float64)
+
         def matrix(tobj, obj):   # (rows of numbers: filled in place, no array per row; rows that differ raise)
             n = len(tobj)
             m = len(tobj[0]) if n else 0
-            out = np.empty((n, m))
+            out = np.empty((n, m), dtype=entry)
             for k in range(n):
                 row = tobj[k]
                 if len(row) != m:

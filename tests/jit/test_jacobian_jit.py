@@ -230,3 +230,17 @@ def test_relu_networks_compile():
     for g, c, e in zip(got, grad(W1, W2, x, y), expected):
         check_close(g, c, rtol=1e-12, atol=1e-13)
         check_close(g, e, rtol=1e-12, atol=1e-13)
+
+
+def phasor(x):
+    v = np.array([np.exp(1j * x[0]) * x[1], x[1] * x[2] + 0.5j])      # (complex entries, and their tangents)
+    return np.real(v * np.conj(v)) + np.imag(v)
+
+
+def test_complex_entries_of_np_array_keep_their_imaginary_part():
+    x = np.array([0.3, 1.2, -0.7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.PerformanceWarning)      # (compiled or not, the values)
+        got = sg.jit(sg.jacobian(phasor))(x)
+    check_close(got, numerical_jacobian(phasor, x), rtol=1e-6, atol=1e-8)
+    check_close(got, sg.jacobian(phasor)(x), rtol=1e-12, atol=1e-14)
