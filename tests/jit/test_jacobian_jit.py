@@ -91,6 +91,14 @@ def test_a_ufunc_and_a_float_argument():
     check_close(got, 2.0 * np.array([-np.sin(0.7), np.cos(0.7), 1.4]), rtol=1e-14, atol=0)
 
 
+def test_an_empty_argument_gives_sg_jacobians_empty_jacobian():
+    def scaled(x, s):
+        return np.concatenate([np.sin(x), np.array([s])]) * s
+    got = sg.jit(sg.jacobian(scaled))(np.zeros(0), 2.0)
+    assert got.shape == (1, 0)
+    check_close(got, sg.jacobian(scaled)(np.zeros(0), 2.0), rtol=0, atol=0)
+
+
 def test_a_matrix_argument_gives_out_shape_plus_its_shape():
     def project(W, v):
         return np.tanh(W @ v)
