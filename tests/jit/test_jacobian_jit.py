@@ -97,6 +97,9 @@ def test_an_empty_argument_gives_sg_jacobians_empty_jacobian():
     got = sg.jit(sg.jacobian(scaled))(np.zeros(0), 2.0)
     assert got.shape == (1, 0)
     check_close(got, sg.jacobian(scaled)(np.zeros(0), 2.0), rtol=0, atol=0)
+    x = np.array([0.4, -1.1])                  # (and a nonempty one of the same kinds, against differences)
+    check_close(strict(sg.jit(sg.jacobian(scaled)), x, 2.0), numerical_jacobian(lambda v: scaled(v, 2.0), x),
+                rtol=1e-6, atol=1e-8)
 
 
 def test_a_matrix_argument_gives_out_shape_plus_its_shape():
@@ -117,6 +120,7 @@ def test_a_wide_jacobian_runs_sg_jacobians_reverse_mode_with_the_reason():
     with pytest.warns(sg.PerformanceWarning, match="40 columns and 2 rows"):
         got = jitted(x)
     check_close(got, sg.jacobian(pair)(x), rtol=1e-14, atol=0)
+    check_close(got, numerical_jacobian(pair, x), rtol=1e-6, atol=1e-8)
     with warnings.catch_warnings():         # (decided once for these argument kinds)
         warnings.simplefilter("error", sg.PerformanceWarning)
         check_close(jitted(2.0 * x), sg.jacobian(pair)(2.0 * x), rtol=1e-14, atol=0)
