@@ -19,7 +19,7 @@ from ..runtime.arrays import TypeCache
 from ..artefact import Deferred
 from ..errors import public_name, short
 from ..function import BoundFunction, Function
-from ..rules.helpers import broadcast
+from ..rules.helpers import broadcast, elementwise
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.anno import Anno
@@ -452,6 +452,8 @@ class Linker:
         name = self._claim(fn, preferred)
         tree = ast_util.clone(tree)
         namespace = self._namespace(fn)
+        if self.add_in_place:
+            _binops_back(tree, namespace)
         if self.add_in_place and _adds_in_place(tree, namespace):
             namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into,
                                         _UNINDEX_ADD: broadcast.unindex_add})
@@ -493,6 +495,32 @@ class Linker:
 #: prefix: no user name)
 _ADD_INTO = ALIAS_PREFIX + "add_into"
 _UNINDEX_ADD = ALIAS_PREFIX + "unindex_add"
+
+
+_OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
+
+
+def _binops_back(tree, namespace):
+    """Write each `binop_into(op, a, b, k)` of the generated gast
+    FunctionDef `tree` (a copy; transforms/inplace.py elide_temporaries)
+    as `a op b` again, for sg.jit: Numba compiles the operator (and its
+    allocation costs less there than binop_into's checks), and the loop
+    accumulations `a = a + e` it adds into stay visible to `_adds_in_place`.
+    `namespace`: (globals, closure cells) of its compiled function."""
+    module_globals, cells = namespace
+
+    class Back(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            func = node.func
+            if isinstance(func, gast.Name) and len(node.args) == 4 and not node.keywords:
+                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
+                op = node.args[0]
+                if obj is elementwise.binop_into and isinstance(op, gast.Constant) and op.value in _OPERATORS:
+                    return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_OPERATORS[op.value](),
+                                                             right=node.args[2]), node)
+            return node
+    Back().visit(tree)
 
 
 def _adds_in_place(tree, namespace):

@@ -39,11 +39,14 @@ nothing reads again and whose `e` reads no name that may share a's buffer
 `+` (checking at run time that `a` is an array of e's shape costs more
 than the allocation), and so do the cotangents of names known to be 0-d.
 """
+import copy
+
 import gast
 import numpy as np
 
 from .. import runtime
 from ..rules.helpers import broadcast as helpers
+from ..rules.helpers import elementwise
 from ..rules.python import containers
 from ..rules.helpers import batched as rules_batched
 from ..syntax import ast_util
@@ -310,6 +313,97 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
 
     proof.visit(fdef.body, set(), update)
     return count
+
+
+# the producers of elision's candidates: matrix products (their results are the large new arrays of a
+# layer; an elementwise op on a smaller array gains less than binop_into's check costs)
+_PRODUCTS = {np.matmul, np.dot, np.tensordot, np.outer, helpers.matmul_adjoint_x, helpers.matmul_adjoint_y}
+_ELIDED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/"}
+
+
+def elide_temporaries(fdef, lookup, inject, dynamic=(), sets=None, scalars=()):
+    """Rewrite, in the generated FunctionDef `fdef`, each `t = m op e` or
+    `t = e op m` (op +, -, * or /) whose operand `m` holds a matrix
+    product's result (`m = x @ W`, `m = matmul_adjoint_x(...)`, assigned
+    last in the same block) that nothing reads again (but ShapeOf) and
+    that no live name shares, into `t = binop_into(op, m, e, 0)` (or `e,
+    m, 1`): the sum written into m's buffer where its shape and dtype
+    allow (rules/helpers/elementwise.py). This is NumPy's temporary
+    elision, which `x @ W + b` gets as one expression and the generated
+    code's three-address form lost. `lookup`, `inject`, `dynamic`, `sets`
+    as for update_in_place; `scalars`: names known to hold 0-d values
+    (left alone). Returns the number of statements rewritten; the tree
+    transformed again reads binop_into as the operator (resolve.py)."""
+    excluded = set(dynamic) | set(scalars)
+
+    def product(value):
+        if isinstance(value, gast.BinOp):
+            return isinstance(value.op, gast.MatMult)
+        return isinstance(value, gast.Call) and not value.keywords and _callee(value.func, lookup) in _PRODUCTS
+
+    def produced(stmts, k, name):
+        # is `name`'s value at stmts[k] a product's, assigned by an earlier statement of the block?
+        for s in reversed(stmts[:k]):
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) \
+                    and s.targets[0].id == name:
+                return product(s.value)
+            if name in ast_util.names_stored(s):
+                return False
+        return False
+
+    def operand(s):
+        # the candidate operands (side, name) of statement `s`
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.BinOp) and type(s.value.op) in _ELIDED):
+            return []
+        return [(k, e.id) for k, e in enumerate((s.value.left, s.value.right))
+                if isinstance(e, gast.Name) and e.id not in excluded]
+    if not any(isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult) or
+               isinstance(n, gast.Call) and _callee(n.func, lookup) in _PRODUCTS for n in ast_util.walk(fdef)):
+        return 0
+    helper_name = inject("binop_into", elementwise.binop_into)
+    proof = _Proof(fdef, lookup, set(dynamic), _callee_names(fdef, lookup), sets)
+    edits = {}          # id(block) -> {position: new statement}
+
+    def update(stmts, k, live):
+        s = stmts[k]
+        for side, name in operand(s):
+            if produced(stmts, k, name) and proof.dead(name, s.targets[0].id, live):
+                value = s.value
+                new = ast_util.clone(s)
+                new.value = ast_util.copy_location(ast_util.call(
+                    ast_util.name(helper_name), [ast_util.const(_ELIDED[type(value.op)]), ast_util.clone(value.left),
+                                                 ast_util.clone(value.right), ast_util.const(side)]), value)
+                edits.setdefault(id(stmts), {})[k] = new
+                return
+
+    proof.visit(fdef.body, set(), update)
+    if edits:
+        fdef.body = _copy_on_write(fdef.body, edits)
+    return sum(len(e) for e in edits.values())
+
+
+def _copy_on_write(stmts, edits):
+    """`stmts` with the statements `edits` ({id(block): {position: new}})
+    replaced, in new lists and new (shallow-copied) compound statements
+    wherever a block below changes: the split and joint sweeps share
+    statements and loop blocks, and the joint's tree, compiled before the
+    split sweeps' passes run, must stay the code it was compiled from (it
+    is transformed again for higher derivatives)."""
+    mine = edits.get(id(stmts), {})
+    out = None
+    for k, s in enumerate(stmts):
+        new = mine.get(k)
+        if new is None and isinstance(s, (gast.If, gast.For, gast.While)):
+            body, orelse = _copy_on_write(s.body, edits), _copy_on_write(s.orelse, edits)
+            if body is not s.body or orelse is not s.orelse:
+                new = copy.copy(s)
+                new.body, new.orelse = body, orelse
+        if new is not None:
+            if out is None:
+                out = list(stmts)
+            out[k] = new
+    return stmts if out is None else out
 
 
 def loop_accumulations_in_place(fdef, lookup, dynamic=(), scalar_cotangents=()):

@@ -92,9 +92,11 @@ def finish(fdef, sweeps, scope, sets):
         return injected[name] if name in injected else scope.get(name, getattr(builtins, name, None))
     inplace.update_in_place(fdef, lookup, sweeps.inject, sweeps.dynamic, sets,
                             denoted=itertools.chain(injected.values(), scope.values()))
+    scalar_cotangents = {sweeps.adjoints[n] for n in sweeps.scalar if n in sweeps.adjoints}
     # (what sg.jit's linker needs to find the loop accumulations it may add in place)
-    Anno.ACCUMULATIONS.add_to(fdef, (sweeps.dynamic, {sweeps.adjoints[n] for n in sweeps.scalar
-                                                      if n in sweeps.adjoints}))
+    Anno.ACCUMULATIONS.add_to(fdef, (sweeps.dynamic, scalar_cotangents))
+    inplace.elide_temporaries(fdef, lookup, sweeps.inject, sweeps.dynamic, sets,
+                              set(sweeps.scalar) | scalar_cotangents)
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)

@@ -39,6 +39,7 @@ import numpy as np
 from ..runtime import syntax as runtime_syntax
 from ..errors import ResolutionError, UnsupportedSyntaxError, location, where
 from ..rules.helpers import broadcast as broadcast_helpers
+from ..rules.helpers import elementwise as elementwise_helpers
 from ..rules.python import containers
 from ..syntax import ast_util
 from ..syntax.naming import Namer
@@ -46,6 +47,9 @@ from ..syntax.anno import Anno
 from . import chains, records
 from .namespace import Namespace
 
+
+
+_BINOPS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}   # binop_into's operators
 
 
 @dataclass
@@ -220,6 +224,12 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
                 Anno.HELPER.add_to(unindex, True)
                 call = ast_util.copy_location(ast_util.call(unindex, node.args[1:]), node)
                 return ast_util.copy_location(ast_util.add(node.args[0], call), node)
+            if value is elementwise_helpers.binop_into and len(node.args) == 4 and not node.keywords \
+                    and isinstance(node.args[0], gast.Constant) and node.args[0].value in _BINOPS:
+                # generated code transformed again: the operator the elided temporary stands for
+                # (transforms/inplace.py elide_temporaries)
+                return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_BINOPS[node.args[0].value](),
+                                                         right=node.args[2]), node)
             functional = containers.FUNCTIONAL.get(value) if callable(value) else None
             if functional is not None:
                 # generated code transformed again: an update in place proven safe for that code

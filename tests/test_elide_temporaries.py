@@ -1,0 +1,172 @@
+"""Temporary elision (transforms/inplace.py `elide_temporaries`,
+rules/helpers/elementwise.py `binop_into`): the generated code's `t = x @ W;
+y = t + b`, where nothing reads the product again, writes the sum into the
+product's buffer, as NumPy does for `x @ W + b` written as one expression.
+
+Checked: the rewrite happens where the product is dead and not where it is
+read again; the helper writes in place only for large writeable float arrays
+whose shape and dtype the result keeps (else the plain operator, with the
+same value and dtype); gradients equal central differences and autograd's
+with the helper writing in place; the caller's arrays are untouched; second
+order through the rewritten code (the operator it stands for, resolve.py);
+a persistent tape's two gradients; sg.jit's linked source has the operator
+back."""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad as sg
+from srcgrad.rules.helpers import elementwise
+from srcgrad.rules.helpers.elementwise import ELIDE_BYTES, binop_into
+
+from gradcheck import check_close, numerical_grad
+
+N_BIG = 96      # a 96 x 384 float64 product is 288 KiB: over NumPy's elision size
+
+
+def layer(W, b, x):
+    h = np.tanh(x @ W + b)
+    return np.mean(h * h)
+
+
+def layer_reread(W, b, x):
+    m = x @ W
+    y = m + b
+    return np.mean(y * m)       # m read again: no elision
+
+
+def two_layers(W1, W2, x):
+    h = np.tanh(x @ W1)
+    return np.mean(np.sin(h @ W2 - 0.5))
+
+
+def _autograd_of(f):
+    return type(f)(f.__code__, dict(f.__globals__, np=anp), f.__name__)
+
+
+def _data(seed=0, n=N_BIG, k=384):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((8, k)) / 3, rng.standard_normal(k), rng.standard_normal((n, 8))
+
+
+# ----------------------------------------------------------------------- the helper
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+@pytest.mark.parametrize("k", [0, 1])
+def test_helper_writes_in_place_for_large_arrays(op, k):
+    rng = np.random.default_rng(1)
+    t = rng.standard_normal((200, 200)) + 3.0            # 320 KB
+    other = rng.standard_normal(200) + 3.0
+    a, b = (t, other) if k == 0 else (other, t)
+    expected = {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[op]
+    out = binop_into(op, a, b, k)
+    assert out is t
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_helper_keeps_the_operator_elsewhere():
+    rng = np.random.default_rng(2)
+    big = rng.standard_normal((200, 200))
+    small = rng.standard_normal((10, 10))
+    cases = [
+        (small, 1.0),                                       # under the elision size
+        (big.astype(np.float32), big),                      # the result is float64
+        (np.ones((40000, 1)), np.ones((1, 2))),             # the result is larger
+        (big.T, 1.0),                                       # a view
+        (np.arange(40000).reshape(200, 200), 2),            # integers
+        (big.copy(), [1.0] * 200),                          # a list: the operator's dispatch
+    ]
+    frozen = big.copy()
+    frozen.flags.writeable = False
+    cases.append((frozen, 1.0))
+    for t, other in cases:
+        before = np.array(t, copy=True)
+        out = binop_into("+", t, other, 0)
+        expected = before + other
+        assert out is not t
+        assert out.dtype == expected.dtype and out.shape == expected.shape
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(t, before)            # the operand is as it was
+    assert big.nbytes >= ELIDE_BYTES
+
+
+# ----------------------------------------------------------------------- the pass
+
+def test_the_rewrite_happens_where_the_product_is_dead():
+    W, b, x = _data()
+    source = sg.source(layer, wrt=(0, 1), args=(W, b, x))
+    assert "binop_into('+', matmul_x, b, 0)" in source
+    assert "binop_into" not in sg.source(layer_reread, wrt=(0, 1), args=(W, b, x)).split("# Reverse sweep")[0]
+
+
+@pytest.mark.parametrize("f", [layer, layer_reread])
+def test_gradients_with_the_write_in_place(f, monkeypatch):
+    W, b, x = _data(3)
+    hits = []
+    real = elementwise.binop_into
+
+    def spy(op, a, b_, k):
+        out = real(op, a, b_, k)
+        hits.append(out is (b_ if k else a))
+        return out
+    monkeypatch.setattr(elementwise, "binop_into", spy)
+    copies = [W.copy(), b.copy(), x.copy()]
+    grads = sg.grad(f, wrt=(0, 1, 2))(W, b, x)
+    for arg, copy in zip((W, b, x), copies):
+        np.testing.assert_array_equal(arg, copy)            # the caller's arrays untouched
+    if f is layer:
+        assert hits and all(hits)                           # it did write in place
+    expected = autograd.grad(_autograd_of(f), argnum=(0, 1, 2))(W, b, x)
+    for g, e in zip(grads, expected):
+        check_close(g, e, rtol=1e-10, atol=1e-12)
+    check_close(grads[1], numerical_grad(lambda v: f(W, v, x), b), rtol=1e-5, atol=1e-6)
+
+
+def test_two_layers_against_central_differences():
+    rng = np.random.default_rng(4)
+    W1, W2, x = rng.standard_normal((8, 300)) / 3, rng.standard_normal((300, 4)) / 10, rng.standard_normal((120, 8))
+    source = sg.source(two_layers, wrt=(0, 1), args=(W1, W2, x))
+    assert "binop_into('-', matmul_h, 0.5, 0)" in source and "binop_into('*'" in source
+    g1, g2 = sg.grad(two_layers, wrt=(0, 1))(W1, W2, x)
+    e1, e2 = autograd.grad(_autograd_of(two_layers), argnum=(0, 1))(W1, W2, x)
+    check_close(g1, e1, rtol=1e-10, atol=1e-12)
+    check_close(g2, e2, rtol=1e-10, atol=1e-12)
+    check_close(g2[:2], numerical_grad(lambda v: two_layers(W1, np.concatenate([v, W2[2:]]), x), W2[:2]))
+
+
+def test_second_order_through_the_rewritten_code():
+    # the gradient's code holds binop_into; differentiated again it is the operator
+    rng = np.random.default_rng(5)
+    W, b, x = rng.standard_normal((3, 4)) / 2, rng.standard_normal(4), rng.standard_normal((5, 3))
+    assert "binop_into" in sg.source(layer, wrt=1, args=(W, b, x))
+    hessian = sg.hessian(layer, wrt=1)(W, b, x)
+    expected = autograd.hessian(_autograd_of(layer), argnum=1)(W, b, x)
+    check_close(hessian, expected, rtol=1e-9, atol=1e-11)
+    check_close(hessian, numerical_grad(lambda v: sg.grad(layer, wrt=1)(W, v, x), b), rtol=1e-5, atol=1e-6)
+
+
+def test_persistent_tape_twice():
+    W, b, x = _data(6)
+    fn = sg.function(layer)
+    Wv, bv = sg.Variable(W), sg.Variable(b)
+    with sg.GradientTape(persistent=True) as tape:
+        y = fn(Wv, bv, x)
+    first = tape.gradient(y, [Wv, bv])
+    second = tape.gradient(y, [Wv, bv])
+    expected = autograd.grad(_autograd_of(layer), argnum=(0, 1))(W, b, x)
+    for g1, g2, e in zip(first, second, expected):
+        check_close(g1, e, rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(g1, g2)
+
+
+def test_sg_jit_compiles_the_operator():
+    pytest.importorskip("numba")
+    W, b, x = _data(7)
+    assert "binop_into" in sg.source(layer, wrt=(0, 1), args=(W, b, x))
+    lowered = sg.source(layer, wrt=(0, 1), args=(W, b, x), jit=True)
+    assert "binop_into" not in lowered and "matmul_x + b" in lowered
+    gW, gb = sg.jit(sg.grad(layer, wrt=(0, 1)))(W, b, x)
+    eW, eb = autograd.grad(_autograd_of(layer), argnum=(0, 1))(W, b, x)
+    check_close(gW, eW, rtol=1e-10, atol=1e-12)
+    check_close(gb, eb, rtol=1e-10, atol=1e-12)
