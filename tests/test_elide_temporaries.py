@@ -170,3 +170,29 @@ def test_sg_jit_compiles_the_operator():
     eW, eb = autograd.grad(_autograd_of(layer), argnum=(0, 1))(W, b, x)
     check_close(gW, eW, rtol=1e-10, atol=1e-12)
     check_close(gb, eb, rtol=1e-10, atol=1e-12)
+
+
+def rnn(W, U, xs):
+    h = np.zeros((xs.shape[1], U.shape[0]))
+    for x in xs:
+        h = np.tanh(x @ W + h @ U)
+    return np.mean(h * h)
+
+
+def test_in_a_loop_and_on_a_tape():
+    # 128 x 300 products (300 KiB) at each step: written into in place in the loop, on a tape too
+    rng = np.random.default_rng(8)
+    W, U, xs = rng.standard_normal((6, 300)) / 3, rng.standard_normal((300, 300)) / 30, rng.standard_normal((3, 128, 6))
+    source = sg.source(rnn, wrt=(0, 1), args=(W, U, xs))
+    loop = source[source.index("for "):source.index("# Reverse sweep")]
+    assert "binop_into('+'" in loop
+    expected = autograd.grad(_autograd_of(rnn), argnum=(0, 1))(W, U, xs)
+    grads = sg.grad(rnn, wrt=(0, 1))(W, U, xs)
+    for g, e in zip(grads, expected):
+        check_close(g, e, rtol=1e-10, atol=1e-12)
+    Wv, Uv = sg.Variable(W), sg.Variable(U)
+    with sg.GradientTape() as tape:
+        y = sg.function(rnn)(Wv, Uv, xs)
+    for g, e in zip(tape.gradient(y, [Wv, Uv]), expected):
+        check_close(g, e, rtol=1e-10, atol=1e-12)
+    check_close(grads[0][:1], numerical_grad(lambda v: rnn(np.concatenate([v, W[1:]]), U, xs), W[:1]))

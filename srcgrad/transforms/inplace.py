@@ -321,19 +321,46 @@ _PRODUCTS = {np.matmul, np.dot, np.tensordot, np.outer, helpers.matmul_adjoint_x
 _ELIDED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/"}
 
 
-def elide_temporaries(fdef, lookup, inject, dynamic=(), sets=None, scalars=()):
+def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
     """Rewrite, in the generated FunctionDef `fdef`, each `t = m op e` or
     `t = e op m` (op +, -, * or /) whose operand `m` holds a matrix
     product's result (`m = x @ W`, `m = matmul_adjoint_x(...)`, assigned
-    last in the same block) that nothing reads again (but ShapeOf) and
-    that no live name shares, into `t = binop_into(op, m, e, 0)` (or `e,
-    m, 1`): the sum written into m's buffer where its shape and dtype
-    allow (rules/helpers/elementwise.py). This is NumPy's temporary
-    elision, which `x @ W + b` gets as one expression and the generated
-    code's three-address form lost. `lookup`, `inject`, `dynamic`, `sets`
-    as for update_in_place; `scalars`: names known to hold 0-d values
-    (left alone). Returns the number of statements rewritten; the tree
+    last in the same block) into `t = binop_into(op, m, e, 0)` (or `e, m,
+    1`): the result written into m's buffer where its shape and dtype allow
+    (rules/helpers/elementwise.py). This is NumPy's temporary elision,
+    which `x @ W + b` gets as one expression and the generated code's
+    three-address form lost.
+
+    The proof is the one of a temporary that dies where it is read: that
+    statement is the only one reading the product's value (reading its
+    shape, `ShapeOf(m)`, does not count), so no other name can hold m's
+    buffer and nothing reads it after (a residual, a value pushed or
+    returned is a read). The value is visible from its assignment to the
+    next one in the block (the generated code's `m = ShapeOf(m)`), or, with
+    none, everywhere: then no other statement of the function may read m.
+    Stricter than update_in_place's liveness, and a walk of the tree
+    instead of its fixed point: this runs on every function with a
+    product. `lookup`, `inject`, `dynamic` as for
+    update_in_place; `scalars`: names known to hold 0-d values (left
+    alone). Returns the number of statements rewritten; the tree
     transformed again reads binop_into as the operator (resolve.py)."""
+    has_product = False
+    shape_of = set()        # ids of the Names read by ShapeOf only
+    reads = {}              # name -> how many Loads of it (outside ShapeOf)
+    for n in ast_util.walk(fdef):
+        cls = n.__class__
+        if cls is gast.Name:
+            if n.ctx.__class__ is gast.Load and id(n) not in shape_of:
+                reads[n.id] = reads.get(n.id, 0) + 1
+        elif cls is gast.BinOp:
+            has_product = has_product or n.op.__class__ is gast.MatMult
+        elif cls is gast.Call:
+            callee = _callee(n.func, lookup)
+            if callee is runtime.ShapeOf and len(n.args) == 1 and n.args[0].__class__ is gast.Name:
+                shape_of.add(id(n.args[0]))     # (walk is breadth first: the Call comes before its argument)
+            has_product = has_product or callee in _PRODUCTS
+    if not has_product:
+        return 0
     excluded = set(dynamic) | set(scalars)
 
     def product(value):
@@ -341,43 +368,54 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), sets=None, scalars=()):
             return isinstance(value.op, gast.MatMult)
         return isinstance(value, gast.Call) and not value.keywords and _callee(value.func, lookup) in _PRODUCTS
 
-    def produced(stmts, k, name):
-        # is `name`'s value at stmts[k] a product's, assigned by an earlier statement of the block?
-        for s in reversed(stmts[:k]):
+    edits = {}          # id(block) -> {position: new statement}
+    helper_name = []
+
+    def reads_in(s, name):
+        return sum(1 for n in ast_util.walk(s) if n.__class__ is gast.Name and n.id == name
+                   and n.ctx.__class__ is gast.Load and id(n) not in shape_of)
+
+    def dies_here(stmts, j, k, name, here):
+        # is statement k (reading the name `here` times) the only one reading the value stmts[j] assigned?
+        if any(reads_in(stmts[i], name) for i in range(j + 1, k)):
+            return False
+        for i in range(k + 1, len(stmts)):
+            s = stmts[i]
+            if reads_in(s, name):
+                return False
             if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) \
                     and s.targets[0].id == name:
-                return product(s.value)
-            if name in ast_util.names_stored(s):
-                return False
-        return False
+                return True         # (the next value: `m = ShapeOf(m)`)
+        return reads.get(name) == here
 
-    def operand(s):
-        # the candidate operands (side, name) of statement `s`
-        if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.BinOp) and type(s.value.op) in _ELIDED):
-            return []
-        return [(k, e.id) for k, e in enumerate((s.value.left, s.value.right))
-                if isinstance(e, gast.Name) and e.id not in excluded]
-    if not any(isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult) or
-               isinstance(n, gast.Call) and _callee(n.func, lookup) in _PRODUCTS for n in ast_util.walk(fdef)):
-        return 0
-    helper_name = inject("binop_into", elementwise.binop_into)
-    proof = _Proof(fdef, lookup, set(dynamic), _callee_names(fdef, lookup), sets)
-    edits = {}          # id(block) -> {position: new statement}
-
-    def update(stmts, k, live):
-        s = stmts[k]
-        for side, name in operand(s):
-            if produced(stmts, k, name) and proof.dead(name, s.targets[0].id, live):
+    def scan(stmts):
+        last = {}       # name -> the position of its assignment by a product (the last in this block)
+        for k, s in enumerate(stmts):
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
                 value = s.value
-                new = ast_util.clone(s)
-                new.value = ast_util.copy_location(ast_util.call(
-                    ast_util.name(helper_name), [ast_util.const(_ELIDED[type(value.op)]), ast_util.clone(value.left),
-                                                 ast_util.clone(value.right), ast_util.const(side)]), value)
-                edits.setdefault(id(stmts), {})[k] = new
-                return
-
-    proof.visit(fdef.body, set(), update)
+                if isinstance(value, gast.BinOp) and type(value.op) in _ELIDED:
+                    operands = (value.left, value.right)
+                    for side, e in enumerate(operands):
+                        if (isinstance(e, gast.Name) and e.id not in excluded and last.get(e.id) is not None
+                                and dies_here(stmts, last[e.id], k, e.id,
+                                              sum(isinstance(o, gast.Name) and o.id == e.id for o in operands))):
+                            if not helper_name:
+                                helper_name.append(inject("binop_into", elementwise.binop_into))
+                            new = ast_util.clone(s)
+                            new.value = ast_util.copy_location(ast_util.call(
+                                ast_util.name(helper_name[0]),
+                                [ast_util.const(_ELIDED[type(value.op)]), ast_util.clone(value.left),
+                                 ast_util.clone(value.right), ast_util.const(side)]), value)
+                            edits.setdefault(id(stmts), {})[k] = new
+                            break
+                last[s.targets[0].id] = k if product(value) else None
+            elif not isinstance(s, (gast.Expr, gast.Pass, gast.Return)):
+                for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
+                    if type(block) is list:
+                        scan(block)
+                for name in ast_util.names_stored(s):
+                    last[name] = None
+    scan(fdef.body)
     if edits:
         fdef.body = _copy_on_write(fdef.body, edits)
     return sum(len(e) for e in edits.values())
