@@ -347,6 +347,17 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
     has_product = False
     shape_of = set()        # ids of the Names read by ShapeOf only
     reads = {}              # name -> how many Loads of it (outside ShapeOf)
+    callees = {}            # a call's func (a name, or a module and attribute) -> what it denotes
+
+    def callee(func):
+        key = func.id if func.__class__ is gast.Name else (
+            (func.value.id, func.attr) if func.__class__ is gast.Attribute and func.value.__class__ is gast.Name
+            else None)
+        if key is None:
+            return _callee(func, lookup)
+        if key not in callees:
+            callees[key] = _callee(func, lookup)
+        return callees[key]
     for n in ast_util.walk(fdef):
         cls = n.__class__
         if cls is gast.Name:
@@ -355,10 +366,10 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
         elif cls is gast.BinOp:
             has_product = has_product or n.op.__class__ is gast.MatMult
         elif cls is gast.Call:
-            callee = _callee(n.func, lookup)
-            if callee is runtime.ShapeOf and len(n.args) == 1 and n.args[0].__class__ is gast.Name:
+            obj = callee(n.func)
+            if obj is runtime.ShapeOf and len(n.args) == 1 and n.args[0].__class__ is gast.Name:
                 shape_of.add(id(n.args[0]))     # (walk is breadth first: the Call comes before its argument)
-            has_product = has_product or callee in _PRODUCTS
+            has_product = has_product or obj in _PRODUCTS
     if not has_product:
         return 0
     excluded = set(dynamic) | set(scalars)
@@ -366,14 +377,21 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
     def product(value):
         if isinstance(value, gast.BinOp):
             return isinstance(value.op, gast.MatMult)
-        return isinstance(value, gast.Call) and not value.keywords and _callee(value.func, lookup) in _PRODUCTS
+        return isinstance(value, gast.Call) and not value.keywords and callee(value.func) in _PRODUCTS
 
     edits = {}          # id(block) -> {position: new statement}
     helper_name = []
 
+    counted = {}        # id(statement) -> {name: its Loads there (outside ShapeOf)}
+
     def reads_in(s, name):
-        return sum(1 for n in ast_util.walk(s) if n.__class__ is gast.Name and n.id == name
-                   and n.ctx.__class__ is gast.Load and id(n) not in shape_of)
+        found = counted.get(id(s))
+        if found is None:
+            found = counted[id(s)] = {}
+            for n in ast_util.walk(s):
+                if n.__class__ is gast.Name and n.ctx.__class__ is gast.Load and id(n) not in shape_of:
+                    found[n.id] = found.get(n.id, 0) + 1
+        return found.get(name, 0)
 
     def dies_here(stmts, j, k, name, here):
         # is statement k (reading the name `here` times) the only one reading the value stmts[j] assigned?
@@ -389,7 +407,9 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
         return reads.get(name) == here
 
     def scan(stmts):
+        # (returns the names the block stores)
         last = {}       # name -> the position of its assignment by a product (the last in this block)
+        stored = set()
         for k, s in enumerate(stmts):
             if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
                 value = s.value
@@ -409,12 +429,18 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
                             edits.setdefault(id(stmts), {})[k] = new
                             break
                 last[s.targets[0].id] = k if product(value) else None
+                stored.add(s.targets[0].id)
             elif not isinstance(s, (gast.Expr, gast.Pass, gast.Return)):
-                for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
-                    if type(block) is list:
-                        scan(block)
-                for name in ast_util.names_stored(s):
+                if isinstance(s, (gast.For, gast.While, gast.If)):
+                    inner = scan(s.body) | scan(s.orelse)
+                    if isinstance(s, gast.For):
+                        inner |= ast_util.names_stored(s.target)
+                else:
+                    inner = ast_util.names_stored(s)
+                for name in inner:
                     last[name] = None
+                stored |= inner
+        return stored
     scan(fdef.body)
     if edits:
         fdef.body = _copy_on_write(fdef.body, edits)
