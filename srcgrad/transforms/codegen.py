@@ -292,8 +292,10 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     # assignment propagation in the reverse sweep (adjoint copies such as badd = bx)
     returned = set().union(*[{n.id for n in ast_util.walk(g) if isinstance(n, gast.Name)} for g in grads])
     sweeps.rev_body = optimize.propagate_copies(sweeps.rev_body, returned, sets)
-    sweeps.rev_body = optimize.fold_scalings(
-        sweeps.rev_body, returned, _residual_test(sweeps) if sweeps.batched else None, sets)
+    cheap = _residual_test(sweeps) if sweeps.batched else None
+    sweeps.rev_body = optimize.fold_scalings(sweeps.rev_body, returned, cheap, sets)
+    if sweeps.batched:
+        sweeps.rev_body = optimize.factor_products(sweeps.rev_body, cheap, sets)
     sweeps.rev_body = optimize.merge_unreduces(
         sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items()
                                     if obj is helpers.unreduce or obj is rules_batched.unreduce_b}, sets)
