@@ -319,7 +319,10 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
     for n in rev_nodes:
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             loads.setdefault(n.id, None)
-    residuals = [n for n in loads if n in defined and n not in sweeps.rev_locals]
+    # (in the forward sweep's order, not the reverse's: a batched sweep's optimisations reorder its reads,
+    # and a tape's Jacobian reuses the plain split forward's residuals when the two forward sweeps match)
+    residuals = [n for n in dict.fromkeys(list(inputs) + stored_fwd + [n for n in loads if n in defined])
+                 if n in loads and n not in sweeps.rev_locals]
     # Names first assigned inside a branch or loop may have no value where
     # they are pushed or returned as residuals: start them at None.
     preinit = [ast_util.assign(n, ast_util.const(None))
