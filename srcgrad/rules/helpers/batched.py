@@ -21,7 +21,7 @@ from ...runtime import nondiff_helper
 from ..python.containers import _holds_derivatives, seq_cotangent, value_cotangent, zero_at, zero_at_in_place
 from .shapes import _split_points, array_adjoint, concatenate_adjoint, ravel_order, unravel
 from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
-                        rereduce, unbroadcast, unindex, unreduce)
+                        rereduce, sum_axes, unbroadcast, unindex, unreduce)
 
 
 def batch_size(g):
@@ -164,7 +164,7 @@ def unbroadcast_b(g, x):
     axes = tuple(range(1, lead + 1)) + tuple(
         1 + lead + i for i, s in enumerate(shape) if s == 1 and inner[lead + i] != 1)
     if axes:
-        g = np.sum(g, axis=axes)
+        g = sum_axes(g, axes) if type(g) is np.ndarray else np.sum(g, axis=axes)
     return np.reshape(g, (B,) + shape)
 
 

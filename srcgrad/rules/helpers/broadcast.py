@@ -58,6 +58,51 @@ def _normalize_axes(axis, ndim):
     return tuple(sorted(a % ndim if ndim else 0 for a in axis))
 
 
+#: From this many elements, a sum over axes of a C-contiguous float64 or
+#: complex128 array is a matrix-vector product with ones (sum_axes).
+FAST_SUM_SIZE = 2048
+_FAST_SUM_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+_ONES = {}      # length -> a read-only float64 vector of ones
+
+
+def _ones(n):
+    found = _ONES.get(n)
+    if found is None:
+        if len(_ONES) > 64:
+            _ONES.clear()
+        found = _ONES[n] = np.ones(n)
+        found.flags.writeable = False
+    return found
+
+
+def sum_axes(g, axes, keepdims=False):
+    """`np.add.reduce(g, axis=axes, keepdims=keepdims)` for the ndarray `g`
+    and sorted axes `axes` (a tuple). NumPy's reduction over an axis whose
+    inner stride is short (the observations of a (31843, 2) array, the
+    short last axis of a (2, 31843, 2) one) runs its generic strided loop,
+    15-40x slower than BLAS's matrix-vector product with a vector of ones
+    (measured on this machine: 459 vs 31 us, 945 vs 35 us). So a C-contiguous
+    float64 or complex128 `g` of at least FAST_SUM_SIZE elements whose
+    reduced axes are adjacent is summed as `ones(K) @ g` reshaped (A, K, C):
+    the same terms, added in BLAS's order instead of NumPy's (both
+    accumulate along the axis; the results agree to rounding, not bits).
+    Other arrays: NumPy's reduction."""
+    if (g.size >= FAST_SUM_SIZE and g.dtype in _FAST_SUM_DTYPES and axes and g.flags.c_contiguous
+            and axes[-1] - axes[0] == len(axes) - 1):
+        shape = g.shape
+        a0, a1 = axes[0], axes[-1] + 1
+        outer, inner = shape[:a0], shape[a1:]
+        k = math.prod(shape[a0:a1])
+        if not inner:
+            out = g.reshape(math.prod(outer), k) @ _ones(k)
+        elif not outer:
+            out = _ones(k) @ g.reshape(k, math.prod(inner))
+        else:
+            out = _ones(k) @ g.reshape(math.prod(outer), k, math.prod(inner))
+        return out.reshape(outer + ((1,) * (a1 - a0) if keepdims else ()) + inner)
+    return np.add.reduce(g, axis=axes, keepdims=keepdims)
+
+
 def unbroadcast(g, x):
     """Sum the cotangent `g` back to the shape of `x`, undoing NumPy
     broadcasting: leading axes `g` has and `x` lacks are summed out, and so
@@ -73,7 +118,7 @@ def unbroadcast(g, x):
     if type(g) is np.ndarray:       # (the common cases, in fewer steps: the same calls as below)
         lead = len(gshape) - len(shape)
         if lead > 0 and gshape[lead:] == shape:         # a bias's cotangent: leading axes summed
-            return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+            return sum_axes(g, tuple(range(lead)))
         if lead == 0:
             axes = []
             for i, s in enumerate(shape):
@@ -82,7 +127,7 @@ def unbroadcast(g, x):
                         break       # (g's length is 1 there: broadcast up, below)
                     axes.append(i)
             else:       # (keepdims: x's axes of length 1 summed)
-                return np.add.reduce(g, axis=tuple(axes), keepdims=True)
+                return sum_axes(g, tuple(axes), True)
     if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
             a == b or a == 1 for a, b in zip(gshape, shape))):
         return broadcast_up(g, shape)        # the transpose: broadcast up to x's shape
@@ -91,7 +136,7 @@ def unbroadcast(g, x):
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
     if type(g) is np.ndarray:       # (the ufunc's reduce: no dispatch through np.sum or ndarray.sum)
         if axes:
-            g = np.add.reduce(g, axis=axes, keepdims=not lead)
+            g = sum_axes(g, axes, not lead)
         return g if g.shape == shape else g.reshape(shape)
     if axes:
         g = np.sum(g, axis=axes)
