@@ -158,6 +158,8 @@ def rereduce(h, g, axis=None, keepdims=False):
     """The transpose of unreduce(g, x, axis, keepdims): `h` (shaped like x)
     summed over the reduced axes, in g's shape."""
     axes = _normalize_axes(axis, len(np.shape(h)))
+    if type(h) is np.ndarray and axes:
+        return np.reshape(sum_axes(h, axes, True), np.shape(g))
     return np.reshape(np.sum(h, axis=axes, keepdims=True), np.shape(g))
 
 
