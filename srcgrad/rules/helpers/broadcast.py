@@ -59,8 +59,10 @@ def _normalize_axes(axis, ndim):
 
 
 #: From this many elements, a sum over axes of a C-contiguous float64 or
-#: complex128 array is a matrix-vector product with ones (sum_axes).
-FAST_SUM_SIZE = 2048
+#: complex128 array is a matrix-vector product with ones (sum_axes); below
+#: it NumPy's reduction costs less than the product's setup (a (64, 32)
+#: column sum: 2.6 us reduced, 4.3 us as a product).
+FAST_SUM_SIZE = 4096
 _FAST_SUM_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
 _ONES = {}      # length -> a read-only float64 vector of ones
 
