@@ -312,7 +312,7 @@ def _batched_jacobian(fn, compiled, raw, i, output):
     rows = [[] for _ in xs]
     for start in range(0, y.size, CHUNK):
         n = min(CHUNK, y.size - start)
-        seeds = np.eye(n, y.size, start, dtype=seed_dtype)
+        seeds = _identity_rows(n, y.size, start, seed_dtype)
         cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
         gs = compiled.bwd(residuals, *cotangents)
         for part, g, x in zip(rows, gs, xs):
@@ -321,6 +321,23 @@ def _batched_jacobian(fn, compiled, raw, i, output):
     jacs = [_own_array(part[0] if len(part) == 1 else np.concatenate(part), dtype, len(xs) == 1)
             .reshape(y.shape + x.shape) for part, x, dtype in zip(rows, xs, dtypes)]
     return (jacs[0] if isinstance(i, int) else tuple(jacs[ordered.index(k)] for k in indices)), outs
+
+
+_SEEDS = {}         # (rows, columns, first row, dtype) -> read-only rows of the identity
+
+
+def _identity_rows(n, size, start, dtype):
+    """np.eye(n, size, start, dtype), kept read-only per shape and dtype (a
+    Hessian or Jacobian called again seeds its sweep with the same rows;
+    the sweep never writes into its arguments: transforms/inplace.py)."""
+    key = (n, size, start, dtype)
+    found = _SEEDS.get(key)
+    if found is None:
+        if len(_SEEDS) > 32:
+            _SEEDS.clear()
+        found = _SEEDS[key] = np.eye(n, size, start, dtype=dtype)
+        found.flags.writeable = False
+    return found
 
 
 def _own_array(a, dtype, alone):
