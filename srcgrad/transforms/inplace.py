@@ -38,6 +38,11 @@ nothing reads again and whose `e` reads no name that may share a's buffer
 (containers.add_into's Numba twin: no allocation per step). CPython keeps
 `+` (checking at run time that `a` is an array of e's shape costs more
 than the allocation), and so do the cotangents of names known to be 0-d.
+
+Temporary elision (`elide_temporaries`) is the same idea for the large new
+arrays of matrix products: `m = x @ W; y = m + b`, where that statement is
+the only one reading m's value, writes the sum into m's buffer
+(`binop_into`, checked at run time: NumPy's own elision of `x @ W + b`).
 """
 import copy
 

@@ -21,7 +21,8 @@ in its own docstring what it requires and guarantees.
                   forward (tangent code)
     finish        once per generated function (codegen assembles the split
                   and fused functions from the sweeps in between):
-                  inplace (element assignments into dead buffers) ->
+                  inplace (element assignments into dead buffers; a dead
+                  product's buffer reused by the operation reading it) ->
                   optimize.collapse_temporaries -> optimize.free_dead
 
 The front layer (srcgrad/function.py, program.py, artefact.py) calls these
