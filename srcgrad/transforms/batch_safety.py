@@ -37,7 +37,7 @@ TRANSPARENT = {helpers_math.conj, getattr(helpers_math, "real_part", None), help
 # with unreduce, matmul through its helpers, indexing through unindex, and
 # what generated code itself calls
 ALLOWED = {
-    np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.matmul, np.broadcast_to, np.where,
+    np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.matmul, np.cross, np.broadcast_to, np.where,
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.ravel, np.concatenate,
     operator.getitem, helpers.unbroadcast, helpers.unreduce, helpers.rereduce, helpers_math.conj,
     runtime.densify, runtime.add_cotangents, runtime.as_input, runtime.as_input_tree,

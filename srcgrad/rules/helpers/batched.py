@@ -19,6 +19,7 @@ import numpy as np
 from ... import runtime
 from ...runtime import nondiff_helper
 from ..python.containers import _holds_derivatives, seq_cotangent, value_cotangent, zero_at, zero_at_in_place
+from .products import cross_adjoint
 from .shapes import _split_points, array_adjoint, concatenate_adjoint, ravel_order, unravel
 from .broadcast import (_normalize_axes, _shape, basic_index, matmul_adjoint_x, matmul_adjoint_y, matmul_product,
                         rereduce, sum_axes, unbroadcast, unindex, unreduce)
@@ -193,6 +194,23 @@ def matmul_adjoint_x_b(g, x, y):
 
 def matmul_adjoint_y_b(g, x, y):
     return unbroadcast_b(matmul_product(g, x, y, False), y)
+
+
+def cross_adjoint_b(g, a, b, axisa, axisb, axisc, axis, wrt_a):
+    """cross_adjoint for a batched `g` of shape (B,) + c's shape: np.cross
+    broadcasts the (unbatched) operand over the batch axis, and the sum back
+    keeps it (unbroadcast_b). 3-vectors; other cases (2-vectors) run
+    cross_adjoint once per example."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    am = np.moveaxis(a, axisa, -1)
+    bm = np.moveaxis(b, axisb, -1)
+    gm = np.moveaxis(g, axisc + 1 if axisc >= 0 else axisc, -1)
+    if am.shape[-1] != 3 or bm.shape[-1] != 3 or np.shape(gm)[-1] != 3:
+        return np.stack([cross_adjoint(gk, a, b, axisa, axisb, axisc, None, wrt_a) for gk in g])
+    if wrt_a:
+        return np.moveaxis(unbroadcast_b(np.cross(bm, gm), am), -1, axisa + 1 if axisa >= 0 else axisa)
+    return np.moveaxis(unbroadcast_b(np.cross(gm, am), bm), -1, axisb + 1 if axisb >= 0 else axisb)
 
 
 def _as_tuple(index):
@@ -457,6 +475,7 @@ BATCHED = {
     rereduce: (rereduce_b, ()),
     matmul_adjoint_x: (matmul_adjoint_x_b, ()),
     matmul_adjoint_y: (matmul_adjoint_y_b, ()),
+    cross_adjoint: (cross_adjoint_b, ()),
     unindex: (unindex_b, ()),
     array_adjoint: (array_adjoint_b, ()),
     unravel: (unravel_b, ()),

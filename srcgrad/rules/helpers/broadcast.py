@@ -120,7 +120,9 @@ def unbroadcast(g, x):
     if type(g) is np.ndarray:       # (the common cases, in fewer steps: the same calls as below)
         lead = len(gshape) - len(shape)
         if lead > 0 and gshape[lead:] == shape:         # a bias's cotangent: leading axes summed
-            return sum_axes(g, tuple(range(lead)))
+            axes = 0 if lead == 1 else tuple(range(lead))
+            # (small arrays: NumPy's reduction, without sum_axes's call)
+            return np.add.reduce(g, axis=axes) if g.size < FAST_SUM_SIZE else sum_axes(g, tuple(range(lead)))
         if lead == 0:
             axes = []
             for i, s in enumerate(shape):
@@ -129,7 +131,8 @@ def unbroadcast(g, x):
                         break       # (g's length is 1 there: broadcast up, below)
                     axes.append(i)
             else:       # (keepdims: x's axes of length 1 summed)
-                return sum_axes(g, tuple(axes), True)
+                return (np.add.reduce(g, axis=tuple(axes), keepdims=True) if g.size < FAST_SUM_SIZE
+                        else sum_axes(g, tuple(axes), True))
     if len(gshape) < len(shape) or (len(gshape) == len(shape) and all(
             a == b or a == 1 for a, b in zip(gshape, shape))):
         return broadcast_up(g, shape)        # the transpose: broadcast up to x's shape

@@ -166,6 +166,7 @@ def unwrap_periods(p, z, period):
 ELIDE_BYTES = 1 << 18
 _BINOPS = {"+": (operator.add, np.add), "-": (operator.sub, np.subtract), "*": (operator.mul, np.multiply),
            "/": (operator.truediv, np.true_divide)}
+_OPERATORS = {symbol: pair[0] for symbol, pair in _BINOPS.items()}
 _PLAIN_SCALARS = frozenset({float, int, np.float64, np.float32, np.int64})
 
 
@@ -188,10 +189,11 @@ def binop_into(op, a, b, k):
     dtype. Otherwise (other types, smaller arrays, another shape or dtype)
     the plain operator, with its dispatch. Returns the result; raises what
     `a op b` raises."""
-    plain, ufunc = _BINOPS[op]
     t = b if k else a
-    if type(t) is np.ndarray and t.nbytes >= ELIDE_BYTES and t.base is None and t.flags.writeable \
-            and t.dtype.kind in "fc":
+    if type(t) is not np.ndarray or t.nbytes < ELIDE_BYTES:
+        return _OPERATORS[op](a, b)         # (small arrays first: the check costs more than they save)
+    plain, ufunc = _BINOPS[op]
+    if t.base is None and t.flags.writeable and t.dtype.kind in "fc":
         o = a if k else b
         to = type(o)
         if to in _PLAIN_SCALARS:
