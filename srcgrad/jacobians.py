@@ -324,12 +324,18 @@ def _batched_jacobian(fn, compiled, raw, i, output):
 
 
 _SEEDS = {}         # (rows, columns, first row, dtype) -> read-only rows of the identity
+#: seeds of up to this many entries are kept (512 kB of float64: a larger one costs more to fill than to
+#: allocate, and a Jacobian with 10^5 outputs would keep CHUNK x 10^5 of them alive)
+SEEDS_KEPT = 1 << 16
 
 
 def _identity_rows(n, size, start, dtype):
-    """np.eye(n, size, start, dtype), kept read-only per shape and dtype (a
-    Hessian or Jacobian called again seeds its sweep with the same rows;
-    the sweep never writes into its arguments: transforms/inplace.py)."""
+    """np.eye(n, size, start, dtype), kept read-only per shape and dtype
+    when small (a Hessian or Jacobian called again seeds its sweep with the
+    same rows; the sweep never writes into its arguments:
+    transforms/inplace.py)."""
+    if n * size > SEEDS_KEPT:
+        return np.eye(n, size, start, dtype=dtype)
     key = (n, size, start, dtype)
     found = _SEEDS.get(key)
     if found is None:

@@ -324,9 +324,11 @@ def update_in_place(fdef, lookup, inject, dynamic=(), sets=None, denoted=None):
 # layer; an elementwise op on a smaller array gains less than binop_into's check costs)
 _PRODUCTS = {np.matmul, np.dot, np.tensordot, np.outer, helpers.matmul_adjoint_x, helpers.matmul_adjoint_y}
 _ELIDED = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/"}
+_ADJOINTS_OF_PRODUCTS = {id(f) for f in (helpers.matmul_adjoint_x, helpers.matmul_adjoint_y, helpers.dot_adjoint,
+                                          rules_batched.matmul_adjoint_x_b, rules_batched.matmul_adjoint_y_b)}
 
 
-def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
+def elide_temporaries(fdef, lookup, inject, injected, dynamic=(), scalars=()):
     """Rewrite, in the generated FunctionDef `fdef`, each `t = m op e` or
     `t = e op m` (op +, -, * or /) whose operand `m` holds a matrix
     product's result (`m = x @ W`, `m = matmul_adjoint_x(...)`, assigned
@@ -349,6 +351,8 @@ def elide_temporaries(fdef, lookup, inject, dynamic=(), scalars=()):
     update_in_place; `scalars`: names known to hold 0-d values (left
     alone). Returns the number of statements rewritten; the tree
     transformed again reads binop_into as the operator (resolve.py)."""
+    if not any(id(obj) in _ADJOINTS_OF_PRODUCTS for obj in injected):
+        return 0        # (no product's adjoint: no active product, the case worth the walk below)
     has_product = False
     shape_of = set()        # ids of the Names read by ShapeOf only
     reads = {}              # name -> how many Loads of it (outside ShapeOf)

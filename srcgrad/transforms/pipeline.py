@@ -96,7 +96,8 @@ def finish(fdef, sweeps, scope, sets):
     scalar_cotangents = {sweeps.adjoints[n] for n in sweeps.scalar if n in sweeps.adjoints}
     # (what sg.jit's linker needs to find the loop accumulations it may add in place)
     Anno.ACCUMULATIONS.add_to(fdef, (sweeps.dynamic, scalar_cotangents))
-    inplace.elide_temporaries(fdef, lookup, sweeps.inject, sweeps.dynamic, set(sweeps.scalar) | scalar_cotangents)
+    inplace.elide_temporaries(fdef, lookup, sweeps.inject, injected.values(), sweeps.dynamic,
+                              set(sweeps.scalar) | scalar_cotangents)
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)

@@ -6,6 +6,7 @@ tangent, and the modified Bessel function I1 (np.i0's derivative; a
 primitive with its own rule).
 """
 import operator
+import sys
 
 import numpy as np
 
@@ -167,6 +168,22 @@ ELIDE_BYTES = 1 << 18
 _BINOPS = {"+": (operator.add, np.add), "-": (operator.sub, np.subtract), "*": (operator.mul, np.multiply),
            "/": (operator.truediv, np.true_divide)}
 _OPERATORS = {symbol: pair[0] for symbol, pair in _BINOPS.items()}
+
+
+def _references_of_a_temporary(op, a, b, k):
+    t = b if k else a
+    return sys.getrefcount(t)
+
+
+def _count_temporary_references():
+    """The reference count binop_into sees for an array only a local name of
+    its caller holds (measured, not assumed: it depends on the
+    interpreter's calling convention)."""
+    temporary = np.empty(1)
+    return _references_of_a_temporary("+", temporary, 1.0, 0)
+
+
+_TEMPORARY_REFS = _count_temporary_references()
 _PLAIN_SCALARS = frozenset({float, int, np.float64, np.float32, np.int64})
 
 
@@ -184,16 +201,18 @@ def binop_into(op, a, b, k):
 
     Written in place only where the result is the same as `a op b`'s: the
     operand is a writeable float or complex ndarray owning its memory of at
-    least NumPy's elision size (256 KiB), the other operand a plain
-    ndarray or number broadcasting to its shape, and the result dtype its
-    dtype. Otherwise (other types, smaller arrays, another shape or dtype)
+    least NumPy's elision size (256 KiB) that nothing but the caller's
+    name refers to (its reference count, NumPy's own test: a `__matmul__`
+    of the user's returning an array it keeps is left alone), the other
+    operand a plain ndarray or number broadcasting to its shape, and the
+    result dtype its dtype. Otherwise (other types, smaller arrays, another shape or dtype)
     the plain operator, with its dispatch. Returns the result; raises what
     `a op b` raises."""
     t = b if k else a
     if type(t) is not np.ndarray or t.nbytes < ELIDE_BYTES:
         return _OPERATORS[op](a, b)         # (small arrays first: the check costs more than they save)
     plain, ufunc = _BINOPS[op]
-    if t.base is None and t.flags.writeable and t.dtype.kind in "fc":
+    if t.base is None and t.flags.writeable and t.dtype.kind in "fc" and sys.getrefcount(t) <= _TEMPORARY_REFS:
         o = a if k else b
         to = type(o)
         if to in _PLAIN_SCALARS:
