@@ -183,7 +183,9 @@ def _count_temporary_references():
     return _references_of_a_temporary("+", temporary, 1.0, 0)
 
 
-_TEMPORARY_REFS = _count_temporary_references()
+# (at most CPython 3.11's 4: a count taken under a tracer that holds the frame's locals would be higher,
+# and would let an array held once more elsewhere pass; a lower count only writes in place less often)
+_TEMPORARY_REFS = min(_count_temporary_references(), 4)
 _PLAIN_SCALARS = frozenset({float, int, np.float64, np.float32, np.int64})
 
 
