@@ -71,3 +71,24 @@ def test_hessian():
     h = sg.hessian(energy)(x)
     check_close(h, autograd.hessian(_autograd_of(energy))(x), rtol=1e-10, atol=1e-10)
     check_close(h, numerical_jacobian(sg.grad(energy), x), rtol=1e-5, atol=1e-5)
+
+
+def used_once(v, X):
+    return np.sum(np.tanh(np.cross(v, X)), axis=0)
+
+
+def test_the_sweep_calls_the_batched_twin(monkeypatch):
+    # (the values above would agree through the per-example loop too: this checks the stack is used)
+    from srcgrad.rules.helpers import batched
+    calls = []
+    real = batched.cross_adjoint_b
+
+    def spy(g, *args):
+        calls.append(np.shape(g))
+        return real(g, *args)
+    monkeypatch.setitem(batched.BATCHED, batched.cross_adjoint, (spy, ()))
+    rng = np.random.default_rng(4)
+    v, X = rng.standard_normal((7, 3)), rng.standard_normal((7, 3))
+    jv = sg.jacobian(used_once, wrt=0)(v, X)
+    check_close(jv, autograd.jacobian(_autograd_of(used_once), argnum=0)(v, X), rtol=1e-10, atol=1e-12)
+    assert calls and all(shape == (3, 7, 3) for shape in calls)
