@@ -109,3 +109,85 @@ def test_hessian_of_the_rewritten_code():
     got = sg.hessian(flat)(w0)
     expected = autograd.hessian(lambda w: _swapped(softmax_l2)(anp.reshape(w, (5, 4)), x, y, 1e-3))(w0)
     check_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------ an axis removed (keepdims False)
+
+def nearest_centre(points, centres):
+    """k-means' cost (GradBench's kmeans): the cotangent of the axis-2 sum
+    needs its axis put back, and the square's adjoint is a doubling."""
+    dists = np.sum((points[:, None, :] - centres[None, :, :]) ** 2, axis=2)
+    return np.sum(np.min(dists, axis=1))
+
+
+def last_axis_weighted(x, w):
+    return np.sum(np.sum(x ** 2, axis=-1) * w)      # a negative axis
+
+
+def cubes_by_rows(x):
+    return np.sum(np.sum(x ** 3, axis=1) ** 2)      # its adjoint's `3 * x ** 2`: not known to be x's shape
+
+
+def _axis_cases():
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(40, 3))
+    return [
+        (nearest_centre, (points, points[-4:] + 0.1), 1,
+         lambda p, c: anp.sum(anp.min(anp.sum((p[:, None, :] - c[None, :, :]) ** 2, axis=2), axis=1))),
+        (last_axis_weighted, (rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5))), (0, 1),
+         lambda x, w: anp.sum(anp.sum(x ** 2, axis=-1) * w)),
+        (cubes_by_rows, (rng.normal(size=(4, 6)),), 0, lambda x: anp.sum(anp.sum(x ** 3, axis=1) ** 2)),
+    ]
+
+
+@pytest.mark.parametrize("fn, args, wrt, reference", _axis_cases(), ids=lambda c: getattr(c, "__name__", ""))
+def test_an_axis_removed_is_put_back_by_expand_dims(fn, args, wrt, reference):
+    """`unreduce(g, X, axis, False) * Y` is `Y * np.expand_dims(g, axis)`:
+    no array of X's shape for the broadcast; a doubling of Y moves onto g.
+    The values are those of the op-by-op tape bit for bit (doubling is
+    exact, products commute), autograd's and central differences'."""
+    code = sg.source(fn, args=args, wrt=wrt if isinstance(wrt, tuple) else (wrt,))
+    if fn is cubes_by_rows:
+        assert "unreduce(bsum_1, x, 1, False)" in code, code      # (left alone)
+    else:
+        assert "expand_dims(" in code, code
+        assert ", 2, False)" not in code and ", -1, False)" not in code, code
+    if fn is nearest_centre:
+        assert "bsub = sub * (expand_dims(bdists, 2) * 2)" in code, code
+    got = sg.grad(fn, wrt=wrt)(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    expected = autograd.grad(reference, argnum=wrt)(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    wrts = wrt if isinstance(wrt, tuple) else (wrt,)
+    variables = [sg.Variable(a) for a in args]
+    with sg.GradientTape() as tape:
+        out = fn(*variables)
+    taped = tape.gradient(out, [variables[i] for i in wrts])
+    for g, e, t, i in zip(got, expected, taped, wrts):
+        check_close(g, e, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(g, t)
+        check_close(g, numerical_grad(lambda v: fn(*args[:i], v, *args[i + 1:]), args[i]), rtol=1e-6, atol=1e-7)
+
+
+def test_an_axis_put_back_keeps_float32():
+    points = np.random.default_rng(2).normal(size=(30, 2)).astype(np.float32)
+    centres = points[:3] + np.float32(0.05)
+    got = sg.grad(nearest_centre, wrt=1)(points, centres)
+    assert got.dtype == np.float32
+    expected = autograd.grad(_axis_cases()[0][3], 1)(points.astype(np.float64), centres.astype(np.float64))
+    check_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_forward_over_reverse_through_expand_dims():
+    """The rewritten gradient differentiated again: sg.jvp of sg.grad (the
+    Hessian-vector product GradBench's kmeans asks for), and sg.hessian."""
+    fn, args, _, reference = _axis_cases()[0]
+    points, centres = args
+    v = np.random.default_rng(8).normal(size=centres.shape)
+    J, Hv = sg.jvp(sg.grad(fn, wrt=1), (points, centres), (None, v))
+    check_close(J, autograd.grad(reference, 1)(points, centres), rtol=1e-12, atol=1e-12)
+    expected = autograd.hessian_vector_product(reference, 1)(points, centres, v)
+    check_close(Hv, expected, rtol=1e-12, atol=1e-12)
+    x, w = _axis_cases()[1][1]
+    H = sg.hessian(lambda x: last_axis_weighted(x, w))(x)
+    check_close(H, autograd.hessian(lambda x: anp.sum(anp.sum(x ** 2, axis=-1) * w))(x), rtol=1e-12, atol=1e-12)

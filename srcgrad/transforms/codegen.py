@@ -303,7 +303,8 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
         sweeps.rev_body = optimize.unreduces_in_products(
             sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items() if obj is helpers.unreduce},
             {alias for alias, obj in sweeps.injected.items() if obj is reductions.max_chooser},
-            lambda x: {x, *sweeps.shape_sources[x]} if type(sweeps.shape_sources.get(x)) is tuple else {x}, sets)
+            lambda x: {x, *sweeps.shape_sources[x]} if type(sweeps.shape_sources.get(x)) is tuple else {x}, sets,
+            lambda: sweeps.inject("expand_dims", np.expand_dims))
     rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
     for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
         if sets:

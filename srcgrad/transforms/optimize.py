@@ -205,6 +205,12 @@ class _Scaled:
             return gast.UnaryOp(op=gast.USub(), operand=ast_util.name(self.name))
         return gast.BinOp(left=ast_util.name(self.name), op=gast.Mult(), right=ast_util.const(factor))
 
+    def scale(self, e):
+        """The expression `e` scaled by this factor: `-e` or `e * factor`."""
+        if self.factor == -1 and type(self.factor) is int:
+            return gast.UnaryOp(op=gast.USub(), operand=e)
+        return gast.BinOp(left=e, op=gast.Mult(), right=ast_util.const(self.factor))
+
 
 def _as_scaled(e):
     """`e` as a _Scaled (a Name, -Name, Name * c or c * Name with c +-2**k), or None."""
@@ -594,10 +600,15 @@ def _merge_block(stmts, counts, aliases, sets):
     return out
 
 
-def _unreduce_call(e, aliases):
-    """For `unreduce(g, X, axis, keepdims)` of a Name X whose result is g
-    broadcast over X's shape without inserting axes (axis None, or keepdims
-    True with an int axis): (g, X's name), else None."""
+def _unreduce_call(e, aliases, expand=None):
+    """For `unreduce(g, X, axis, keepdims)` of a Name X: (an expression
+    that broadcasts against X's shape to the unreduce's value, X's name),
+    else None. That is g itself when no axis is inserted (axis None, or
+    keepdims True with an int axis), and, given `expand` (a function
+    returning the name np.expand_dims has in the generated code), `g` with
+    the reduced axis put back, `expand_dims(g, axis)`, for keepdims False
+    with an int axis (np.expand_dims reads a negative axis against the
+    result's rank, X's: the axis the reduction removed)."""
     if not (type(e) is gast.Call and type(e.func) is gast.Name and e.func.id in aliases
             and len(e.args) == 4 and not e.keywords and type(e.args[1]) is gast.Name):
         return None
@@ -608,6 +619,8 @@ def _unreduce_call(e, aliases):
         return e.args[0], e.args[1].id
     if keepdims.value is True and (axis.value is None or type(axis.value) is int):
         return e.args[0], e.args[1].id
+    if keepdims.value is False and type(axis.value) is int and expand is not None:
+        return ast_util.call(ast_util.name(expand()), [e.args[0], ast_util.const(axis.value)]), e.args[1].id
     return None
 
 
@@ -629,7 +642,7 @@ def _shaped_like(y, xs, choosers):
     return False
 
 
-def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=None):
+def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=None, expand=None):
     """`unreduce(g, X, axis, keepdims) * Y`, where Y surely has X's shape
     (`_shaped_like`), becomes `Y * g`: NumPy's broadcasting in the product
     does what the unreduce did, without an array of X's shape (a full
@@ -645,11 +658,12 @@ def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=N
     max_chooser's; `same_shape(x)`: the names known to have the shape of
     name x, x among them (shapes.py's sources). Returns the new list;
     nested blocks too; `sets` (liveness.Sets) forgets the statements
-    rewritten."""
+    rewritten. `expand`: a function giving the name of np.expand_dims in the
+    generated code (the int-axis unreduces, _unreduce_call), or None."""
     if not aliases:
         return stmts
     sets = sets or Sets()
-    rewrite = (aliases, choosers, same_shape)
+    rewrite = (aliases, choosers, same_shape, expand)
     counts = {name: 1 for name in live_out}     # (loads and stores: a t read once appears twice)
     found = False
     for st in stmts:            # one walk: the names' counts, and the products of an unreduce written inline
@@ -675,17 +689,26 @@ def unreduces_in_products(stmts, live_out, aliases, choosers, same_shape, sets=N
 def _rewrite_product(node, rewrite, pending=None):
     """Rewrite the product `node` (in place) when a factor is an unreduce
     (or `pending[0]`, the name of the unreduce `pending[1]`) and the other
-    has its operand's shape. Returns 0 (unchanged), 1 (rewritten) or 2
-    (rewritten through the pending name)."""
-    aliases, choosers, same_shape = rewrite
+    has its operand's shape. An exact scaling of that other factor (`2 *
+    x`, `-x`: a factor +-2**k) moves onto the unreduce's smaller operand,
+    `x * (2 * g)`, the same values (scaling by 2**k only changes
+    exponents) without a pass over x's shape (the adjoint of `x ** 2`
+    under a sum). Returns 0 (unchanged), 1 (rewritten) or 2 (rewritten
+    through the pending name)."""
+    aliases, choosers, same_shape, expand = rewrite
     for side, other in (("left", "right"), ("right", "left")):
         e = getattr(node, side)
         through = pending is not None and type(e) is gast.Name and e.id == pending[0]
-        found = _unreduce_call(pending[1] if through else e, aliases)
-        if found is not None and _shaped_like(getattr(node, other), same_shape(found[1]), choosers):
+        found = _unreduce_call(pending[1] if through else e, aliases, expand)
+        y = getattr(node, other)
+        if found is not None and _shaped_like(y, same_shape(found[1]), choosers):
             # (Y first: with a NumPy scalar g on the left, `g * (2.0 * x)` allocates the product where
             # `(2.0 * x) * g` reuses the temporary, NumPy's elision: 345 vs 12 us for 51,200 float64s)
-            node.left, node.right = getattr(node, other), found[0]
+            g = found[0]
+            scaled = _as_scaled(y)
+            if scaled is not None and scaled.factor != 1 and scaled.name in same_shape(found[1]):
+                y, g = ast_util.name(scaled.name), _Scaled(None, scaled.factor).scale(g)
+            node.left, node.right = y, g
             return 2 if through else 1
     return 0
 
@@ -700,7 +723,7 @@ def _products_block(stmts, counts, rewrite, sets):
     while k < len(stmts):
         st = stmts[k]
         if type(st) is gast.Assign and len(st.targets) == 1 and type(st.targets[0]) is gast.Name \
-                and counts.get(st.targets[0].id) == 2 and _unreduce_call(st.value, aliases) is not None:
+                and counts.get(st.targets[0].id) == 2 and _unreduce_call(st.value, aliases, rewrite[3]) is not None:
             j = k + 1
             while j < len(stmts) and _is_comment(stmts[j]):
                 j += 1
