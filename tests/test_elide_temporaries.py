@@ -211,3 +211,110 @@ def test_in_a_loop_and_on_a_tape():
     for g, e in zip(tape.gradient(y, [Wv, Uv]), expected):
         check_close(g, e, rtol=1e-10, atol=1e-12)
     check_close(grads[0][:1], numerical_grad(lambda v: rnn(np.concatenate([v, W[1:]]), U, xs), W[:1]))
+
+
+# ----------------------------------------------------------------------- ufuncs (ufunc_into)
+
+def test_ufunc_into_writes_in_place_for_large_arrays():
+    rng = np.random.default_rng(11)
+    for f in sorted(elementwise.UNARY_INTO, key=lambda u: u.__name__):
+        t = rng.uniform(0.5, 1.5, (200, 200))      # 320 KB, held by this name only (in every ufunc's domain)
+        expected = f(t.copy())
+        out = elementwise.ufunc_into(f, t)
+        assert out is t, f
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_ufunc_into_keeps_the_call_elsewhere():
+    rng = np.random.default_rng(12)
+    big = rng.standard_normal((200, 200))
+    frozen = big.copy()
+    frozen.flags.writeable = False
+    cases = [(np.tanh, big[:10, :10].copy()),                       # under the elision size
+             (np.tanh, big.T),                                      # a view
+             (np.tanh, frozen),                                     # read-only
+             (np.tanh, np.arange(40000).reshape(200, 200)),         # integers: tanh gives floats
+             (np.abs, big + 1j * big),                              # complex -> float: not in UNARY_INTO
+             (np.floor, big.copy())]                                # not in UNARY_INTO
+    for f, t in cases:
+        before = np.array(t, copy=True)
+        out = elementwise.ufunc_into(f, t)
+        expected = f(before)
+        assert out is not t
+        assert out.dtype == expected.dtype
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(t, before)
+    held = big.copy()
+    holder = [held]
+    out = elementwise.ufunc_into(np.exp, held)
+    assert out is not held and holder[0] is held
+    np.testing.assert_array_equal(held, big)
+
+
+def layer_exp(W, b, x):
+    h = np.tanh(x @ W + b)
+    e = np.exp(0.1 * (x @ W))       # a ufunc of an elided product's result: into the product's buffer too
+    return np.mean(h * e)
+
+
+def layer_tanh_reread(W, b, x):
+    z = x @ W + b
+    return np.mean(np.tanh(z) * z)      # z read again: no write into it
+
+
+@pytest.mark.parametrize("f", [layer, layer_exp, layer_tanh_reread])
+def test_a_ufunc_of_a_dead_product_writes_into_it(f, monkeypatch):
+    W, b, x = _data(13)
+    reread = f is layer_tanh_reread
+    f = type(f)(f.__code__, f.__globals__, f.__name__)     # (a new function: compiled with the spy below)
+    source = sg.source(f, wrt=(0, 1), args=(W, b, x))
+    forward = source.split("# Reverse sweep")[0]
+    if reread:
+        assert "ufunc_into" not in forward, forward
+    else:
+        assert "h = ufunc_into(np.tanh, add)" in forward, forward
+    if f.__name__ == "layer_exp":
+        assert "ufunc_into(np.exp, mul)" in forward and "binop_into('*', 0.1, matmul_x_1, 1)" in forward, \
+            forward
+    hits = []
+    real = elementwise.ufunc_into
+
+    def spy(fn, a):
+        big = a.nbytes >= ELIDE_BYTES
+        out = real(fn, a)
+        hits.append(big and out is a)
+        return out
+    monkeypatch.setattr(elementwise, "ufunc_into", spy)
+    # (the spy's parameter is one more reference to the temporary than the generated code holds)
+    monkeypatch.setattr(elementwise, "_UNARY_TEMPORARY_REFS", elementwise._UNARY_TEMPORARY_REFS + 1)
+    copies = [W.copy(), b.copy(), x.copy()]
+    grads = sg.grad(f, wrt=(0, 1, 2))(W, b, x)
+    for arg, copy in zip((W, b, x), copies):
+        np.testing.assert_array_equal(arg, copy)
+    assert (hits and all(hits)) if not reread else not hits
+    expected = autograd.grad(_autograd_of(f), argnum=(0, 1, 2))(W, b, x)
+    for g, e in zip(grads, expected):
+        check_close(g, e, rtol=1e-10, atol=1e-12)
+    check_close(grads[1], numerical_grad(lambda v: f(W, v, x), b), rtol=1e-5, atol=1e-6)
+    # the op-by-op tape (no rewrite): the same bits
+    Wv, bv = sg.Variable(W), sg.Variable(b)
+    with sg.GradientTape() as tape:
+        y = f(Wv, bv, x)
+    for g, t in zip(grads, tape.gradient(y, [Wv, bv])):
+        np.testing.assert_array_equal(g, t)
+
+
+def test_second_order_and_jit_through_ufunc_into():
+    W, b, x = _data(14, n=N_BIG, k=300)
+    assert "ufunc_into(np.exp" in sg.source(layer_exp, wrt=0, args=(W, b, x))
+    v = np.random.default_rng(15).standard_normal(W.shape)
+    hv = sg.hvp(layer_exp, wrt=0)(W, b, x, v)
+    expected = autograd.hessian_vector_product(_autograd_of(layer_exp), 0)(W, b, x, v)
+    check_close(hv, expected, rtol=1e-9, atol=1e-12)
+    pytest.importorskip("numba")
+    lowered = sg.source(layer_exp, wrt=(0, 1), args=(W, b, x), jit=True)
+    assert "ufunc_into" not in lowered and "np.exp(mul)" in lowered, lowered
+    gW, gb = sg.jit(sg.grad(layer_exp, wrt=(0, 1)))(W, b, x)
+    eW, eb = autograd.grad(_autograd_of(layer_exp), argnum=(0, 1))(W, b, x)
+    check_close(gW, eW, rtol=1e-10, atol=1e-12)
+    check_close(gb, eb, rtol=1e-10, atol=1e-12)

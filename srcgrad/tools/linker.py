@@ -503,7 +503,7 @@ _OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
 def _binops_back(tree, namespace):
     """Write each `binop_into(op, a, b, k)` of the generated gast
     FunctionDef `tree` (a copy; transforms/inplace.py elide_temporaries)
-    as `a op b` again, for sg.jit: Numba compiles the operator (and its
+    as `a op b` again (and each `ufunc_into(f, a)` as `f(a)`), for sg.jit: Numba compiles the operator (and its
     allocation costs less there than binop_into's checks), and the loop
     accumulations `a = a + e` it adds into stay visible to `_adds_in_place`.
     `namespace`: (globals, closure cells) of its compiled function."""
@@ -519,6 +519,10 @@ def _binops_back(tree, namespace):
                 if obj is elementwise.binop_into and isinstance(op, gast.Constant) and op.value in _OPERATORS:
                     return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_OPERATORS[op.value](),
                                                              right=node.args[2]), node)
+            if isinstance(func, gast.Name) and len(node.args) == 2 and not node.keywords:
+                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
+                if obj is elementwise.ufunc_into:       # (f(a) again: Numba compiles the ufunc)
+                    return ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node)
             return node
     Back().visit(tree)
 

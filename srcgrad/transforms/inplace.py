@@ -389,7 +389,12 @@ def elide_temporaries(fdef, lookup, inject, injected, dynamic=(), scalars=()):
         return isinstance(value, gast.Call) and not value.keywords and callee(value.func) in _PRODUCTS
 
     edits = {}          # id(block) -> {position: new statement}
-    helper_name = []
+    helper_names = {}
+
+    def helper(name, fn):
+        if name not in helper_names:
+            helper_names[name] = inject(name, fn)
+        return helper_names[name]
 
     counted = {}        # id(statement) -> {name: its Loads there (outside ShapeOf)}
 
@@ -422,22 +427,35 @@ def elide_temporaries(fdef, lookup, inject, injected, dynamic=(), scalars=()):
         for k, s in enumerate(stmts):
             if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
                 value = s.value
+                elided = False
                 if isinstance(value, gast.BinOp) and type(value.op) in _ELIDED:
                     operands = (value.left, value.right)
                     for side, e in enumerate(operands):
                         if (isinstance(e, gast.Name) and e.id not in excluded and last.get(e.id) is not None
                                 and dies_here(stmts, last[e.id], k, e.id,
                                               sum(isinstance(o, gast.Name) and o.id == e.id for o in operands))):
-                            if not helper_name:
-                                helper_name.append(inject("binop_into", elementwise.binop_into))
                             new = ast_util.clone(s)
                             new.value = ast_util.copy_location(ast_util.call(
-                                ast_util.name(helper_name[0]),
+                                ast_util.name(helper("binop_into", elementwise.binop_into)),
                                 [ast_util.const(_ELIDED[type(value.op)]), ast_util.clone(value.left),
                                  ast_util.clone(value.right), ast_util.const(side)]), value)
                             edits.setdefault(id(stmts), {})[k] = new
+                            elided = True
                             break
-                last[s.targets[0].id] = k if product(value) else None
+                elif (isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords
+                      and isinstance(value.args[0], gast.Name) and value.args[0].id not in excluded
+                      and last.get(value.args[0].id) is not None
+                      and callee(value.func) in elementwise.UNARY_INTO
+                      and dies_here(stmts, last[value.args[0].id], k, value.args[0].id, 1)):
+                    # `h = np.tanh(m)`: into m's buffer too (ufunc_into)
+                    new = ast_util.clone(s)
+                    new.value = ast_util.copy_location(ast_util.call(
+                        ast_util.name(helper("ufunc_into", elementwise.ufunc_into)),
+                        [ast_util.clone(value.func), ast_util.clone(value.args[0])]), value)
+                    edits.setdefault(id(stmts), {})[k] = new
+                    elided = True
+                # (a value written into a product's buffer is such a temporary in turn: `x @ W + b`, then tanh)
+                last[s.targets[0].id] = k if elided or product(value) else None
                 stored.add(s.targets[0].id)
             elif not isinstance(s, (gast.Expr, gast.Pass, gast.Return)):
                 if isinstance(s, (gast.For, gast.While, gast.If)):

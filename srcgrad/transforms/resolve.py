@@ -230,6 +230,9 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
                 # (transforms/inplace.py elide_temporaries)
                 return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_BINOPS[node.args[0].value](),
                                                          right=node.args[2]), node)
+            if value is elementwise_helpers.ufunc_into and len(node.args) == 2 and not node.keywords:
+                # the same for a ufunc written into its operand's buffer: f(a), resolved again
+                return self.visit_Call(ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node))
             functional = containers.FUNCTIONAL.get(value) if callable(value) else None
             if functional is not None:
                 # generated code transformed again: an update in place proven safe for that code

@@ -227,3 +227,48 @@ def binop_into(op, a, b, k):
         if same:
             return ufunc(a, b, out=t)
     return plain(a, b)
+
+
+# ufuncs of one operand whose result has a float or complex operand's dtype (np.abs does not: a complex
+# operand gives floats), and which compute each entry from that entry alone
+UNARY_INTO = frozenset({np.tanh, np.exp, np.expm1, np.log, np.log1p, np.log2, np.log10, np.sqrt, np.cbrt,
+                        np.sin, np.cos, np.tan, np.sinh, np.cosh, np.arctan, np.arcsinh, np.square,
+                        np.reciprocal, np.negative, np.positive})
+
+
+def _references_of_a_unary_temporary(f, a):
+    return sys.getrefcount(a)
+
+
+def _count_unary_temporary_references():
+    """The reference count ufunc_into sees for an array only a local name
+    of its caller holds (as _count_temporary_references)."""
+    temporary = np.empty(1)
+    return _references_of_a_unary_temporary(np.tanh, temporary)
+
+
+_UNARY_TEMPORARY_REFS = min(_count_unary_temporary_references(), 4)
+
+
+def ufunc_into(f, a):
+    """`f(a)` for a ufunc `f` of UNARY_INTO, written into `a`'s buffer
+    where the compiler proved that nothing reads `a` again and that it is
+    a new array of the generated code's own (a matrix product's result, or
+    binop_into's: transforms/inplace.py `elide_temporaries`), as
+    binop_into does for an operator: `h = np.tanh(x @ W + b)` then makes
+    no array beside the product's. NumPy elides no temporary for a
+    function call; this beats a hand-written `np.tanh(x @ W + b)` by an
+    allocation of the layer's size (and its page faults).
+
+    Written in place only where the result is the same as `f(a)`'s: `a` a
+    writeable float or complex ndarray owning its memory, of at least
+    NumPy's elision size (256 KiB), that nothing but the caller's name
+    refers to (its reference count, as binop_into), and `f` one of
+    UNARY_INTO (the result's dtype is the operand's). Otherwise `f(a)`.
+    Returns the result; raises (and warns) what `f(a)` does."""
+    if type(a) is not np.ndarray or a.nbytes < ELIDE_BYTES or f not in UNARY_INTO:
+        return f(a)
+    if a.base is None and a.flags.writeable and a.dtype.kind in "fc" \
+            and sys.getrefcount(a) <= _UNARY_TEMPORARY_REFS:
+        return f(a, out=a)
+    return f(a)
