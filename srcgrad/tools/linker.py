@@ -452,8 +452,9 @@ class Linker:
         name = self._claim(fn, preferred)
         tree = ast_util.clone(tree)
         namespace = self._namespace(fn)
-        if self.add_in_place:
-            _binops_back(tree, namespace)
+        # (the operators and ufuncs that binop_into / ufunc_into write in place: plain again, for Numba and
+        # for an exported module, which then needs no reference counts of CPython's)
+        _binops_back(tree, namespace)
         if self.add_in_place and _adds_in_place(tree, namespace):
             namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into,
                                         _UNINDEX_ADD: broadcast.unindex_add})
@@ -503,9 +504,11 @@ _OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
 def _binops_back(tree, namespace):
     """Write each `binop_into(op, a, b, k)` of the generated gast
     FunctionDef `tree` (a copy; transforms/inplace.py elide_temporaries)
-    as `a op b` again (and each `ufunc_into(f, a)` as `f(a)`), for sg.jit: Numba compiles the operator (and its
-    allocation costs less there than binop_into's checks), and the loop
-    accumulations `a = a + e` it adds into stay visible to `_adds_in_place`.
+    as `a op b` again (and each `ufunc_into(f, a)` as `f(a)`): for sg.jit,
+    Numba compiles the operator (and its allocation costs less there than
+    binop_into's checks), and the loop accumulations `a = a + e` it adds
+    into stay visible to `_adds_in_place`; for sg.export, a module that
+    reads as the maths and needs no CPython reference counts.
     `namespace`: (globals, closure cells) of its compiled function."""
     module_globals, cells = namespace
 

@@ -110,6 +110,8 @@ def test_export_writes_one_module_that_runs_without_srcgrad(tmp_path):
     assert {line.split()[1].split(".")[0] for line in imports} == {"numpy", "math", "scipy"}, imports
     assert "import scipy.special" in imports        # (the source reads scipy.special.gammaln)
     assert "srcgrad" not in "".join(imports)
+    # (np.tanh(x @ w) runs as ufunc_into in srcgrad: exported as the call it stands for)
+    assert "ufunc_into" not in text and "binop_into" not in text and "np.tanh(matmul_x)" in text, text
     assert text.startswith('"""model and its derivative, exported by srcgrad (sg.export) from test_export.py:')
     for name in ("def unbroadcast(", "def layer_fwd(", "def grad_model(x, w, steps=3):", "def model(x, w, steps=3):",
                  "def softplus(z):", "SCALE = 0.5", "class ShapeOf:"):
