@@ -454,7 +454,7 @@ class Linker:
         namespace = self._namespace(fn)
         # (the operators and ufuncs that binop_into / ufunc_into write in place: plain again, for Numba and
         # for an exported module, which then needs no reference counts of CPython's)
-        _binops_back(tree, namespace)
+        namespace = _binops_back(tree, namespace)
         if self.add_in_place and _adds_in_place(tree, namespace):
             namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into,
                                         _UNINDEX_ADD: broadcast.unindex_add})
@@ -496,6 +496,7 @@ class Linker:
 #: prefix: no user name)
 _ADD_INTO = ALIAS_PREFIX + "add_into"
 _UNINDEX_ADD = ALIAS_PREFIX + "unindex_add"
+_UNBROADCAST = ALIAS_PREFIX + "unbroadcast"
 
 
 _OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
@@ -508,9 +509,12 @@ def _binops_back(tree, namespace):
     Numba compiles the operator (and its allocation costs less there than
     binop_into's checks), and the loop accumulations `a = a + e` it adds
     into stay visible to `_adds_in_place`; for sg.export, a module that
-    reads as the maths and needs no CPython reference counts.
-    `namespace`: (globals, closure cells) of its compiled function."""
+    reads as the maths and needs no CPython reference counts. Each
+    `unbroadcast_product(a, b, x)` becomes `unbroadcast(a * b, x)` (under
+    the name _UNBROADCAST). `namespace`: (globals, closure cells) of its
+    compiled function; returns it, with _UNBROADCAST when that is used."""
     module_globals, cells = namespace
+    used = []
 
     class Back(gast.NodeTransformer):
         def visit_Call(self, node):
@@ -526,8 +530,16 @@ def _binops_back(tree, namespace):
                 obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
                 if obj is elementwise.ufunc_into:       # (f(a) again: Numba compiles the ufunc)
                     return ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node)
+            if isinstance(func, gast.Name) and len(node.args) == 3 and not node.keywords:
+                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
+                if obj is broadcast.unbroadcast_product:        # (unbroadcast(a * b, x): its twin)
+                    product = gast.BinOp(left=node.args[0], op=gast.Mult(), right=node.args[1])
+                    used.append(True)
+                    return ast_util.copy_location(ast_util.call(ast_util.name(_UNBROADCAST), [product, node.args[2]]),
+                                                  node)
             return node
     Back().visit(tree)
+    return (module_globals, {**cells, _UNBROADCAST: broadcast.unbroadcast}) if used else namespace
 
 
 def _adds_in_place(tree, namespace):

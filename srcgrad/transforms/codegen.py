@@ -68,10 +68,12 @@ def _names_in_order(body, ctx, names=None):
 
 # helper -> positions of the arguments it reads only the shape of
 _SHAPE_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
+               helpers.unbroadcast_product: (2,),
                containers.value_cotangent: (3,), rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,),
                helpers.reduced_shape: (0,), rules_batched.value_cotangent_b: (3,)}
 # ... of which it reads neither the values nor the dtype
 _SHAPE_ONLY_ARGS = {helpers.unbroadcast: (1,), helpers.unreduce: (1,), helpers.reduction_size: (0, 1),
+                    helpers.unbroadcast_product: (2,),
                     rules_batched.unbroadcast_b: (1,), rules_batched.unreduce_b: (1,)}
 
 
@@ -305,6 +307,9 @@ def assemble(name, inputs, active_inputs, sweeps, sets=None):
             {alias for alias, obj in sweeps.injected.items() if obj is reductions.max_chooser},
             lambda x: {x, *sweeps.shape_sources[x]} if type(sweeps.shape_sources.get(x)) is tuple else {x}, sets,
             lambda: sweeps.inject("expand_dims", np.expand_dims))
+        sweeps.rev_body = optimize.unbroadcast_products(
+            sweeps.rev_body, returned, {alias for alias, obj in sweeps.injected.items() if obj is helpers.unbroadcast},
+            lambda: sweeps.inject("unbroadcast_product", helpers.unbroadcast_product), sets)
     rev_walks = [ast_util.walk(s) for s in sweeps.rev_body]
     for k in _read_shape_sources(rev_walks, sweeps.shape_sources, sweeps.injected, set(inputs), sweeps.inject):
         if sets:

@@ -29,6 +29,7 @@ from .. import runtime
 from ..errors import NoRuleError
 from ..rules import tangents as tangent_rules
 from ..rules.python import containers
+from ..rules.helpers import broadcast as broadcast_helpers
 from ..rules.helpers.broadcast import broadcast_like
 from ..syntax import ast_util
 from . import instantiate, ops, optimize
@@ -358,6 +359,11 @@ def transform(fdef, ctx):
                                      ast_util.tuple_([out_tangent(o) for o in outputs])])
     else:
         ret_value = ast_util.tuple_([ast_util.name(outputs[0]), out_tangent(outputs[0])])
+    # (a product summed by unbroadcast, the tangent of a reverse sweep's product rule: one contraction)
+    returned = {n.id for n in ast_util.walk(ret_value) if isinstance(n, gast.Name)}
+    body = optimize.unbroadcast_products(
+        body, returned, {alias for alias, obj in gen.injected.items() if obj is broadcast_helpers.unbroadcast},
+        lambda: gen.inject("unbroadcast_product", broadcast_helpers.unbroadcast_product))
     name = ctx.parsed.node.name
     jvp = ast_util.function_def(name + "_jvp", list(inputs) + tangent_params,
                                 [ast_util.comment("Primal and tangent of %s, statement by statement" % name)]

@@ -741,6 +741,81 @@ def _products_block(stmts, counts, rewrite, sets):
     return out
 
 
+# ------------------------------------------------------------ sums of products
+
+def _unbroadcast_of(e, aliases):
+    """For `unbroadcast(t, x)` with a Name t: t's name, else None."""
+    if (type(e) is gast.Call and type(e.func) is gast.Name and e.func.id in aliases and len(e.args) == 2
+            and not e.keywords and type(e.args[0]) is gast.Name):
+        return e.args[0].id
+    return None
+
+
+def unbroadcast_products(stmts, live_out, aliases, helper, sets=None):
+    """`t = a * b` whose only reader is a later statement's
+    `unbroadcast(t, x)` in the same block (no statement between assigning
+    a name the product reads) becomes `unbroadcast_product(a, b, x)` there
+    (rules/helpers/broadcast.py): a product summed as a contraction,
+    without the product's array where that is large (k-means' (n, k, d)
+    products summed over the points, in its gradient and in the tangent of
+    that gradient). The same values up to rounding; where the helper's
+    conditions fail, the same calls. The rules' own `unbroadcast(g * y,
+    x)` are left alone: on small arrays the helper's checks cost more than
+    the product (a call more per product rule). `aliases`:
+    the names generated code calls unbroadcast by (the unbatched helper);
+    `helper()` gives (injecting it) unbroadcast_product's name; nested
+    blocks too. Returns the new list; `sets` (liveness.Sets) forgets the
+    statements rewritten."""
+    if not aliases:
+        return stmts
+    sets = sets or Sets()
+    counts = {name: 1 for name in live_out}     # (loads and stores: a t read once appears twice)
+    found = False
+    for st in stmts:
+        for n in ast_util.walk(st):
+            t = type(n)
+            if t is gast.Name:
+                counts[n.id] = counts.get(n.id, 0) + 1
+            elif t is gast.Call and type(n.func) is gast.Name and n.func.id in aliases:
+                found = True
+    if not found:
+        return stmts
+    return _sums_of_products_block(list(stmts), counts, aliases, helper, sets)
+
+
+def _product(e):
+    return type(e) is gast.BinOp and type(e.op) is gast.Mult
+
+
+def _sums_of_products_block(stmts, counts, aliases, helper, sets):
+    _nested_blocks(stmts, lambda block: _sums_of_products_block(block, counts, aliases, helper, sets))
+    # products named: t = a * b, ..., r = ... unbroadcast(t, x) ...
+    dropped = set()
+    for k, st in enumerate(stmts):
+        if not (type(st) is gast.Assign and len(st.targets) == 1 and type(st.targets[0]) is gast.Name
+                and _product(st.value) and counts.get(st.targets[0].id) == 2):
+            continue
+        t = st.targets[0].id
+        reads = ast_util.names_loaded(st.value)
+        for j in range(k + 1, len(stmts)):
+            later = stmts[j]
+            if _is_comment(later):
+                continue
+            if type(later) is not gast.Assign:
+                break           # (a block, a push, a return: left as it is)
+            calls = [n for n in ast_util.walk(later.value) if _unbroadcast_of(n, aliases) == t]
+            if calls:
+                call = calls[0]
+                call.func = ast_util.name(helper())
+                call.args = [st.value.left, st.value.right, call.args[1]]
+                sets.forget(later)
+                dropped.add(k)
+                break
+            if t in ast_util.names_loaded(later.value) or ast_util.names_stored(later) & (reads | {t}):
+                break
+    return [st for k, st in enumerate(stmts) if k not in dropped]
+
+
 # ------------------------------------------------------------ freeing
 
 def _is_reverse_marker(s):

@@ -230,6 +230,13 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
                 # (transforms/inplace.py elide_temporaries)
                 return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_BINOPS[node.args[0].value](),
                                                          right=node.args[2]), node)
+            if value is broadcast_helpers.unbroadcast_product and len(node.args) == 3 and not node.keywords:
+                # the same for a product summed as a contraction: unbroadcast(a * b, x), resolved again
+                unbroadcast = ast_util.name("unbroadcast")
+                Anno.CALLEE.add_to(unbroadcast, broadcast_helpers.unbroadcast)
+                Anno.HELPER.add_to(unbroadcast, True)
+                product = gast.BinOp(left=node.args[0], op=gast.Mult(), right=node.args[1])
+                return ast_util.copy_location(ast_util.call(unbroadcast, [product, node.args[2]]), node)
             if value is elementwise_helpers.ufunc_into and len(node.args) == 2 and not node.keywords:
                 # the same for a ufunc written into its operand's buffer: f(a), resolved again
                 return self.visit_Call(ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node))
