@@ -198,3 +198,18 @@ def test_shape_of_an_element_or_none_and_unindex_of_an_element_match_the_general
     # (not an element: the general path's own handling)
     for g, index in [(1.5, (np.int64(1), 2)), (1.5, (True, 1)), (1.5, ([0, 0], [1, 1])), (np.float32(2.0), (1, 2))]:
         np.testing.assert_array_equal(broadcast.unindex(g, x, index), unindex_array(np.asarray(g), x, index))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_max_chooser_fast_path_without_keepdims(dtype, axis):
+    """An int axis removed (k-means' `np.min(dists, axis=1)`): the reduced
+    axis put back, then the fast path; the general path's values, ties
+    split evenly."""
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0], [5.0, 4.0, 5.0], [0.5, 0.5, 0.5]], dtype=dtype)
+    y = np.max(x, axis=axis)
+    got = reductions.max_chooser(x, y, axis, False)
+    general = reductions.max_chooser(x.tolist(), y, axis, False)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got, general.astype(got.dtype))
+    np.testing.assert_allclose(np.sum(got, axis=axis), 1.0)

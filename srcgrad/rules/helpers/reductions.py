@@ -17,11 +17,14 @@ def max_chooser(x, y, axis=None, keepdims=False):
     """Where `x` attains its reduced max/min `y`: 1/k at each of k tied
     positions, 0 elsewhere (ties split evenly, as autograd and JAX do). `x`
     may be a list of arrays (np.max([a, b], axis=0))."""
-    if keepdims and type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4 \
-            and type(y) is np.ndarray:
-        mask = (x == y).astype(x.dtype)          # the common case (log-softmax's max), in fewer calls
-        mask /= np.add.reduce(mask, axis=axis, keepdims=True)
-        return mask
+    if type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and type(y) is np.ndarray:
+        # the common cases (log-softmax's max, k-means' nearest centre), in fewer calls
+        if not keepdims and type(axis) is int:
+            y = np.expand_dims(y, axis)
+        if keepdims or type(axis) is int:
+            mask = (x == y).astype(x.dtype)
+            mask /= np.add.reduce(mask, axis=axis, keepdims=True)
+            return mask
     x = np.asarray(x)
     shape = np.shape(x)
     if axis is not None and not keepdims:
