@@ -50,6 +50,17 @@ def _data(seed=0, n=N_BIG, k=384):
     return rng.standard_normal((8, k)) / 3, rng.standard_normal(k), rng.standard_normal((n, 8))
 
 
+def _gradients_leaving_the_arguments(f, W, b, x):
+    """sg.grad of f in all three arguments, checking that the caller's
+    arrays are as they were (what is written in place is the generated
+    code's own)."""
+    copies = [W.copy(), b.copy(), x.copy()]
+    grads = sg.grad(f, wrt=(0, 1, 2))(W, b, x)
+    for arg, copy in zip((W, b, x), copies):
+        np.testing.assert_array_equal(arg, copy)
+    return grads
+
+
 # ----------------------------------------------------------------------- the helper
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "/"])
@@ -126,10 +137,7 @@ def test_gradients_with_the_write_in_place(f, monkeypatch):
     monkeypatch.setattr(elementwise, "binop_into", spy)
     # (the spy's own parameter is one more reference to the temporary than the generated code holds)
     monkeypatch.setattr(elementwise, "_TEMPORARY_REFS", elementwise._TEMPORARY_REFS + 1)
-    copies = [W.copy(), b.copy(), x.copy()]
-    grads = sg.grad(f, wrt=(0, 1, 2))(W, b, x)
-    for arg, copy in zip((W, b, x), copies):
-        np.testing.assert_array_equal(arg, copy)            # the caller's arrays untouched
+    grads = _gradients_leaving_the_arguments(f, W, b, x)
     if f is layer:
         assert hits and all(hits)                           # it did write in place
     expected = autograd.grad(_autograd_of(f), argnum=(0, 1, 2))(W, b, x)
@@ -287,10 +295,7 @@ def test_a_ufunc_of_a_dead_product_writes_into_it(f, monkeypatch):
     monkeypatch.setattr(elementwise, "ufunc_into", spy)
     # (the spy's parameter is one more reference to the temporary than the generated code holds)
     monkeypatch.setattr(elementwise, "_UNARY_TEMPORARY_REFS", elementwise._UNARY_TEMPORARY_REFS + 1)
-    copies = [W.copy(), b.copy(), x.copy()]
-    grads = sg.grad(f, wrt=(0, 1, 2))(W, b, x)
-    for arg, copy in zip((W, b, x), copies):
-        np.testing.assert_array_equal(arg, copy)
+    grads = _gradients_leaving_the_arguments(f, W, b, x)
     assert (hits and all(hits)) if not reread else not hits
     expected = autograd.grad(_autograd_of(f), argnum=(0, 1, 2))(W, b, x)
     for g, e in zip(grads, expected):
