@@ -192,3 +192,24 @@ def test_forward_over_reverse_through_expand_dims():
     x, w = _axis_cases()[1][1]
     H = sg.hessian(lambda x: last_axis_weighted(x, w))(x)
     check_close(H, autograd.hessian(lambda x: anp.sum(anp.sum(x ** 2, axis=-1) * w))(x), rtol=1e-12, atol=1e-12)
+
+
+def log_sum_exp_rows(v):
+    return np.log(np.sum(np.exp(v), axis=-1))       # a 1-d v: the sum's cotangent is a float
+
+
+def test_sg_jit_compiles_the_axis_put_back_on_a_float():
+    """GradBench's gmm: `expand_dims(g, -1)` of a full reduction's float
+    cotangent; Numba's np.expand_dims takes arrays only (the linker gives
+    it np.asarray(g)). Compiled, not run in CPython with a warning."""
+    pytest.importorskip("numba")
+    import warnings
+    v = np.linspace(-1.0, 2.0, 7)
+    assert "expand_dims(" in sg.source(log_sum_exp_rows, args=(v,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (a PerformanceWarning: it fell back to CPython)
+        jitted = sg.jit(sg.grad(log_sum_exp_rows))
+        got = jitted(v)
+    lowered = sg.source(log_sum_exp_rows, args=(v,), jit=True)
+    assert "expand_dims(asarray(" in lowered, lowered
+    check_close(got, autograd.grad(lambda v: anp.log(anp.sum(anp.exp(v), axis=-1)))(v), rtol=1e-12, atol=1e-14)

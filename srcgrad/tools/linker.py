@@ -454,7 +454,7 @@ class Linker:
         namespace = self._namespace(fn)
         # (the operators and ufuncs that binop_into / ufunc_into write in place: plain again, for Numba and
         # for an exported module, which then needs no reference counts of CPython's)
-        namespace = _binops_back(tree, namespace)
+        namespace = _binops_back(tree, namespace, for_numba=self.add_in_place)
         if self.add_in_place and _adds_in_place(tree, namespace):
             namespace = (namespace[0], {**namespace[1], _ADD_INTO: containers.add_into,
                                         _UNINDEX_ADD: broadcast.unindex_add})
@@ -497,12 +497,13 @@ class Linker:
 _ADD_INTO = ALIAS_PREFIX + "add_into"
 _UNINDEX_ADD = ALIAS_PREFIX + "unindex_add"
 _UNBROADCAST = ALIAS_PREFIX + "unbroadcast"
+_ASARRAY = ALIAS_PREFIX + "asarray"
 
 
 _OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
 
 
-def _binops_back(tree, namespace):
+def _binops_back(tree, namespace, for_numba=False):
     """Write each `binop_into(op, a, b, k)` of the generated gast
     FunctionDef `tree` (a copy; transforms/inplace.py elide_temporaries)
     as `a op b` again (and each `ufunc_into(f, a)` as `f(a)`): for sg.jit,
@@ -511,8 +512,11 @@ def _binops_back(tree, namespace):
     into stay visible to `_adds_in_place`; for sg.export, a module that
     reads as the maths and needs no CPython reference counts. Each
     `unbroadcast_product(a, b, x)` becomes `unbroadcast(a * b, x)` (under
-    the name _UNBROADCAST). `namespace`: (globals, closure cells) of its
-    compiled function; returns it, with _UNBROADCAST when that is used."""
+    the name _UNBROADCAST). `for_numba`: each `np.expand_dims(g, axis)` is
+    `np.expand_dims(np.asarray(g), axis)` (Numba's takes arrays only; the
+    cotangent of a full reduction put back, optimize._unreduce_call, may
+    be a float). `namespace`: (globals, closure cells) of its compiled
+    function; returns it, with _UNBROADCAST and _ASARRAY when used."""
     module_globals, cells = namespace
     used = []
 
@@ -530,16 +534,25 @@ def _binops_back(tree, namespace):
                 obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
                 if obj is elementwise.ufunc_into:       # (f(a) again: Numba compiles the ufunc)
                     return ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node)
+            if for_numba and isinstance(func, gast.Name) and len(node.args) == 2 and not node.keywords:
+                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
+                if obj is np.expand_dims:
+                    node.args[0] = ast_util.call(ast_util.name(_ASARRAY), [node.args[0]])
+                    used.append(_ASARRAY)
+                    return node
             if isinstance(func, gast.Name) and len(node.args) == 3 and not node.keywords:
                 obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
                 if obj is broadcast.unbroadcast_product:        # (unbroadcast(a * b, x): its twin)
                     product = gast.BinOp(left=node.args[0], op=gast.Mult(), right=node.args[1])
-                    used.append(True)
+                    used.append(_UNBROADCAST)
                     return ast_util.copy_location(ast_util.call(ast_util.name(_UNBROADCAST), [product, node.args[2]]),
                                                   node)
             return node
     Back().visit(tree)
-    return (module_globals, {**cells, _UNBROADCAST: broadcast.unbroadcast}) if used else namespace
+    if not used:
+        return namespace
+    added = {_UNBROADCAST: broadcast.unbroadcast, _ASARRAY: np.asarray}
+    return module_globals, {**cells, **{name: added[name] for name in set(used)}}
 
 
 def _adds_in_place(tree, namespace):
