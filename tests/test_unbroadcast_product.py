@@ -108,4 +108,12 @@ def test_jit_and_export_read_the_plain_calls(tmp_path):
     pytest.importorskip("numba")
     lowered = sg.source(nearest_centre, wrt=(1,), args=(points, centres), jit=True)
     assert "unbroadcast_product(" not in lowered and "unbroadcast(sub * " in lowered, lowered
-    check_close(sg.jit(sg.grad(nearest_centre, wrt=1))(points, centres), expected, rtol=1e-12, atol=1e-10)
+    # compiled and run (a 2-d form of the same pattern: Numba compiles k-means' 3-d one for ~14 s)
+    X, w, v = RNG.normal(size=(400, 50)), RNG.normal(size=50), RNG.normal(size=400)
+    assert "unbroadcast_product(" in sg.source(weighted_distances, wrt=(1,), args=(X, w, v))
+    check_close(sg.jit(sg.grad(weighted_distances, wrt=1))(X, w, v),
+                autograd.grad(lambda w: anp.sum(anp.sum((X - w) ** 2, axis=1) * v))(w), rtol=1e-12, atol=1e-10)
+
+
+def weighted_distances(X, w, v):
+    return np.sum(np.sum((X - w) ** 2, axis=1) * v)
