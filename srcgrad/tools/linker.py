@@ -520,33 +520,31 @@ def _binops_back(tree, namespace, for_numba=False):
     module_globals, cells = namespace
     used = []
 
+    def denoted(func):
+        if not isinstance(func, gast.Name):
+            return None
+        return cells[func.id] if func.id in cells else module_globals.get(func.id)
+
     class Back(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            func = node.func
-            if isinstance(func, gast.Name) and len(node.args) == 4 and not node.keywords:
-                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
-                op = node.args[0]
-                if obj is elementwise.binop_into and isinstance(op, gast.Constant) and op.value in _OPERATORS:
-                    return ast_util.copy_location(gast.BinOp(left=node.args[1], op=_OPERATORS[op.value](),
-                                                             right=node.args[2]), node)
-            if isinstance(func, gast.Name) and len(node.args) == 2 and not node.keywords:
-                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
-                if obj is elementwise.ufunc_into:       # (f(a) again: Numba compiles the ufunc)
-                    return ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node)
-            if for_numba and isinstance(func, gast.Name) and len(node.args) == 2 and not node.keywords:
-                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
-                if obj is np.expand_dims:
-                    node.args[0] = ast_util.call(ast_util.name(_ASARRAY), [node.args[0]])
-                    used.append(_ASARRAY)
-                    return node
-            if isinstance(func, gast.Name) and len(node.args) == 3 and not node.keywords:
-                obj = cells[func.id] if func.id in cells else module_globals.get(func.id)
-                if obj is broadcast.unbroadcast_product:        # (unbroadcast(a * b, x): its twin)
-                    product = gast.BinOp(left=node.args[0], op=gast.Mult(), right=node.args[1])
-                    used.append(_UNBROADCAST)
-                    return ast_util.copy_location(ast_util.call(ast_util.name(_UNBROADCAST), [product, node.args[2]]),
-                                                  node)
+            if node.keywords:
+                return node
+            obj, args = denoted(node.func), node.args
+            if obj is elementwise.binop_into and len(args) == 4 and isinstance(args[0], gast.Constant) \
+                    and args[0].value in _OPERATORS:
+                return ast_util.copy_location(gast.BinOp(left=args[1], op=_OPERATORS[args[0].value](),
+                                                         right=args[2]), node)
+            if obj is elementwise.ufunc_into and len(args) == 2:       # (f(a) again: Numba compiles the ufunc)
+                return ast_util.copy_location(ast_util.call(args[0], [args[1]]), node)
+            if obj is np.expand_dims and for_numba and len(args) == 2:
+                args[0] = ast_util.call(ast_util.name(_ASARRAY), [args[0]])
+                used.append(_ASARRAY)
+                return node
+            if obj is broadcast.unbroadcast_product and len(args) == 3:     # (unbroadcast(a * b, x): its twin)
+                product = gast.BinOp(left=args[0], op=gast.Mult(), right=args[1])
+                used.append(_UNBROADCAST)
+                return ast_util.copy_location(ast_util.call(ast_util.name(_UNBROADCAST), [product, args[2]]), node)
             return node
     Back().visit(tree)
     if not used:
