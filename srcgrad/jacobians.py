@@ -21,6 +21,7 @@ from .callables import as_function
 from .errors import PerformanceWarning, api_boundary
 from .functional import _fast_key, _float_argument, _function_and_self, _warn_detached, wrt_indices, grad, jvp
 from .tensor import Tensor, is_differentiable_dtype, path_is_cut, unwrap, unwrap_nested
+from .rules.helpers.diagonal import DiagonalStack
 
 
 def _compilable_or_refusal(f):
@@ -312,11 +313,16 @@ def _batched_jacobian(fn, compiled, raw, i, output):
     rows = [[] for _ in xs]
     for start in range(0, y.size, CHUNK):
         n = min(CHUNK, y.size - start)
-        seeds = _identity_rows(n, y.size, start, seed_dtype)
-        cotangents = [seeds.reshape((n,) + y.shape) if k == (output or 0) else None for k in range(len(outs))]
+        if n == y.size:     # all rows at once: the structured seed, diag(1) (rules/helpers/diagonal.py)
+            seeds = DiagonalStack(np.ones(y.shape, seed_dtype))
+        else:
+            seeds = _identity_rows(n, y.size, start, seed_dtype).reshape((n,) + y.shape)
+        cotangents = [seeds if k == (output or 0) else None for k in range(len(outs))]
         gs = compiled.bwd(residuals, *cotangents)
         for part, g, x in zip(rows, gs, xs):
             full = (n,) + x.shape
+            if isinstance(g, DiagonalStack):
+                g = g.dense()
             part.append(g if type(g) is np.ndarray and g.shape == full else np.broadcast_to(g, full))
     jacs = [_own_array(part[0] if len(part) == 1 else np.concatenate(part), dtype, len(xs) == 1)
             .reshape(y.shape + x.shape) for part, x, dtype in zip(rows, xs, dtypes)]

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import api_boundary
 from ..tensor import Tensor, Variable, conformed, is_differentiable_dtype, unwrap
+from ..rules.helpers.diagonal import DiagonalStack
 from . import buffers, scipy_calls
 from .nested import flatten, pack_as
 from .recording import UnconnectedGradients, _stack, _unconnected, recording_tapes
@@ -360,9 +361,12 @@ class GradientTape:
         connected = [False] * len(sources)
         for start in range(0, n, chunk):
             k = min(chunk, n - start)
-            seed = np.zeros((k, n), dtype=target.dtype)
-            seed[np.arange(k), start + np.arange(k)] = 1
-            seed = rows(seed) if rows is not None else seed.reshape((k,) + tuple(shape))
+            if k == n and rows is None:     # all rows at once: the structured seed, diag(1)
+                seed = DiagonalStack(np.ones(tuple(shape), dtype=target.dtype))
+            else:
+                seed = np.zeros((k, n), dtype=target.dtype)
+                seed[np.arange(k), start + np.arange(k)] = 1
+                seed = rows(seed) if rows is not None else seed.reshape((k,) + tuple(shape))
             grads = self._sweep([target], [seed], sources, reachable, batched=True)
             for i, (g, s) in enumerate(zip(grads, sources)):
                 if g is None:
@@ -370,6 +374,8 @@ class GradientTape:
                 else:
                     connected[i] = True
                     g = unwrap(g)
+                    if isinstance(g, DiagonalStack):
+                        g = g.dense()
                     if np.shape(g) != (k,) + s.shape:
                         g = np.broadcast_to(g, (k,) + s.shape)
                     parts[i].append(g)

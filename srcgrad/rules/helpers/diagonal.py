@@ -1,0 +1,197 @@
+"""A structured seed: the stack of the identity's rows, scaled, kept as its
+diagonal.
+
+A Jacobian by reverse mode seeds the batched reverse sweep with the rows of
+the identity (one cotangent per output entry, jacobians.py), a Hessian the
+sweep of the gradient's adjoint the same way. As a dense array that stack
+costs m x m to build and every step of the sweep pays for it: `bout * x` is
+m x m products, and the adjoint of `A @ x` a matrix product of m^3 flops,
+although every row of the stack is zero but at one entry. While the steps
+only scale entries (the cotangents of elementwise operations), the stack
+stays `diag(d)`: `DiagonalStack` keeps d alone, each step costs O(m), and
+the adjoint of a matrix product is `d[:, None] * A`, O(m n), where the dense
+stack paid O(m^2 n) (the sparsity a hand-written Jacobian of an elementwise
+layer uses: Griewank & Walther 2008, "Evaluating Derivatives", ch. 7-8, on
+exploiting the structure of seed matrices).
+
+It is exactly the dense stack: a step that keeps the structure computes
+the entries the dense one does (NaN included: scaling by an infinite or
+NaN factor, or dividing by a zero one, makes the zeros NaN in the dense
+stack, so it densifies), and any other operation (a NumPy function, a
+method, an index, a ufunc it does not know) gets the dense array, built
+then (`__array__`), so generated code and helpers need not know the type.
+"""
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+# scalar and array types a structured stack may be scaled by (a list, a Tensor, a ShapeOf: densify)
+_FACTORS = (np.ndarray, np.generic, float, int, complex)
+
+
+class DiagonalStack(NDArrayOperatorsMixin):
+    """The stack G of shape (m,) + S, m = prod(S), whose row k is the k-th
+    entry of `diagonal` (shape S) at its place in S and zeros elsewhere:
+    G.reshape(m, m) == np.diag(diagonal.ravel()). dtype: the diagonal's.
+
+    Arithmetic that keeps the structure returns a DiagonalStack (O(m)):
+    `-G`, `conj(G)`, `G * y` and `y * G` for a finite `y` of a shape that
+    broadcasts within S (not along the batch axis), `G / y` for a finite
+    nonzero one, `G1 op G2` for + - * of two stacks of one shape. `G + D`
+    and `G - D` for a dense D of G's shape return a dense copy of D with
+    the diagonal added (O(m^2), no m^2 zeros built); `G @ B` for a 1-d S
+    and a finite matrix B of S[0] rows, `diagonal[:, None] * B`. Anything
+    else runs on the dense array (np.asarray(G)), so the result is always
+    the dense stack's. Immutable: `out=` naming it returns a new array.
+    """
+
+    __slots__ = ("diagonal", "shape", "dtype")
+
+    def __init__(self, diagonal):
+        d = np.asarray(diagonal)
+        self.diagonal = d
+        self.shape = (d.size,) + d.shape
+        self.dtype = d.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return self.shape[0] * self.shape[0]
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return "DiagonalStack(%r)" % (self.diagonal,)
+
+    def dense(self, dtype=None):
+        """The stack as a new ndarray of shape (m,) + S (of `dtype`, default
+        the diagonal's)."""
+        d = self.diagonal
+        out = np.zeros(self.shape, dtype=d.dtype if dtype is None else dtype)
+        np.fill_diagonal(out.reshape(d.size, d.size), d.ravel())
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        return self.dense(dtype)
+
+    # ndarray's other attributes and methods (reshape, sum, T, copy, astype...): the dense array's
+    def __getattr__(self, name):
+        if name.startswith("__") or name in DiagonalStack.__slots__:
+            raise AttributeError(name)
+        return getattr(self.dense(), name)
+
+    def __getitem__(self, index):
+        return self.dense()[index]
+
+    def __iter__(self):
+        return iter(self.dense())
+
+    def __bool__(self):
+        return bool(self.dense())
+
+    def __float__(self):
+        return float(self.dense())
+
+    def __complex__(self):
+        return complex(self.dense())
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            found = _structured(ufunc, inputs)
+            if found is not None:
+                return found
+        inputs = [x.dense() if isinstance(x, DiagonalStack) else x for x in inputs]
+        out = kwargs.get("out")
+        if out is not None and any(isinstance(o, DiagonalStack) for o in out):
+            del kwargs["out"]       # (immutable: the result is a new array, as `G += y` rebinds G)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _OF_SHAPE and len(args) == 1 and not kwargs:
+            return _OF_SHAPE[func](self)
+        if func is np.result_type:
+            return np.result_type(*[a.dtype if isinstance(a, DiagonalStack) else a for a in args])
+        return func(*_dense_tree(args), **_dense_tree(kwargs))
+
+
+# NumPy functions of an array's shape alone (the batched helpers ask for the batch size)
+_OF_SHAPE = {np.shape: lambda g: g.shape, np.ndim: lambda g: len(g.shape), np.size: lambda g: g.size}
+
+
+def _dense_tree(value):
+    """`value` (a tuple, list or dict of arguments) with every
+    DiagonalStack in it replaced by its dense array."""
+    if isinstance(value, DiagonalStack):
+        return value.dense()
+    if type(value) in (tuple, list):
+        return type(value)(_dense_tree(v) for v in value)
+    if type(value) is dict:
+        return {k: _dense_tree(v) for k, v in value.items()}
+    return value
+
+
+def _finite(y, nonzero=False):
+    """Is every entry of `y` finite (and nonzero, if asked)? (0 * inf and
+    0 / 0 are NaN: there the dense stack's zeros are not zeros.)"""
+    y = np.asarray(y)
+    if y.dtype.kind not in "fc":
+        return y.dtype.kind in "iub" and (not nonzero or bool(np.all(y != 0)))
+    ok = bool(np.all(np.isfinite(y)))
+    return ok and (not nonzero or bool(np.all(y != 0)))
+
+
+def _within(y, shape):
+    """Does the factor `y` broadcast within the diagonal's `shape` (so that
+    it scales each row of the stack the same way)?"""
+    ys = np.shape(y)
+    if len(ys) > len(shape):
+        return False
+    try:
+        return np.broadcast_shapes(ys, shape) == shape
+    except ValueError:
+        return False
+
+
+def _structured(ufunc, inputs):
+    """The result of ufunc(*inputs) as the structure gives it (a
+    DiagonalStack, or a dense array built without the m^2 zeros), or None
+    when the ufunc or its operands do not keep it."""
+    if len(inputs) == 1:
+        (g,) = inputs
+        if ufunc is np.negative or ufunc is np.positive or ufunc is np.conjugate:
+            return DiagonalStack(ufunc(g.diagonal))
+        return None
+    if len(inputs) != 2:
+        return None
+    a, b = inputs
+    sa, sb = isinstance(a, DiagonalStack), isinstance(b, DiagonalStack)
+    if sa and sb:
+        if a.shape == b.shape and ufunc in (np.add, np.subtract, np.multiply):
+            return DiagonalStack(ufunc(a.diagonal, b.diagonal))
+        return None
+    g, y = (a, b) if sa else (b, a)
+    if not isinstance(y, _FACTORS):
+        return None
+    d = g.diagonal
+    if ufunc is np.multiply or ufunc is np.divide and sa:
+        if _within(y, d.shape) and _finite(y, nonzero=ufunc is np.divide):
+            return DiagonalStack(ufunc(d, y) if sa else ufunc(y, d))
+        return None
+    if (ufunc is np.add or ufunc is np.subtract) and type(y) is np.ndarray and y.shape == g.shape:
+        dtype = np.result_type(y.dtype, d.dtype)
+        if dtype.kind not in "fc":
+            return None
+        out = np.array(y, dtype=dtype) if ufunc is np.add or not sa else np.negative(y, dtype=dtype)
+        place = (np.arange(d.size),) + np.unravel_index(np.arange(d.size), d.shape)
+        if ufunc is np.subtract and not sa:
+            out[place] -= d.ravel()
+        else:
+            out[place] += d.ravel()
+        return out
+    if ufunc is np.matmul and sa and d.ndim == 1 and type(y) is np.ndarray and y.ndim == 2 \
+            and y.shape[0] == d.shape[0] and _finite(y):
+        return d[:, None] * y
+    return None
