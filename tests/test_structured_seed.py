@@ -124,10 +124,14 @@ def test_two_stacks():
         a + other
 
 
-@pytest.mark.parametrize("d", [D1, D2], ids=["1-d", "2-d"])
+@pytest.mark.parametrize("d", [D1, D2, np.array(0.7), "fortran"], ids=["1-d", "2-d", "0-d", "fortran"])
 def test_adding_a_dense_array_adds_the_diagonal(d):
+    fortran = isinstance(d, str)
+    d = RNG.normal(size=(3, 4)) if fortran else d
     g = DiagonalStack(d)
     y = RNG.normal(size=g.shape)
+    if fortran:
+        y = np.asfortranarray(y)
     for got, want in ((g + y, _dense(d) + y), (y + g, y + _dense(d)), (g - y, _dense(d) - y),
                       (y - g, y - _dense(d))):
         assert type(got) is np.ndarray

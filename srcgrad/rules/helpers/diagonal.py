@@ -184,12 +184,14 @@ def _structured(ufunc, inputs):
         dtype = np.result_type(y.dtype, d.dtype)
         if dtype.kind not in "fc":
             return None
-        out = np.array(y, dtype=dtype) if ufunc is np.add or not sa else np.negative(y, dtype=dtype)
-        place = (np.arange(d.size),) + np.unravel_index(np.arange(d.size), d.shape)
+        out = np.array(y, dtype=dtype, order="C") if ufunc is np.add or not sa \
+            else np.negative(y, dtype=dtype, order="C")
+        rows = out.reshape(d.size, d.size)      # (a view: `out` is new and C-contiguous)
+        place = np.arange(d.size)
         if ufunc is np.subtract and not sa:
-            out[place] -= d.ravel()
+            rows[place, place] -= d.ravel()
         else:
-            out[place] += d.ravel()
+            rows[place, place] += d.ravel()
         return out
     if ufunc is np.matmul and sa and d.ndim == 1 and type(y) is np.ndarray and y.ndim == 2 \
             and y.shape[0] == d.shape[0] and _finite(y):
