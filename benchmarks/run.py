@@ -365,7 +365,7 @@ def _run(args, settings, info):
 
     targets = [t for w in results["workloads"] for t in w["targets"]]
     if targets:
-        print("\n== goals (issues 9 and 10)")
+        print("\n== goals (issues 9, 10, 18 and 19)")
         for t in targets:
             print("   " + _target_line(t))
     bad = [(w["name"], r["path"], r["status"], r["error"]) for w in results["workloads"]

@@ -112,6 +112,8 @@ def run(bench):
     ref = "hand-written (scipy.optimize.rosen_hess)"
     bench.target("sg.hessian / hand-written",
                  lambda: bench.ratio("srcgrad sg.hessian", ref), "<=", 6, "issue 9")
+    bench.target("sg.hessian / JAX jit",
+                 lambda: bench.ratio("srcgrad sg.hessian", "JAX hessian jit (steady state)"), "<=", 1.5, "issue 18")
     bench.target("nested tapes / hand-written",
                  lambda: bench.ratio("srcgrad nested tapes, @sg.function", ref), "<=", 6,
                  "issue 9")

@@ -109,3 +109,10 @@ def run(bench):
     for path in ("srcgrad tape.jacobian, @sg.function", "srcgrad sg.jacobian"):
         bench.target("%s / hand-written" % path.replace("srcgrad ", ""),
                      lambda path=path: bench.ratio(path, ref), "<=", 10, "issue 9")
+
+    def to_jax():       # (JAX's faster mode in this run: its jit steady state)
+        jax_times = [bench.median("JAX %s jit (steady state)" % mode) for mode in ("jacrev", "jacfwd")]
+        jax_times = [t for t in jax_times if t is not None]
+        mine = bench.median("srcgrad sg.jacobian")
+        return mine / min(jax_times) if jax_times and mine is not None else None
+    bench.target("sg.jacobian / JAX jit (the faster of jacrev and jacfwd)", to_jax, "<=", 1.5, "issue 18")
