@@ -47,6 +47,16 @@ AST of the linked module (tools/linker.py) before `numba.njit` sees it:
   reverse sweep takes its residuals as the tuple its forward sweep
   returned; a tape's, called from Python, as flat parameters.
 
+Last, `_fold_elementwise`: a temporary of an elementwise expression read
+once, by a later statement of its block with nothing between that could
+change what it reads, is written into that read (`sin = np.sin(m); mul =
+0.01 * sin; x = x + mul` is `x = x + 0.01 * np.sin(m)`). Numba fuses an
+array expression into one loop only across its own temporaries, never
+across named variables (numba/np/ufunc/array_exprs.py), so the ANF of
+generated code made an array and a pass over memory per operation; the
+folded chain is one loop and one array, computing every entry with the
+same operations in the same order.
+
 Anything else that cannot be lowered raises `Unlowerable` with the reason;
 `sg.jit` then runs that function in CPython with a PerformanceWarning.
 """
@@ -906,5 +916,144 @@ def lower_function(fdef, push, pop, shape_of, numpy_names=("np", "numpy"), split
     params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args if a.arg in shaped]
     fdef.body[:0] = [_follow_shape(p, fdef) for p in params]
     lowering.finish(fdef)
+    _fold_elementwise(fdef, set(numpy_names))
     ast.fix_missing_locations(fdef)
+    return fdef
+
+
+#: the operators of elementwise expressions Numba fuses (numba/np/npyimpl.py's array operators)
+_ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
+_ELEMENTWISE_UNARY = (ast.USub, ast.UAdd)
+#: list methods a statement between a temporary and its read may call (the stacks' append and pop)
+_LIST_METHODS = ("append", "pop")
+
+
+def _np_ufunc(node, numpy_names):
+    """Is `node` a call `np.f(a, ...)` of a NumPy ufunc with its
+    positional operands only (an elementwise function without side
+    effects)?"""
+    import numpy as np
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in numpy_names):
+        return False
+    f = getattr(np, node.func.attr, None)
+    return isinstance(f, np.ufunc) and not node.keywords and len(node.args) == f.nin \
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+
+
+def _elementwise(node, numpy_names):
+    """Is the expression `node` made only of names, constants,
+    arithmetic operators and NumPy ufunc calls (pure, and an array
+    expression Numba can fuse)?"""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _ELEMENTWISE_OPS) and _elementwise(node.left, numpy_names) \
+            and _elementwise(node.right, numpy_names)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, _ELEMENTWISE_UNARY) and _elementwise(node.operand, numpy_names)
+    if _np_ufunc(node, numpy_names):
+        return all(_elementwise(a, numpy_names) for a in node.args)
+    return False
+
+
+def _reads(node):
+    """The names `node` loads."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _harmless(stmt, names, numpy_names):
+    """Can `stmt`, between a temporary's assignment and its read, run
+    without changing what the temporary's expression reads (`names`)? Yes
+    for an assignment to other plain names of a pure expression or of a
+    stack's pop, and for a stack's append; no for anything that may write
+    into an array (a call of anything else, an element assignment, `+=`)."""
+    if isinstance(stmt, ast.Expr):
+        call = stmt.value
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr == "append" and isinstance(call.func.value, ast.Name) \
+            and len(call.args) == 1 and not call.keywords and _elementwise(call.args[0], numpy_names)
+    if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
+        return False
+    if any(t.id in names for t in stmt.targets):
+        return False
+    value = stmt.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
+            and isinstance(value.func.value, ast.Name) and not value.args and not value.keywords:
+        return True
+    return _elementwise(value, numpy_names)
+
+
+def _read_safely(stmt, name, numpy_names):
+    """Does `stmt` read `name` once, in an expression whose evaluation up
+    to that read runs nothing but pure operations (so the folded
+    expression, evaluated there, sees what it saw at its assignment)? Its
+    value: an elementwise expression, or one call (of anything) whose
+    arguments are elementwise expressions: they are all evaluated before
+    the call runs."""
+    if not isinstance(stmt, (ast.Assign, ast.Expr, ast.Return)) or stmt.value is None:
+        return False
+    if isinstance(stmt, ast.Assign) and any(name in _reads(t) or
+                                            (isinstance(t, ast.Name) and t.id == name) for t in stmt.targets):
+        return False
+    value = stmt.value
+    if _elementwise(value, numpy_names):
+        return True
+    return isinstance(value, ast.Call) and not value.keywords \
+        and all(_elementwise(a, numpy_names) for a in value.args) and name not in _reads(value.func)
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces the load of one name by an expression."""
+
+    def __init__(self, name, expr):
+        self.name, self.expr = name, expr
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return self.expr
+        return node
+
+
+def _fold_elementwise(fdef, numpy_names):
+    """Write each temporary of an elementwise expression that one later
+    statement of its block reads, once, into that read (the module doc):
+    `t = E` is folded when the whole function stores `t` only there and
+    loads it only once, in a simple statement of the same block
+    (`_read_safely`), and every statement between is `_harmless` to E."""
+    stores, loads = {}, {}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name):
+            counts = loads if isinstance(n.ctx, ast.Load) else stores
+            counts[n.id] = counts.get(n.id, 0) + 1
+    params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
+
+    def fold(body):
+        i = 0
+        while i < len(body):
+            stmt = body[i]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    fold(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                fold(handler.body)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                if stores.get(name) == 1 and loads.get(name) == 1 and name not in params \
+                        and _elementwise(stmt.value, numpy_names) and not isinstance(stmt.value, ast.Name):
+                    names = _reads(stmt.value)
+                    for j in range(i + 1, len(body)):
+                        if name in _reads(body[j]):
+                            if _read_safely(body[j], name, numpy_names):
+                                _Substitute(name, stmt.value).visit(body[j])
+                                del body[i]
+                                stores[name] = loads[name] = 0
+                                i -= 1
+                            break
+                        if not _harmless(body[j], names, numpy_names):
+                            break
+            i += 1
+
+    fold(fdef.body)
     return fdef
