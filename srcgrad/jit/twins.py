@@ -118,7 +118,7 @@ def _private_cache_folder():
 
 #: the stubs whose overloads are never cached on disk: those that build their implementation with exec,
 #: and vector_ufunc, whose object-mode block is a Python function object (Numba caches no code holding one)
-_EXEC_MADE = {"unindex", "concatenate_adjoint", "einsum", "einsum_adjoint", "vector_ufunc", "stand_in",
+_EXEC_MADE = {"unindex", "concatenate_adjoint", "stack_adjoint", "einsum", "einsum_adjoint", "vector_ufunc", "stand_in",
               "check_not_shared"}
 
 
@@ -363,6 +363,14 @@ def concatenate_adjoint(g, arrays, axis):
     compiling: the pieces of `g` along `axis`, one per operand of
     `arrays` (a tuple of arrays: a tuple of views of g; a list, as
     generated code passes them: a list)."""
+    raise NotImplementedError("a Numba twin")
+
+
+def stack_adjoint(g, arrays, axis):
+    """Twin of srcgrad's stack_adjoint for an int `axis` known when
+    compiling: operand i's cotangent is g's slice i along that axis (a
+    view), without np.moveaxis (whose Numba implementation, sorting its
+    axes, took ~9 s of the RNN's first call to compile)."""
     raise NotImplementedError("a Numba twin")
 
 
@@ -1854,6 +1862,33 @@ def _concatenate_adjoint(g, arrays, axis):
     return impl
 
 
+@overload(stack_adjoint, prefer_literal=True)
+def _stack_adjoint(g, arrays, axis):
+    ax = _literal(axis)
+    if not _array(g) or type(ax) is not int or not -g.ndim <= ax < g.ndim:
+        return None
+    lead = ":, " * (ax % g.ndim)
+    if isinstance(arrays, types.BaseTuple):
+        if not all(_array(t) and t.ndim == g.ndim - 1 for t in arrays.types):
+            return None
+        pieces = "".join("g[%s%d], " % (lead, k) for k in range(len(arrays.types)))
+        lines = ["def kernel(g, arrays, axis):", "    return (%s)" % pieces]
+    elif isinstance(arrays, (types.List, types.ListType)) and _array(arrays.dtype) \
+            and arrays.dtype.ndim == g.ndim - 1:
+        lines = ["def kernel(g, arrays, axis):",
+                 "    out = [g[%s0] for _ in range(0)]" % lead,
+                 "    for k in range(len(arrays)):",
+                 "        out.append(g[%sk])" % lead,
+                 "    return out"]
+    else:
+        return None
+    kernel = _jitable_from_source("\n".join(lines) + "\n", "kernel", "<srcgrad.jit stack_adjoint twin>")
+
+    def impl(g, arrays, axis):
+        return kernel(g, arrays, axis)
+    return impl
+
+
 @overload(seq_cotangent)
 def _seq_cotangent(g, x):
     if isinstance(x, (types.BaseTuple, types.List)) and isinstance(g, (types.BaseTuple, types.List)):
@@ -2441,6 +2476,7 @@ TWINS = {
     _helper_key("srcgrad.rules.helpers.complex", "real_part"): real_part,
     _helper_key("srcgrad.rules.helpers.complex", "sign"): complex_sign,
     _helper_key("srcgrad.rules.helpers.shapes", "concatenate_adjoint"): concatenate_adjoint,
+    _helper_key("srcgrad.rules.helpers.shapes", "stack_adjoint"): stack_adjoint,
 }
 
 
