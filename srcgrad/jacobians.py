@@ -313,12 +313,17 @@ def _batched_jacobian(fn, compiled, raw, i, output):
     rows = [[] for _ in xs]
     for start in range(0, y.size, CHUNK):
         n = min(CHUNK, y.size - start)
-        if n == y.size:     # all rows at once: the structured seed, diag(1) (rules/helpers/diagonal.py)
-            seeds = DiagonalStack(np.ones(y.shape, seed_dtype))
+        # all rows at once: the structured seed, diag(1) (rules/helpers/diagonal.py), unless the sweep
+        # asked for its dense array at once last time (a Hessian's slice of it: then it gains nothing)
+        structured = n == y.size and not compiled.__dict__.get("_dense_seed")
+        if structured:
+            seeds = DiagonalStack.identity(y.shape, seed_dtype)
         else:
             seeds = _identity_rows(n, y.size, start, seed_dtype).reshape((n,) + y.shape)
         cotangents = [seeds if k == (output or 0) else None for k in range(len(outs))]
         gs = compiled.bwd(residuals, *cotangents)
+        if structured and seeds.densified:
+            compiled._dense_seed = True
         for part, g, x in zip(rows, gs, xs):
             full = (n,) + x.shape
             if isinstance(g, DiagonalStack):

@@ -24,6 +24,7 @@ import srcgrad as sg
 import test_jacobians
 from gradcheck import check_close
 from srcgrad import jacobians
+from srcgrad.callables import as_function
 from srcgrad.rules.helpers import diagonal
 from srcgrad.rules.helpers.diagonal import DiagonalStack
 
@@ -275,3 +276,64 @@ def test_the_diagonal_module_keeps_factors_to_numbers_and_arrays():
     assert not isinstance([1.0, 2.0], diagonal._FACTORS)
     got = DiagonalStack(D1[:2]) * [1.0, 2.0]        # (a list: the dense array's product)
     _same(got, _dense(D1[:2]) * [1.0, 2.0])
+
+
+def test_the_identitys_dense_array_is_shared_read_only_and_copied_when_asked():
+    g = DiagonalStack.identity((3, 2), np.float64)
+    a, b = np.asarray(g), DiagonalStack.identity((3, 2), np.float64).dense()
+    assert a is b and not a.flags.writeable
+    _same(a, _dense(np.ones((3, 2))))
+    c = np.array(g)
+    assert c is not a and c.flags.writeable
+    assert g.densified
+    assert not DiagonalStack(D1).densified and not (DiagonalStack(D1) * 2.0).densified
+
+
+def scaled(x):
+    return x * 1.0
+
+
+def ident(x):
+    return x
+
+
+def test_the_jacobian_of_the_identity_is_a_new_writeable_array():
+    x0 = RNG.normal(size=3)
+    j1, j2 = sg.jacobian(ident)(x0), sg.jacobian(ident)(x0)
+    _same(j1, np.eye(3))
+    assert j1 is not j2 and j1.flags.writeable and j2.flags.writeable
+
+
+def test_jacobians_of_the_seed_itself_are_the_callers_own(monkeypatch):
+    x0 = RNG.normal(size=4)
+    j1, j2 = sg.jacobian(scaled)(x0), sg.jacobian(scaled)(x0)
+    _same(j1, np.eye(4))
+    assert j1 is not j2 and j1.flags.writeable
+    j1[0, 0] = 5.0
+    _same(j2, np.eye(4))
+    v = sg.Variable(x0)
+    with sg.GradientTape(persistent=True) as tape:
+        y = scaled(v)
+    t1, t2 = tape.jacobian(y, v).numpy(), tape.jacobian(y, v).numpy()
+    assert t1 is not t2 and t1.flags.writeable
+    _same(t1, np.eye(4))
+
+
+def test_a_sweep_that_densifies_the_seed_at_once_is_seeded_dense_from_then_on():
+    """A Hessian whose sweep slices the seed first (Rosenbrock's x[1:])
+    gains nothing from the structure: its artefact remembers, and the next
+    call takes the dense identity's rows (the same Hessian)."""
+    from scipy.optimize import rosen_hess
+    x0 = RNG.normal(size=12)
+    h = sg.hessian(test_jacobians.rosen)
+    first = h(x0)
+    vg = as_function(sg.grad(test_jacobians.rosen, wrt=(0,), preserve_result=True))
+    compiled, _, _ = jacobians._batched_artefact(vg, [x0], 0, 1)
+    assert compiled.__dict__.get("_dense_seed") is True
+    np.testing.assert_array_equal(h(x0), first)
+    check_close(first, rosen_hess(x0), rtol=1e-12, atol=1e-10)
+    # and one whose sweep scales it first keeps the structure
+    A, x = RNG.normal(size=(6, 6)), RNG.normal(size=6)
+    sg.jacobian(layer, wrt=1)(A, x)
+    compiled, _, _ = jacobians._batched_artefact(as_function(layer), [A, x], 1, None)
+    assert not compiled.__dict__.get("_dense_seed")

@@ -362,7 +362,7 @@ class GradientTape:
         for start in range(0, n, chunk):
             k = min(chunk, n - start)
             if k == n and rows is None:     # all rows at once: the structured seed, diag(1)
-                seed = DiagonalStack(np.ones(tuple(shape), dtype=target.dtype))
+                seed = DiagonalStack.identity(tuple(shape), target.dtype)
             else:
                 seed = np.zeros((k, n), dtype=target.dtype)
                 seed[np.arange(k), start + np.arange(k)] = 1
@@ -375,7 +375,7 @@ class GradientTape:
                     connected[i] = True
                     g = unwrap(g)
                     if isinstance(g, DiagonalStack):
-                        g = g.dense()
+                        g = np.array(g)         # (a new array: the identity's dense array is shared)
                     if np.shape(g) != (k,) + s.shape:
                         g = np.broadcast_to(g, (k,) + s.shape)
                     parts[i].append(g)

@@ -44,13 +44,25 @@ class DiagonalStack(NDArrayOperatorsMixin):
     the dense stack's. Immutable: `out=` naming it returns a new array.
     """
 
-    __slots__ = ("diagonal", "shape", "dtype")
+    __slots__ = ("diagonal", "shape", "dtype", "_identity", "densified")
 
     def __init__(self, diagonal):
         d = np.asarray(diagonal)
         self.diagonal = d
         self.shape = (d.size,) + d.shape
         self.dtype = d.dtype
+        self._identity = False
+        self.densified = False      # (has an operation asked for this stack's dense array?)
+
+    @classmethod
+    def identity(cls, shape, dtype):
+        """The identity's rows for outputs of `shape` and `dtype` (the seed
+        of a Jacobian): its dense array, when an operation needs it, is
+        kept read-only and shared while small (IDENTITIES_KEPT), as the
+        dense seeds were (a Hessian's sweep slices it at once)."""
+        g = cls(np.ones(shape, dtype=dtype))
+        g._identity = True
+        return g
 
     @property
     def ndim(self):
@@ -67,15 +79,26 @@ class DiagonalStack(NDArrayOperatorsMixin):
         return "DiagonalStack(%r)" % (self.diagonal,)
 
     def dense(self, dtype=None):
-        """The stack as a new ndarray of shape (m,) + S (of `dtype`, default
-        the diagonal's)."""
+        """The stack as an ndarray of shape (m,) + S (of `dtype`, default
+        the diagonal's): a new one, or for the identity of at most
+        IDENTITIES_KEPT entries a shared read-only one."""
+        self.densified = True
         d = self.diagonal
-        out = np.zeros(self.shape, dtype=d.dtype if dtype is None else dtype)
-        np.fill_diagonal(out.reshape(d.size, d.size), d.ravel())
-        return out
+        dtype = d.dtype if dtype is None else np.dtype(dtype)
+        if self._identity and d.size * d.size <= IDENTITIES_KEPT:
+            key = (self.shape, dtype)
+            found = _IDENTITIES.get(key)
+            if found is None:
+                if len(_IDENTITIES) > 32:
+                    _IDENTITIES.clear()
+                found = _IDENTITIES[key] = _filled(d, dtype)
+                found.flags.writeable = False
+            return found
+        return _filled(d, dtype)
 
     def __array__(self, dtype=None, copy=None):
-        return self.dense(dtype)
+        a = self.dense(dtype)
+        return a.copy() if copy and not a.flags.writeable else a     # (np.array(G): never the shared identity)
 
     # ndarray's other attributes and methods (reshape, sum, T, copy, astype...): the dense array's
     def __getattr__(self, name):
@@ -119,6 +142,19 @@ class DiagonalStack(NDArrayOperatorsMixin):
 
 # NumPy functions of an array's shape alone (the batched helpers ask for the batch size)
 _OF_SHAPE = {np.shape: lambda g: g.shape, np.ndim: lambda g: len(g.shape), np.size: lambda g: g.size}
+
+
+def _filled(d, dtype):
+    """A new array of zeros of shape (d.size,) + d.shape with d on the
+    rows' diagonal."""
+    out = np.zeros((d.size,) + d.shape, dtype=dtype)
+    np.fill_diagonal(out.reshape(d.size, d.size), d.ravel())
+    return out
+
+
+#: identities of at most this many entries keep their dense array (512 kB of float64, as jacobians.SEEDS_KEPT)
+IDENTITIES_KEPT = 1 << 16
+_IDENTITIES = {}        # ((m,) + S, dtype) -> the read-only dense identity
 
 
 def _dense_tree(value):
