@@ -337,3 +337,77 @@ def test_a_sweep_that_densifies_the_seed_at_once_is_seeded_dense_from_then_on():
     sg.jacobian(layer, wrt=1)(A, x)
     compiled, _, _ = jacobians._batched_artefact(as_function(layer), [A, x], 1, None)
     assert not compiled.__dict__.get("_dense_seed")
+
+
+# --------------------------------------------------------------------------
+# A diagonal over the trailing axes: every example of a batch_jacobian seeded at once
+
+def _dense_lead(d, lead):
+    """The dense stack of DiagonalStack(d, lead), built entry by entry."""
+    d = np.asarray(d)
+    inner = d.shape[lead:]
+    m = int(np.prod(inner))
+    out = np.zeros((m,) + d.shape, dtype=d.dtype)
+    for k in range(m):
+        place = np.unravel_index(k, inner)
+        out[(k, Ellipsis) + place] = d[(Ellipsis,) + place]
+    return out
+
+
+DL = RNG.normal(size=(3, 4))        # 3 examples, a diagonal of 4
+DL3 = RNG.normal(size=(2, 3, 2))    # (2, 3) examples... or 2 examples of a 3 x 2 diagonal
+
+
+@pytest.mark.parametrize("d, lead", [(DL, 1), (DL3, 1), (DL3, 2), (DL, 0)], ids=["1+1", "1+2", "2+1", "0+2"])
+def test_a_lead_stack_is_its_dense_array(d, lead):
+    g = DiagonalStack(d, lead)
+    want = _dense_lead(d, lead)
+    assert g.shape == want.shape and np.shape(g) == want.shape and np.size(g) == want.size
+    _same(np.asarray(g), want)
+    _same(DiagonalStack.identity(d.shape, np.float64, lead).dense(), _dense_lead(np.ones(d.shape), lead))
+    y = RNG.normal(size=d.shape)
+    got = g * y
+    assert isinstance(got, DiagonalStack) and got.lead == lead
+    _same(got, want * y)
+    _same(-g, -want)
+    dense = RNG.normal(size=want.shape)
+    np.testing.assert_allclose(g + dense, want + dense, rtol=0, atol=0)
+    np.testing.assert_allclose(dense - g, dense - want, rtol=0, atol=0)
+    other = DiagonalStack(d * 2.0, lead)
+    _same(g + other, want + _dense_lead(d * 2.0, lead))
+    inner = tuple(range(1 + lead, 1 + d.ndim))
+    for keepdims in (False, True):
+        got = np.sum(g, axis=inner, keepdims=keepdims)
+        assert type(got) is np.ndarray and got.flags.writeable
+        _same(got, np.sum(want, axis=inner, keepdims=keepdims))
+    if len(inner) > 1:      # (part of the diagonal's axes: the dense array's sum)
+        _same(np.sum(g, axis=inner[-1]), np.sum(want, axis=inner[-1]))
+
+
+@pytest.mark.parametrize("d, lead", [(DL, 1), (DL3, 2)], ids=["1+1", "2+1"])
+def test_a_lead_stacks_matrix_product(d, lead):
+    g = DiagonalStack(d, lead)
+    B = RNG.normal(size=(d.shape[-1], 5))
+    got = g @ B
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, _dense_lead(d, lead) @ B, rtol=1e-14, atol=1e-15)
+
+
+def per_example(x, W):
+    return np.tanh(x @ W) * np.sum(x * x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("path", ["compiled", "op by op"])
+def test_batch_jacobian_never_densifies_its_seed_and_is_autograds(path, densified):
+    x0, W = RNG.normal(size=(5, 3)), RNG.normal(size=(3, 4))
+    f = sg.function(per_example) if path == "compiled" else per_example
+    x = sg.Variable(x0)
+    with sg.GradientTape(persistent=True) as tape:
+        y = f(x, W)
+    j = tape.batch_jacobian(y, x).numpy()
+    assert j.shape == (5, 4, 3)
+    chunked = tape.batch_jacobian(y, x, parallel_iterations=3).numpy()      # (dense rows, 3 at a time)
+    ref = np.stack([autograd.jacobian(lambda r: anp.tanh(r @ W) * anp.sum(r ** 2))(r) for r in x0])
+    check_close(j, ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(j, chunked, rtol=1e-14, atol=1e-15)
+    assert all(shape != (4, 5, 4) for shape in densified)       # (the seed itself never made dense)

@@ -351,18 +351,20 @@ class GradientTape:
             out.append(Tensor(np.stack(full).reshape(target.shape + s.shape).astype(s.dtype)))
         return pack_as(sources, out)
 
-    def _stacked_sweeps(self, target, shape, n, sources, reachable, chunk, rows=None):
+    def _stacked_sweeps(self, target, shape, n, sources, reachable, chunk, rows=None, lead=0):
         """Batched sweeps seeded with the rows of the n x n identity (one-hot
         cotangents of `target`, laid out in `shape` by `rows(seed)`), `chunk`
-        rows at a time. Returns per source an array of shape
-        (n,) + source.shape, or None where unconnected."""
+        rows at a time; all n at once, as a DiagonalStack of `shape` (its
+        first `lead` axes the examples `rows` repeats the rows over: batch_jacobian).
+        Returns per source an array of shape (n,) + source.shape, or None
+        where unconnected."""
         chunk = n if not chunk else max(1, min(int(chunk), n))
         parts = [[] for _ in sources]
         connected = [False] * len(sources)
         for start in range(0, n, chunk):
             k = min(chunk, n - start)
-            if k == n and rows is None:     # all rows at once: the structured seed, diag(1)
-                seed = DiagonalStack.identity(tuple(shape), target.dtype)
+            if k == n:      # all rows at once: the structured seed, diag(1) (rules/helpers/diagonal.py)
+                seed = DiagonalStack.identity(tuple(shape), target.dtype, lead)
             else:
                 seed = np.zeros((k, n), dtype=target.dtype)
                 seed[np.arange(k), start + np.arange(k)] = 1
@@ -414,7 +416,8 @@ class GradientTape:
             def rows(seed):         # (k, m) one-hot rows -> (k, b, *inner), every example seeded
                 return np.broadcast_to(seed[:, None, :], (seed.shape[0], b, m)).reshape(
                     (seed.shape[0], b) + tuple(inner))
-            (stack,) = self._stacked_sweeps(target, None, m, [source], reachable, parallel_iterations, rows)
+            (stack,) = self._stacked_sweeps(target, (b,) + tuple(inner), m, [source], reachable,
+                                            parallel_iterations, rows, lead=1)
             self._release()
             if stack is None:
                 return Tensor(np.zeros((b,) + inner + source.shape[1:], dtype=source.dtype))
