@@ -1862,18 +1862,25 @@ def _concatenate_adjoint(g, arrays, axis):
     return impl
 
 
+def _stack_adjoint_moved(g, arrays, axis):
+    """srcgrad's own stack_adjoint, as Numba compiles it (np.moveaxis):
+    the twin's other cases (a list of numbers, an axis known only when
+    running)."""
+    gm = np.moveaxis(g, axis, 0)
+    return [gm[i, ...] for i in range(len(arrays))]
+
+
 @overload(stack_adjoint, prefer_literal=True)
 def _stack_adjoint(g, arrays, axis):
-    ax = _literal(axis)
-    if not _array(g) or type(ax) is not int or not -g.ndim <= ax < g.ndim:
+    if not _array(g):
         return None
-    lead = ":, " * (ax % g.ndim)
-    if isinstance(arrays, types.BaseTuple):
-        if not all(_array(t) and t.ndim == g.ndim - 1 for t in arrays.types):
-            return None
+    ax = axis.literal_value if isinstance(axis, types.IntegerLiteral) else None
+    lead = ":, " * (ax % g.ndim) if type(ax) is int and -g.ndim <= ax < g.ndim else None
+    if lead is not None and isinstance(arrays, types.BaseTuple) \
+            and all(_array(t) and t.ndim == g.ndim - 1 for t in arrays.types):
         pieces = "".join("g[%s%d], " % (lead, k) for k in range(len(arrays.types)))
         lines = ["def kernel(g, arrays, axis):", "    return (%s)" % pieces]
-    elif isinstance(arrays, (types.List, types.ListType)) and _array(arrays.dtype) \
+    elif lead is not None and isinstance(arrays, (types.List, types.ListType)) and _array(arrays.dtype) \
             and arrays.dtype.ndim == g.ndim - 1:
         lines = ["def kernel(g, arrays, axis):",
                  "    out = [g[%s0] for _ in range(0)]" % lead,
@@ -1881,7 +1888,8 @@ def _stack_adjoint(g, arrays, axis):
                  "        out.append(g[%sk])" % lead,
                  "    return out"]
     else:
-        return None
+        moved = numba_register_jitable(_stack_adjoint_moved)
+        return lambda g, arrays, axis: moved(g, arrays, axis)
     kernel = _jitable_from_source("\n".join(lines) + "\n", "kernel", "<srcgrad.jit stack_adjoint twin>")
 
     def impl(g, arrays, axis):

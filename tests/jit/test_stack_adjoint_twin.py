@@ -41,6 +41,13 @@ def tuple_display(x):
     return np.sum(np.stack((x * 2.0, np.exp(x), x * x)) * np.arange(12.0).reshape(3, 4))
 
 
+def numbers_stacked(x):
+    parts = []
+    for k in range(3):
+        parts.append(x[k] * (k + 1.0))
+    return np.sum(np.stack(parts) * np.arange(1.0, 4.0))
+
+
 def _compiled(f, wrt, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("error", sg.PerformanceWarning)       # (compiled by Numba, not in CPython)
@@ -63,10 +70,10 @@ def test_an_rnns_list_of_states():
         check_close(a, c, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("f", [stacked_on_axis_1, stacked_on_last_axis, tuple_display])
+@pytest.mark.parametrize("f", [stacked_on_axis_1, stacked_on_last_axis, tuple_display, numbers_stacked])
 def test_other_axes_and_a_tuple(f):
     x = np.random.default_rng(4).normal(size=4)
-    got = _compiled(f, 0, x)
+    got = _compiled(f, 0, x)       # (a list of numbers: srcgrad's own helper, as Numba compiles it)
     check_close(got, sg.grad(f)(x), rtol=1e-13, atol=1e-14)
     with numpy_swapped(__name__, anp):
         ref = autograd.grad(f)(x)
