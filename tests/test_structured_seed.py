@@ -276,6 +276,12 @@ def test_the_diagonal_module_keeps_factors_to_numbers_and_arrays():
     assert not isinstance([1.0, 2.0], diagonal._FACTORS)
     got = DiagonalStack(D1[:2]) * [1.0, 2.0]        # (a list: the dense array's product)
     _same(got, _dense(D1[:2]) * [1.0, 2.0])
+    masked = np.ma.masked_array(D2, mask=[[0, 1, 0], [0, 0, 1]])
+    got = DiagonalStack(D2) * masked                # (an ndarray subclass: NumPy's own product)
+    assert isinstance(got, np.ma.MaskedArray)
+    want = _dense(D2) * masked
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    np.testing.assert_array_equal(got.filled(0.0), want.filled(0.0))
 
 
 def test_the_identitys_dense_array_is_shared_read_only_and_copied_when_asked():

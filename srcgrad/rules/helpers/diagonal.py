@@ -24,8 +24,9 @@ then (`__array__`), so generated code and helpers need not know the type.
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-# scalar and array types a structured stack may be scaled by (a list, a Tensor, a ShapeOf: densify)
-_FACTORS = (np.ndarray, np.generic, float, int, complex)
+# scalar types a structured stack may be scaled by, beside plain ndarrays (a list, a Tensor, a ShapeOf,
+# an ndarray subclass with its own arithmetic, np.matrix or a masked array: densify)
+_FACTORS = (np.generic, float, int, complex)
 
 
 class DiagonalStack(NDArrayOperatorsMixin):
@@ -255,7 +256,7 @@ def _structured(ufunc, inputs):
             return a._same(ufunc(a.diagonal, b.diagonal))
         return None
     g, y = (a, b) if sa else (b, a)
-    if not isinstance(y, _FACTORS):
+    if type(y) is not np.ndarray and not isinstance(y, _FACTORS):
         return None
     d = g.diagonal
     if ufunc is np.multiply or ufunc is np.divide and sa:
