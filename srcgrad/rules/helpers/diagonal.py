@@ -50,6 +50,7 @@ class DiagonalStack(NDArrayOperatorsMixin):
     product is O(m prod(L) n p)). Anything
     else runs on the dense array (np.asarray(G)), so the result is always
     the dense stack's. Immutable: `out=` naming it returns a new array.
+    Raises ValueError for a `lead` outside 0..diagonal.ndim.
     """
 
     __slots__ = ("diagonal", "lead", "shape", "dtype", "_identity", "densified")
