@@ -498,6 +498,7 @@ _ADD_INTO = ALIAS_PREFIX + "add_into"
 _UNINDEX_ADD = ALIAS_PREFIX + "unindex_add"
 _UNBROADCAST = ALIAS_PREFIX + "unbroadcast"
 _ASARRAY = ALIAS_PREFIX + "asarray"
+_LIST_APPEND = ALIAS_PREFIX + "list_append"
 
 
 _OPERATORS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}
@@ -512,7 +513,9 @@ def _binops_back(tree, namespace, for_numba=False):
     into stay visible to `_adds_in_place`; for sg.export, a module that
     reads as the maths and needs no CPython reference counts. Each
     `unbroadcast_product(a, b, x)` becomes `unbroadcast(a * b, x)` (under
-    the name _UNBROADCAST). `for_numba`: each `np.expand_dims(g, axis)` is
+    the name _UNBROADCAST), each `list_append_own(xs, v)` `list_append(xs,
+    v)` (_LIST_APPEND) and each `drop_last_own(xs)` `xs[:-1]`
+    (inplace.own_list_updates: reference counts are CPython's). `for_numba`: each `np.expand_dims(g, axis)` is
     `np.expand_dims(np.asarray(g), axis)` (Numba's takes arrays only; the
     cotangent of a full reduction put back, optimize._unreduce_call, may
     be a float). `namespace`: (globals, closure cells) of its compiled
@@ -541,6 +544,13 @@ def _binops_back(tree, namespace, for_numba=False):
                 args[0] = ast_util.call(ast_util.name(_ASARRAY), [args[0]])
                 used.append(_ASARRAY)
                 return node
+            if obj is containers.list_append_own and len(args) == 2:     # (list_append again: its twin)
+                used.append(_LIST_APPEND)
+                return ast_util.copy_location(ast_util.call(ast_util.name(_LIST_APPEND), args), node)
+            if obj is containers.drop_last_own and len(args) == 1:       # (xs[:-1] again)
+                return ast_util.copy_location(gast.Subscript(
+                    value=args[0], slice=gast.Slice(lower=None, upper=gast.Constant(value=-1, kind=None), step=None),
+                    ctx=gast.Load()), node)
             if obj is broadcast.unbroadcast_product and len(args) == 3:     # (unbroadcast(a * b, x): its twin)
                 product = gast.BinOp(left=args[0], op=gast.Mult(), right=args[1])
                 used.append(_UNBROADCAST)
@@ -549,7 +559,7 @@ def _binops_back(tree, namespace, for_numba=False):
     Back().visit(tree)
     if not used:
         return namespace
-    added = {_UNBROADCAST: broadcast.unbroadcast, _ASARRAY: np.asarray}
+    added = {_UNBROADCAST: broadcast.unbroadcast, _ASARRAY: np.asarray, _LIST_APPEND: containers.list_append}
     return module_globals, {**cells, **{name: added[name] for name in set(used)}}
 
 

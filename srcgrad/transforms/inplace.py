@@ -636,3 +636,42 @@ def _names_outside_shape_of(s, shape_of):
 
 def _callee_names(fdef, lookup):
     return {n.func.id for n in ast_util.walk(fdef) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)}
+
+
+def own_list_updates(fdef, lookup, inject):
+    """Rewrite, in the generated FunctionDef `fdef`, each `xs =
+    list_append(xs, v)` into `xs = list_append_own(xs, v)` and each `xs =
+    xs[:-1]` into `xs = drop_last_own(xs)` (rules/python/containers.py):
+    statements that rebind the name they read, so that where nothing else
+    holds the list (checked at run time by its reference count) the append
+    or the pop is made in place, and a loop building a list of T values and
+    its reverse loop cost O(T) instead of O(T^2). Returns the number of
+    statements rewritten."""
+    count = 0
+    for node in ast_util.walk(fdef):
+        if not (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)):
+            continue
+        name, value = node.targets[0].id, node.value
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and len(value.args) == 2
+                and not value.keywords and isinstance(value.args[0], gast.Name) and value.args[0].id == name
+                and lookup(value.func.id) is containers.list_append):
+            value.func = ast_util.name(inject(containers.list_append_own.__name__, containers.list_append_own))
+            count += 1
+        elif (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and value.value.id == name
+              and _drops_last(value.slice)):
+            fn = containers.drop_last_own
+            node.value = ast_util.copy_location(
+                ast_util.call(ast_util.name(inject(fn.__name__, fn)), [ast_util.name(name)]), value)
+            count += 1
+    return count
+
+
+def _drops_last(index):
+    """Is the index `[:-1]`?"""
+    if not isinstance(index, gast.Slice) or index.lower is not None or index.step is not None:
+        return False
+    upper = index.upper
+    if isinstance(upper, gast.UnaryOp) and isinstance(upper.op, gast.USub):
+        upper = upper.operand
+        return isinstance(upper, gast.Constant) and type(upper.value) is int and upper.value == 1
+    return isinstance(upper, gast.Constant) and type(upper.value) is int and upper.value == -1

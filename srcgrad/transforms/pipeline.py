@@ -99,6 +99,7 @@ def finish(fdef, sweeps, scope, sets):
     inplace.elide_temporaries(fdef, lookup, sweeps.inject, injected.values(), sweeps.dynamic,
                               set(sweeps.scalar) | scalar_cotangents)
     fdef.body = optimize.collapse_temporaries(fdef.body, set(), sets)
+    inplace.own_list_updates(fdef, lookup, sweeps.inject)      # (after the collapse: `hs = list_append(hs, h)`)
     if not fdef.name.endswith("_fwd"):
         fdef.body = optimize.free_dead(fdef.body, [a.id for a in fdef.args.args], sets)
     return fdef

@@ -52,6 +52,12 @@ from .namespace import Namespace
 _BINOPS = {"+": gast.Add, "-": gast.Sub, "*": gast.Mult, "/": gast.Div}   # binop_into's operators
 
 
+def _drop_last(xs):
+    """The expression `xs[:-1]` (what drop_last_own stands for)."""
+    return gast.Subscript(value=xs, slice=gast.Slice(lower=None, upper=gast.Constant(value=-1, kind=None), step=None),
+                          ctx=gast.Load())
+
+
 @dataclass
 class Leaf:
     """An input of the generated code that is not a parameter."""
@@ -237,6 +243,9 @@ class _Resolver(chains.StaticValues, records.RecordResolution, ast_util.NodeTran
                 Anno.HELPER.add_to(unbroadcast, True)
                 product = gast.BinOp(left=node.args[0], op=gast.Mult(), right=node.args[1])
                 return ast_util.copy_location(ast_util.call(unbroadcast, [product, node.args[2]]), node)
+            if value is containers.drop_last_own and len(node.args) == 1 and not node.keywords:
+                # the same for a list's last entry popped in place (inplace.own_list_updates): xs[:-1]
+                return self.visit(ast_util.copy_location(_drop_last(node.args[0]), node))
             if value is elementwise_helpers.ufunc_into and len(node.args) == 2 and not node.keywords:
                 # the same for a ufunc written into its operand's buffer: f(a), resolved again
                 return self.visit_Call(ast_util.copy_location(ast_util.call(node.args[0], [node.args[1]]), node))

@@ -15,6 +15,8 @@ elements' tangents). On the op-by-op tape,
 containers are plain Python values holding Tensors, and only the array
 operations on those Tensors are recorded.
 """
+import sys
+
 import numpy as np
 
 from ...runtime import _Dispatch, add_cotangents, densify, nondiff_helper, primitive, zeros_tree
@@ -36,8 +38,8 @@ def list_append(xs, v):
 
 @register_adjoint(list_append)
 def list_append_(z, xs, v):
-    d[xs] = d[z][:-1]
     d[v] = densify(d[z][-1], v)
+    d[xs] = d[z][:-1]       # (last: for `hs = list_append(hs, h)`, `bhs = bhs[:-1]`, with no alias of the old bhs)
 
 
 register_linear(list_append, (0, 1))
@@ -369,7 +371,56 @@ def add_into(a, b):
 # the in-place helpers and the functional ones they stand for (generated
 # code transformed again differentiates the functional ones; broadcast.unindex_add is
 # `acc + unindex(g, x, index)` there: resolve.py)
-FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at}
+def _references_of_an_own_list():
+    """The reference count a list held by one local name alone shows
+    inside a helper called as `xs = helper(xs)` (that name, the helper's
+    parameter, getrefcount's argument: 3 on CPython 3.11)."""
+    def count(xs):
+        return sys.getrefcount(xs)
+
+    def caller():
+        xs = [0.0]
+        xs = count(xs)
+        return xs
+    return caller()
+
+
+# (at most CPython 3.11's 3: a count taken under a tracer that holds the frame's locals would be higher, and
+# would let a list held once more elsewhere pass; a lower count only updates in place less often)
+_OWN_LIST_REFS = min(_references_of_an_own_list(), 3)
+
+
+def list_append_own(xs, v):
+    """`list_append(xs, v)` in a statement `xs = list_append(xs, v)`, which
+    rebinds the name it reads (transforms/inplace.py `own_list_updates`):
+    when that name is all that holds the list (its reference count, as
+    CPython's own in-place `s += t` of a string), nobody can see the old
+    list again, and `v` is appended to it in place: O(1) where the copy
+    made a loop appending T values cost O(T^2). Otherwise list_append's new
+    list. Returns the list."""
+    if type(xs) is list and sys.getrefcount(xs) <= _OWN_LIST_REFS:
+        xs.append(v)
+        return xs
+    return list_append(xs, v)
+
+
+def drop_last_own(xs):
+    """`xs[:-1]` in a statement `xs = xs[:-1]` (the adjoint of an append,
+    list_append_'s `d[xs] = d[z][:-1]`, in a reverse loop): the last entry
+    popped in place when that name is all that holds the list (as
+    list_append_own), else the slice. Returns the list."""
+    if type(xs) is list and xs and sys.getrefcount(xs) <= _OWN_LIST_REFS:
+        xs.pop()
+        return xs
+    return without_last(xs)
+
+
+def without_last(xs):
+    """`xs[:-1]`, a new list (drop_last_own's copy)."""
+    return xs[:-1]
+
+
+FUNCTIONAL = {setitem_in_place: setitem, zero_at_in_place: zero_at, list_append_own: list_append}
 
 
 def value_cotangent(g, index, v, x=None):
