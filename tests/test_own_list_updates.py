@@ -161,3 +161,14 @@ def test_sg_jit_reads_them_back():
         warnings.simplefilter("error", sg.PerformanceWarning)
         got = sg.jit(sg.grad(appended))(x, 6)
     check_close(got, _autograd(appended, x, 6), rtol=1e-12, atol=1e-13)
+
+
+def test_the_split_sweeps_of_a_tape_call():
+    """(A tape's call runs the split forward, then its reverse sweep on the residuals: both rewritten.)"""
+    x0 = np.random.default_rng(6).normal(size=3)
+    f = sg.function(appended)
+    x = sg.Variable(x0)
+    for _ in range(2):
+        with sg.GradientTape() as tape:
+            y = f(x, 30)
+        check_close(tape.gradient(y, x).numpy(), _autograd(appended, x0, 30), rtol=1e-12, atol=1e-13)

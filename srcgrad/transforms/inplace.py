@@ -648,21 +648,35 @@ def own_list_updates(fdef, lookup, inject):
     its reverse loop cost O(T) instead of O(T^2). Returns the number of
     statements rewritten."""
     count = 0
-    for node in ast_util.walk(fdef):
-        if not (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)):
-            continue
-        name, value = node.targets[0].id, node.value
-        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and len(value.args) == 2
-                and not value.keywords and isinstance(value.args[0], gast.Name) and value.args[0].id == name
-                and lookup(value.func.id) is containers.list_append):
-            value.func = ast_util.name(inject(containers.list_append_own.__name__, containers.list_append_own))
+
+    def rewrite(stmts):
+        nonlocal count
+        for k, node in enumerate(stmts):
+            for field in ("body", "orelse"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    rewrite(inner)
+            if not (isinstance(node, gast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], gast.Name)):
+                continue
+            name, value = node.targets[0].id, node.value
+            if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and len(value.args) == 2
+                    and not value.keywords and isinstance(value.args[0], gast.Name) and value.args[0].id == name
+                    and lookup(value.func.id) is containers.list_append):
+                fn = containers.list_append_own
+                call = ast_util.call(ast_util.name(inject(fn.__name__, fn)), [ast_util.clone(a) for a in value.args])
+            elif (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and value.value.id == name
+                  and _drops_last(value.slice)):
+                fn = containers.drop_last_own
+                call = ast_util.call(ast_util.name(inject(fn.__name__, fn)), [ast_util.name(name)])
+            else:
+                continue
+            new = ast_util.clone(node)          # (the split and joint sweeps share statements)
+            new.value = ast_util.copy_location(call, value)
+            stmts[k] = new
             count += 1
-        elif (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and value.value.id == name
-              and _drops_last(value.slice)):
-            fn = containers.drop_last_own
-            node.value = ast_util.copy_location(
-                ast_util.call(ast_util.name(inject(fn.__name__, fn)), [ast_util.name(name)]), value)
-            count += 1
+
+    rewrite(fdef.body)
     return count
 
 
