@@ -966,12 +966,15 @@ def _harmless(stmt, names, numpy_names):
     """Can `stmt`, between a temporary's assignment and its read, run
     without changing what the temporary's expression reads (`names`)? Yes
     for an assignment to other plain names of a pure expression or of a
-    stack's pop, and for a stack's append; no for anything that may write
-    into an array (a call of anything else, an element assignment, `+=`)."""
+    stack's pop, and for a stack's append, on a list the expression does
+    not read (np.sin(xs) of a list xs changes with it); no for anything
+    that may write into an array (a call of anything else, an element
+    assignment, `+=`)."""
     if isinstance(stmt, ast.Expr):
         call = stmt.value
         return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
             and call.func.attr == "append" and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id not in names \
             and len(call.args) == 1 and not call.keywords and _elementwise(call.args[0], numpy_names)
     if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
         return False
@@ -980,7 +983,7 @@ def _harmless(stmt, names, numpy_names):
     value = stmt.value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
             and isinstance(value.func.value, ast.Name) and not value.args and not value.keywords:
-        return True
+        return value.func.value.id not in names
     return _elementwise(value, numpy_names)
 
 

@@ -65,6 +65,8 @@ def test_into_the_arguments_of_a_call():
     "x += 1.0",
     "for i in range(2):\n    pass",
     "q = helper(w)",            # (an assignment of a call that may write)
+    "x.append(1.0)",            # (a list the expression reads: np.sin of a list changes with it)
+    "q = x.pop()",
 ])
 def test_nothing_that_may_change_an_operand_is_crossed(between):
     body = textwrap.indent(between, " " * 12)
